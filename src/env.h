@@ -1,0 +1,50 @@
+/*
+ * env: the environment a command gets, as one function of the config and
+ * the grants (DESIGN.md, "The environment a command gets"), so that
+ * `stepbox env` prints exactly what `run` passes to execve.
+ */
+#ifndef STEPBOX_ENV_H
+#define STEPBOX_ENV_H
+
+#include "err.h"
+#include "grants.h"
+#include "policy.h"
+#include "strv.h"
+
+struct env_result {
+	struct strv env;     /* NAME=VALUE, what execve gets */
+	struct strv dropped; /* "NAME: reason" for inherited variables left out */
+	struct strv dirs;    /* routed folders to create before the command */
+	char *persist;       /* P, or NULL */
+	char *run_base;      /* R, or NULL */
+};
+
+/*
+ * Build the child's environment from inherited (the caller's environ) in
+ * order: base (inherited or --clean-env), secret-like and loader variables
+ * dropped unless kept, routing into P or R, then explicit --env / env.set.
+ * Returns 0 or a negative errno with err filled; release with env_release.
+ */
+int env_build(const struct stepbox_config *cfg, const struct grants *g, char *const *inherited,
+	      struct env_result *out, struct stepbox_err *err);
+void env_release(struct env_result *r);
+
+/* Create every routed folder (mkdir -p). 0 or -errno with err naming it. */
+int env_prepare_dirs(const struct env_result *r, struct stepbox_err *err);
+
+/* The value of name in a NAME=VALUE vector, or NULL. */
+const char *env_get(char *const *env, const char *name);
+
+/* Why name would be dropped from an inherited environment, or NULL. */
+const char *env_drop_reason(const char *name);
+
+/* One routed variable, for docs, the guide and tests. */
+struct env_route {
+	const char *name;
+	const char *persist_sub; /* beneath P, or NULL: not routed with P */
+	const char *run_sub;     /* beneath R, or NULL: not routed without P */
+	const char *tool;
+};
+extern const struct env_route env_routes[];
+
+#endif

@@ -1,0 +1,97 @@
+/*
+ * grants: turns a config into the list of canonical grants a backend
+ * applies, each with the origin that asked for it. Pure apart from reading
+ * the file tree under host->root, so `stepbox policy` prints what `run` uses.
+ */
+#ifndef STEPBOX_GRANTS_H
+#define STEPBOX_GRANTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+#include "policy.h"
+
+/* Access bits; a backend maps them to its own rights. */
+#define GRANT_READ 1u  /* read files, list folders */
+#define GRANT_EXEC 2u  /* execute files */
+#define GRANT_WRITE 4u /* write, create, delete, rename, truncate beneath */
+#define GRANT_DEV 8u   /* ioctl on the device nodes beneath */
+
+enum grant_origin {
+	ORIGIN_BASELINE,
+	ORIGIN_BASELINE_TARGET, /* canonical target of an explicit /etc entry */
+	ORIGIN_EXTRA,           /* SANDBOX_EXTRA_SYSTEM_PATHS */
+	ORIGIN_BROWSER,         /* AGENT_BROWSER_EXECUTABLE_PATH's folder */
+	ORIGIN_POLICY,
+	ORIGIN_FLAG,
+	ORIGIN_WORKDIR,
+	ORIGIN_PERSISTENT,
+};
+
+struct grant {
+	char *path;      /* canonical, absolute in the sandbox's view */
+	char *requested; /* as asked for, before resolution */
+	unsigned access;
+	enum grant_origin origin;
+	bool exists;     /* false only for a workdir or persistent folder to create */
+};
+
+struct grant_skip {
+	char *path;
+	enum grant_origin origin;
+	char *reason;
+};
+
+struct grants {
+	struct grant *v;
+	size_t n, cap;
+	struct grant_skip *skipped; /* dropped allows, each with why */
+	size_t nskipped, capskipped;
+	char *workdir; /* canonical */
+	char *persist; /* canonical persistent folder, or NULL */
+};
+
+/* What grants_build reads from the host, passed in so tests can fake it. */
+struct grants_host {
+	const char *root;        /* "/" in a real run; a fake tree in unit tests */
+	const char *cwd;         /* default workdir */
+	const char *extra_paths; /* SANDBOX_EXTRA_SYSTEM_PATHS, or NULL */
+	const char *browser_exe; /* AGENT_BROWSER_EXECUTABLE_PATH, or NULL */
+	bool hide_etc_secrets;   /* grant /etc entry by entry, world-readable only */
+};
+
+/*
+ * Build the effective grants for cfg. Returns 0, or a negative errno with err
+ * filled (a missing write path, two persistent folders, an unresolvable
+ * path). On success the caller owns out and frees it with grants_release.
+ */
+int grants_build(const struct stepbox_config *cfg, const struct grants_host *host,
+		 struct grants *out, struct stepbox_err *err);
+void grants_release(struct grants *g);
+
+/*
+ * Resolve path as the kernel would from root (absolute symlinks restart at
+ * root), like realpath(3) but tolerating a missing tail, which is appended
+ * as written. *exists says whether the whole path exists. Returns 0 or a
+ * negative errno (ELOOP, ENOTDIR, EACCES, ENAMETOOLONG).
+ */
+int grants_canon(const char *root, const char *path, char **out, bool *exists);
+
+/* Whether some grant allows every bit of access on canonical path. */
+bool grants_covers(const struct grants *g, const char *path, unsigned access);
+
+/* mkdir -p: parents 0755, the last component leaf_mode. 0 or -errno. */
+int grants_mkdir_p(const char *path, unsigned leaf_mode);
+
+/* Create the workdir and persistent folder (0700, with CACHEDIR.TAG). */
+int grants_prepare_dirs(const struct grants *g, struct stepbox_err *err);
+
+/* Whether the host decides that /etc secrets must be hidden: root, or groups. */
+bool grants_should_hide_etc(void);
+
+const char *grants_origin_name(enum grant_origin o);
+/* "r", "rx", "rw", "rwx", with "+dev" for device ioctls. */
+const char *grants_access_name(unsigned access);
+
+#endif

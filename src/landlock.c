@@ -1,0 +1,255 @@
+#include "landlock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/*
+ * Our own copies of the uapi definitions: Debian 12's linux-libc-dev stops at
+ * ABI 2, and the values are a stable kernel ABI.
+ */
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#define __NR_landlock_add_rule 445
+#define __NR_landlock_restrict_self 446
+#endif
+
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+#define LL_RULE_PATH_BENEATH 1
+#define LL_RULE_NET_PORT 2
+
+#define LL_FS_EXECUTE (1ULL << 0)
+#define LL_FS_WRITE_FILE (1ULL << 1)
+#define LL_FS_READ_FILE (1ULL << 2)
+#define LL_FS_READ_DIR (1ULL << 3)
+#define LL_FS_REMOVE_DIR (1ULL << 4)
+#define LL_FS_REMOVE_FILE (1ULL << 5)
+#define LL_FS_MAKE_CHAR (1ULL << 6)
+#define LL_FS_MAKE_DIR (1ULL << 7)
+#define LL_FS_MAKE_REG (1ULL << 8)
+#define LL_FS_MAKE_SOCK (1ULL << 9)
+#define LL_FS_MAKE_FIFO (1ULL << 10)
+#define LL_FS_MAKE_BLOCK (1ULL << 11)
+#define LL_FS_MAKE_SYM (1ULL << 12)
+#define LL_FS_REFER (1ULL << 13)
+#define LL_FS_TRUNCATE (1ULL << 14)
+#define LL_FS_IOCTL_DEV (1ULL << 15)
+
+#define LL_NET_BIND_TCP (1ULL << 0)
+#define LL_NET_CONNECT_TCP (1ULL << 1)
+
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LL_SCOPE_SIGNAL (1ULL << 1)
+
+#define LL_RESTRICT_SELF_LOG_SAME_EXEC_OFF (1U << 0)
+#define LL_RESTRICT_SELF_LOG_NEW_EXEC_ON (1U << 1)
+#define LL_RESTRICT_SELF_LOG_SUBDOMAINS_OFF (1U << 2)
+
+#define LL_FS_V1 ((LL_FS_MAKE_SYM << 1) - 1)
+/* rights that make sense on a file; a rule on a file with others is EINVAL */
+#define LL_FS_FILE (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
+
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+struct ll_path_beneath_attr {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+const struct landlock_feature_info landlock_feature_table[] = {
+	{1, "filesystem", "read, write, execute, create and delete only beneath grants"},
+	{2, "refer", "rename and link across folders (ABI 1 refuses every such move)"},
+	{3, "truncate", "truncate only files beneath write grants"},
+	{4, "tcp", "TCP bind and connect port rules (network policies)"},
+	{5, "ioctl-dev", "ioctl on device files only beneath device grants"},
+	{6, "scope", "no signals or abstract UNIX sockets to processes outside the sandbox"},
+	{7, "audit-log", "denials logged to the audit subsystem (explain from kernel records)"},
+	{8, "tsync", "restrict all threads at once (stepbox enforces before exec, single-threaded)"},
+	{9, "unix-path", "connect to pathname UNIX sockets only beneath grants"},
+};
+const unsigned landlock_feature_count =
+	sizeof(landlock_feature_table) / sizeof(landlock_feature_table[0]);
+
+void landlock_degrade(struct landlock_features *f)
+{
+	f->fs = LL_FS_V1 | LL_FS_REFER | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV;
+	f->net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+	f->scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+	f->restrict_flags_ok = LL_RESTRICT_SELF_LOG_SAME_EXEC_OFF |
+			       LL_RESTRICT_SELF_LOG_NEW_EXEC_ON | LL_RESTRICT_SELF_LOG_SUBDOMAINS_OFF;
+	/* newest to oldest, each case removing what its ABI added */
+	switch (f->abi) {
+	default:
+		if (f->abi <= 0) {
+			f->fs = f->net = f->scoped = 0;
+			f->restrict_flags_ok = 0;
+			break;
+		}
+		/* fall through: 8 and up use what 7 gives */
+	case 7:
+		break;
+	case 6:
+		f->restrict_flags_ok = 0;
+		break;
+	case 5:
+		f->restrict_flags_ok = 0;
+		f->scoped = 0;
+		break;
+	case 4:
+		f->restrict_flags_ok = 0;
+		f->scoped = 0;
+		f->fs &= ~LL_FS_IOCTL_DEV;
+		break;
+	case 3:
+		f->restrict_flags_ok = 0;
+		f->scoped = 0;
+		f->fs &= ~LL_FS_IOCTL_DEV;
+		f->net = 0;
+		break;
+	case 2:
+		f->restrict_flags_ok = 0;
+		f->scoped = 0;
+		f->fs &= ~(LL_FS_IOCTL_DEV | LL_FS_TRUNCATE);
+		f->net = 0;
+		break;
+	case 1:
+		f->restrict_flags_ok = 0;
+		f->scoped = 0;
+		f->fs &= ~(LL_FS_IOCTL_DEV | LL_FS_TRUNCATE | LL_FS_REFER);
+		f->net = 0;
+		break;
+	}
+}
+
+int landlock_probe(struct landlock_features *f, const char *cap_text, struct stepbox_err *err)
+{
+	memset(f, 0, sizeof(*f));
+	f->cap = -1;
+	long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+	f->kernel_abi = abi < 0 ? 0 : (int)abi;
+	f->kernel_errno = abi < 0 ? errno : 0;
+	f->abi = f->kernel_abi > LANDLOCK_ABI_KNOWN ? LANDLOCK_ABI_KNOWN : f->kernel_abi;
+	if (cap_text) {
+		long cap;
+		if (policy_parse_long(cap_text, 0, 99, &cap) < 0)
+			return err_set(err, ERR_USAGE, 0,
+				       "STEPBOX_LANDLOCK_ABI='%s' is not a number from 0 to 99",
+				       cap_text);
+		f->cap = (int)cap;
+		if (f->abi > cap)
+			f->abi = (int)cap;
+	}
+	landlock_degrade(f);
+	return 0;
+}
+
+uint64_t landlock_rights(const struct landlock_features *f, unsigned access, bool is_dir)
+{
+	uint64_t r = 0;
+	if (access & GRANT_READ)
+		r |= LL_FS_READ_FILE | LL_FS_READ_DIR;
+	if (access & GRANT_EXEC)
+		r |= LL_FS_EXECUTE;
+	/* refer inside write grants: renames within a step's folders work */
+	if (access & GRANT_WRITE)
+		r |= LL_FS_WRITE_FILE | LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE | LL_FS_MAKE_DIR |
+		     LL_FS_MAKE_REG | LL_FS_MAKE_SOCK | LL_FS_MAKE_FIFO | LL_FS_MAKE_SYM |
+		     LL_FS_REFER | LL_FS_TRUNCATE;
+	if (access & GRANT_DEV)
+		r |= LL_FS_IOCTL_DEV;
+	r &= f->fs;
+	return is_dir ? r : r & LL_FS_FILE;
+}
+
+int landlock_build(const struct landlock_features *f, const struct grants *g, int verbosity,
+		   struct stepbox_err *err)
+{
+	struct ll_ruleset_attr attr = {f->fs, 0, f->scoped};
+	int fd = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (fd < 0) {
+		err_set(err, ERR_UNAVAILABLE, errno, "create Landlock ruleset (ABI %d)", f->abi);
+		err_hint(err, "cap the ABI with STEPBOX_LANDLOCK_ABI to what the kernel supports");
+		return -EPERM;
+	}
+	for (size_t i = 0; i < g->n; i++) {
+		const struct grant *gr = &g->v[i];
+		int pfd = open(gr->path, O_PATH | O_CLOEXEC);
+		if (pfd < 0) {
+			int e = errno;
+			if (!(gr->access & GRANT_WRITE) && e == ENOENT) {
+				/* vanished since it was resolved: dropping an allow narrows */
+				if (verbosity > 0)
+					err_warn("skipping '%s': %s", gr->path, strerror(e));
+				continue;
+			}
+			close(fd);
+			return err_set(err, ERR_UNAVAILABLE, e, "open grant '%s'", gr->path);
+		}
+		struct stat st;
+		if (fstat(pfd, &st) < 0) {
+			int e = errno;
+			close(pfd);
+			close(fd);
+			return err_set(err, ERR_UNAVAILABLE, e, "stat grant '%s'", gr->path);
+		}
+		struct ll_path_beneath_attr pb = {
+			landlock_rights(f, gr->access, S_ISDIR(st.st_mode)), pfd};
+		if (pb.allowed_access &&
+		    syscall(__NR_landlock_add_rule, fd, LL_RULE_PATH_BENEATH, &pb, 0) < 0) {
+			int e = errno;
+			close(pfd);
+			close(fd);
+			return err_set(err, ERR_UNAVAILABLE, e, "add Landlock rule for '%s'",
+				       gr->path);
+		}
+		close(pfd);
+	}
+	return fd;
+}
+
+int landlock_enforce(int ruleset_fd, uint32_t flags)
+{
+	if (syscall(__NR_landlock_restrict_self, ruleset_fd, flags) < 0)
+		return -errno;
+	return 0;
+}
+
+void landlock_missing(const struct landlock_features *f, char *buf, size_t cap)
+{
+	size_t k = 0;
+	buf[0] = '\0';
+	for (unsigned i = 0; i < landlock_feature_count; i++) {
+		if (landlock_feature_table[i].abi <= f->abi)
+			continue;
+		int n = snprintf(buf + k, cap - k, "%s%s", k ? "," : "",
+				 landlock_feature_table[i].name);
+		if (n < 0 || (size_t)n >= cap - k)
+			break;
+		k += (size_t)n;
+	}
+}
+
+void landlock_describe(FILE *out, const struct landlock_features *f)
+{
+	if (f->kernel_abi <= 0)
+		fprintf(out, "landlock: not available (%s)\n", strerror(f->kernel_errno));
+	else
+		fprintf(out, "landlock: kernel ABI %d, stepbox uses ABI %d%s\n", f->kernel_abi,
+			f->abi, f->cap >= 0 && f->cap < f->kernel_abi ? " (STEPBOX_LANDLOCK_ABI)" : "");
+	for (unsigned i = 0; i < landlock_feature_count; i++) {
+		const struct landlock_feature_info *fi = &landlock_feature_table[i];
+		const char *state = fi->abi <= f->abi		   ? "yes"
+				    : fi->abi > LANDLOCK_ABI_KNOWN && fi->abi <= f->kernel_abi
+					    ? "not used by this stepbox"
+					    : "MISSING";
+		fprintf(out, "  ABI %d %-10s %-24s %s\n", fi->abi, fi->name, state, fi->what);
+	}
+}

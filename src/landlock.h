@@ -1,0 +1,67 @@
+/*
+ * landlock: the default Linux backend. Probes the kernel's ABI once, degrades
+ * the handled rights from newest to oldest in one switch (as the kernel's
+ * sample does), builds the ruleset in the parent, and restricts the child.
+ */
+#ifndef STEPBOX_LANDLOCK_H
+#define STEPBOX_LANDLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
+#include "grants.h"
+
+/* The newest ABI whose rights stepbox knows how to use. */
+#define LANDLOCK_ABI_KNOWN 7
+
+struct landlock_features {
+	int kernel_abi;      /* what the kernel reports: <= 0 without Landlock */
+	int kernel_errno;    /* why it is missing (ENOSYS, EOPNOTSUPP) */
+	int abi;             /* what stepbox uses: min(kernel, cap, known) */
+	int cap;             /* STEPBOX_LANDLOCK_ABI, or -1 */
+	uint64_t fs;         /* handled filesystem rights */
+	uint64_t net;        /* handled network rights */
+	uint64_t scoped;     /* IPC scopes */
+	uint32_t restrict_flags_ok; /* landlock_restrict_self flags this ABI takes */
+};
+
+/*
+ * Probe the kernel and apply cap_text (STEPBOX_LANDLOCK_ABI, or NULL).
+ * Returns 0 even without Landlock (f->abi is then 0); a cap that is not a
+ * number from 0 to 99 is an error.
+ */
+int landlock_probe(struct landlock_features *f, const char *cap_text, struct stepbox_err *err);
+
+/* Fill fs/net/scoped/restrict_flags_ok for f->abi: the one degradation switch. */
+void landlock_degrade(struct landlock_features *f);
+
+/* The Landlock rights a grant maps to under f, masked for a non-folder. */
+uint64_t landlock_rights(const struct landlock_features *f, unsigned access, bool is_dir);
+
+/*
+ * Create the ruleset for g in the calling (parent) process. Returns an
+ * O_CLOEXEC ruleset fd, or a negative errno with err naming the path.
+ */
+int landlock_build(const struct landlock_features *f, const struct grants *g, int verbosity,
+		   struct stepbox_err *err);
+
+/* In the child, after no_new_privs: enforce. Returns 0 or -errno. */
+int landlock_enforce(int ruleset_fd, uint32_t flags);
+
+/* Human and JSON descriptions of what this kernel gives (stepbox check). */
+void landlock_describe(FILE *out, const struct landlock_features *f);
+/* Write the names of protections missing at f->abi, comma separated. */
+void landlock_missing(const struct landlock_features *f, char *buf, size_t cap);
+
+/* One line per ABI feature, for check and --report. */
+struct landlock_feature_info {
+	int abi;
+	const char *name;
+	const char *what;
+};
+extern const struct landlock_feature_info landlock_feature_table[];
+extern const unsigned landlock_feature_count;
+
+#endif

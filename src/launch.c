@@ -1,0 +1,376 @@
+#include "launch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "landlock.h"
+
+/* The child's steps, reported back through the exec pipe when one fails. */
+enum child_step {
+	STEP_SETSID,
+	STEP_PDEATHSIG,
+	STEP_CHDIR,
+	STEP_FDS,
+	STEP_CAPS,
+	STEP_NNP,
+	STEP_LANDLOCK,
+	STEP_SECCOMP,
+	STEP_SIGMASK,
+	STEP_EXEC,
+};
+
+static const char *const step_names[] = {
+	"start a new session", "set the parent-death signal", "enter the workdir",
+	"close inherited file descriptors", "drop capabilities", "set no_new_privs",
+	"enforce the Landlock ruleset", "load the seccomp filter", "restore the signal mask",
+	"execute the command",
+};
+
+struct child_report {
+	int step;
+	int errnum;
+};
+
+/* Signals stepbox passes on to the command's process group. */
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH,
+				SIGCONT};
+
+static void child_fail(int fd, enum child_step step, int errnum)
+{
+	struct child_report rep = {step, errnum};
+	ssize_t w = write(fd, &rep, sizeof(rep));
+	(void)w;
+	_exit(step == STEP_EXEC ? (errnum == ENOENT ? 127 : 126) : 125);
+}
+
+/*
+ * The security-critical order, in the child, allocating nothing:
+ *  1. a new session: no controlling terminal to type into (CVE-2017-5226)
+ *  2. die with stepbox, and check it did not die already
+ *  3. enter the workdir while the full path walk is still ours
+ *  4. every inherited fd but 0-2 closes at exec
+ *  5. capabilities (bounding set too) go, while CAP_SETPCAP still works
+ *  6. no_new_privs: required by Landlock and seccomp for the unprivileged,
+ *     and it makes setuid binaries inert
+ *  7. Landlock
+ *  8. seccomp last: it refuses calls the steps above may need
+ *  9. the caller's signal mask back, then exec
+ */
+static void child_main(const struct launch_spec *s, const char *file, const sigset_t *oldmask,
+		       pid_t parent, int fd)
+{
+	int r;
+	if (setsid() < 0)
+		child_fail(fd, STEP_SETSID, errno);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		child_fail(fd, STEP_PDEATHSIG, errno);
+	if (getppid() != parent)
+		_exit(125);
+	if (chdir(s->workdir) < 0)
+		child_fail(fd, STEP_CHDIR, errno);
+	if ((r = harden_cloexec_fds()) < 0)
+		child_fail(fd, STEP_FDS, -r);
+	if ((r = harden_drop_caps(s->harden)) < 0)
+		child_fail(fd, STEP_CAPS, -r);
+	if ((r = harden_no_new_privs()) < 0)
+		child_fail(fd, STEP_NNP, -r);
+	if (s->ruleset_fd >= 0 && (r = landlock_enforce(s->ruleset_fd, s->restrict_flags)) < 0)
+		child_fail(fd, STEP_LANDLOCK, -r);
+	if ((r = harden_seccomp(s->harden)) < 0)
+		child_fail(fd, STEP_SECCOMP, -r);
+	if (sigprocmask(SIG_SETMASK, oldmask, NULL) < 0)
+		child_fail(fd, STEP_SIGMASK, errno);
+	execve(file, s->argv, s->envp);
+	child_fail(fd, STEP_EXEC, errno);
+}
+
+int launch_resolve(const char *argv0, const char *path_env, const char *workdir, char **out)
+{
+	*out = NULL;
+	if (!*argv0)
+		return -ENOENT;
+	if (strchr(argv0, '/')) {
+		*out = argv0[0] == '/' ? strdup(argv0) : strv_fmt("%s/%s", workdir, argv0);
+		return *out ? 0 : -ENOMEM;
+	}
+	/* execvp's default when PATH is unset */
+	const char *p = path_env ? path_env : "/bin:/usr/bin";
+	char *denied = NULL;
+	while (p) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		char dir[PATH_MAX];
+		if (len == 0)
+			snprintf(dir, sizeof(dir), "%s", workdir);
+		else if (p[0] != '/')
+			snprintf(dir, sizeof(dir), "%s/%.*s", workdir, (int)len, p);
+		else
+			snprintf(dir, sizeof(dir), "%.*s", (int)len, p);
+		p = colon ? colon + 1 : NULL;
+		char cand[PATH_MAX];
+		if (snprintf(cand, sizeof(cand), "%s/%s", dir, argv0) >= (int)sizeof(cand))
+			continue;
+		struct stat st;
+		if (stat(cand, &st) < 0 || S_ISDIR(st.st_mode))
+			continue;
+		if (access(cand, X_OK) == 0) {
+			free(denied);
+			*out = strdup(cand);
+			return *out ? 0 : -ENOMEM;
+		}
+		if (!denied)
+			denied = strdup(cand);
+	}
+	*out = denied;
+	return denied ? -EACCES : -ENOENT;
+}
+
+/* The interpreter named by a "#!" line, or NULL. */
+static char *shebang(const char *file)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	char buf[256];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 3 || buf[0] != '#' || buf[1] != '!')
+		return NULL;
+	buf[n] = '\0';
+	char *p = buf + 2;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	size_t len = strcspn(p, " \t\n");
+	return len ? strndup(p, len) : NULL;
+}
+
+/*
+ * Incident 1: PATH found the binary, the kernel refused it (126), and nothing
+ * said why. Say which file, that the sandbox refused it, and how to grant it.
+ */
+static void explain_exec_failure(const struct launch_spec *s, const char *file, int errnum)
+{
+	char *canon = realpath(file, NULL);
+	const char *shown = canon ? canon : file;
+	if (errnum == EACCES && canon && !grants_covers(s->grants, canon, GRANT_EXEC)) {
+		char *dir = strdup(canon);
+		char *slash = dir ? strrchr(dir, '/') : NULL;
+		if (slash && slash != dir)
+			*slash = '\0';
+		fprintf(stderr,
+			"stepbox: cannot execute '%s': the sandbox refused it: it lies outside "
+			"every execute grant\n"
+			"hint: grant its folder with --read %s (or a read_paths entry), or add it "
+			"to SANDBOX_EXTRA_SYSTEM_PATHS\n",
+			shown, dir ? dir : shown);
+		free(dir);
+		free(canon);
+		return;
+	}
+	char *interp = canon ? shebang(canon) : NULL;
+	char *icanon = interp ? realpath(interp, NULL) : NULL;
+	if (interp && (errnum == EACCES || errnum == ENOENT)) {
+		if (!icanon)
+			fprintf(stderr,
+				"stepbox: cannot execute '%s': its interpreter '%s' does not "
+				"exist\n",
+				shown, interp);
+		else if (!grants_covers(s->grants, icanon, GRANT_EXEC))
+			fprintf(stderr,
+				"stepbox: cannot execute '%s': the sandbox refused its interpreter "
+				"'%s': it lies outside every execute grant\n"
+				"hint: grant it with --read or SANDBOX_EXTRA_SYSTEM_PATHS\n",
+				shown, icanon);
+		else
+			fprintf(stderr, "stepbox: cannot execute '%s': %s\n", shown,
+				strerror(errnum));
+	} else {
+		fprintf(stderr, "stepbox: cannot execute '%s': %s\n", shown, strerror(errnum));
+	}
+	free(interp);
+	free(icanon);
+	free(canon);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Kill what is left of the tree: the command's process group, then every
+ * child of ours. stepbox is a child subreaper, so the orphans of each killed
+ * process come back to it as children and die on the next round; this also
+ * reaches descendants that left the process group with setsid.
+ */
+static void kill_tree(pid_t pgid)
+{
+	for (int round = 0; round < 10000; round++) {
+		kill(-pgid, SIGKILL);
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+		FILE *f = fopen(path, "re");
+		if (f) {
+			int pid;
+			while (fscanf(f, "%d", &pid) == 1)
+				kill(pid, SIGKILL);
+			fclose(f);
+		}
+		if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD)
+			return;
+	}
+}
+
+static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set,
+		     struct launch_result *res)
+{
+	double deadline = s->timeout_s ? now_s() + (double)s->timeout_s : 0;
+	int status = 0;
+	bool done = false;
+	while (!done) {
+		siginfo_t si;
+		int sig;
+		if (deadline) {
+			double left = deadline - now_s();
+			if (left <= 0) {
+				res->timed_out = true;
+				break;
+			}
+			struct timespec ts = {(time_t)left,
+					      (long)((left - (double)(time_t)left) * 1e9)};
+			sig = sigtimedwait(set, &si, &ts);
+		} else {
+			sig = sigwaitinfo(set, &si);
+		}
+		if (sig < 0) {
+			if (errno == EAGAIN)
+				res->timed_out = true;
+			if (errno == EAGAIN || errno != EINTR)
+				break;
+			continue;
+		}
+		if (sig != SIGCHLD) {
+			kill(-pid, sig);
+			continue;
+		}
+		int st;
+		pid_t w;
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (w == pid) {
+				status = st;
+				done = true;
+			}
+		}
+	}
+	kill_tree(pid);
+	if (res->timed_out) {
+		fprintf(stderr, "stepbox: timed out after %ld s: killed the command's process tree\n",
+			s->timeout_s);
+		res->exit_code = 124;
+	} else if (WIFSIGNALED(status)) {
+		res->signal = WTERMSIG(status);
+		res->exit_code = 128 + res->signal;
+	} else {
+		res->status = WEXITSTATUS(status);
+		res->exit_code = res->status;
+	}
+	return 0;
+}
+
+int launch_run(const struct launch_spec *s, struct launch_result *res, struct stepbox_err *err)
+{
+	memset(res, 0, sizeof(*res));
+	res->status = -1;
+	char *path_env = NULL;
+	for (char *const *e = s->envp; *e; e++)
+		if (strncmp(*e, "PATH=", 5) == 0)
+			path_env = *e + 5;
+	char *file = NULL;
+	int r = launch_resolve(s->argv[0], path_env, s->workdir, &file);
+	if (r == -ENOENT) {
+		fprintf(stderr, "stepbox: command not found: '%s'\n", s->argv[0]);
+		res->exit_code = 127;
+		return 0;
+	}
+	if (r == -EACCES) {
+		fprintf(stderr, "stepbox: cannot execute '%s': %s\n", file, strerror(EACCES));
+		free(file);
+		res->exit_code = 126;
+		return 0;
+	}
+	if (r < 0)
+		return err_set(err, ERR_UNAVAILABLE, -r, "resolve '%s'", s->argv[0]);
+
+	/* signals wait in the mask until the loop takes them: no handler races */
+	sigset_t set, oldmask;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&set, forwarded[i]);
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		free(file);
+		return err_set(err, ERR_UNAVAILABLE, errno, "create exec pipe");
+	}
+	/* orphaned descendants come back to us, so the whole tree can be killed */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	sigprocmask(SIG_BLOCK, &set, &oldmask);
+	pid_t parent = getpid();
+	double start = now_s();
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		close(pfd[0]);
+		close(pfd[1]);
+		free(file);
+		return err_set(err, ERR_UNAVAILABLE, e, "fork");
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		child_main(s, file, &oldmask, parent, pfd[1]);
+	}
+	close(pfd[1]);
+	struct child_report rep;
+	ssize_t n;
+	do
+		n = read(pfd[0], &rep, sizeof(rep));
+	while (n < 0 && errno == EINTR);
+	close(pfd[0]);
+	if (n == (ssize_t)sizeof(rep)) {
+		kill_tree(pid);
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		if (rep.step == STEP_EXEC) {
+			explain_exec_failure(s, file, rep.errnum);
+			res->exit_code = rep.errnum == ENOENT ? 127 : 126;
+			free(file);
+			return 0;
+		}
+		free(file);
+		const char *what = rep.step >= 0 && rep.step <= STEP_EXEC ? step_names[rep.step]
+									   : "set up the child";
+		err_set(err, ERR_UNAVAILABLE, rep.errnum, "cannot %s", what);
+		if (rep.step == STEP_LANDLOCK)
+			err_hint(err, "try a lower STEPBOX_LANDLOCK_ABI, or check `stepbox check`");
+		return -rep.errnum;
+	}
+	free(file);
+	res->started = true;
+	r = wait_loop(s, pid, &set, res);
+	res->duration_s = now_s() - start;
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	return r;
+}

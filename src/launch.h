@@ -1,0 +1,50 @@
+/*
+ * launch: fork, apply the sandbox in the child in one fixed order, exec,
+ * then wait, forwarding signals and enforcing the timeout on the whole tree.
+ */
+#ifndef STEPBOX_LAUNCH_H
+#define STEPBOX_LAUNCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "grants.h"
+#include "harden.h"
+
+struct launch_spec {
+	char *const *argv;         /* the command */
+	char *const *envp;         /* its whole environment */
+	const char *workdir;       /* canonical; the child starts here */
+	int ruleset_fd;            /* Landlock ruleset, or -1 for backend none */
+	uint32_t restrict_flags;   /* landlock_restrict_self flags */
+	const struct harden *harden;
+	const struct grants *grants; /* to explain an exec denial */
+	long timeout_s;            /* 0: none */
+};
+
+struct launch_result {
+	int exit_code;   /* what stepbox exits with (DESIGN.md, exit status) */
+	int status;      /* the command's own exit status, or -1 */
+	int signal;      /* the signal that killed it, or 0 */
+	bool timed_out;
+	bool started;    /* the command was exec'd */
+	double duration_s;
+};
+
+/*
+ * Run the command and wait for its whole process tree. Returns 0 once the
+ * command started or could not be executed (res says how it ended, and an
+ * exec failure has already been explained on stderr), or a negative errno
+ * with err filled when the sandbox could not be applied (exit 125).
+ */
+int launch_run(const struct launch_spec *s, struct launch_result *res, struct stepbox_err *err);
+
+/*
+ * Find argv0 as execvp would, in path_env, relative names against workdir.
+ * Returns 0 with *out owned by the caller, -ENOENT when nothing is found,
+ * -EACCES when only non-executable matches exist (*out names the first).
+ */
+int launch_resolve(const char *argv0, const char *path_env, const char *workdir, char **out);
+
+#endif

@@ -1,0 +1,634 @@
+#include "policy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void policy_init(struct stepbox_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->backend = BACKEND_AUTO;
+}
+
+void policy_release(struct stepbox_config *cfg)
+{
+	strv_release(&cfg->read_policy);
+	strv_release(&cfg->read_flag);
+	strv_release(&cfg->write_policy);
+	strv_release(&cfg->write_flag);
+	strv_release(&cfg->env_set);
+	strv_release(&cfg->env_unset);
+	strv_release(&cfg->env_keep);
+	free(cfg->workdir);
+	free(cfg->persist);
+	free(cfg->network);
+	free(cfg->report_file);
+	free(cfg->policy_file);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+int policy_parse_long(const char *text, long min, long max, long *out)
+{
+	if (!text || !*text)
+		return -EINVAL;
+	long v = 0;
+	for (const char *p = text; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		if (v > (LONG_MAX - (*p - '0')) / 10)
+			return -ERANGE;
+		v = v * 10 + (*p - '0');
+	}
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+bool policy_env_name_ok(const char *name)
+{
+	if (!name || !*name || (*name >= '0' && *name <= '9'))
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9')))
+			return false;
+	return (size_t)(strchr(name, '\0') - name) < 256;
+}
+
+const char *policy_backend_name(enum policy_backend b)
+{
+	switch (b) {
+	case BACKEND_LANDLOCK:
+		return "landlock";
+	case BACKEND_MOUNTNS:
+		return "mountns";
+	case BACKEND_NONE:
+		return "none";
+	case BACKEND_AUTO:
+		break;
+	}
+	return "auto";
+}
+
+/* A control character in a path is always a mistake or an attack on logs. */
+static const char *path_problem(const char *path)
+{
+	if (!*path)
+		return "must not be empty";
+	if (strlen(path) >= PATH_MAX)
+		return "is longer than PATH_MAX";
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return "contains a control character";
+	return NULL;
+}
+
+int policy_abspath(const char *path, const char *what, char **out, struct stepbox_err *err)
+{
+	const char *why = path_problem(path);
+	if (why)
+		return err_set(err, ERR_USAGE, 0, "%s %s", what, why);
+	if (path[0] == '/') {
+		*out = strdup(path);
+	} else {
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof(cwd)))
+			return err_set(err, ERR_USAGE, errno, "cannot resolve relative %s '%s'",
+				       what, path);
+		*out = strv_fmt("%s/%s", strcmp(cwd, "/") ? cwd : "", path);
+		if (*out && strlen(*out) >= PATH_MAX) {
+			free(*out);
+			return err_set(err, ERR_USAGE, 0, "%s '%s' is longer than PATH_MAX", what,
+				       path);
+		}
+	}
+	return *out ? 0 : err_set(err, ERR_USAGE, ENOMEM, "%s", what);
+}
+
+int policy_set_backend(struct stepbox_config *cfg, const char *name, struct stepbox_err *err)
+{
+	enum policy_backend b;
+	if (strcmp(name, "auto") == 0)
+		b = BACKEND_AUTO;
+	else if (strcmp(name, "landlock") == 0)
+		b = BACKEND_LANDLOCK;
+	else if (strcmp(name, "none") == 0)
+		b = BACKEND_NONE;
+	else if (strcmp(name, "mountns") == 0) {
+		err_set(err, ERR_UNAVAILABLE, 0,
+			"backend 'mountns' is not available in this version of stepbox");
+		err_hint(err, "use --backend landlock (or auto) on a kernel with Landlock");
+		return -EOPNOTSUPP;
+	} else {
+		err_set(err, ERR_USAGE, 0, "unknown backend '%s'", name);
+		err_hint(err, "choose one of: auto, landlock, none");
+		return -EINVAL;
+	}
+	if (cfg->backend_set && cfg->backend != b)
+		return err_set(err, ERR_USAGE, 0, "two backends asked for: '%s' and '%s'",
+			       policy_backend_name(cfg->backend), name);
+	cfg->backend = b;
+	cfg->backend_set = true;
+	return 0;
+}
+
+int policy_set_timeout(struct stepbox_config *cfg, const char *text, struct stepbox_err *err)
+{
+	long v;
+	if (policy_parse_long(text, 1, POLICY_MAX_TIMEOUT, &v) < 0)
+		return err_set(err, ERR_USAGE, 0,
+			       "--timeout '%s' is not a whole number of seconds from 1 to %ld", text,
+			       POLICY_MAX_TIMEOUT);
+	cfg->timeout_s = v;
+	return 0;
+}
+
+/* Add NAME=VALUE to env_set; the same name with another value is a conflict. */
+static int env_set_add(struct stepbox_config *cfg, const char *name, const char *value,
+		       struct stepbox_err *err)
+{
+	size_t nl = strlen(name);
+	for (size_t i = 0; i < cfg->env_set.n; i++) {
+		const char *e = cfg->env_set.v[i];
+		if (strncmp(e, name, nl) == 0 && e[nl] == '=') {
+			if (strcmp(e + nl + 1, value) == 0)
+				return 0;
+			return err_set(err, ERR_USAGE, 0,
+				       "variable '%s' is set twice, to '%s' and to '%s'", name,
+				       e + nl + 1, value);
+		}
+	}
+	if (cfg->env_set.n >= POLICY_MAX_ENV)
+		return err_set(err, ERR_USAGE, 0, "more than %d variables set", POLICY_MAX_ENV);
+	int r = strv_push_owned(&cfg->env_set, strv_fmt("%s=%s", name, value));
+	return r < 0 ? err_set(err, ERR_USAGE, -r, "cannot set '%s'", name) : 0;
+}
+
+int policy_add_env(struct stepbox_config *cfg, const char *assignment, struct stepbox_err *err)
+{
+	const char *eq = strchr(assignment, '=');
+	char name[256];
+	size_t nl = eq ? (size_t)(eq - assignment) : strlen(assignment);
+	if (nl >= sizeof(name))
+		return err_set(err, ERR_USAGE, 0, "--env: variable name too long");
+	memcpy(name, assignment, nl);
+	name[nl] = '\0';
+	if (!policy_env_name_ok(name))
+		return err_set(err, ERR_USAGE, 0, "--env '%s': '%s' is not a valid variable name",
+			       assignment, name);
+	if (!eq) /* --env NAME: keep the inherited value, even if it looks secret */
+		return strv_find(&cfg->env_keep, name) >= 0 ? 0 : strv_push(&cfg->env_keep, name);
+	return env_set_add(cfg, name, eq + 1, err);
+}
+
+/*
+ * jansson validates and parses but keeps no source positions, so errors about
+ * a value (not about syntax) locate it with this walk over the text jansson
+ * already accepted. Positions count lines and UTF-8 characters from 1, as
+ * jansson's own syntax errors do. The target is a path like "env/set/FOO" or
+ * "write_paths/2"; for an object member the key's position is reported.
+ */
+struct jwalk {
+	const char *s;
+	size_t n, i;
+	unsigned line, col;
+	const char *target;
+	unsigned fline, fcol;
+	bool found;
+};
+
+static void jw_adv(struct jwalk *w)
+{
+	if (w->i >= w->n)
+		return;
+	unsigned char c = (unsigned char)w->s[w->i++];
+	if (c == '\n') {
+		w->line++;
+		w->col = 1;
+	} else if ((c & 0xc0) != 0x80) {
+		w->col++;
+	}
+}
+
+static void jw_ws(struct jwalk *w)
+{
+	while (w->i < w->n && strchr(" \t\r\n", w->s[w->i]))
+		jw_adv(w);
+}
+
+static void jw_mark(struct jwalk *w, const char *path, unsigned line, unsigned col)
+{
+	if (!w->found && strcmp(path, w->target) == 0) {
+		w->found = true;
+		w->fline = line;
+		w->fcol = col;
+	}
+}
+
+/* Copies the raw (still escaped) text of a string into buf, truncated. */
+static void jw_string(struct jwalk *w, char *buf, size_t cap)
+{
+	size_t k = 0;
+	jw_adv(w); /* opening quote */
+	while (w->i < w->n && w->s[w->i] != '"') {
+		if (w->s[w->i] == '\\') {
+			jw_adv(w);
+			if (k + 1 < cap)
+				buf[k++] = '\\';
+		}
+		if (k + 1 < cap)
+			buf[k++] = w->s[w->i];
+		jw_adv(w);
+	}
+	jw_adv(w);
+	buf[k] = '\0';
+}
+
+static void jw_value(struct jwalk *w, const char *path, int depth)
+{
+	jw_ws(w);
+	jw_mark(w, path, w->line, w->col);
+	if (w->i >= w->n || depth > 32)
+		return;
+	char c = w->s[w->i];
+	if (c == '"') {
+		char dummy[8];
+		jw_string(w, dummy, sizeof(dummy));
+	} else if (c == '{' || c == '[') {
+		char close = c == '{' ? '}' : ']';
+		long index = 0;
+		jw_adv(w);
+		for (;;) {
+			jw_ws(w);
+			if (w->i >= w->n || w->s[w->i] == close) {
+				jw_adv(w);
+				return;
+			}
+			char child[512];
+			if (c == '{') {
+				char key[256];
+				unsigned kl = w->line, kc = w->col;
+				jw_string(w, key, sizeof(key));
+				snprintf(child, sizeof(child), "%s%s%s", path, *path ? "/" : "", key);
+				jw_mark(w, child, kl, kc);
+				jw_ws(w);
+				jw_adv(w); /* ':' */
+			} else {
+				snprintf(child, sizeof(child), "%s%s%ld", path, *path ? "/" : "",
+					 index++);
+			}
+			jw_value(w, child, depth + 1);
+			jw_ws(w);
+			if (w->i < w->n && w->s[w->i] == ',')
+				jw_adv(w);
+		}
+	} else {
+		while (w->i < w->n && !strchr(",]} \t\r\n", w->s[w->i]))
+			jw_adv(w);
+	}
+}
+
+struct loader {
+	struct stepbox_config *cfg;
+	const char *name; /* file name for messages */
+	const char *text;
+	size_t len;
+	struct stepbox_err *err;
+};
+
+/* Error about the value at path; shown as key[index] for readability. */
+__attribute__((format(printf, 3, 4))) static int bad(struct loader *ld, const char *path,
+						     const char *fmt, ...)
+{
+	struct jwalk w = {ld->text, ld->len, 0, 1, 1, path, 1, 1, false};
+	jw_value(&w, "", 0);
+	char shown[512], msg[768];
+	size_t k = 0;
+	int brackets = 0;
+	for (const char *p = path; *p && k + 2 < sizeof(shown); p++) {
+		if (*p == '/') {
+			bool num = p[1] >= '0' && p[1] <= '9';
+			shown[k++] = num ? '[' : '.';
+			brackets += num;
+		} else {
+			shown[k++] = *p;
+		}
+	}
+	/* indices are the last component whenever they occur */
+	while (brackets-- > 0 && k + 1 < sizeof(shown))
+		shown[k++] = ']';
+	shown[k] = '\0';
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return err_set(ld->err, ERR_USAGE, 0, "policy '%s', line %u, column %u: %s: %s", ld->name,
+		       w.fline, w.fcol, shown, msg);
+}
+
+static int get_path(struct loader *ld, const char *key, json_t *v, char **out)
+{
+	if (!json_is_string(v))
+		return bad(ld, key, "must be a string (an absolute path)");
+	const char *s = json_string_value(v);
+	const char *why = path_problem(s);
+	if (why)
+		return bad(ld, key, "%s", why);
+	if (s[0] != '/')
+		return bad(ld, key, "must be an absolute path, got '%s'", s);
+	*out = strdup(s);
+	return *out ? 0 : err_set(ld->err, ERR_USAGE, ENOMEM, "policy");
+}
+
+static int set_path_once(struct loader *ld, const char *key, json_t *v, char **slot)
+{
+	char *p = NULL;
+	int r = get_path(ld, key, v, &p);
+	if (r < 0)
+		return r;
+	if (*slot && strcmp(*slot, p) != 0) {
+		r = bad(ld, key, "'%s' contradicts '%s' given on the command line", p, *slot);
+		free(p);
+		return r;
+	}
+	free(*slot);
+	*slot = p;
+	return 0;
+}
+
+static int get_paths(struct loader *ld, const char *key, json_t *v, struct strv *out)
+{
+	if (!json_is_array(v))
+		return bad(ld, key, "must be an array of absolute paths");
+	if (json_array_size(v) > POLICY_MAX_PATHS)
+		return bad(ld, key, "has %zu paths; at most %d are allowed", json_array_size(v),
+			   POLICY_MAX_PATHS);
+	size_t i;
+	json_t *e;
+	json_array_foreach(v, i, e)
+	{
+		char sub[64], *p = NULL;
+		snprintf(sub, sizeof(sub), "%s/%zu", key, i);
+		int r = get_path(ld, sub, e, &p);
+		if (r < 0)
+			return r;
+		r = strv_push_owned(out, p);
+		if (r < 0)
+			return err_set(ld->err, ERR_USAGE, -r, "policy");
+	}
+	return 0;
+}
+
+static int get_names(struct loader *ld, const char *key, json_t *v, struct strv *out)
+{
+	if (!json_is_array(v))
+		return bad(ld, key, "must be an array of variable names");
+	if (json_array_size(v) > POLICY_MAX_ENV)
+		return bad(ld, key, "has more than %d names", POLICY_MAX_ENV);
+	size_t i;
+	json_t *e;
+	json_array_foreach(v, i, e)
+	{
+		char sub[64];
+		snprintf(sub, sizeof(sub), "%s/%zu", key, i);
+		if (!json_is_string(e) || !policy_env_name_ok(json_string_value(e)))
+			return bad(ld, sub, "must be a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+		if (strv_find(out, json_string_value(e)) < 0 &&
+		    strv_push(out, json_string_value(e)) < 0)
+			return err_set(ld->err, ERR_USAGE, ENOMEM, "policy");
+	}
+	return 0;
+}
+
+static int load_env(struct loader *ld, json_t *env)
+{
+	if (!json_is_object(env))
+		return bad(ld, "env", "must be an object with keys set, unset, clean, keep");
+	const char *key;
+	json_t *v;
+	json_object_foreach(env, key, v)
+	{
+		char sub[300];
+		snprintf(sub, sizeof(sub), "env/%s", key);
+		int r = 0;
+		if (strcmp(key, "set") == 0) {
+			if (!json_is_object(v))
+				return bad(ld, sub, "must be an object of NAME: \"value\"");
+			if (json_object_size(v) > POLICY_MAX_ENV)
+				return bad(ld, sub, "has more than %d variables", POLICY_MAX_ENV);
+			const char *name;
+			json_t *val;
+			json_object_foreach(v, name, val)
+			{
+				char vsub[600];
+				snprintf(vsub, sizeof(vsub), "env/set/%s", name);
+				if (!policy_env_name_ok(name))
+					return bad(ld, vsub, "is not a valid variable name");
+				if (!json_is_string(val))
+					return bad(ld, vsub, "must be a string");
+				r = env_set_add(ld->cfg, name, json_string_value(val), ld->err);
+				if (r < 0)
+					return bad(ld, vsub, "%s", ld->err->msg);
+			}
+		} else if (strcmp(key, "unset") == 0) {
+			r = get_names(ld, sub, v, &ld->cfg->env_unset);
+		} else if (strcmp(key, "keep") == 0) {
+			r = get_names(ld, sub, v, &ld->cfg->env_keep);
+		} else if (strcmp(key, "clean") == 0) {
+			if (!json_is_boolean(v))
+				return bad(ld, sub, "must be true or false");
+			ld->cfg->clean_env |= json_is_true(v);
+		} else {
+			return bad(ld, sub, "unknown key (expected set, unset, clean or keep)");
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int load_network(struct loader *ld, json_t *v)
+{
+	if (json_is_string(v) && strcmp(json_string_value(v), "allow") == 0) {
+		if (!ld->cfg->network)
+			ld->cfg->network = strdup("allow");
+		return 0;
+	}
+	if (json_is_string(v) && strcmp(json_string_value(v), "none") != 0)
+		return bad(ld, "network", "must be \"allow\", \"none\" or {\"connect_tcp\": [...]}");
+	if (!json_is_string(v) && !json_is_object(v))
+		return bad(ld, "network", "must be \"allow\", \"none\" or an object");
+	/* fail closed: a network policy we cannot enforce never runs */
+	bad(ld, "network", "network restrictions are not available in this version of stepbox");
+	ld->err->kind = ERR_UNAVAILABLE;
+	err_hint(ld->err, "use \"network\": \"allow\" or drop the key");
+	return -EOPNOTSUPP;
+}
+
+static int load_key(struct loader *ld, const char *key, json_t *v)
+{
+	struct stepbox_config *cfg = ld->cfg;
+	if (strcmp(key, "version") == 0) {
+		if (!json_is_integer(v) || json_integer_value(v) != 1)
+			return bad(ld, key, "this stepbox reads policy version 1");
+		return 0;
+	}
+	if (strcmp(key, "workdir") == 0)
+		return set_path_once(ld, key, v, &cfg->workdir);
+	if (strcmp(key, "persistent_dir") == 0)
+		return set_path_once(ld, key, v, &cfg->persist);
+	if (strcmp(key, "read_paths") == 0)
+		return get_paths(ld, key, v, &cfg->read_policy);
+	if (strcmp(key, "write_paths") == 0)
+		return get_paths(ld, key, v, &cfg->write_policy);
+	if (strcmp(key, "network") == 0)
+		return load_network(ld, v);
+	if (strcmp(key, "env") == 0)
+		return load_env(ld, v);
+	if (strcmp(key, "timeout_s") == 0) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > POLICY_MAX_TIMEOUT)
+			return bad(ld, key, "must be a whole number of seconds from 1 to %ld",
+				   POLICY_MAX_TIMEOUT);
+		long t = (long)json_integer_value(v);
+		if (cfg->timeout_s && cfg->timeout_s != t)
+			return bad(ld, key, "%ld contradicts --timeout %ld", t, cfg->timeout_s);
+		cfg->timeout_s = t;
+		return 0;
+	}
+	if (strcmp(key, "backend") == 0) {
+		if (!json_is_string(v))
+			return bad(ld, key, "must be a string");
+		int r = policy_set_backend(cfg, json_string_value(v), ld->err);
+		if (r < 0) {
+			enum err_kind kind = ld->err->kind;
+			char hint[sizeof(ld->err->hint)];
+			memcpy(hint, ld->err->hint, sizeof(hint));
+			r = bad(ld, key, "%s", ld->err->msg);
+			ld->err->kind = kind;
+			memcpy(ld->err->hint, hint, sizeof(hint));
+		}
+		return r;
+	}
+	return bad(ld, key,
+		   "unknown key (version 1 knows version, workdir, read_paths, write_paths, "
+		   "persistent_dir, network, env, timeout_s, backend)");
+}
+
+int policy_load_buffer(struct stepbox_config *cfg, const char *name, const char *buf, size_t len,
+		       struct stepbox_err *err)
+{
+	struct loader ld = {cfg, name, buf, len, err};
+	json_error_t jerr;
+	/* duplicates would let two writers of a policy disagree silently */
+	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root)
+		return err_set(err, ERR_USAGE, 0, "policy '%s', line %d, column %d: %s", name,
+			       jerr.line, jerr.column, jerr.text);
+	int r = 0;
+	if (!json_is_object(root)) {
+		r = err_set(err, ERR_USAGE, 0, "policy '%s': the top level must be an object",
+			    name);
+		goto out;
+	}
+	if (!json_object_get(root, "version")) {
+		r = err_set(err, ERR_USAGE, 0, "policy '%s': key 'version' is required (use 1)",
+			    name);
+		goto out;
+	}
+	const char *key;
+	json_t *v;
+	json_object_foreach(root, key, v)
+	{
+		r = load_key(&ld, key, v);
+		if (r < 0)
+			goto out;
+	}
+out:
+	json_decref(root);
+	return r;
+}
+
+static int read_all(int fd, char **out, size_t *outlen)
+{
+	size_t cap = 8192, len = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (len == cap) {
+			if (cap > POLICY_MAX_FILE) {
+				free(buf);
+				return -EFBIG;
+			}
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			free(buf);
+			return -e;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > POLICY_MAX_FILE) {
+		free(buf);
+		return -EFBIG;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+int policy_load_file(struct stepbox_config *cfg, const char *path, bool consume,
+		     struct stepbox_err *err)
+{
+	bool is_stdin = strcmp(path, "-") == 0;
+	int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		err_set(err, ERR_UNAVAILABLE, errno, "read policy '%s'", path);
+		err_hint(err, "the policy file must exist and be readable; a file given with "
+			      "--consume is deleted after one run");
+		return -ENOENT;
+	}
+	struct stat st;
+	if (!is_stdin && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		close(fd);
+		return err_set(err, ERR_UNAVAILABLE, 0, "read policy '%s': not a regular file",
+			       path);
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	int r = read_all(fd, &buf, &len);
+	if (!is_stdin)
+		close(fd);
+	if (r == -EFBIG)
+		return err_set(err, ERR_USAGE, 0, "policy '%s' is larger than %d bytes", path,
+			       POLICY_MAX_FILE);
+	if (r < 0)
+		return err_set(err, ERR_UNAVAILABLE, -r, "read policy '%s'", path);
+	if (consume && !is_stdin && unlink(path) < 0) {
+		free(buf);
+		return err_set(err, ERR_UNAVAILABLE, errno, "consume policy '%s'", path);
+	}
+	r = policy_load_buffer(cfg, path, buf, len, err);
+	free(buf);
+	return r;
+}

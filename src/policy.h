@@ -1,0 +1,76 @@
+/*
+ * policy: the one configuration a run is built from. main fills it from the
+ * command line, policy_load_file merges the JSON policy (version 1) into it,
+ * and every later step (grants, env, backends, launch) only reads it.
+ */
+#ifndef STEPBOX_POLICY_H
+#define STEPBOX_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+#include "strv.h"
+
+/* Input bounds: a policy is machine-written and may be hostile. */
+#define POLICY_MAX_FILE (1024 * 1024) /* bytes */
+#define POLICY_MAX_PATHS 16384        /* per list */
+#define POLICY_MAX_ENV 4096           /* env.set entries */
+#define POLICY_MAX_TIMEOUT 2592000L   /* 30 days */
+
+enum policy_backend { BACKEND_AUTO, BACKEND_LANDLOCK, BACKEND_MOUNTNS, BACKEND_NONE };
+
+struct stepbox_config {
+	/* Requested grants, by where they came from (policy file first). */
+	struct strv read_policy, read_flag;
+	struct strv write_policy, write_flag;
+	char *workdir; /* absolute; NULL means the current folder */
+	bool workdir_readonly;
+	char *persist; /* --persist or persistent_dir, absolute */
+	char *network; /* "allow"; other modes arrive with the network work */
+	struct strv env_set;   /* "NAME=VALUE", explicit, win over routing */
+	struct strv env_unset; /* names */
+	struct strv env_keep;  /* names kept despite looking secret */
+	bool clean_env;
+	long timeout_s; /* 0: none */
+	enum policy_backend backend;
+	bool backend_set;
+	int verbosity; /* -1 quiet, 0 normal, 1 verbose */
+	char *report_file;
+	char *policy_file;
+	bool consume;
+};
+
+void policy_init(struct stepbox_config *cfg);
+void policy_release(struct stepbox_config *cfg);
+
+/*
+ * Read the JSON policy at path ("-" for standard input) and merge it into
+ * cfg, whose command-line values are already set. With consume the file is
+ * deleted once read. A missing or unreadable file is ERR_UNAVAILABLE; every
+ * other problem is ERR_USAGE naming the key, its line and column. On error
+ * cfg is left partly merged and must not be used to run anything.
+ */
+int policy_load_file(struct stepbox_config *cfg, const char *path, bool consume,
+		     struct stepbox_err *err);
+
+/* Same, from a buffer; name is used in messages. */
+int policy_load_buffer(struct stepbox_config *cfg, const char *name, const char *buf, size_t len,
+		       struct stepbox_err *err);
+
+/* Command-line setters; each checks its input and reports conflicts. */
+int policy_set_backend(struct stepbox_config *cfg, const char *name, struct stepbox_err *err);
+int policy_set_timeout(struct stepbox_config *cfg, const char *text, struct stepbox_err *err);
+int policy_add_env(struct stepbox_config *cfg, const char *assignment, struct stepbox_err *err);
+/* Make path absolute against the current folder and check it: 0 or -errno. */
+int policy_abspath(const char *path, const char *what, char **out, struct stepbox_err *err);
+
+/* Range-checked decimal parser used for every number stepbox reads. */
+int policy_parse_long(const char *text, long min, long max, long *out);
+
+/* True when name is a valid environment variable name. */
+bool policy_env_name_ok(const char *name);
+
+const char *policy_backend_name(enum policy_backend b);
+
+#endif

@@ -1,0 +1,149 @@
+#include "report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum policy_backend report_auto_backend(const struct landlock_features *f)
+{
+	return f->abi > 0 ? BACKEND_LANDLOCK : BACKEND_NONE;
+}
+
+static json_t *strv_json(const struct strv *sv)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < sv->n; i++)
+		json_array_append_new(a, json_string(sv->v[i]));
+	return a;
+}
+
+static json_t *missing_json(const struct landlock_features *f)
+{
+	json_t *a = json_array();
+	for (unsigned i = 0; a && i < landlock_feature_count; i++)
+		if (landlock_feature_table[i].abi > f->abi)
+			json_array_append_new(a, json_string(landlock_feature_table[i].name));
+	return a;
+}
+
+static int dump(FILE *out, json_t *root)
+{
+	int r = root ? json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
+	if (r == 0)
+		fputc('\n', out);
+	json_decref(root);
+	return r == 0 ? 0 : -EIO;
+}
+
+int report_policy(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
+		  const struct env_result *env, enum policy_backend backend)
+{
+	json_t *grants = json_array(), *skipped = json_array();
+	for (size_t i = 0; i < g->n; i++) {
+		const struct grant *gr = &g->v[i];
+		json_t *o = json_pack("{s:s, s:s, s:s}", "path", gr->path, "access",
+				      grants_access_name(gr->access), "origin",
+				      grants_origin_name(gr->origin));
+		if (o && strcmp(gr->requested, gr->path) != 0)
+			json_object_set_new(o, "requested", json_string(gr->requested));
+		if (o && !gr->exists)
+			json_object_set_new(o, "created", json_true());
+		json_array_append_new(grants, o);
+	}
+	for (size_t i = 0; i < g->nskipped; i++)
+		json_array_append_new(skipped,
+				      json_pack("{s:s, s:s, s:s}", "path", g->skipped[i].path,
+						"origin", grants_origin_name(g->skipped[i].origin),
+						"reason", g->skipped[i].reason));
+	json_t *root = json_pack(
+		"{s:i, s:s, s:s, s:b, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:b, s:o}}",
+		"version", 1, "backend", policy_backend_name(backend), "workdir", g->workdir,
+		"workdir_readonly", cfg->workdir_readonly, "persistent_dir",
+		g->persist ? json_string(g->persist) : json_null(), "run_base",
+		env->run_base ? json_string(env->run_base) : json_null(), "network",
+		cfg->network ? cfg->network : "allow", "timeout_s",
+		cfg->timeout_s ? json_integer(cfg->timeout_s) : json_null(), "grants", grants,
+		"skipped", skipped, "env_set", strv_json(&cfg->env_set), "env", "unset",
+		strv_json(&cfg->env_unset), "keep", strv_json(&cfg->env_keep), "clean",
+		cfg->clean_env, "routed_dirs", strv_json(&env->dirs));
+	return dump(out, root);
+}
+
+void report_check(FILE *out, const struct landlock_features *f, bool json)
+{
+	enum policy_backend pick = report_auto_backend(f);
+	if (json) {
+		json_t *feats = json_array();
+		for (unsigned i = 0; i < landlock_feature_count; i++) {
+			const struct landlock_feature_info *fi = &landlock_feature_table[i];
+			json_array_append_new(feats,
+					      json_pack("{s:i, s:s, s:s, s:b}", "abi", fi->abi,
+							"name", fi->name, "what", fi->what,
+							"available", fi->abi <= f->abi));
+		}
+		dump(out, json_pack("{s:i, s:i, s:o, s:o, s:o, s:o}", "kernel_landlock_abi",
+				    f->kernel_abi, "landlock_abi", f->abi, "abi_cap",
+				    f->cap >= 0 ? json_integer(f->cap) : json_null(), "features",
+				    feats, "missing", missing_json(f), "auto_backend",
+				    pick == BACKEND_NONE ? json_null()
+							 : json_string(policy_backend_name(pick))));
+		return;
+	}
+	landlock_describe(out, f);
+	if (pick == BACKEND_NONE)
+		fprintf(out, "auto: no backend available (SANDBOX_UNAVAILABLE)\n");
+	else
+		fprintf(out, "auto: %s\n", policy_backend_name(pick));
+}
+
+void report_env(FILE *out, const struct env_result *r)
+{
+	for (size_t i = 0; i < r->env.n; i++)
+		fprintf(out, "%s\n", r->env.v[i]);
+	for (size_t i = 0; i < r->dropped.n; i++)
+		fprintf(out, "# dropped %s\n", r->dropped.v[i]);
+}
+
+int report_run(const char *path, char *const *argv, enum policy_backend backend,
+	       const struct landlock_features *f, const struct launch_result *res,
+	       struct stepbox_err *err)
+{
+	json_t *cmd = json_array();
+	for (char *const *a = argv; *a; a++)
+		json_array_append_new(cmd, json_string(*a));
+	json_t *root = json_pack(
+		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:f, s:s, s:i, s:i, s:o, s:n, s:s}",
+		"version", 1, "command", cmd, "started", res->started, "exit_code",
+		res->exit_code, "status", res->status >= 0 ? json_integer(res->status) : json_null(),
+		"signal", res->signal ? json_integer(res->signal) : json_null(), "timed_out",
+		res->timed_out, "duration_s", res->duration_s, "backend",
+		policy_backend_name(backend), "landlock_abi", f->abi, "kernel_landlock_abi",
+		f->kernel_abi, "missing_protections",
+		backend == BACKEND_LANDLOCK ? missing_json(f) : json_array(), "denials",
+		"denials_note", "denials are recorded only with --explain");
+	char tmp[PATH_MAX];
+	if (!root || snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
+		json_decref(root);
+		return err_set(err, ERR_USAGE, ENAMETOOLONG, "write report '%s'", path);
+	}
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	FILE *f_out = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f_out) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		json_decref(root);
+		return err_set(err, ERR_USAGE, e, "write report '%s'", tmp);
+	}
+	int r = dump(f_out, root);
+	if (fclose(f_out) != 0 || r < 0 || rename(tmp, path) < 0) {
+		int e = errno ? errno : EIO;
+		unlink(tmp);
+		return err_set(err, ERR_USAGE, e, "write report '%s'", path);
+	}
+	return 0;
+}

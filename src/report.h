@@ -1,0 +1,35 @@
+/*
+ * report: what stepbox prints about a run rather than what it does: the
+ * effective policy (stepbox policy), the kernel's features (stepbox check),
+ * the environment (stepbox env) and the JSON run report (--report).
+ */
+#ifndef STEPBOX_REPORT_H
+#define STEPBOX_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "env.h"
+#include "grants.h"
+#include "landlock.h"
+#include "launch.h"
+#include "policy.h"
+
+/* The effective policy as JSON: every path canonical, with its origin. */
+int report_policy(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
+		  const struct env_result *env, enum policy_backend backend);
+
+/* Which backend auto picks here, or BACKEND_NONE when none can run. */
+enum policy_backend report_auto_backend(const struct landlock_features *f);
+
+void report_check(FILE *out, const struct landlock_features *f, bool json);
+
+/* NAME=VALUE lines, then "# dropped NAME: reason" lines. */
+void report_env(FILE *out, const struct env_result *r);
+
+/* Write the run report to path (atomically: a temporary file, then rename). */
+int report_run(const char *path, char *const *argv, enum policy_backend backend,
+	       const struct landlock_features *f, const struct launch_result *res,
+	       struct stepbox_err *err);
+
+#endif

@@ -1,0 +1,134 @@
+#include "run.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harden.h"
+#include "report.h"
+
+static int choose_backend(const struct stepbox_config *cfg, struct run_ctx *ctx,
+			  struct stepbox_err *err)
+{
+	const struct landlock_features *f = &ctx->features;
+	ctx->backend = cfg->backend == BACKEND_AUTO ? report_auto_backend(f) : cfg->backend;
+	if (cfg->backend == BACKEND_NONE)
+		return 0;
+	if (ctx->backend == BACKEND_LANDLOCK && f->abi > 0)
+		return 0;
+	if (f->kernel_abi > 0) /* present, but capped away */
+		err_set(err, ERR_UNAVAILABLE, 0,
+			"Landlock is capped to ABI %d by STEPBOX_LANDLOCK_ABI and no other backend "
+			"is available", f->abi);
+	else
+		err_set(err, ERR_UNAVAILABLE, f->kernel_errno, "this kernel has no Landlock");
+	err_hint(err, "Landlock needs Linux 5.13 or newer with 'landlock' in the lsm= boot "
+		      "parameter (CONFIG_LSM); see `stepbox check`");
+	return -EOPNOTSUPP;
+}
+
+int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct run_ctx *ctx,
+		struct stepbox_err *err)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	int r = landlock_probe(&ctx->features, getenv("STEPBOX_LANDLOCK_ABI"), err);
+	if (r == 0)
+		r = choose_backend(cfg, ctx, err);
+	if (r < 0)
+		return r;
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		return err_set(err, ERR_USAGE, errno, "cannot read the current folder");
+	struct grants_host host = {
+		.root = "/",
+		.cwd = cwd,
+		.extra_paths = getenv("SANDBOX_EXTRA_SYSTEM_PATHS"),
+		.browser_exe = getenv("AGENT_BROWSER_EXECUTABLE_PATH"),
+		.hide_etc_secrets = grants_should_hide_etc(),
+	};
+	r = grants_build(cfg, &host, &ctx->grants, err);
+	if (r == 0)
+		r = env_build(cfg, &ctx->grants, inherited, &ctx->env, err);
+	if (r < 0)
+		run_release(ctx);
+	return r;
+}
+
+void run_release(struct run_ctx *ctx)
+{
+	grants_release(&ctx->grants);
+	env_release(&ctx->env);
+}
+
+static void say_what_is_missing(const struct stepbox_config *cfg, const struct run_ctx *ctx)
+{
+	const struct grants *g = &ctx->grants;
+	for (size_t i = 0; cfg->verbosity >= 0 && i < g->nskipped; i++) {
+		const struct grant_skip *s = &g->skipped[i];
+		/* hidden /etc secrets are the design, not news; say them with -v */
+		bool routine = s->origin == ORIGIN_BASELINE || s->origin == ORIGIN_BASELINE_TARGET;
+		if (!routine || cfg->verbosity > 0)
+			err_warn("not granting %s path '%s': %s", grants_origin_name(s->origin),
+				 s->path, s->reason);
+	}
+	if (ctx->backend == BACKEND_NONE) {
+		fprintf(stderr, "stepbox: WARNING: --backend none: the command runs WITHOUT a "
+				"filesystem sandbox (debugging only)\n");
+		return;
+	}
+	if (cfg->verbosity > 0) {
+		char missing[256];
+		landlock_missing(&ctx->features, missing, sizeof(missing));
+		fprintf(stderr, "stepbox: backend landlock, ABI %d (kernel %d), %zu grants\n",
+			ctx->features.abi, ctx->features.kernel_abi, g->n);
+		if (missing[0])
+			fprintf(stderr, "stepbox: this kernel cannot give: %s\n", missing);
+	}
+}
+
+int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv)
+{
+	struct stepbox_err err = {0};
+	struct harden h = {0};
+	int ruleset = -1, code = 125;
+	int r = grants_prepare_dirs(&ctx->grants, &err);
+	if (r == 0)
+		r = env_prepare_dirs(&ctx->env, &err);
+	if (r == 0 && ctx->backend == BACKEND_LANDLOCK) {
+		ruleset = landlock_build(&ctx->features, &ctx->grants, cfg->verbosity, &err);
+		r = ruleset < 0 ? ruleset : 0;
+	}
+	if (r == 0)
+		r = harden_prepare(&h, cfg, &err);
+	if (r < 0)
+		goto out;
+	say_what_is_missing(cfg, ctx);
+	struct launch_spec spec = {
+		.argv = argv,
+		.envp = ctx->env.env.v,
+		.workdir = ctx->grants.workdir,
+		.ruleset_fd = ruleset,
+		.restrict_flags = 0,
+		.harden = &h,
+		.grants = &ctx->grants,
+		.timeout_s = cfg->timeout_s,
+	};
+	struct launch_result res;
+	r = launch_run(&spec, &res, &err);
+	if (r < 0)
+		goto out;
+	code = res.exit_code;
+	if (cfg->report_file &&
+	    report_run(cfg->report_file, argv, ctx->backend, &ctx->features, &res, &err) < 0)
+		err_print(&err); /* the command ran: its status stands */
+out:
+	if (r < 0)
+		err_print(&err);
+	if (ruleset >= 0)
+		close(ruleset);
+	harden_release(&h);
+	return code;
+}

@@ -1,0 +1,39 @@
+/*
+ * run: the pipeline every subcommand shares. run_prepare turns a config into
+ * the backend choice, grants and environment without touching anything;
+ * run_exec applies them and launches. So `policy` and `env` print exactly
+ * what `run` applies.
+ */
+#ifndef STEPBOX_RUN_H
+#define STEPBOX_RUN_H
+
+#include "env.h"
+#include "grants.h"
+#include "landlock.h"
+#include "launch.h"
+#include "policy.h"
+
+struct run_ctx {
+	struct landlock_features features;
+	enum policy_backend backend; /* resolved: never BACKEND_AUTO */
+	struct grants grants;
+	struct env_result env;
+};
+
+/*
+ * Probe the kernel, choose the backend, build grants and environment for
+ * cfg, with inherited as the caller's environment. Nothing is created or
+ * changed on disk. 0 or a negative errno with err filled.
+ */
+int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct run_ctx *ctx,
+		struct stepbox_err *err);
+void run_release(struct run_ctx *ctx);
+
+/*
+ * Create the workdir, persistent and routed folders, build the sandbox and
+ * run argv in it. Returns stepbox's exit status (the command's, 124, 126,
+ * 127, 128+N); 125 after printing err when the sandbox could not be applied.
+ */
+int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv);
+
+#endif

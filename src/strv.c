@@ -1,0 +1,63 @@
+#include "strv.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int strv_push_owned(struct strv *sv, char *s)
+{
+	if (!s)
+		return -ENOMEM;
+	if (sv->n >= STRV_MAX) {
+		free(s);
+		return -E2BIG;
+	}
+	if (sv->n + 1 >= sv->cap) {
+		size_t cap = sv->cap ? sv->cap * 2 : 8;
+		char **v = realloc(sv->v, cap * sizeof(*v));
+		if (!v) {
+			free(s);
+			return -ENOMEM;
+		}
+		sv->v = v;
+		sv->cap = cap;
+	}
+	sv->v[sv->n++] = s;
+	sv->v[sv->n] = NULL;
+	return 0;
+}
+
+int strv_push(struct strv *sv, const char *s)
+{
+	return strv_push_owned(sv, strdup(s));
+}
+
+long strv_find(const struct strv *sv, const char *s)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (strcmp(sv->v[i], s) == 0)
+			return (long)i;
+	return -1;
+}
+
+void strv_release(struct strv *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	sv->v = NULL;
+	sv->n = sv->cap = 0;
+}
+
+char *strv_fmt(const char *fmt, ...)
+{
+	char *out = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&out, fmt, ap) < 0)
+		out = NULL;
+	va_end(ap);
+	return out;
+}
