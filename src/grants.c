@@ -261,15 +261,15 @@ static bool world_readable(const struct stat *st)
  * keeps them out. A folder whose whole subtree is world-readable becomes one
  * rule; a folder holding a secret is not granted itself (a rule would cover
  * the secret) and its entries are granted one by one. Symlinks get no rule:
- * access through them is decided on their targets. Returns 1 when path was
+ * access through them is decided on their targets. Runs at every launch as
+ * root, so it stats relative to an open folder. Returns 1 when path was
  * granted whole, 0 when it was split or left out, or a negative errno.
  */
-static int add_world_readable(struct grants *g, const char *root, const char *path,
-			      enum grant_origin origin, int depth, size_t *budget)
+static int walk_readable(struct grants *g, int dfd, const char *name, const char *path,
+			 enum grant_origin origin, int depth, size_t *budget)
 {
-	char hp[PATH_MAX * 2];
 	struct stat st;
-	if (host_path(root, path, hp, sizeof(hp)) < 0 || lstat(hp, &st) < 0)
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
 	if (S_ISLNK(st.st_mode))
 		return 1; /* nothing to hide here; the target has its own rule or none */
@@ -280,15 +280,20 @@ static int add_world_readable(struct grants *g, const char *root, const char *pa
 											 : 1;
 	if (depth >= ETC_MAX_DEPTH)
 		return skip(g, path, origin, "nested too deep to check for secrets");
-	DIR *d = opendir(hp);
-	if (!d)
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return skip(g, path, origin, "cannot be listed to check for secrets");
+	}
 	size_t mark = g->n, skipmark = g->nskipped;
 	bool whole = true;
 	int r = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    de->d_type == DT_LNK)
 			continue;
 		if (*budget == 0) {
 			r = -E2BIG;
@@ -299,7 +304,7 @@ static int add_world_readable(struct grants *g, const char *root, const char *pa
 		if (snprintf(child, sizeof(child), "%s/%s", strcmp(path, "/") ? path : "",
 			     de->d_name) >= (int)sizeof(child))
 			continue;
-		r = add_world_readable(g, root, child, origin, depth + 1, budget);
+		r = walk_readable(g, dirfd(d), de->d_name, child, origin, depth + 1, budget);
 		if (r < 0)
 			break;
 		whole &= r == 1 && g->nskipped == skipmark;
@@ -316,6 +321,15 @@ static int add_world_readable(struct grants *g, const char *root, const char *pa
 		free(g->v[g->n].requested);
 	}
 	return add(g, strdup(path), strdup(path), GRANT_READ, origin, true) < 0 ? -ENOMEM : 1;
+}
+
+static int add_world_readable(struct grants *g, const char *root, const char *path,
+			      enum grant_origin origin, size_t *budget)
+{
+	char hp[PATH_MAX * 2];
+	if (host_path(root, path, hp, sizeof(hp)) < 0)
+		return 0;
+	return walk_readable(g, AT_FDCWD, hp, path, origin, 0, budget);
 }
 
 /*
@@ -354,7 +368,7 @@ static int add_baseline(struct grants *g, const struct grants_host *host, struct
 	for (size_t i = 0; i < sizeof(baseline) / sizeof(baseline[0]); i++) {
 		int r;
 		if (host->hide_etc_secrets && strcmp(baseline[i].path, "/etc") == 0)
-			r = add_world_readable(g, host->root, "/etc", ORIGIN_BASELINE, 0, &budget);
+			r = add_world_readable(g, host->root, "/etc", ORIGIN_BASELINE, &budget);
 		else
 			r = add_requested(g, host, baseline[i].path, baseline[i].access,
 					  ORIGIN_BASELINE, false, err);
@@ -370,10 +384,13 @@ static int add_baseline(struct grants *g, const struct grants_host *host, struct
 			continue;
 		}
 		int r = 0;
-		if (host->hide_etc_secrets)
-			r = add_world_readable(g, host->root, canon, ORIGIN_BASELINE_TARGET, 0,
+		/* an entry that is not a symlink is already covered by /etc */
+		if (strcmp(canon, etc_explicit[i]) == 0)
+			;
+		else if (host->hide_etc_secrets)
+			r = add_world_readable(g, host->root, canon, ORIGIN_BASELINE_TARGET,
 					       &budget);
-		else if (strcmp(canon, etc_explicit[i]) != 0)
+		else
 			r = add(g, strdup(canon), strdup(etc_explicit[i]), GRANT_READ,
 				ORIGIN_BASELINE_TARGET, true);
 		free(canon);

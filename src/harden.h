@@ -1,7 +1,7 @@
 /*
  * harden: what every backend applies besides its filesystem rules. The
- * seccomp filter is compiled in the parent (where errors can be reported and
- * memory allocated); the child only makes the syscalls.
+ * seccomp filters are compiled at build time (tools/seccomp-gen.c); the child
+ * only makes the syscalls.
  */
 #ifndef STEPBOX_HARDEN_H
 #define STEPBOX_HARDEN_H
@@ -13,11 +13,11 @@
 #include "policy.h"
 
 struct harden {
-	struct sock_fprog prog; /* the exported seccomp BPF; owned */
+	struct sock_fprog prog; /* points at a constant, build-time filter */
 	bool can_setpcap;       /* may drop the bounding set and lock securebits */
 };
 
-/* Compile the seccomp filter for cfg. 0 or -errno with err filled. */
+/* Pick the seccomp filter for cfg. 0 or -errno with err filled. */
 int harden_prepare(struct harden *h, const struct stepbox_config *cfg, struct stepbox_err *err);
 void harden_release(struct harden *h);
 
@@ -31,6 +31,6 @@ int harden_no_new_privs(void);
 int harden_seccomp(const struct harden *h);
 
 /* The names of the syscalls the filter refuses, for docs and --verbose. */
-extern const char *const harden_denied_syscalls[];
+extern const char *const *const harden_denied_syscalls;
 
 #endif
