@@ -165,6 +165,7 @@ int grants_canon(const char *root, const char *path, char **out, bool *exists)
 	/* pending: what is left to walk; done: the resolved prefix ("" is /) */
 	char pending[PATH_MAX * 2], done[PATH_MAX], hp[PATH_MAX * 2];
 	int links = 0;
+	*out = NULL;
 	if (strlen(path) >= PATH_MAX)
 		return -ENAMETOOLONG;
 	snprintf(pending, sizeof(pending), "%s", path);
@@ -217,7 +218,8 @@ int grants_canon(const char *root, const char *path, char **out, bool *exists)
 				return -errno;
 			target[tl] = '\0';
 			char rest[PATH_MAX * 2];
-			if (snprintf(rest, sizeof(rest), "%s/%s", target, p) >= (int)sizeof(rest))
+			if (snprintf(rest, sizeof(rest), "%s%s%s", target, *p ? "/" : "", p) >=
+			    (int)sizeof(rest))
 				return -ENAMETOOLONG;
 			snprintf(pending, sizeof(pending), "%s", rest);
 			p = pending;
@@ -343,16 +345,18 @@ static int add_requested(struct grants *g, const struct grants_host *host, const
 {
 	char *canon = NULL;
 	bool exists = false;
+	/* the baseline lists what a system may have; what it lacks is skipped */
+	bool optional = !(access & GRANT_WRITE) || origin == ORIGIN_BASELINE;
 	int r = grants_canon(host->root, req, &canon, &exists);
 	if (r < 0) {
-		if (!(access & GRANT_WRITE) && r != -ENOMEM)
+		if (optional && r != -ENOMEM)
 			return skip(g, req, origin, strerror(-r));
 		return err_set(err, ERR_USAGE, -r, "cannot resolve %s path '%s'",
 			       grants_origin_name(origin), req);
 	}
 	if (!exists && !create) {
 		free(canon);
-		if (!(access & GRANT_WRITE))
+		if (optional)
 			return skip(g, req, origin, "does not exist");
 		err_set(err, ERR_USAGE, ENOENT, "write path '%s'", req);
 		err_hint(err, "create the folder first, or drop it from the write grants");

@@ -1,0 +1,77 @@
+# lib.sh: sourced by every tNNNN-*.sh. Each test prints one line:
+# "ok - NAME", "not ok - NAME" (with "# ..." detail lines) or "skip - NAME: WHY".
+# tests/run.sh counts them. Environment: STEPBOX (the binary), FIXTURES
+# (prepared by root: a setuid copy of id), TEST_USER (root | unprivileged).
+set -u
+: "${STEPBOX:?STEPBOX must name the binary}"
+SB=$STEPBOX
+T=$(mktemp -d "${TMPDIR:-/tmp}/stepbox-t.XXXXXX")
+chmod 755 "$T"
+mkdir -p "$T/home" "$T/w" "$T/r" "$T/out"
+trap 'rm -rf "$T" 2>/dev/null; [ -n "${BG_PIDS:-}" ] && kill $BG_PIDS 2>/dev/null; true' EXIT
+BG_PIDS=
+# Tests set what they depend on: a host's PIP_*, LD_PRELOAD or SANDBOX_* must
+# not decide a result.
+export HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8
+unset SANDBOX_EXTRA_SYSTEM_PATHS AGENT_BROWSER_EXECUTABLE_PATH STEPBOX_LANDLOCK_ABI \
+	PIP_FIND_LINKS PIP_INDEX_URL PIP_CONFIG_FILE LD_PRELOAD PYTHONUSERBASE TMPDIR \
+	npm_config_prefix NPM_CONFIG_PREFIX npm_config_cache NPM_CONFIG_CACHE XDG_CACHE_HOME
+cd "$T/w"
+
+is_root() { [ "$(id -u)" = 0 ]; }
+abi() { "$SB" check --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["landlock_abi"])'; }
+
+ok() { echo "ok - $1"; }
+notok() {
+	echo "not ok - $1"
+	shift
+	for l in "$@"; do printf '# %s\n' "$l"; done
+	[ -s "$T/out/err" ] && sed 's/^/#   stderr: /' "$T/out/err" | head -5
+	true
+}
+skip() { echo "skip - $1: $2"; }
+
+# run_sb ARGS...: run stepbox, stdout to $OUT, stderr to $ERR, status in $RC
+run_sb() {
+	"$SB" "$@" >"$T/out/out" 2>"$T/out/err"
+	RC=$?
+	OUT=$(cat "$T/out/out")
+	ERR=$(cat "$T/out/err")
+}
+
+# expect NAME CODE [GREP-IN-STDERR] -- ARGS: stepbox ARGS exits CODE
+expect() {
+	local name=$1 code=$2 pat=
+	shift 2
+	if [ "$1" != -- ]; then pat=$1; shift; fi
+	shift
+	run_sb "$@"
+	if [ "$RC" != "$code" ]; then
+		notok "$name" "exit $RC, want $code" "stdout: $(echo "$OUT" | head -3)"
+	elif [ -n "$pat" ] && ! grep -q -- "$pat" "$T/out/err"; then
+		notok "$name" "stderr lacks: $pat"
+	else
+		ok "$name"
+	fi
+}
+
+# in_box NAME SCRIPT [STEPBOX-ARGS...]: SCRIPT (sh) succeeds inside the sandbox
+in_box() {
+	local name=$1 script=$2
+	shift 2
+	run_sb run "$@" -- sh -c "$script"
+	if [ "$RC" = 0 ]; then ok "$name"; else notok "$name" "exit $RC" "stdout: $OUT"; fi
+}
+
+# denied NAME SCRIPT [ARGS]: SCRIPT fails inside with "Permission denied" or
+# "Operation not permitted" (a denial, not a missing file)
+denied() {
+	local name=$1 script=$2
+	shift 2
+	run_sb run "$@" -- sh -c "$script"
+	if [ "$RC" != 0 ] && grep -qE "Permission denied|Operation not permitted|EACCES|EPERM|PermissionError" "$T/out/err" "$T/out/out"; then
+		ok "$name"
+	else
+		notok "$name" "exit $RC, want a denial" "stdout: $OUT"
+	fi
+}

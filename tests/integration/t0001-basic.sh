@@ -1,0 +1,40 @@
+#!/bin/bash
+# t0001: the command line and the exit status contract.
+. "$(dirname "$0")/lib.sh"
+
+run_sb --version
+[ "$RC" = 0 ] && echo "$OUT" | grep -q '^stepbox [0-9]' && ok "--version" || notok "--version"
+run_sb --help
+[ "$RC" = 0 ] && echo "$OUT" | grep -q 'stepbox run' && ok "--help" || notok "--help"
+run_sb run -- echo hello
+[ "$RC" = 0 ] && [ "$OUT" = hello ] && ok "run echo" || notok "run echo" "rc=$RC out=$OUT"
+
+expect "own exit status" 3 -- run -- sh -c 'exit 3'
+expect "killed by SIGTERM is 143" 143 -- run -- sh -c 'kill -TERM $$'
+expect "killed by SIGKILL is 137" 137 -- run -- sh -c 'kill -KILL $$'
+expect "not found is 127" 127 "command not found: 'no-such-command'" -- run -- no-such-command
+printf '#!/bin/sh\necho hi\n' >"$T/w/noexec"
+chmod 644 "$T/w/noexec"
+expect "not executable is 126" 126 "Permission denied" -- run -- ./noexec
+printf '#!/nonexistent/interp\n' >"$T/w/badinterp"
+chmod 755 "$T/w/badinterp"
+expect "missing interpreter is 127" 127 "interpreter '/nonexistent/interp'" -- run -- ./badinterp
+
+expect "no command is 125" 125 "no command given" -- run
+expect "unknown option is 125" 125 "unknown or incomplete option" -- run --bogus -- true
+expect "unknown subcommand is 125" 125 "unknown command" -- frobnicate
+expect "bad timeout is 125" 125 "--timeout" -- run --timeout 0 -- true
+expect "--net none not yet: SANDBOX_UNAVAILABLE" 125 "SANDBOX_UNAVAILABLE" -- run --net none -- true
+expect "--explain not yet" 125 "--explain" -- run --explain -- true
+expect "--backend mountns not yet" 125 "SANDBOX_UNAVAILABLE" -- run --backend mountns -- true
+expect "unknown backend" 125 "unknown backend" -- run --backend docker -- true
+expect "--consume without --policy" 125 "--consume needs" -- run --consume -- true
+expect "backend none says so loudly" 0 "WITHOUT a filesystem sandbox" -- run --backend none -- true
+expect "policy takes no command" 125 "takes no command" -- policy -- true
+
+# arguments reach the command untouched, including ones that look like flags
+run_sb run -- printf '%s|' -r --write 'a b' ''
+[ "$OUT" = "-r|--write|a b||" ] && ok "argv passed verbatim" || notok "argv passed verbatim" "got $OUT"
+# standard input reaches the command
+out=$(echo piped | "$SB" run -- cat 2>/dev/null)
+[ "$out" = piped ] && ok "stdin passed" || notok "stdin passed" "got $out"

@@ -1,0 +1,51 @@
+#!/bin/bash
+# t0010: reads and writes inside and outside the grants.
+. "$(dirname "$0")/lib.sh"
+
+mkdir -p "$T/data" "$T/secret" "$T/w/sub"
+echo data >"$T/data/file"
+echo secret >"$T/secret/file"
+echo mine >"$T/w/mine"
+
+in_box "write in the workdir" 'echo x > new && cat new && mkdir d && rm -r d'
+in_box "read in the workdir" 'cat mine'
+denied "read outside every grant" "cat '$T/secret/file'"
+denied "list outside every grant" "ls '$T/secret'"
+denied "write outside every grant" "echo x > '$T/secret/new'"
+denied "write to the home folder" "echo x > '$HOME/new'"
+in_box "--read grants reading" "cat '$T/data/file'" -r "$T/data"
+denied "--read does not grant writing" "echo x > '$T/data/new'" -r "$T/data"
+denied "--read does not grant deleting" "rm -f '$T/data/file'" -r "$T/data"
+in_box "--write grants writing" "echo x > '$T/data/new' && rm '$T/data/new'" -w "$T/data"
+in_box "relative --read against the current folder" "cat '$T/data/file'" -r ../data
+in_box "system: /usr, /etc, /proc, /dev/null" 'ls /usr/bin >/dev/null && cat /etc/hostname /etc/passwd >/dev/null 2>&1; head -c1 /proc/self/status >/dev/null && echo x > /dev/null'
+denied "/tmp is not granted" 'echo x > /tmp/stepbox-should-not-exist'
+denied "/var is not granted" 'ls /var/log'
+
+# the workdir
+mkdir -p "$T/wd"
+in_box "-C makes the workdir writable and current" "pwd | grep -qx '$T/wd' && echo x > f" -C "$T/wd"
+denied "--workdir-readonly" 'echo x > f2' -C "$T/wd" --workdir-readonly
+in_box "--workdir-readonly still reads" 'cat f' -C "$T/wd" --workdir-readonly
+run_sb run -C "$T/new/deep/wd" -- sh -c 'pwd'
+[ "$RC" = 0 ] && [ -d "$T/new/deep/wd" ] && ok "a missing workdir is created" || notok "a missing workdir is created"
+
+# missing paths: a read is skipped with a warning, a write is an error
+expect "missing --read is skipped with a warning" 0 "does not exist" -- run -r "$T/nope" -- true
+expect "missing --write is an error (125)" 125 "write path '$T/nope'" -- run -w "$T/nope" -- true
+run_sb run -w "$T/nope" -- touch "$T/w/should-not-run"
+[ ! -e "$T/w/should-not-run" ] && ok "a bad policy never runs the command" || notok "a bad policy never runs the command"
+
+# renames, truncation, links inside a write grant
+in_box "rename within the workdir" 'echo a > a && mv a sub/b && mv sub/b c && test -f c'
+in_box "rename between two write grants" "echo a > a2 && mv a2 '$T/data/a2' && mv '$T/data/a2' ." -w "$T/data"
+in_box "truncate inside a write grant" 'echo abc > t && truncate -s 1 t && test "$(cat t)" = a'
+in_box "symlink and hard link inside a write grant" 'echo a > l && ln -s l l2 && ln l l3 && cat l2 l3 >/dev/null'
+denied "truncate a read-only file" "truncate -s 0 '$T/data/file'" -r "$T/data"
+[ "$(cat "$T/data/file")" = data ] && ok "read-only file intact" || notok "read-only file intact"
+
+# a config file under HOME/.config is readable only when granted (incident 1)
+mkdir -p "$HOME/.config/broker"
+echo 'login=saved' >"$HOME/.config/broker/config"
+denied "HOME/.config not granted by default" "cat '$HOME/.config/broker/config'"
+in_box "HOME/.config readable when granted" "grep -q saved '$HOME/.config/broker/config'" -r "$HOME/.config/broker"

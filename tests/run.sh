@@ -1,0 +1,99 @@
+#!/bin/bash
+# tests/run.sh: every suite, summed into one "N passed, N failed" line.
+#   unit tests (TAP, from build/), the same under ASan+UBSan (build-asan/),
+#   data-driven policy cases, and the integration families, each run as root
+#   and as an unprivileged user (setpriv, uid 65534) from a world-readable copy.
+# usage: tests/run.sh [BUILD-DIR]    (exit status non-zero on any failure)
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$top/build}
+asan=${ASAN_BUILD:-$top/build-asan}
+pass=0 fail=0 skipped=0
+log=$(mktemp)
+
+count() { # read test lines on stdin, echo them, count them
+	local suite=$1 line
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) pass=$((pass + 1)) ;;
+		"not ok "*) fail=$((fail + 1)); echo "FAIL [$suite] $line" >>"$log" ;;
+		"skip "*) skipped=$((skipped + 1)) ;;
+		esac
+		[ -n "${VERBOSE:-}" ] || case $line in "ok "*) continue ;; esac
+		echo "  [$suite] $line"
+	done
+}
+
+run_tap() { # a TAP program; a crash counts as a failure
+	local suite=$1
+	shift
+	"$@" >"$log.tap" 2>&1
+	local rc=$?
+	count "$suite" <"$log.tap"
+	if [ $rc -ne 0 ] && ! grep -q '^not ok' "$log.tap"; then
+		count "$suite" <<<"not ok - $suite exited $rc"
+		tail -5 "$log.tap"
+	fi
+}
+
+echo "== unit tests"
+for t in "$build"/test_*; do
+	[ -f "$t" ] && [ -x "$t" ] && run_tap "unit/$(basename "$t")" "$t"
+done
+if [ -d "$asan" ]; then
+	echo "== unit tests under ASan+UBSan"
+	for t in "$asan"/test_*; do
+		[ -f "$t" ] && [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+			run_tap "asan/$(basename "$t")" "$t"
+	done
+fi
+
+echo "== policy cases"
+count policy < <(STEPBOX=$build/stepbox bash "$top/tests/policy/run-cases.sh" 2>&1)
+
+# A world-readable copy: CI's clone may sit where uid 65534 cannot enter.
+stage=$(mktemp -d /tmp/stepbox-ci.XXXXXX)
+chmod 755 "$stage"
+mkdir -p "$stage/bin" "$stage/tests" "$stage/fixtures" "$stage/tmp"
+cp "$build/stepbox" "$stage/bin/"
+cp -r "$top/tests/integration" "$stage/tests/"
+chmod -R a+rX "$stage"
+chmod 1777 "$stage/tmp"
+if [ "$(id -u)" = 0 ]; then
+	# a setuid-root binary for the unprivileged escape test
+	cp /usr/bin/id "$stage/fixtures/suid-id"
+	chmod 4755 "$stage/fixtures/suid-id"
+fi
+
+users="root"
+[ "$(id -u)" = 0 ] || users="$(id -un)"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	users="$users unprivileged"
+fi
+for user in $users; do
+	echo "== integration tests as $user"
+	for t in "$stage"/tests/integration/t[0-9]*.sh; do
+		name=$(basename "$t" .sh)
+		envs=(env STEPBOX="$stage/bin/stepbox" FIXTURES="$stage/fixtures" TMPDIR="$stage/tmp"
+			TEST_USER="$user" PATH=/usr/local/bin:/usr/bin:/bin)
+		if [ "$user" = unprivileged ]; then
+			count "$user/$name" < <(cd "$stage/tmp" && setpriv --reuid=65534 \
+				--regid=65534 --clear-groups "${envs[@]}" timeout 600 bash "$t" 2>&1)
+		else
+			count "$user/$name" < <(cd "$stage/tmp" && "${envs[@]}" timeout 600 bash "$t" 2>&1)
+		fi
+	done
+done
+if [ "$(id -u)" != 0 ]; then
+	count setup <<<"skip - integration as unprivileged: needs root to switch user"
+fi
+rm -rf "$stage"
+
+echo
+if [ -s "$log" ]; then
+	echo "Failures:"
+	cat "$log"
+fi
+rm -f "$log" "$log.tap"
+echo "$pass passed, $fail failed, $skipped skipped"
+[ "$fail" -eq 0 ]
