@@ -234,7 +234,7 @@ int main(int argc, char **argv)
 	char **operands = argv + 1 + first;
 	int noperands = argc - 1 - first;
 	if (strcmp(cmd, "check") == 0) {
-		if (landlock_probe(&ctx.features, getenv("STEPBOX_LANDLOCK_ABI"), &err) < 0) {
+		if (landlock_probe(&ctx.features, run_abi_cap(), &err) < 0) {
 			code = fail(&err);
 			goto out;
 		}

@@ -60,14 +60,14 @@ int report_policy(FILE *out, const struct stepbox_config *cfg, const struct gran
 						"origin", grants_origin_name(g->skipped[i].origin),
 						"reason", g->skipped[i].reason));
 	json_t *root = json_pack(
-		"{s:i, s:s, s:s, s:b, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:b, s:o}}",
+		"{s:i, s:s, s:s, s:b, s:o, s:o, s:s, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:b}, s:o}",
 		"version", 1, "backend", policy_backend_name(backend), "workdir", g->workdir,
 		"workdir_readonly", cfg->workdir_readonly, "persistent_dir",
 		g->persist ? json_string(g->persist) : json_null(), "run_base",
 		env->run_base ? json_string(env->run_base) : json_null(), "network",
 		cfg->network ? cfg->network : "allow", "timeout_s",
 		cfg->timeout_s ? json_integer(cfg->timeout_s) : json_null(), "grants", grants,
-		"skipped", skipped, "env_set", strv_json(&cfg->env_set), "env", "unset",
+		"skipped", skipped, "env", "set", strv_json(&cfg->env_set), "unset",
 		strv_json(&cfg->env_unset), "keep", strv_json(&cfg->env_keep), "clean",
 		cfg->clean_env, "routed_dirs", strv_json(&env->dirs));
 	return dump(out, root);

@@ -10,6 +10,12 @@
 #include "harden.h"
 #include "report.h"
 
+const char *run_abi_cap(void)
+{
+	const char *cap = getenv("STEPBOX_LANDLOCK_ABI");
+	return cap && *cap ? cap : NULL; /* empty: no cap, the most protection */
+}
+
 static int choose_backend(const struct stepbox_config *cfg, struct run_ctx *ctx,
 			  struct stepbox_err *err)
 {
@@ -34,7 +40,7 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct
 		struct stepbox_err *err)
 {
 	memset(ctx, 0, sizeof(*ctx));
-	int r = landlock_probe(&ctx->features, getenv("STEPBOX_LANDLOCK_ABI"), err);
+	int r = landlock_probe(&ctx->features, run_abi_cap(), err);
 	if (r == 0)
 		r = choose_backend(cfg, ctx, err);
 	if (r < 0)

@@ -29,6 +29,9 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct
 		struct stepbox_err *err);
 void run_release(struct run_ctx *ctx);
 
+/* STEPBOX_LANDLOCK_ABI, or NULL when unset or empty. */
+const char *run_abi_cap(void);
+
 /*
  * Create the workdir, persistent and routed folders, build the sandbox and
  * run argv in it. Returns stepbox's exit status (the command's, 124, 126,

@@ -69,7 +69,7 @@ denied() {
 	local name=$1 script=$2
 	shift 2
 	run_sb run "$@" -- sh -c "$script"
-	if [ "$RC" != 0 ] && grep -qE "Permission denied|Operation not permitted|EACCES|EPERM|PermissionError" "$T/out/err" "$T/out/out"; then
+	if [ "$RC" != 0 ] && grep -qiE "Permission denied|Operation not permitted|EACCES|EPERM|PermissionError" "$T/out/err" "$T/out/out"; then
 		ok "$name"
 	else
 		notok "$name" "exit $RC, want a denial" "stdout: $OUT"

@@ -1,0 +1,35 @@
+#!/bin/bash
+# t0060: the process tree: timeout, death of stepbox, signals, leftovers.
+. "$(dirname "$0")/lib.sh"
+
+gone() { ! pgrep -u "$(id -u)" -f "$1" >/dev/null; }
+m=$((RANDOM % 900 + 100))
+
+start=$(date +%s)
+run_sb run --timeout 1 -- sh -c "sleep 7${m}1 & (setsid sleep 7${m}2 &); sleep 7${m}3"
+took=$(($(date +%s) - start))
+[ "$RC" = 124 ] && [ "$took" -lt 10 ] && grep -q "timed out" "$T/out/err" && ok "--timeout exits 124" || notok "--timeout exits 124" "rc=$RC took=$took"
+sleep 0.3
+gone "sleep 7${m}[123]" && ok "--timeout kills grandchildren, even a setsid one" || notok "--timeout kills grandchildren, even a setsid one" "$(pgrep -af "sleep 7$m")"
+run_sb run --timeout 5 -- true
+[ "$RC" = 0 ] && ok "a command faster than its timeout" || notok "a command faster than its timeout"
+
+"$SB" run -- sleep "8${m}1" &
+sb=$!
+sleep 0.5
+kill -KILL "$sb"
+wait "$sb" 2>/dev/null
+sleep 0.3
+gone "sleep 8${m}1" && ok "the child dies when stepbox is killed" || notok "the child dies when stepbox is killed"
+
+"$SB" run -- sh -c 'trap "exit 42" TERM; sleep 100 & wait' &
+sb=$!
+sleep 0.5
+kill -TERM "$sb"
+wait "$sb"
+rc=$?
+[ "$rc" = 42 ] && ok "SIGTERM forwarded to the command" || notok "SIGTERM forwarded to the command" "rc=$rc"
+
+run_sb run -- sh -c "sleep 9${m}1 & exit 0"
+sleep 0.3
+[ "$RC" = 0 ] && gone "sleep 9${m}1" && ok "what the command leaves running is killed when it exits" || notok "what the command leaves running is killed when it exits"

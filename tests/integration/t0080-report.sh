@@ -1,0 +1,30 @@
+#!/bin/bash
+# t0080: --report FILE and stepbox env.
+. "$(dirname "$0")/lib.sh"
+
+run_sb run --report "$T/r.json" -- sh -c 'exit 7'
+python3 - "$T/r.json" <<'PY' && ok "report: exit, backend, ABI, missing" || notok "report: exit, backend, ABI, missing"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["exit_code"] == 7 and d["status"] == 7 and d["signal"] is None
+assert d["timed_out"] is False and d["started"] is True and d["backend"] == "landlock"
+assert d["landlock_abi"] >= 1 and isinstance(d["missing_protections"], list)
+assert d["duration_s"] >= 0 and d["command"] == ["sh", "-c", "exit 7"]
+PY
+run_sb run --timeout 1 --report "$T/r2.json" -- sleep 30
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["timed_out"] and d["exit_code"] == 124' "$T/r2.json" &&
+	ok "report: timed out" || notok "report: timed out"
+run_sb run --report "$T/r3.json" -- sh -c 'kill -9 $$'
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["signal"] == 9 and d["exit_code"] == 137' "$T/r3.json" &&
+	ok "report: signal" || notok "report: signal"
+
+# stepbox env prints exactly what run gives
+export SOME_API_TOKEN=t PLAIN=p
+run_sb env
+echo "$OUT" | grep -qx "PLAIN=p" && echo "$OUT" | grep -q "^# dropped SOME_API_TOKEN: name looks secret" &&
+	ok "env: kept and dropped" || notok "env: kept and dropped"
+envout=$(echo "$OUT" | grep -v '^#' | sort)
+runout=$("$SB" run -- env 2>/dev/null | sort)
+[ "$envout" = "$runout" ] && ok "env prints exactly what run gives" || notok "env prints exactly what run gives" "$(diff <(echo "$envout") <(echo "$runout") | head -5)"
+in_box "TMPDIR exists and is writable" 'test -d "$TMPDIR" && echo x > "$TMPDIR/f"'
+in_box "HOME is unchanged" "test \"\$HOME\" = '$HOME'"
