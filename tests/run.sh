@@ -6,7 +6,7 @@
 # usage: tests/run.sh [BUILD-DIR]    (exit status non-zero on any failure)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$top/build}
+build=$(cd "${1:-$top/build}" && pwd) || exit 1
 asan=${ASAN_BUILD:-$top/build-asan}
 pass=0 fail=0 skipped=0
 log=$(mktemp)
@@ -35,6 +35,29 @@ run_tap() { # a TAP program; a crash counts as a failure
 		tail -5 "$log.tap"
 	fi
 }
+
+echo "== builds and lint"
+check() { # NAME COMMAND...: one test line from a command's success
+	local name=$1
+	shift
+	if "$@" >"$log.chk" 2>&1; then count build <<<"ok - $name"; else
+		count build <<<"not ok - $name"
+		tail -15 "$log.chk"
+	fi
+}
+check "banned functions (scripts/banned.sh)" sh "$top/scripts/banned.sh"
+if command -v clang >/dev/null; then
+	check "clang build, -Wall -Wextra -Werror" sh -c "cd '$top' && { [ -f build-clang/build.ninja ] ||
+		CC=clang meson setup build-clang >/dev/null; } && ninja -C build-clang"
+else
+	count build <<<"skip - clang build: clang not installed"
+fi
+if command -v cppcheck >/dev/null; then
+	check "cppcheck" cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
+		--inline-suppr -D_GNU_SOURCE -I "$top/src" "$top/src"
+else
+	count build <<<"skip - cppcheck: not installed"
+fi
 
 echo "== unit tests"
 for t in "$build"/test_*; do
@@ -94,6 +117,6 @@ if [ -s "$log" ]; then
 	echo "Failures:"
 	cat "$log"
 fi
-rm -f "$log" "$log.tap"
+rm -f "$log" "$log.tap" "$log.chk"
 echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]

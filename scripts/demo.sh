@@ -1,0 +1,37 @@
+#!/bin/sh
+# The main job on an embedded default: a workflow step in the sandbox. A
+# fresh workflow folder with a run folder and a persistent tool folder; the
+# step writes its output, installs a Python package with pip --user (built
+# locally as a wheel: no network needed), and tries what it must not do.
+set -u
+SB=${1:-build/stepbox}
+wf=$(mktemp -d /tmp/stepbox-demo.XXXXXX)
+chmod 755 "$wf"
+mkdir -p "$wf/runs/1"
+/usr/bin/python3 "$(dirname "$0")/mkwheel.py" "$wf/wheels" demo_tool 1.0 >/dev/null
+echo "== stepbox check"
+"$SB" check
+echo
+echo "== the step: workdir $wf/runs/1, persistent folder $wf/.sandbox-cache"
+# --clean-env: a host's own PIP_FIND_LINKS or PIP_INDEX_URL must not decide the result
+"$SB" run --clean-env -C "$wf/runs/1" -w "$wf/runs/1" --persist "$wf/.sandbox-cache" -r "$wf/wheels" -- sh -c '
+echo "I am $(id -un), working in $(pwd)"
+echo "result" > output.txt && echo "wrote output.txt"
+/usr/bin/python3 -m pip install --user --no-index -q --find-links "'"$wf"'/wheels" demo_tool 2>&1 | tail -2
+/usr/bin/python3 -c "import demo_tool; print(demo_tool.hello())"
+echo "installs go to: $PYTHONUSERBASE (SANDBOX_PERSISTENT_DIR=$SANDBOX_PERSISTENT_DIR)"
+cat /etc/shadow 2>&1 | head -1
+ls "$HOME" 2>&1 | head -1
+echo x > /tmp/outside 2>&1 || true
+'
+rc=$?
+echo "== exit status $rc"
+echo
+echo "== a tool outside every grant (field notes, incident 1)"
+mkdir -p "$wf/tools/bin"
+printf '#!/bin/sh\necho broker\n' >"$wf/tools/bin/broker"
+chmod 755 "$wf/tools/bin/broker"
+PATH="$wf/tools/bin:$PATH" "$SB" run -C "$wf/runs/1" -- broker
+echo "== exit status $? (126: the sandbox refused it, and said how to grant it)"
+rm -rf "$wf"
+exit "$rc"

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Install what building (and with --test, testing and benchmarking) stepbox
+# needs, from Debian's packages, when it is missing. Tools are looked up as
+# commands (a machine may have node and npm from elsewhere), libraries as
+# packages. As root it uses apt-get; otherwise it names what to install.
+set -eu
+tools="meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc python3:python3 setpriv:util-linux pgrep:procps"
+libs="libc6-dev libjansson-dev libseccomp-dev"
+if [ "${1:-}" = --test ]; then
+	tools="$tools clang:clang node:nodejs npm:npm bwrap:bubblewrap hyperfine:hyperfine unshare:util-linux"
+	libs="$libs python3-venv python3-pip"
+fi
+missing=
+for t in $tools; do
+	command -v "${t%%:*}" >/dev/null 2>&1 || missing="$missing ${t#*:}"
+done
+for p in $libs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "stepbox: missing Debian packages:$missing" >&2
+	echo "hint: sudo apt-get install$missing" >&2
+	exit 1
+fi
+echo "stepbox: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
