@@ -102,13 +102,6 @@ static int add(struct grants *g, char *path, char *requested, unsigned access,
 {
 	if (!path || !requested)
 		goto nomem;
-	for (size_t i = 0; i < g->n; i++) {
-		if (strcmp(g->v[i].path, path) == 0 && g->v[i].access == access) {
-			free(path); /* the same grant twice: the first origin stands */
-			free(requested);
-			return 0;
-		}
-	}
 	if (g->n >= STRV_MAX) {
 		free(path);
 		free(requested);
@@ -483,6 +476,51 @@ static int find_persist(const struct stepbox_config *cfg, const struct grants_ho
 	return 0;
 }
 
+static int by_path_access(const void *a, const void *b)
+{
+	const struct grant *x = *(const struct grant *const *)a, *y = *(const struct grant *const *)b;
+	int c = strcmp(x->path, y->path);
+	if (c == 0)
+		c = (x->access > y->access) - (x->access < y->access);
+	return c ? c : (x > y) - (x < y); /* ties: the earlier grant first */
+}
+
+/*
+ * The same path with the same access asked twice is one grant, and the first
+ * origin stands. Sorting makes this O(n log n): policies may hold 10,000 paths.
+ */
+static int dedupe(struct grants *g)
+{
+	if (g->n < 2)
+		return 0;
+	const struct grant **idx = malloc(g->n * sizeof(*idx));
+	bool *drop = calloc(g->n, sizeof(*drop));
+	if (!idx || !drop) {
+		free(idx);
+		free(drop);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < g->n; i++)
+		idx[i] = &g->v[i];
+	qsort(idx, g->n, sizeof(*idx), by_path_access);
+	for (size_t i = 1; i < g->n; i++)
+		if (strcmp(idx[i]->path, idx[i - 1]->path) == 0 && idx[i]->access == idx[i - 1]->access)
+			drop[idx[i] - g->v] = true;
+	free(idx);
+	size_t k = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		if (drop[i]) {
+			free(g->v[i].path);
+			free(g->v[i].requested);
+		} else {
+			g->v[k++] = g->v[i];
+		}
+	}
+	g->n = k;
+	free(drop);
+	return 0;
+}
+
 int grants_build(const struct stepbox_config *cfg, const struct grants_host *host,
 		 struct grants *g, struct stepbox_err *err)
 {
@@ -525,6 +563,8 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 					  cfg->workdir_readonly ? RX : RX | GRANT_WRITE,
 					  ORIGIN_WORKDIR, true, err);
 	}
+	if (r == 0 && (r = dedupe(g)) < 0)
+		err_set(err, ERR_USAGE, -r, "grants");
 	if (r < 0)
 		grants_release(g);
 	return r;

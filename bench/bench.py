@@ -1,0 +1,89 @@
+"""stepbox benchmarks: printed as a Markdown table of ratios (README.md)."""
+import json, os, shutil, subprocess, sys, tempfile
+
+build = sys.argv[1]
+runs = int(os.environ.get("BENCH_RUNS", "200"))
+stage = tempfile.mkdtemp(prefix="stepbox-bench.")
+os.chmod(stage, 0o755)
+for f in ("stepbox", "floor"):
+    shutil.copy(os.path.join(build, f), stage)
+sb, floor = os.path.join(stage, "stepbox"), os.path.join(stage, "floor")
+work = os.path.join(stage, "w")
+os.makedirs(work)
+os.chmod(work, 0o777)
+env = dict(os.environ, PATH="/usr/bin:/bin")
+for k in [k for k in env if k.startswith(("SANDBOX_", "STEPBOX_"))]:
+    del env[k]
+unpriv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+
+
+def rules(as_user):
+    """The floor applies exactly the grants stepbox would, read from a file."""
+    out = subprocess.run(as_user + [sb, "policy", "-C", work], capture_output=True,
+                         text=True, env=env, check=True).stdout
+    path = os.path.join(stage, "rules-%d.txt" % len(as_user))
+    with open(path, "w") as f:
+        for g in json.loads(out)["grants"]:
+            f.write("%s %s\n" % (g["access"], g["path"]))
+    os.chmod(path, 0o644)
+    return path
+
+
+def hyperfine(cmds):
+    res = os.path.join(stage, "h.json")
+    subprocess.run(["hyperfine", "-N", "-w", "20", "-r", str(runs), "--export-json", res]
+                   + cmds, capture_output=True, check=True, cwd=work, env=env)
+    return [r["mean"] * 1000 for r in json.load(open(res))["results"]]
+
+
+def peak_kib(cmd):
+    """The launcher's own high-water RSS, read while its command sleeps
+    (ru_maxrss would count the forking parent's pages, which survive exec)."""
+    import time
+    p = subprocess.Popen(cmd + ["sleep", "1"], cwd=work, env=env, stdout=subprocess.DEVNULL)
+    time.sleep(0.5)
+    hwm = [l for l in open("/proc/%d/status" % p.pid) if l.startswith("VmHWM")][0]
+    p.wait()
+    return int(hwm.split()[1])
+
+
+print("## Start-up: `stepbox run -- /bin/true`, mean of %d runs\n" % runs)
+print("| user | /bin/true | floor | stepbox | bwrap | stepbox/floor | stepbox/bwrap |")
+print("|---|---|---|---|---|---|---|")
+users = [("root" if os.geteuid() == 0 else "caller", [])]
+if unpriv:
+    users.append(("unprivileged", unpriv))
+for name, u in users:
+    q = lambda c: " ".join(u + c)
+    r = rules(u)
+    t = hyperfine([q(["/bin/true"]), q([floor, r, "/bin/true"]),
+                   q([sb, "run", "-C", work, "--", "/bin/true"]),
+                   q(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true"])])
+    print("| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | **%.2fx** | **%.2fx** |"
+          % (name, t[0], t[1], t[2], t[3], t[2] / t[1], t[2] / t[3]))
+
+print("\nGoals (issue 2): stepbox/floor <= 1.3, stepbox/bwrap < 0.6, peak memory < 4 MiB.\n")
+print("## Peak memory of the launcher (VmHWM while its command runs)\n")
+print("| stepbox | floor | bwrap |")
+print("|---|---|---|")
+print("| %.2f MiB | %.2f MiB | %.2f MiB |" % tuple(k / 1024 for k in (
+    peak_kib([sb, "run", "-C", work, "--"]), peak_kib([floor, rules([])]),
+    peak_kib(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]))))
+
+print("## Cost per grant (read_paths in a policy file)\n")
+print("| grants | stepbox run | per grant |")
+print("|---|---|---|")
+base = None
+for n in (0, 10, 100, 1000, 10000):
+    d = os.path.join(stage, "g%d" % n)
+    paths = []
+    for i in range(n):
+        p = os.path.join(d, str(i))
+        os.makedirs(p)
+        paths.append(p)
+    pol = os.path.join(stage, "p%d.json" % n)
+    json.dump({"version": 1, "read_paths": paths}, open(pol, "w"))
+    t = hyperfine([" ".join([sb, "run", "-q", "-C", work, "-p", pol, "--", "/bin/true"])])[0]
+    base = t if base is None else base
+    print("| %d | %.2f ms | %s |" % (n, t, "-" if n == 0 else "%.1f us" % ((t - base) * 1000 / n)))
+shutil.rmtree(stage)
