@@ -17,7 +17,8 @@ const struct env_route env_routes[] = {
 	{"PIP_CACHE_DIR", "pip", ".cache/pip", "pip"},
 	{"XDG_CACHE_HOME", "cache", ".cache", "XDG caches"},
 	{"npm_config_cache", "npm", ".cache/npm", "npm"},
-	{"npm_config_prefix", "npm-global", NULL, "npm install -g"},
+	/* without P, -g installs into R/.local, whose bin is already on PATH */
+	{"npm_config_prefix", "npm-global", ".local", "npm install -g"},
 	{"GOPATH", "go", NULL, "go"},
 	{"GOCACHE", "go/cache", NULL, "go build cache"},
 	{"CARGO_HOME", "cargo", NULL, "cargo"},

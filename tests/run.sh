@@ -80,6 +80,7 @@ chmod 755 "$stage"
 mkdir -p "$stage/bin" "$stage/tests" "$stage/fixtures" "$stage/tmp"
 cp "$build/stepbox" "$stage/bin/"
 cp -r "$top/tests/integration" "$stage/tests/"
+cp "$top/scripts/mkwheel.py" "$stage/tests/integration/"
 chmod -R a+rX "$stage"
 chmod 1777 "$stage/tmp"
 if [ "$(id -u)" = 0 ]; then

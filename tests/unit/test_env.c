@@ -125,7 +125,8 @@ int main(void)
 	CHECK_STR(env_get(e, "XDG_CACHE_HOME"), "/wf/runs/1/.cache");
 	CHECK_STR(env_get(e, "npm_config_cache"), "/wf/runs/1/.cache/npm");
 	CHECK_STR(env_get(e, "TMPDIR"), "/wf/runs/1/.tmp");
-	CHECK(!env_get(e, "npm_config_prefix") && !env_get(e, "GOPATH"));
+	CHECK_STR(env_get(e, "npm_config_prefix"), "/wf/runs/1/.local");
+	CHECK(!env_get(e, "GOPATH"));
 	CHECK(!env_get(e, "SANDBOX_PERSISTENT_DIR"));
 	CHECK_STR(env_get(e, "PATH"), "/wf/runs/1/.local/bin:/usr/bin:/bin");
 	env_release(&r);
