@@ -22,6 +22,7 @@ static const char usage[] =
 	"       stepbox check [--json]\n"
 	"       stepbox policy [OPTIONS]   print the effective policy as JSON\n"
 	"       stepbox env [OPTIONS]      print the environment the command would get\n"
+	"       stepbox guide [OPTIONS]    print, for an agent, what its step may do\n"
 	"\n"
 	"Options of run, policy and env:\n"
 	"  -p, --policy FILE      JSON policy (version 1); '-' reads standard input\n"
@@ -243,9 +244,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	bool is_run = strcmp(cmd, "run") == 0;
-	if (!is_run && strcmp(cmd, "policy") != 0 && strcmp(cmd, "env") != 0) {
+	if (!is_run && strcmp(cmd, "policy") != 0 && strcmp(cmd, "env") != 0 &&
+	    strcmp(cmd, "guide") != 0) {
 		err_set(&err, ERR_USAGE, 0, "unknown command '%s'", cmd);
-		err_hint(&err, "commands: run, check, policy, env; see stepbox --help");
+		err_hint(&err, "commands: run, check, policy, env, guide; see stepbox --help");
 		code = fail(&err);
 		goto out;
 	}
@@ -264,7 +266,10 @@ int main(int argc, char **argv)
 		code = run_exec(&cfg, &ctx, operands);
 	else if (strcmp(cmd, "policy") == 0)
 		code = report_policy(stdout, &cfg, &ctx.grants, &ctx.env, ctx.backend) < 0 ? 125 : 0;
-	else {
+	else if (strcmp(cmd, "guide") == 0) {
+		report_guide(stdout, &ctx.grants, &ctx.env, cfg.network ? cfg.network : "allow");
+		code = 0;
+	} else {
 		report_env(stdout, &ctx.env);
 		code = 0;
 	}

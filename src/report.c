@@ -100,6 +100,74 @@ void report_check(FILE *out, const struct landlock_features *f, bool json)
 		fprintf(out, "auto: %s\n", policy_backend_name(pick));
 }
 
+static void list_grants(FILE *out, const struct grants *g, bool writable)
+{
+	bool any = false;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct grant *gr = &g->v[i];
+		bool mine = gr->origin != ORIGIN_BASELINE && gr->origin != ORIGIN_BASELINE_TARGET;
+		if (!mine || (writable != !!(gr->access & GRANT_WRITE)))
+			continue;
+		fprintf(out, "- `%s`%s\n", gr->path,
+			gr->origin == ORIGIN_PERSISTENT || (g->persist && !strcmp(gr->path, g->persist))
+				? " (persistent tool folder)"
+			: gr->origin == ORIGIN_WORKDIR ? " (working folder)"
+						       : "");
+		any = true;
+	}
+	if (!any)
+		fprintf(out, "- nothing%s\n", writable ? ": this step cannot write files" : "");
+}
+
+void report_guide(FILE *out, const struct grants *g, const struct env_result *env,
+		  const char *network)
+{
+	const char *tmp = env_get(env->env.v, "TMPDIR");
+	fprintf(out, "# Your sandbox\n\n"
+		     "Your commands run in a sandbox (stepbox). What it grants is all there is:\n"
+		     "a denial shows up as \"Permission denied\" or \"Operation not permitted\".\n\n"
+		     "Working folder: `%s`\n\n## You may write to\n\n", g->workdir);
+	list_grants(out, g, true);
+	fprintf(out, "\n## You may read (besides the system: /usr, /etc, /proc)\n\n");
+	list_grants(out, g, false);
+	fprintf(out, "\n## Installing tools\n\n");
+	if (env->persist) {
+		fprintf(out,
+			"Installs work and persist for this workflow: `pip install --user`, "
+			"`npm install -g`, `go install`, `cargo install`, `pipx`, `uv tool` "
+			"and their caches go to `$SANDBOX_PERSISTENT_DIR` (`%s`), and its bin "
+			"folders lead `PATH`. The next run finds them there, so do not "
+			"reinstall what is present. Keep a venv or a downloaded binary there "
+			"on purpose (`python3 -m venv $SANDBOX_PERSISTENT_DIR/venv`). That "
+			"folder is for tooling; the workflow's data and results belong in "
+			"your working folder or the other folders above.\n",
+			env->persist);
+	} else if (env->run_base) {
+		fprintf(out,
+			"Installs work: `pip install --user`, `python3 -m venv`, `npm install` "
+			"and `npm install -g` go into `%s` (`.local`, `.cache`). They last only "
+			"as long as that folder: this step has no persistent tool folder.\n",
+			env->run_base);
+	} else {
+		fprintf(out, "This step has no writable folder, so nothing can be installed.\n");
+	}
+	if (tmp)
+		fprintf(out, "\nTemporary files: `$TMPDIR` (`%s`).\n", tmp);
+	fprintf(out, "\nNetwork: %s.\n",
+		strcmp(network, "allow") == 0 ? "allowed" : network);
+	fprintf(out, "\n## Not available\n\n"
+		     "- root, `sudo` and `apt`: you have no capabilities and cannot gain any "
+		     "(setuid programs do not elevate).\n"
+		     "- other users' processes, the host's services' secrets, mounts, new user "
+		     "namespaces.\n"
+		     "\n## When something is denied\n\n"
+		     "It is the sandbox, not a broken tool, a missing login or a missing "
+		     "package. Do not conclude it is impossible: report the exact path that "
+		     "was denied and ask the operator to grant it (`--read PATH` or "
+		     "`--write PATH`, a `read_paths` / `write_paths` entry, or "
+		     "`SANDBOX_EXTRA_SYSTEM_PATHS` for a tool folder).\n");
+}
+
 void report_env(FILE *out, const struct env_result *r)
 {
 	for (size_t i = 0; i < r->env.n; i++)

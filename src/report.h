@@ -24,6 +24,14 @@ enum policy_backend report_auto_backend(const struct landlock_features *f);
 
 void report_check(FILE *out, const struct landlock_features *f, bool json);
 
+/*
+ * For an agent, in Markdown: where it may write, where installs go and
+ * whether they persist, that root, sudo and apt are unavailable, and how to
+ * ask for more. Derived from the effective grants and environment only.
+ */
+void report_guide(FILE *out, const struct grants *g, const struct env_result *env,
+		  const char *network);
+
 /* NAME=VALUE lines, then "# dropped NAME: reason" lines. */
 void report_env(FILE *out, const struct env_result *r);
 
