@@ -86,4 +86,37 @@ for n in (0, 10, 100, 1000, 10000):
     t = hyperfine([" ".join([sb, "run", "-q", "-C", work, "-p", pol, "--", "/bin/true"])])[0]
     base = t if base is None else base
     print("| %d | %.2f ms | %s |" % (n, t, "-" if n == 0 else "%.1f us" % ((t - base) * 1000 / n)))
+
+print("\n## The environment module's start-up cost\n")
+pers = os.path.join(stage, "wf", ".sandbox-cache")
+t = hyperfine([" ".join([sb, "run", "-q", "-C", work, "--workdir-readonly", "--", "/bin/true"]),
+               " ".join([sb, "run", "-q", "-C", work, "--persist", pers, "--", "/bin/true"])])
+routed = json.loads(subprocess.run([sb, "policy", "-C", work, "--persist", pers], env=env,
+                                   capture_output=True, text=True, check=True).stdout)
+print("| nothing routed | routed into P (%d folders created) | ratio |"
+      % len(routed["env"]["routed_dirs"]))
+print("|---|---|---|")
+print("| %.2f ms | %.2f ms | **%.2fx** |" % (t[0], t[1], t[1] / t[0]))
+
+print("\n## Installs that the persistent folder made offline (npm)\n")
+deps = ["is-number@7.0.0", "is-odd@3.0.1", "kind-of@6.0.3", "ms@2.1.3", "isarray@2.0.5"]
+probe = subprocess.run(["timeout", "20", "npm", "view", "is-number", "version"], env=dict(
+    env, npm_config_cache=os.path.join(stage, "probe")), capture_output=True)
+if probe.returncode != 0:
+    print("skipped: the npm registry cannot be reached")
+else:
+    import time
+    def npm_run(run, extra):
+        d = os.path.join(stage, "wf", "runs", run)
+        os.makedirs(d)
+        t0 = time.monotonic()
+        subprocess.run([sb, "run", "-q", "-C", d, "--persist", pers, "--", "npm", "install",
+                        "--no-audit", "--no-fund"] + extra + deps, env=env, check=True,
+                       capture_output=True)
+        return time.monotonic() - t0
+    cold = npm_run("1", [])
+    warm = npm_run("2", ["--prefer-offline"])
+    print("| run 1: registry, cold cache | run 2: fresh run folder, --prefer-offline | ratio |")
+    print("|---|---|---|")
+    print("| %.0f ms | %.0f ms | **%.2fx** |" % (cold * 1000, warm * 1000, warm / cold))
 shutil.rmtree(stage)
