@@ -28,7 +28,7 @@ check:
 
 install: all
 	meson configure $(BUILD) -Dprefix=$(PREFIX)
-	DESTDIR="$(DESTDIR)" meson install -C $(BUILD) --no-rebuild
+	DESTDIR="$(DESTDIR)" meson install -C $(BUILD)
 
 static: deps
 	@[ -f build-static/build.ninja ] || meson setup build-static -Dstatic=true
