@@ -238,7 +238,7 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 		     struct launch_result *res)
 {
 	double deadline = s->timeout_s ? now_s() + (double)s->timeout_s : 0;
-	int status = 0;
+	int status = 0, wait_errno = 0;
 	bool done = false;
 	while (!done) {
 		siginfo_t si;
@@ -255,12 +255,14 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 		} else {
 			sig = sigwaitinfo(set, &si);
 		}
+		if (sig < 0 && errno == EINTR)
+			continue;
 		if (sig < 0) {
 			if (errno == EAGAIN)
 				res->timed_out = true;
-			if (errno == EAGAIN || errno != EINTR)
-				break;
-			continue;
+			else
+				wait_errno = errno;
+			break;
 		}
 		if (sig != SIGCHLD) {
 			kill(-pid, sig);
@@ -276,7 +278,11 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 		}
 	}
 	kill_tree(pid);
-	if (res->timed_out) {
+	if (wait_errno) { /* never report a status we did not see */
+		fprintf(stderr, "stepbox: lost track of the command: %s; killed its process tree\n",
+			strerror(wait_errno));
+		res->exit_code = 125;
+	} else if (res->timed_out) {
 		fprintf(stderr, "stepbox: timed out after %ld s: killed the command's process tree\n",
 			s->timeout_s);
 		res->exit_code = 124;

@@ -8,10 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-enum policy_backend report_auto_backend(const struct landlock_features *f)
-{
-	return f->abi > 0 ? BACKEND_LANDLOCK : BACKEND_NONE;
-}
+#include "harden.h"
+#include "run.h"
 
 static json_t *strv_json(const struct strv *sv)
 {
@@ -75,7 +73,7 @@ int report_policy(FILE *out, const struct stepbox_config *cfg, const struct gran
 
 void report_check(FILE *out, const struct landlock_features *f, bool json)
 {
-	enum policy_backend pick = report_auto_backend(f);
+	enum policy_backend pick = run_auto_backend(f);
 	if (json) {
 		json_t *feats = json_array();
 		for (unsigned i = 0; i < landlock_feature_count; i++) {
@@ -94,6 +92,10 @@ void report_check(FILE *out, const struct landlock_features *f, bool json)
 		return;
 	}
 	landlock_describe(out, f);
+	fputs("seccomp: refuses", out);
+	for (const char *const *n = harden_denied_syscalls; *n; n++)
+		fprintf(out, " %s", *n);
+	fputs(", new user namespaces, ioctl TIOCSTI and TIOCLINUX\n", out);
 	if (pick == BACKEND_NONE)
 		fprintf(out, "auto: no backend available (SANDBOX_UNAVAILABLE)\n");
 	else

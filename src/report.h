@@ -19,9 +19,6 @@
 int report_policy(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
 		  const struct env_result *env, enum policy_backend backend);
 
-/* Which backend auto picks here, or BACKEND_NONE when none can run. */
-enum policy_backend report_auto_backend(const struct landlock_features *f);
-
 void report_check(FILE *out, const struct landlock_features *f, bool json);
 
 /*

@@ -10,6 +10,11 @@
 #include "harden.h"
 #include "report.h"
 
+enum policy_backend run_auto_backend(const struct landlock_features *f)
+{
+	return f->abi > 0 ? BACKEND_LANDLOCK : BACKEND_NONE;
+}
+
 const char *run_abi_cap(void)
 {
 	const char *cap = getenv("STEPBOX_LANDLOCK_ABI");
@@ -20,7 +25,7 @@ static int choose_backend(const struct stepbox_config *cfg, struct run_ctx *ctx,
 			  struct stepbox_err *err)
 {
 	const struct landlock_features *f = &ctx->features;
-	ctx->backend = cfg->backend == BACKEND_AUTO ? report_auto_backend(f) : cfg->backend;
+	ctx->backend = cfg->backend == BACKEND_AUTO ? run_auto_backend(f) : cfg->backend;
 	if (cfg->backend == BACKEND_NONE)
 		return 0;
 	if (ctx->backend == BACKEND_LANDLOCK && f->abi > 0)

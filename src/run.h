@@ -29,6 +29,9 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct
 		struct stepbox_err *err);
 void run_release(struct run_ctx *ctx);
 
+/* Which backend auto picks on f's kernel; BACKEND_NONE means none can run. */
+enum policy_backend run_auto_backend(const struct landlock_features *f);
+
 /* STEPBOX_LANDLOCK_ABI, or NULL when unset or empty. */
 const char *run_abi_cap(void);
 
