@@ -285,6 +285,19 @@ int env_build(const struct stepbox_config *cfg, const struct grants *g, char *co
 		else
 			rc = route(out, P, R);
 	}
+	/*
+	 * TCP port lists refuse UDP, so DNS can only work over TCP: when port 53
+	 * is allowed, glibc's resolver is told to use it (RES_OPTIONS use-vc).
+	 */
+	bool dns53 = false;
+	for (unsigned i = 0; cfg->net == NET_TCP && i < cfg->connect_tcp.n; i++)
+		dns53 |= cfg->connect_tcp.v[i] == 53;
+	if (rc == 0 && dns53) {
+		const char *ro = env_get(out->env.v, "RES_OPTIONS");
+		char *v = ro && *ro ? strv_fmt("%s use-vc", ro) : strdup("use-vc");
+		rc = v ? set_var(&out->env, "RES_OPTIONS", v) : -ENOMEM;
+		free(v);
+	}
 	/* explicit values win over routing */
 	for (size_t i = 0; rc == 0 && i < cfg->env_set.n; i++) {
 		const char *e = cfg->env_set.v[i];

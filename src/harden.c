@@ -18,11 +18,21 @@ const char *const *const harden_denied_syscalls = harden_filter_denied;
 
 int harden_prepare(struct harden *h, const struct stepbox_config *cfg, struct stepbox_err *err)
 {
-	(void)cfg; /* network modes will pick other filter variants here */
 	(void)err;
 	memset(h, 0, sizeof(*h));
-	h->prog.filter = (struct sock_filter *)harden_filter_base;
-	h->prog.len = (unsigned short)(sizeof(harden_filter_base) / sizeof(harden_filter_base[0]));
+#define USE(f) (h->prog.filter = (struct sock_filter *)(f), h->prog.len = sizeof(f) / sizeof((f)[0]))
+	switch (cfg->net) {
+	case NET_NONE:
+		USE(harden_filter_net_none);
+		break;
+	case NET_TCP:
+		USE(harden_filter_net_tcp);
+		break;
+	case NET_ALLOW:
+		USE(harden_filter_base);
+		break;
+	}
+#undef USE
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct data[2];
 	if (syscall(SYS_capget, &hdr, data) == 0)

@@ -64,6 +64,11 @@ struct ll_path_beneath_attr {
 	int32_t parent_fd;
 } __attribute__((packed));
 
+struct ll_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+};
+
 const struct landlock_feature_info landlock_feature_table[] = {
 	{1, "filesystem", "read, write, execute, create and delete only beneath grants"},
 	{2, "refer", "rename and link across folders (ABI 1 refuses every such move)"},
@@ -169,10 +174,36 @@ uint64_t landlock_rights(const struct landlock_features *f, unsigned access, boo
 	return is_dir ? r : r & LL_FS_FILE;
 }
 
-int landlock_build(const struct landlock_features *f, const struct grants *g, int verbosity,
-		   struct stepbox_err *err)
+int landlock_check_net(const struct landlock_features *f, const struct stepbox_config *cfg,
+		       struct stepbox_err *err)
 {
-	struct ll_ruleset_attr attr = {f->fs, 0, f->scoped};
+	if (cfg->net != NET_TCP || f->net)
+		return 0;
+	err_set(err, ERR_UNAVAILABLE, 0,
+		"a TCP port policy needs Landlock ABI 4; this kernel gives ABI %d", f->abi);
+	err_hint(err, "use --net none or --net allow here, or run on Linux 6.7 or newer");
+	return -EOPNOTSUPP;
+}
+
+static int add_ports(int fd, uint64_t access, const struct policy_ports *p,
+		     struct stepbox_err *err)
+{
+	for (unsigned i = 0; i < p->n; i++) {
+		struct ll_net_port_attr np = {access, p->v[i]};
+		if (syscall(__NR_landlock_add_rule, fd, LL_RULE_NET_PORT, &np, 0) < 0)
+			return err_set(err, ERR_UNAVAILABLE, errno, "add Landlock rule for TCP port %u",
+				       p->v[i]);
+	}
+	return 0;
+}
+
+int landlock_build(const struct landlock_features *f, const struct grants *g,
+		   const struct stepbox_config *cfg, struct stepbox_err *err)
+{
+	int verbosity = cfg->verbosity;
+	/* with no port rule, a handled right refuses every TCP bind and connect */
+	uint64_t net = cfg->net == NET_ALLOW ? 0 : f->net;
+	struct ll_ruleset_attr attr = {f->fs, net, f->scoped};
 	int fd = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (fd < 0) {
 		err_set(err, ERR_UNAVAILABLE, errno, "create Landlock ruleset (ABI %d)", f->abi);
@@ -211,6 +242,11 @@ int landlock_build(const struct landlock_features *f, const struct grants *g, in
 				       gr->path);
 		}
 		close(pfd);
+	}
+	if (net && (add_ports(fd, LL_NET_CONNECT_TCP, &cfg->connect_tcp, err) < 0 ||
+		    add_ports(fd, LL_NET_BIND_TCP, &cfg->bind_tcp, err) < 0)) {
+		close(fd);
+		return -EPERM;
 	}
 	return fd;
 }

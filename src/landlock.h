@@ -41,11 +41,19 @@ void landlock_degrade(struct landlock_features *f);
 uint64_t landlock_rights(const struct landlock_features *f, unsigned access, bool is_dir);
 
 /*
- * Create the ruleset for g in the calling (parent) process. Returns an
+ * Whether f can enforce cfg's network policy: "none" always can (seccomp
+ * refuses every socket but AF_UNIX), TCP port lists need ABI 4.
+ */
+int landlock_check_net(const struct landlock_features *f, const struct stepbox_config *cfg,
+		       struct stepbox_err *err);
+
+/*
+ * Create the ruleset for g and cfg's network policy in the calling (parent)
+ * process. Returns an
  * O_CLOEXEC ruleset fd, or a negative errno with err naming the path.
  */
-int landlock_build(const struct landlock_features *f, const struct grants *g, int verbosity,
-		   struct stepbox_err *err);
+int landlock_build(const struct landlock_features *f, const struct grants *g,
+		   const struct stepbox_config *cfg, struct stepbox_err *err);
 
 /* In the child, after no_new_privs: enforce. Returns 0 or -errno. */
 int landlock_enforce(int ruleset_fd, uint32_t flags);

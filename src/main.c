@@ -32,7 +32,7 @@ static const char usage[] =
 	"  -C, --workdir DIR      working folder (default: current); granted for writing\n"
 	"      --workdir-readonly grant the workdir for reading only\n"
 	"      --persist DIR      the workflow's persistent tool folder (created 0700)\n"
-	"      --net MODE         allow (default)\n"
+	"      --net MODE         allow (default) | none | tcp:PORT[,PORT...] (connect)\n"
 	"      --backend NAME     auto (default) | landlock | none\n"
 	"      --env NAME=VALUE   set a variable; --env NAME keeps an inherited one\n"
 	"      --unset NAME       remove an inherited variable\n"
@@ -138,15 +138,7 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, bool *json,
 			r = set_once(&cfg->persist, optarg, "--persist", err);
 			break;
 		case OPT_NET:
-			if (strcmp(optarg, "allow") != 0) {
-				err_set(err, ERR_UNAVAILABLE, 0,
-					"--net %s: network restrictions are not available in this "
-					"version of stepbox", optarg);
-				err_hint(err, "only --net allow (the default) is supported");
-				return -EOPNOTSUPP;
-			}
-			free(cfg->network);
-			cfg->network = strdup("allow");
+			r = policy_set_net(cfg, optarg, err);
 			break;
 		case OPT_BACKEND:
 			r = policy_set_backend(cfg, optarg, err);
@@ -267,7 +259,7 @@ int main(int argc, char **argv)
 	else if (strcmp(cmd, "policy") == 0)
 		code = report_policy(stdout, &cfg, &ctx.grants, &ctx.env, ctx.backend) < 0 ? 125 : 0;
 	else if (strcmp(cmd, "guide") == 0) {
-		report_guide(stdout, &ctx.grants, &ctx.env, cfg.network ? cfg.network : "allow");
+		report_guide(stdout, &cfg, &ctx.grants, &ctx.env);
 		code = 0;
 	} else {
 		report_env(stdout, &ctx.env);

@@ -27,7 +27,6 @@ void policy_release(struct stepbox_config *cfg)
 	strv_release(&cfg->env_keep);
 	free(cfg->workdir);
 	free(cfg->persist);
-	free(cfg->network);
 	free(cfg->report_file);
 	free(cfg->policy_file);
 	memset(cfg, 0, sizeof(*cfg));
@@ -75,6 +74,88 @@ const char *policy_backend_name(enum policy_backend b)
 		break;
 	}
 	return "auto";
+}
+
+const char *policy_net_name(enum policy_net n)
+{
+	return n == NET_NONE ? "none" : n == NET_TCP ? "tcp" : "allow";
+}
+
+static bool ports_equal(const struct policy_ports *a, const struct policy_ports *b)
+{
+	return a->n == b->n && memcmp(a->v, b->v, a->n * sizeof(a->v[0])) == 0;
+}
+
+/*
+ * Record a network policy; a second one that differs is a contradiction
+ * (flags add to a policy file, they never silently override it).
+ */
+static int net_merge(struct stepbox_config *cfg, enum policy_net net,
+		     const struct policy_ports *connect, const struct policy_ports *bind,
+		     struct stepbox_err *err)
+{
+	if (cfg->net_set && (cfg->net != net || !ports_equal(&cfg->connect_tcp, connect) ||
+			     !ports_equal(&cfg->bind_tcp, bind)))
+		return err_set(err, ERR_USAGE, 0, "two network policies asked for");
+	cfg->net = net;
+	cfg->net_set = true;
+	cfg->connect_tcp = *connect;
+	cfg->bind_tcp = *bind;
+	return 0;
+}
+
+static int add_port(struct policy_ports *p, long port)
+{
+	if (port < 1 || port > 65535)
+		return -ERANGE;
+	for (unsigned i = 0; i < p->n; i++)
+		if (p->v[i] == port)
+			return 0;
+	if (p->n >= POLICY_MAX_PORTS)
+		return -E2BIG;
+	p->v[p->n++] = (unsigned short)port;
+	return 0;
+}
+
+int policy_set_net(struct stepbox_config *cfg, const char *text, struct stepbox_err *err)
+{
+	static const struct policy_ports empty;
+	if (strcmp(text, "allow") == 0)
+		return net_merge(cfg, NET_ALLOW, &empty, &empty, err);
+	if (strcmp(text, "none") == 0)
+		return net_merge(cfg, NET_NONE, &empty, &empty, err);
+	if (strncmp(text, "tcp:", 4) != 0 || !text[4])
+		goto bad;
+	struct policy_ports *connect = calloc(1, sizeof(*connect));
+	if (!connect)
+		return err_set(err, ERR_USAGE, ENOMEM, "--net");
+	char buf[8];
+	int r = 0;
+	for (const char *p = text + 4; *p && r == 0;) {
+		size_t len = strcspn(p, ",");
+		long port;
+		if (len == 0 || len >= sizeof(buf)) {
+			r = -EINVAL;
+			break;
+		}
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		r = policy_parse_long(buf, 1, 65535, &port);
+		if (r == 0)
+			r = add_port(connect, port);
+		p += len + (p[len] == ',');
+	}
+	if (r == 0)
+		r = net_merge(cfg, NET_TCP, connect, &empty, err);
+	else
+		err_set(err, ERR_USAGE, 0, "--net '%s': a port must be a number from 1 to 65535",
+			text);
+	free(connect);
+	return r;
+bad:
+	err_set(err, ERR_USAGE, 0, "--net '%s': unknown network mode", text);
+	err_hint(err, "use --net allow, --net none or --net tcp:PORT[,PORT...]");
+	return -EINVAL;
 }
 
 /* A control character in a path is always a mistake or an attack on logs. */
@@ -454,22 +535,62 @@ static int load_env(struct loader *ld, json_t *env)
 	return 0;
 }
 
+static int load_ports(struct loader *ld, const char *key, json_t *v, struct policy_ports *out)
+{
+	if (!json_is_array(v))
+		return bad(ld, key, "must be an array of TCP ports");
+	if (json_array_size(v) > POLICY_MAX_PORTS)
+		return bad(ld, key, "has more than %d ports", POLICY_MAX_PORTS);
+	size_t i;
+	json_t *e;
+	json_array_foreach(v, i, e)
+	{
+		char sub[64];
+		snprintf(sub, sizeof(sub), "%s/%zu", key, i);
+		if (!json_is_integer(e) || add_port(out, (long)json_integer_value(e)) < 0)
+			return bad(ld, sub, "must be a port number from 1 to 65535");
+	}
+	return 0;
+}
+
 static int load_network(struct loader *ld, json_t *v)
 {
-	if (json_is_string(v) && strcmp(json_string_value(v), "allow") == 0) {
-		if (!ld->cfg->network)
-			ld->cfg->network = strdup("allow");
-		return 0;
+	static const struct policy_ports empty;
+	int r;
+	if (json_is_string(v)) {
+		const char *m = json_string_value(v);
+		if (strcmp(m, "allow") != 0 && strcmp(m, "none") != 0)
+			return bad(ld, "network",
+				   "must be \"allow\", \"none\" or {\"connect_tcp\": [...], "
+				   "\"bind_tcp\": [...]}");
+		r = net_merge(ld->cfg, m[0] == 'a' ? NET_ALLOW : NET_NONE, &empty, &empty, ld->err);
+		return r < 0 ? bad(ld, "network", "%s", ld->err->msg) : 0;
 	}
-	if (json_is_string(v) && strcmp(json_string_value(v), "none") != 0)
-		return bad(ld, "network", "must be \"allow\", \"none\" or {\"connect_tcp\": [...]}");
-	if (!json_is_string(v) && !json_is_object(v))
+	if (!json_is_object(v))
 		return bad(ld, "network", "must be \"allow\", \"none\" or an object");
-	/* fail closed: a network policy we cannot enforce never runs */
-	bad(ld, "network", "network restrictions are not available in this version of stepbox");
-	ld->err->kind = ERR_UNAVAILABLE;
-	err_hint(ld->err, "use \"network\": \"allow\" or drop the key");
-	return -EOPNOTSUPP;
+	struct policy_ports *ports = calloc(2, sizeof(*ports));
+	if (!ports)
+		return err_set(ld->err, ERR_USAGE, ENOMEM, "network");
+	const char *key;
+	json_t *e;
+	r = 0;
+	json_object_foreach(v, key, e)
+	{
+		char sub[300];
+		snprintf(sub, sizeof(sub), "network/%s", key);
+		if (strcmp(key, "connect_tcp") == 0)
+			r = load_ports(ld, sub, e, &ports[0]);
+		else if (strcmp(key, "bind_tcp") == 0)
+			r = load_ports(ld, sub, e, &ports[1]);
+		else
+			r = bad(ld, sub, "unknown key (expected connect_tcp or bind_tcp)");
+		if (r < 0)
+			break;
+	}
+	if (r == 0 && net_merge(ld->cfg, NET_TCP, &ports[0], &ports[1], ld->err) < 0)
+		r = bad(ld, "network", "%s", ld->err->msg);
+	free(ports);
+	return r;
 }
 
 static int load_key(struct loader *ld, const char *key, json_t *v)

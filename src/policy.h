@@ -20,6 +20,16 @@
 
 enum policy_backend { BACKEND_AUTO, BACKEND_LANDLOCK, BACKEND_MOUNTNS, BACKEND_NONE };
 
+/* allow: no restriction; none: AF_UNIX only; tcp: TCP to/from listed ports only */
+enum policy_net { NET_ALLOW, NET_NONE, NET_TCP };
+
+#define POLICY_MAX_PORTS 1024
+
+struct policy_ports {
+	unsigned n;
+	unsigned short v[POLICY_MAX_PORTS];
+};
+
 struct stepbox_config {
 	/* Requested grants, by where they came from (policy file first). */
 	struct strv read_policy, read_flag;
@@ -27,7 +37,9 @@ struct stepbox_config {
 	char *workdir; /* absolute; NULL means the current folder */
 	bool workdir_readonly;
 	char *persist; /* --persist or persistent_dir, absolute */
-	char *network; /* "allow"; other modes arrive with the network work */
+	enum policy_net net;
+	bool net_set;
+	struct policy_ports connect_tcp, bind_tcp; /* with NET_TCP */
 	struct strv env_set;   /* "NAME=VALUE", explicit, win over routing */
 	struct strv env_unset; /* names */
 	struct strv env_keep;  /* names kept despite looking secret */
@@ -61,6 +73,8 @@ int policy_load_buffer(struct stepbox_config *cfg, const char *name, const char 
 /* Command-line setters; each checks its input and reports conflicts. */
 int policy_set_backend(struct stepbox_config *cfg, const char *name, struct stepbox_err *err);
 int policy_set_timeout(struct stepbox_config *cfg, const char *text, struct stepbox_err *err);
+/* --net allow | none | tcp:PORT[,PORT...] (connect) */
+int policy_set_net(struct stepbox_config *cfg, const char *text, struct stepbox_err *err);
 int policy_add_env(struct stepbox_config *cfg, const char *assignment, struct stepbox_err *err);
 /* Make path absolute against the current folder and check it: 0 or -errno. */
 int policy_abspath(const char *path, const char *what, char **out, struct stepbox_err *err);
@@ -72,5 +86,6 @@ int policy_parse_long(const char *text, long min, long max, long *out);
 bool policy_env_name_ok(const char *name);
 
 const char *policy_backend_name(enum policy_backend b);
+const char *policy_net_name(enum policy_net n);
 
 #endif

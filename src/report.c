@@ -28,6 +28,23 @@ static json_t *missing_json(const struct landlock_features *f)
 	return a;
 }
 
+static json_t *ports_json(const struct policy_ports *p)
+{
+	json_t *a = json_array();
+	for (unsigned i = 0; a && i < p->n; i++)
+		json_array_append_new(a, json_integer(p->v[i]));
+	return a;
+}
+
+/* As the policy file spells it: "allow", "none" or the port lists. */
+static json_t *network_json(const struct stepbox_config *cfg)
+{
+	if (cfg->net != NET_TCP)
+		return json_string(policy_net_name(cfg->net));
+	return json_pack("{s:o, s:o}", "connect_tcp", ports_json(&cfg->connect_tcp), "bind_tcp",
+			 ports_json(&cfg->bind_tcp));
+}
+
 static int dump(FILE *out, json_t *root)
 {
 	int r = root ? json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
@@ -58,12 +75,12 @@ int report_policy(FILE *out, const struct stepbox_config *cfg, const struct gran
 						"origin", grants_origin_name(g->skipped[i].origin),
 						"reason", g->skipped[i].reason));
 	json_t *root = json_pack(
-		"{s:i, s:s, s:s, s:b, s:o, s:o, s:s, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:b}, s:o}",
+		"{s:i, s:s, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:b}, s:o}",
 		"version", 1, "backend", policy_backend_name(backend), "workdir", g->workdir,
 		"workdir_readonly", cfg->workdir_readonly, "persistent_dir",
 		g->persist ? json_string(g->persist) : json_null(), "run_base",
 		env->run_base ? json_string(env->run_base) : json_null(), "network",
-		cfg->network ? cfg->network : "allow", "timeout_s",
+		network_json(cfg), "timeout_s",
 		cfg->timeout_s ? json_integer(cfg->timeout_s) : json_null(), "grants", grants,
 		"skipped", skipped, "env", "set", strv_json(&cfg->env_set), "unset",
 		strv_json(&cfg->env_unset), "keep", strv_json(&cfg->env_keep), "clean",
@@ -121,8 +138,32 @@ static void list_grants(FILE *out, const struct grants *g, bool writable)
 		fprintf(out, "- nothing%s\n", writable ? ": this step cannot write files" : "");
 }
 
-void report_guide(FILE *out, const struct grants *g, const struct env_result *env,
-		  const char *network)
+static void guide_network(FILE *out, const struct stepbox_config *cfg)
+{
+	if (cfg->net == NET_ALLOW) {
+		fprintf(out, "\nNetwork: allowed.\n");
+		return;
+	}
+	if (cfg->net == NET_NONE) {
+		fprintf(out, "\nNetwork: none. Only local UNIX sockets work; name lookups fail at "
+			     "once. Package installs must come from local files or caches.\n");
+		return;
+	}
+	fprintf(out, "\nNetwork: TCP only, connecting to port");
+	for (unsigned i = 0; i < cfg->connect_tcp.n; i++)
+		fprintf(out, "%s %u", i ? "," : "", cfg->connect_tcp.v[i]);
+	if (!cfg->connect_tcp.n)
+		fprintf(out, "s: none");
+	if (cfg->bind_tcp.n) {
+		fprintf(out, "; listening on port");
+		for (unsigned i = 0; i < cfg->bind_tcp.n; i++)
+			fprintf(out, "%s %u", i ? "," : "", cfg->bind_tcp.v[i]);
+	}
+	fprintf(out, ". No UDP: DNS works only over TCP to port 53, when it is listed.\n");
+}
+
+void report_guide(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
+		  const struct env_result *env)
 {
 	const char *tmp = env_get(env->env.v, "TMPDIR");
 	fprintf(out, "# Your sandbox\n\n"
@@ -155,8 +196,7 @@ void report_guide(FILE *out, const struct grants *g, const struct env_result *en
 	}
 	if (tmp)
 		fprintf(out, "\nTemporary files: `$TMPDIR` (`%s`).\n", tmp);
-	fprintf(out, "\nNetwork: %s.\n",
-		strcmp(network, "allow") == 0 ? "allowed" : network);
+	guide_network(out, cfg);
 	fprintf(out, "\n## Not available\n\n"
 		     "- root, `sudo` and `apt`: you have no capabilities and cannot gain any "
 		     "(setuid programs do not elevate).\n"
@@ -178,7 +218,8 @@ void report_env(FILE *out, const struct env_result *r)
 		fprintf(out, "# dropped %s\n", r->dropped.v[i]);
 }
 
-int report_run(const char *path, char *const *argv, enum policy_backend backend,
+int report_run(const char *path, const struct stepbox_config *cfg, char *const *argv,
+	       enum policy_backend backend,
 	       const struct landlock_features *f, const struct launch_result *res,
 	       struct stepbox_err *err)
 {
@@ -186,13 +227,13 @@ int report_run(const char *path, char *const *argv, enum policy_backend backend,
 	for (char *const *a = argv; *a; a++)
 		json_array_append_new(cmd, json_string(*a));
 	json_t *root = json_pack(
-		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:f, s:s, s:i, s:i, s:o, s:n, s:s}",
+		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:f, s:s, s:i, s:i, s:o, s:o, s:n, s:s}",
 		"version", 1, "command", cmd, "started", res->started, "exit_code",
 		res->exit_code, "status", res->status >= 0 ? json_integer(res->status) : json_null(),
 		"signal", res->signal ? json_integer(res->signal) : json_null(), "timed_out",
 		res->timed_out, "duration_s", res->duration_s, "backend",
 		policy_backend_name(backend), "landlock_abi", f->abi, "kernel_landlock_abi",
-		f->kernel_abi, "missing_protections",
+		f->kernel_abi, "network", network_json(cfg), "missing_protections",
 		backend == BACKEND_LANDLOCK ? missing_json(f) : json_array(), "denials",
 		"denials_note", "denials are recorded only with --explain");
 	char tmp[PATH_MAX];

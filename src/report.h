@@ -26,14 +26,15 @@ void report_check(FILE *out, const struct landlock_features *f, bool json);
  * whether they persist, that root, sudo and apt are unavailable, and how to
  * ask for more. Derived from the effective grants and environment only.
  */
-void report_guide(FILE *out, const struct grants *g, const struct env_result *env,
-		  const char *network);
+void report_guide(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
+		  const struct env_result *env);
 
 /* NAME=VALUE lines, then "# dropped NAME: reason" lines. */
 void report_env(FILE *out, const struct env_result *r);
 
 /* Write the run report to path (atomically: a temporary file, then rename). */
-int report_run(const char *path, char *const *argv, enum policy_backend backend,
+int report_run(const char *path, const struct stepbox_config *cfg, char *const *argv,
+	       enum policy_backend backend,
 	       const struct landlock_features *f, const struct launch_result *res,
 	       struct stepbox_err *err);
 

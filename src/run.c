@@ -29,7 +29,7 @@ static int choose_backend(const struct stepbox_config *cfg, struct run_ctx *ctx,
 	if (cfg->backend == BACKEND_NONE)
 		return 0;
 	if (ctx->backend == BACKEND_LANDLOCK && f->abi > 0)
-		return 0;
+		return landlock_check_net(f, cfg, err);
 	if (f->kernel_abi > 0) /* present, but capped away */
 		err_set(err, ERR_UNAVAILABLE, 0,
 			"Landlock is capped to ABI %d by STEPBOX_LANDLOCK_ABI and no other backend "
@@ -109,7 +109,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	if (r == 0)
 		r = env_prepare_dirs(&ctx->env, &err);
 	if (r == 0 && ctx->backend == BACKEND_LANDLOCK) {
-		ruleset = landlock_build(&ctx->features, &ctx->grants, cfg->verbosity, &err);
+		ruleset = landlock_build(&ctx->features, &ctx->grants, cfg, &err);
 		r = ruleset < 0 ? ruleset : 0;
 	}
 	if (r == 0)
@@ -133,7 +133,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		goto out;
 	code = res.exit_code;
 	if (cfg->report_file &&
-	    report_run(cfg->report_file, argv, ctx->backend, &ctx->features, &res, &err) < 0)
+	    report_run(cfg->report_file, cfg, argv, ctx->backend, &ctx->features, &res, &err) < 0)
 		err_print(&err); /* the command ran: its status stands */
 out:
 	if (r < 0)

@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 static const char *const denied[] = {
@@ -39,7 +41,78 @@ static void die(const char *what, int r)
 	exit(1);
 }
 
-static void emit(const char *name)
+enum variant { BASE, NET_NONE, NET_TCP };
+
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
+#endif
+
+/*
+ * Network modes. Landlock covers only TCP bind and connect, so every other
+ * way out is refused here: with "none" every socket family but AF_UNIX; with
+ * TCP port lists everything but AF_UNIX and TCP streams (AF_INET/AF_INET6,
+ * SOCK_STREAM, protocol 0 or IPPROTO_TCP), which refuses UDP, raw, SCTP and
+ * MPTCP (a stream protocol Landlock's TCP rules do not see). io_uring can
+ * create sockets without the socket syscall, so it goes too.
+ * libseccomp rules are conjunctions and one argument cannot be compared twice
+ * in a rule, so "not one of" is spelled as one rule per refused value.
+ */
+static void add_net_rules(scmp_filter_ctx ctx, enum variant v)
+{
+	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+	int r;
+	const char *uring[] = {"io_uring_setup", "io_uring_enter", "io_uring_register"};
+	for (size_t i = 0; i < 3; i++) {
+		int nr = seccomp_syscall_resolve_name(uring[i]);
+		if (nr != __NR_SCMP_ERROR && (r = seccomp_rule_add(ctx, eperm, nr, 0)) < 0)
+			die(uring[i], r);
+	}
+	if (v == NET_NONE) {
+		if ((r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1,
+					  SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0))) < 0 ||
+		    (r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socketpair), 1,
+					  SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0))) < 0)
+			die("socket families", r);
+		return;
+	}
+	/* families other than AF_UNIX, AF_INET, AF_INET6 */
+	for (int fam = 0; fam <= AF_INET6; fam++) {
+		if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6)
+			continue;
+		if ((r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1,
+					  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam, 0))) < 0)
+			die("socket family", r);
+	}
+	if ((r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1,
+				  SCMP_A0(SCMP_CMP_GT, AF_INET6, 0))) < 0 ||
+	    (r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socketpair), 1,
+				  SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0))) < 0)
+		die("socket families", r);
+	const int inet[] = {AF_INET, AF_INET6};
+	for (size_t f = 0; f < 2; f++) {
+		/* the type without SOCK_NONBLOCK and SOCK_CLOEXEC: stream only */
+		for (int type = 0; type <= 0xf; type++) {
+			if (type == SOCK_STREAM)
+				continue;
+			if ((r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 2,
+						  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
+						  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)type))) < 0)
+				die("socket type", r);
+		}
+		/* protocol 0 or IPPROTO_TCP only: not SCTP, not MPTCP */
+		for (int proto = 1; proto < IPPROTO_TCP; proto++)
+			if ((r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 2,
+						  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
+						  SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)proto, 0))) < 0)
+				die("socket protocol", r);
+		if ((r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 2,
+					  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
+					  SCMP_A2(SCMP_CMP_GT, IPPROTO_TCP, 0))) < 0)
+			die("socket protocol", r);
+	}
+}
+
+static void emit(const char *name, enum variant v)
 {
 	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -70,6 +143,8 @@ static void emit(const char *name)
 	    (r = seccomp_rule_add(ctx, eperm, SCMP_SYS(ioctl), 1,
 				  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX))) < 0)
 		die("argument rules", r);
+	if (v != BASE)
+		add_net_rules(ctx, v);
 
 	FILE *tmp = tmpfile();
 	if (!tmp || (r = seccomp_export_bpf(ctx, fileno(tmp))) < 0)
@@ -96,6 +171,8 @@ int main(void)
 	for (size_t i = 0; denied[i]; i++)
 		printf("\t\"%s\",\n", denied[i]);
 	printf("\tNULL,\n};\n\n");
-	emit("harden_filter_base");
+	emit("harden_filter_base", BASE);
+	emit("harden_filter_net_none", NET_NONE);
+	emit("harden_filter_net_tcp", NET_TCP);
 	return 0;
 }

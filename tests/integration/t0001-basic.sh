@@ -24,7 +24,8 @@ expect "no command is 125" 125 "no command given" -- run
 expect "unknown option is 125" 125 "unknown or incomplete option" -- run --bogus -- true
 expect "unknown subcommand is 125" 125 "unknown command" -- frobnicate
 expect "bad timeout is 125" 125 "--timeout" -- run --timeout 0 -- true
-expect "--net none not yet: SANDBOX_UNAVAILABLE" 125 "SANDBOX_UNAVAILABLE" -- run --net none -- true
+expect "bad --net mode is 125" 125 "unknown network mode" -- run --net some -- true
+expect "bad --net port is 125" 125 "from 1 to 65535" -- run --net tcp:70000 -- true
 expect "--explain not yet" 125 "--explain" -- run --explain -- true
 expect "--backend mountns not yet" 125 "SANDBOX_UNAVAILABLE" -- run --backend mountns -- true
 expect "unknown backend" 125 "unknown backend" -- run --backend docker -- true

@@ -10,6 +10,7 @@
 # @T@ stands for a scratch folder holding data/, run/, wf/ and link -> data.
 set -u
 : "${STEPBOX:?}"
+STEPBOX=$(realpath "$STEPBOX")
 here=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -22,7 +23,7 @@ for json in "$here"/[0-9]*.json; do
 	(cd "$T/run" && env -u SANDBOX_EXTRA_SYSTEM_PATHS -u STEPBOX_LANDLOCK_ABI \
 		"$STEPBOX" policy -p "$T/case.json" >"$T/out" 2>"$T/err")
 	echo $? >"$T/rc"
-	if why=$(python3 - "$T" <<'PY'
+	if why=$(python3 - "$T" 2>&1 <<'PY'
 import json, sys
 T = sys.argv[1]
 rc = int(open(T + "/rc").read())

@@ -156,6 +156,19 @@ int main(void)
 	CHECK(!env_get(e, "TMPDIR"));
 	env_release(&r);
 
+	/* DNS over TCP when a port list allows 53 */
+	cfg.net = NET_TCP;
+	cfg.connect_tcp.n = 1;
+	cfg.connect_tcp.v[0] = 53;
+	r = build(&cfg);
+	CHECK_STR(env_get(r.env.v, "RES_OPTIONS"), "use-vc");
+	env_release(&r);
+	cfg.connect_tcp.v[0] = 443;
+	r = build(&cfg);
+	CHECK(!env_get(r.env.v, "RES_OPTIONS"));
+	env_release(&r);
+	cfg.net = NET_ALLOW;
+
 	CHECK(env_drop_reason("api_key") != NULL && env_drop_reason("PATH") == NULL);
 	CHECK(env_drop_reason("LD_AUDIT") != NULL);
 	grants_release(&g);

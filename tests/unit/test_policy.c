@@ -85,9 +85,12 @@ int main(void)
 	FAILS("{\"version\": 1, \"env\": {\"clean\": \"yes\"}}", "env.clean: must be true or false");
 	FAILS("{\"version\": 1, \"backend\": \"docker\"}", "unknown backend 'docker'");
 	FAILS("{\"version\": 1, \"network\": \"maybe\"}", "network: must be");
-	UNAVAILABLE("{\"version\": 1, \"network\": \"none\"}", "network restrictions");
-	UNAVAILABLE("{\"version\": 1, \"network\": {\"connect_tcp\": [443]}}",
-		    "network restrictions");
+	FAILS("{\"version\": 1, \"network\": {\"connect_tcp\": [0]}}",
+	      "network.connect_tcp[0]: must be a port number");
+	FAILS("{\"version\": 1, \"network\": {\"connect_tcp\": \"443\"}}",
+	      "network.connect_tcp: must be an array");
+	FAILS("{\"version\": 1, \"network\": {\"udp\": [53]}}", "network.udp: unknown key");
+	FAILS("{\"version\": 1, \"network\": 1}", "network: must be");
 	UNAVAILABLE("{\"version\": 1, \"backend\": \"mountns\"}", "mountns");
 
 	/* bounds: number of paths */
@@ -101,6 +104,28 @@ int main(void)
 		FAILS(big, "at most 16384 are allowed");
 		free(big);
 	}
+
+	/* network modes */
+	policy_init(&cfg);
+	CHECK(load(&cfg, "{\"version\": 1, \"network\": {\"connect_tcp\": [443, 53, 443], "
+			 "\"bind_tcp\": [8080]}}") == 0);
+	CHECK(cfg.net == NET_TCP && cfg.connect_tcp.n == 2 && cfg.connect_tcp.v[1] == 53 &&
+	      cfg.bind_tcp.n == 1 && cfg.bind_tcp.v[0] == 8080);
+	CHECK(policy_set_net(&cfg, "none", &err) < 0); /* contradicts the file */
+	CHECK_HAS(err.msg, "two network policies");
+	policy_release(&cfg);
+	policy_init(&cfg);
+	CHECK(policy_set_net(&cfg, "tcp:443,53", &err) == 0 && cfg.net == NET_TCP &&
+	      cfg.connect_tcp.n == 2);
+	CHECK(load(&cfg, "{\"version\": 1, \"network\": {\"connect_tcp\": [443, 53]}}") == 0);
+	CHECK(load(&cfg, "{\"version\": 1, \"network\": \"allow\"}") < 0);
+	policy_release(&cfg);
+	policy_init(&cfg);
+	CHECK(policy_set_net(&cfg, "none", &err) == 0 && cfg.net == NET_NONE);
+	CHECK(load(&cfg, "{\"version\": 1, \"network\": \"none\"}") == 0);
+	CHECK(policy_set_net(&cfg, "tcp:", &err) < 0 && policy_set_net(&cfg, "tcp:1,,2", &err) < 0);
+	CHECK(policy_set_net(&cfg, "udp:53", &err) < 0);
+	policy_release(&cfg);
 
 	/* flags and the file: a contradiction is an error, agreement is fine */
 	policy_init(&cfg);
