@@ -89,6 +89,11 @@ void grants_release(struct grants *g)
 		free(g->skipped[i].path);
 		free(g->skipped[i].reason);
 	}
+	for (size_t i = 0; i < g->nlinks; i++) {
+		free(g->links[i].path);
+		free(g->links[i].target);
+	}
+	free(g->links);
 	free(g->v);
 	free(g->skipped);
 	free(g->workdir);
@@ -143,6 +148,33 @@ static int skip(struct grants *g, const char *path, enum grant_origin origin, co
 		return -ENOMEM;
 	}
 	g->skipped[g->nskipped++] = (struct grant_skip){p, origin, r};
+	return 0;
+}
+
+static int add_link(struct grants *g, int dfd, const char *name, const char *path)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlinkat(dfd, name, target, sizeof(target) - 1);
+	if (n < 0)
+		return 0;
+	target[n] = '\0';
+	if (g->nlinks == g->caplinks) {
+		size_t cap = g->caplinks ? g->caplinks * 2 : 32;
+		struct grant_link *v = realloc(g->links, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		g->links = v;
+		g->caplinks = cap;
+	}
+	char *p = strdup(path), *t = strdup(target);
+	if (!p || !t) {
+		free(p);
+		free(t);
+		return -ENOMEM;
+	}
+	g->links[g->nlinks].path = p;
+	g->links[g->nlinks].target = t;
+	g->nlinks++;
 	return 0;
 }
 
@@ -266,8 +298,8 @@ static int walk_readable(struct grants *g, int dfd, const char *name, const char
 	struct stat st;
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
-	if (S_ISLNK(st.st_mode))
-		return 1; /* nothing to hide here; the target has its own rule or none */
+	if (S_ISLNK(st.st_mode)) /* nothing to hide; the target has its own rule or none */
+		return add_link(g, dfd, name, path) < 0 ? -ENOMEM : 1;
 	if (!world_readable(&st))
 		return skip(g, path, origin, "not world-readable: hidden from the sandbox");
 	if (!S_ISDIR(st.st_mode))
@@ -282,13 +314,12 @@ static int walk_readable(struct grants *g, int dfd, const char *name, const char
 			close(fd);
 		return skip(g, path, origin, "cannot be listed to check for secrets");
 	}
-	size_t mark = g->n, skipmark = g->nskipped;
+	size_t mark = g->n, skipmark = g->nskipped, linkmark = g->nlinks;
 	bool whole = true;
 	int r = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    de->d_type == DT_LNK)
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		if (*budget == 0) {
 			r = -E2BIG;
@@ -309,11 +340,16 @@ static int walk_readable(struct grants *g, int dfd, const char *name, const char
 		return r;
 	if (!whole)
 		return 0;
-	/* all clean: one rule for the folder replaces its children's */
+	/* all clean: one rule for the folder replaces its children's and links */
 	while (g->n > mark) {
 		g->n--;
 		free(g->v[g->n].path);
 		free(g->v[g->n].requested);
+	}
+	while (g->nlinks > linkmark) {
+		g->nlinks--;
+		free(g->links[g->nlinks].path);
+		free(g->links[g->nlinks].target);
 	}
 	return add(g, strdup(path), strdup(path), GRANT_READ, origin, true) < 0 ? -ENOMEM : 1;
 }

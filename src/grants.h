@@ -43,9 +43,22 @@ struct grant_skip {
 	char *reason;
 };
 
+/* A symlink inside a folder granted entry by entry (root's /etc). */
+struct grant_link {
+	char *path;
+	char *target; /* as readlink(2) gives it */
+};
+
 struct grants {
 	struct grant *v;
 	size_t n, cap;
+	/*
+	 * Symlinks of split folders: Landlock needs no rule for them (access is
+	 * decided on the target, and a rule would follow the link), but a mount
+	 * namespace must recreate them or they would not exist.
+	 */
+	struct grant_link *links;
+	size_t nlinks, caplinks;
 	struct grant_skip *skipped; /* dropped allows, each with why */
 	size_t nskipped, capskipped;
 	char *workdir; /* canonical */

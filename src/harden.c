@@ -33,10 +33,6 @@ int harden_prepare(struct harden *h, const struct stepbox_config *cfg, struct st
 		break;
 	}
 #undef USE
-	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-	struct __user_cap_data_struct data[2];
-	if (syscall(SYS_capget, &hdr, data) == 0)
-		h->can_setpcap = data[0].effective & (1u << CAP_SETPCAP);
 	return 0;
 }
 
@@ -61,7 +57,13 @@ int harden_cloexec_fds(void)
 
 int harden_drop_caps(const struct harden *h)
 {
-	if (h->can_setpcap) {
+	(void)h;
+	/* asked here, in the child: inside a new user namespace it holds them all */
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2];
+	bool can_setpcap = syscall(SYS_capget, &hdr, data) == 0 &&
+			   (data[0].effective & (1u << CAP_SETPCAP));
+	if (can_setpcap) {
 		/* root's execs gain no capabilities, and nothing can undo that */
 		if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
 						     SECBIT_NO_SETUID_FIXUP |
@@ -81,8 +83,6 @@ int harden_drop_caps(const struct harden *h)
 	 * unreachable: setuid bits and file capabilities are ignored at exec */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return -errno;
-	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-	struct __user_cap_data_struct data[2];
 	memset(data, 0, sizeof(data));
 	if (syscall(SYS_capset, &hdr, data) < 0)
 		return -errno;

@@ -14,7 +14,6 @@
 
 struct harden {
 	struct sock_fprog prog; /* points at a constant, build-time filter */
-	bool can_setpcap;       /* may drop the bounding set and lock securebits */
 };
 
 /* Pick the seccomp filter for cfg. 0 or -errno with err filled. */

@@ -10,11 +10,13 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "landlock.h"
+#include "mountns.h"
 
 /* The child's steps, reported back through the exec pipe when one fails. */
 enum child_step {
@@ -27,6 +29,8 @@ enum child_step {
 	STEP_LANDLOCK,
 	STEP_SECCOMP,
 	STEP_SIGMASK,
+	STEP_MOUNTNS,
+	STEP_FORK,
 	STEP_EXEC,
 };
 
@@ -34,12 +38,14 @@ static const char *const step_names[] = {
 	"start a new session", "set the parent-death signal", "enter the workdir",
 	"close inherited file descriptors", "drop capabilities", "set no_new_privs",
 	"enforce the Landlock ruleset", "load the seccomp filter", "restore the signal mask",
+	"build the mount namespace", "start the command inside the namespaces",
 	"execute the command",
 };
 
 struct child_report {
 	int step;
 	int errnum;
+	char detail[256]; /* STEP_MOUNTNS: which step, on which grant */
 };
 
 /* Signals stepbox passes on to the command's process group. */
@@ -48,35 +54,30 @@ static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUS
 
 static void child_fail(int fd, enum child_step step, int errnum)
 {
-	struct child_report rep = {step, errnum};
+	struct child_report rep = {step, errnum, ""};
 	ssize_t w = write(fd, &rep, sizeof(rep));
 	(void)w;
 	_exit(step == STEP_EXEC ? (errnum == ENOENT ? 127 : 126) : 125);
 }
 
 /*
- * The security-critical order, in the child, allocating nothing:
- *  1. a new session: no controlling terminal to type into (CVE-2017-5226)
- *  2. die with stepbox, and check it did not die already
- *  3. enter the workdir while the full path walk is still ours
- *  4. every inherited fd but 0-2 closes at exec
- *  5. capabilities (bounding set too) go, while CAP_SETPCAP still works
- *  6. no_new_privs: required by Landlock and seccomp for the unprivileged,
+ * The security-critical order, in the process that becomes the command,
+ * allocating nothing. Before it, the caller has started a new session (no
+ * controlling terminal to type into, CVE-2017-5226) and set the parent-death
+ * signal; a mountns child has also built and entered its new root.
+ *  1. enter the workdir while the full path walk is still ours
+ *  2. every inherited fd but 0-2 closes at exec
+ *  3. capabilities (bounding set too) go, while CAP_SETPCAP still works
+ *  4. no_new_privs: required by Landlock and seccomp for the unprivileged,
  *     and it makes setuid binaries inert
- *  7. Landlock
- *  8. seccomp last: it refuses calls the steps above may need
- *  9. the caller's signal mask back, then exec
+ *  5. Landlock
+ *  6. seccomp last: it refuses calls the steps above may need
+ *  7. the caller's signal mask back, then exec
  */
-static void child_main(const struct launch_spec *s, const char *file, const sigset_t *oldmask,
-		       pid_t parent, int fd)
+static void child_exec(const struct launch_spec *s, const char *file, const sigset_t *oldmask,
+		       int fd)
 {
 	int r;
-	if (setsid() < 0)
-		child_fail(fd, STEP_SETSID, errno);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		child_fail(fd, STEP_PDEATHSIG, errno);
-	if (getppid() != parent)
-		_exit(125);
 	if (chdir(s->workdir) < 0)
 		child_fail(fd, STEP_CHDIR, errno);
 	if ((r = harden_cloexec_fds()) < 0)
@@ -93,6 +94,68 @@ static void child_main(const struct launch_spec *s, const char *file, const sigs
 		child_fail(fd, STEP_SIGMASK, errno);
 	execve(file, s->argv, s->envp);
 	child_fail(fd, STEP_EXEC, errno);
+}
+
+/*
+ * A new session, and death with the parent, checking it is not dead already.
+ * parent is what getppid() must answer: 0 in a new PID namespace, where the
+ * parent is not visible (and the sync pipe proved it alive a moment ago).
+ */
+static void child_start(pid_t parent, int fd)
+{
+	if (setsid() < 0)
+		child_fail(fd, STEP_SETSID, errno);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		child_fail(fd, STEP_PDEATHSIG, errno);
+	if (getppid() != parent)
+		_exit(125);
+}
+
+/*
+ * The mountns child is PID 1 of its namespace: once the maps are written
+ * (sync_fd), it builds the new root, forks the command and stays as a minimal
+ * init that reaps orphans. Its exit kills every process in the namespace, so
+ * the command's tree dies with it, and with stepbox (parent-death signal).
+ * The command's raw wait status goes back over status_fd.
+ */
+static void mountns_child(const struct launch_spec *s, const char *file, const sigset_t *oldmask,
+			  int fd, int sync_fd, int status_fd)
+{
+	char c;
+	if (read(sync_fd, &c, 1) != 1)
+		_exit(125); /* the parent gave up */
+	close(sync_fd);
+	child_start(0, fd);
+	const char *what = NULL, *path = NULL;
+	int r = mountns_setup_root(s->mountns, &what, &path);
+	if (r < 0) {
+		struct child_report rep = {STEP_MOUNTNS, -r, ""};
+		snprintf(rep.detail, sizeof(rep.detail), "cannot %s%s%s%s", what, path ? " '" : "",
+			 path ? path : "", path ? "'" : "");
+		ssize_t w = write(fd, &rep, sizeof(rep));
+		(void)w;
+		_exit(125);
+	}
+	pid_t cmd = fork();
+	if (cmd < 0)
+		child_fail(fd, STEP_FORK, errno);
+	if (cmd == 0) {
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+			child_fail(fd, STEP_PDEATHSIG, errno);
+		close(status_fd);
+		child_exec(s, file, oldmask, fd);
+	}
+	close(fd); /* the parent's read ends when the command has exec'd */
+	for (;;) {
+		int st;
+		pid_t w = waitpid(-1, &st, 0);
+		if (w == cmd) {
+			ssize_t n = write(status_fd, &st, sizeof(st));
+			_exit(n == (ssize_t)sizeof(st) ? 0 : 125);
+		}
+		if (w < 0 && errno != EINTR)
+			_exit(125);
+	}
 }
 
 int launch_resolve(const char *argv0, const char *path_env, const char *workdir, char **out)
@@ -159,11 +222,13 @@ static char *shebang(const char *file)
  * Incident 1: PATH found the binary, the kernel refused it (126), and nothing
  * said why. Say which file, that the sandbox refused it, and how to grant it.
  */
-static void explain_exec_failure(const struct launch_spec *s, const char *file, int errnum)
+static int explain_exec_failure(const struct launch_spec *s, const char *file, int errnum)
 {
 	char *canon = realpath(file, NULL);
 	const char *shown = canon ? canon : file;
-	if (errnum == EACCES && canon && !grants_covers(s->grants, canon, GRANT_EXEC)) {
+	/* Landlock answers EACCES; under mountns an ungranted file is not there */
+	if ((errnum == EACCES || errnum == ENOENT) && canon &&
+	    !grants_covers(s->grants, canon, GRANT_EXEC)) {
 		char *dir = strdup(canon);
 		char *slash = dir ? strrchr(dir, '/') : NULL;
 		if (slash && slash != dir)
@@ -176,7 +241,7 @@ static void explain_exec_failure(const struct launch_spec *s, const char *file, 
 			shown, dir ? dir : shown);
 		free(dir);
 		free(canon);
-		return;
+		return 126;
 	}
 	char *interp = canon ? shebang(canon) : NULL;
 	char *icanon = interp ? realpath(interp, NULL) : NULL;
@@ -186,12 +251,14 @@ static void explain_exec_failure(const struct launch_spec *s, const char *file, 
 				"stepbox: cannot execute '%s': its interpreter '%s' does not "
 				"exist\n",
 				shown, interp);
-		else if (!grants_covers(s->grants, icanon, GRANT_EXEC))
+		else if (!grants_covers(s->grants, icanon, GRANT_EXEC)) {
 			fprintf(stderr,
 				"stepbox: cannot execute '%s': the sandbox refused its interpreter "
 				"'%s': it lies outside every execute grant\n"
 				"hint: grant it with --read or SANDBOX_EXTRA_SYSTEM_PATHS\n",
 				shown, icanon);
+			errnum = EACCES; /* a denial, whatever errno the backend gave */
+		}
 		else
 			fprintf(stderr, "stepbox: cannot execute '%s': %s\n", shown,
 				strerror(errnum));
@@ -201,6 +268,14 @@ static void explain_exec_failure(const struct launch_spec *s, const char *file, 
 	free(interp);
 	free(icanon);
 	free(canon);
+	return errnum == ENOENT ? 127 : 126;
+}
+
+static void close_pair(int p[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (p[i] >= 0)
+			close(p[i]);
 }
 
 static double now_s(void)
@@ -235,7 +310,7 @@ static void kill_tree(pid_t pgid)
 }
 
 static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set,
-		     struct launch_result *res)
+		     int status_fd, struct launch_result *res)
 {
 	double deadline = s->timeout_s ? now_s() + (double)s->timeout_s : 0;
 	int status = 0, wait_errno = 0;
@@ -274,6 +349,10 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 			if (w == pid) {
 				status = st;
 				done = true;
+				/* mountns: the command's own status, from its init */
+				int cst;
+				if (status_fd >= 0 && read(status_fd, &cst, sizeof(cst)) == sizeof(cst))
+					status = cst;
 			}
 		}
 	}
@@ -333,23 +412,57 @@ int launch_run(const struct launch_spec *s, struct launch_result *res, struct st
 	}
 	/* orphaned descendants come back to us, so the whole tree can be killed */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	int sync[2] = {-1, -1}, status[2] = {-1, -1};
+	if (s->mountns && (pipe2(sync, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0)) {
+		int e = errno;
+		close_pair(pfd);
+		close_pair(sync);
+		free(file);
+		return err_set(err, ERR_UNAVAILABLE, e, "create namespace pipes");
+	}
 	sigprocmask(SIG_BLOCK, &set, &oldmask);
 	pid_t parent = getpid();
 	double start = now_s();
-	pid_t pid = fork();
+	pid_t pid = s->mountns ? (pid_t)syscall(SYS_clone, SIGCHLD | s->mountns->clone_flags, NULL,
+						 NULL, NULL, NULL)
+			       : fork();
 	if (pid < 0) {
 		int e = errno;
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
-		close(pfd[0]);
-		close(pfd[1]);
+		close_pair(pfd);
+		close_pair(sync);
+		close_pair(status);
 		free(file);
+		if (s->mountns)
+			return mountns_unavailable(s->mountns, e, err);
 		return err_set(err, ERR_UNAVAILABLE, e, "fork");
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		child_main(s, file, &oldmask, parent, pfd[1]);
+		if (!s->mountns) {
+			child_start(parent, pfd[1]);
+			child_exec(s, file, &oldmask, pfd[1]);
+		}
+		close(sync[1]);
+		close(status[0]);
+		mountns_child(s, file, &oldmask, pfd[1], sync[0], status[1]);
 	}
 	close(pfd[1]);
+	if (s->mountns) {
+		close(sync[0]);
+		close(status[1]);
+		r = mountns_write_maps(s->mountns, pid, err);
+		if (r < 0 || write(sync[1], "x", 1) != 1) {
+			close(sync[1]);
+			close(pfd[0]);
+			close(status[0]);
+			kill_tree(pid);
+			sigprocmask(SIG_SETMASK, &oldmask, NULL);
+			free(file);
+			return r < 0 ? r : err_set(err, ERR_UNAVAILABLE, EPIPE, "start the namespaces");
+		}
+		close(sync[1]);
+	}
 	struct child_report rep;
 	ssize_t n;
 	do
@@ -358,24 +471,29 @@ int launch_run(const struct launch_spec *s, struct launch_result *res, struct st
 	close(pfd[0]);
 	if (n == (ssize_t)sizeof(rep)) {
 		kill_tree(pid);
+		close(status[0]);
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		if (rep.step == STEP_EXEC) {
-			explain_exec_failure(s, file, rep.errnum);
-			res->exit_code = rep.errnum == ENOENT ? 127 : 126;
+			res->exit_code = explain_exec_failure(s, file, rep.errnum);
 			free(file);
 			return 0;
 		}
 		free(file);
 		const char *what = rep.step >= 0 && rep.step <= STEP_EXEC ? step_names[rep.step]
 									   : "set up the child";
-		err_set(err, ERR_UNAVAILABLE, rep.errnum, "cannot %s", what);
+		if (rep.step == STEP_MOUNTNS)
+			err_set(err, ERR_UNAVAILABLE, rep.errnum, "mountns: %.250s", rep.detail);
+		else
+			err_set(err, ERR_UNAVAILABLE, rep.errnum, "cannot %s", what);
 		if (rep.step == STEP_LANDLOCK)
 			err_hint(err, "try a lower STEPBOX_LANDLOCK_ABI, or check `stepbox check`");
 		return -rep.errnum;
 	}
 	free(file);
 	res->started = true;
-	r = wait_loop(s, pid, &set, res);
+	r = wait_loop(s, pid, &set, status[0], res);
+	if (status[0] >= 0)
+		close(status[0]);
 	res->duration_s = now_s() - start;
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	return r;

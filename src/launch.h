@@ -11,12 +11,14 @@
 #include "err.h"
 #include "grants.h"
 #include "harden.h"
+#include "mountns.h"
 
 struct launch_spec {
 	char *const *argv;         /* the command */
 	char *const *envp;         /* its whole environment */
 	const char *workdir;       /* canonical; the child starts here */
-	int ruleset_fd;            /* Landlock ruleset, or -1 for backend none */
+	int ruleset_fd;            /* Landlock ruleset, or -1 */
+	const struct mountns_plan *mountns; /* the mountns backend, or NULL */
 	uint32_t restrict_flags;   /* landlock_restrict_self flags */
 	const struct harden *harden;
 	const struct grants *grants; /* to explain an exec denial */

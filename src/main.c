@@ -33,7 +33,7 @@ static const char usage[] =
 	"      --workdir-readonly grant the workdir for reading only\n"
 	"      --persist DIR      the workflow's persistent tool folder (created 0700)\n"
 	"      --net MODE         allow (default) | none | tcp:PORT[,PORT...] (connect)\n"
-	"      --backend NAME     auto (default) | landlock | none\n"
+	"      --backend NAME     auto (default) | landlock | mountns | none\n"
 	"      --env NAME=VALUE   set a variable; --env NAME keeps an inherited one\n"
 	"      --unset NAME       remove an inherited variable\n"
 	"      --clean-env        start from PATH HOME USER LOGNAME LANG LC_* TERM TZ\n"
@@ -231,7 +231,7 @@ int main(int argc, char **argv)
 			code = fail(&err);
 			goto out;
 		}
-		report_check(stdout, &ctx.features, json);
+		report_check(stdout, &ctx.features, &cfg, json);
 		code = 0;
 		goto out;
 	}

@@ -202,14 +202,11 @@ int policy_set_backend(struct stepbox_config *cfg, const char *name, struct step
 		b = BACKEND_LANDLOCK;
 	else if (strcmp(name, "none") == 0)
 		b = BACKEND_NONE;
-	else if (strcmp(name, "mountns") == 0) {
-		err_set(err, ERR_UNAVAILABLE, 0,
-			"backend 'mountns' is not available in this version of stepbox");
-		err_hint(err, "use --backend landlock (or auto) on a kernel with Landlock");
-		return -EOPNOTSUPP;
-	} else {
+	else if (strcmp(name, "mountns") == 0)
+		b = BACKEND_MOUNTNS;
+	else {
 		err_set(err, ERR_USAGE, 0, "unknown backend '%s'", name);
-		err_hint(err, "choose one of: auto, landlock, none");
+		err_hint(err, "choose one of: auto, landlock, mountns, none");
 		return -EINVAL;
 	}
 	if (cfg->backend_set && cfg->backend != b)

@@ -45,6 +45,15 @@ static json_t *network_json(const struct stepbox_config *cfg)
 			 ports_json(&cfg->bind_tcp));
 }
 
+/* What the other backends cannot give, in check's vocabulary. */
+static json_t *mountns_missing_json(enum policy_backend backend)
+{
+	if (backend == BACKEND_NONE)
+		return json_pack("[s]", "filesystem");
+	/* no Landlock: abstract sockets are per network namespace, no port rules */
+	return json_pack("[s, s]", "tcp", "scope");
+}
+
 static int dump(FILE *out, json_t *root)
 {
 	int r = root ? json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
@@ -88,9 +97,15 @@ int report_policy(FILE *out, const struct stepbox_config *cfg, const struct gran
 	return dump(out, root);
 }
 
-void report_check(FILE *out, const struct landlock_features *f, bool json)
+void report_check(FILE *out, const struct landlock_features *f,
+		  const struct stepbox_config *cfg, bool json)
 {
-	enum policy_backend pick = run_auto_backend(f);
+	struct stepbox_err aerr = {0}, merr = {0};
+	enum policy_backend pick = run_auto_backend(f, cfg, &aerr);
+	struct mountns_plan plan;
+	struct grants none = {0};
+	mountns_plan(&plan, cfg, &none);
+	bool mountns_ok = mountns_probe(&plan, &merr) == 0;
 	if (json) {
 		json_t *feats = json_array();
 		for (unsigned i = 0; i < landlock_feature_count; i++) {
@@ -100,10 +115,12 @@ void report_check(FILE *out, const struct landlock_features *f, bool json)
 							"name", fi->name, "what", fi->what,
 							"available", fi->abi <= f->abi));
 		}
-		dump(out, json_pack("{s:i, s:i, s:o, s:o, s:o, s:o}", "kernel_landlock_abi",
+		dump(out, json_pack("{s:i, s:i, s:o, s:o, s:o, s:b, s:o, s:o}", "kernel_landlock_abi",
 				    f->kernel_abi, "landlock_abi", f->abi, "abi_cap",
 				    f->cap >= 0 ? json_integer(f->cap) : json_null(), "features",
-				    feats, "missing", missing_json(f), "auto_backend",
+				    feats, "missing", missing_json(f), "mountns", mountns_ok,
+				    "mountns_error",
+				    mountns_ok ? json_null() : json_string(merr.msg), "auto_backend",
 				    pick == BACKEND_NONE ? json_null()
 							 : json_string(policy_backend_name(pick))));
 		return;
@@ -113,6 +130,11 @@ void report_check(FILE *out, const struct landlock_features *f, bool json)
 	for (const char *const *n = harden_denied_syscalls; *n; n++)
 		fprintf(out, " %s", *n);
 	fputs(", new user namespaces, ioctl TIOCSTI and TIOCLINUX\n", out);
+	if (mountns_ok)
+		fprintf(out, "mountns: available (%s)\n",
+			plan.userns ? "through a user namespace" : "as root");
+	else
+		fprintf(out, "mountns: not available: %s\n  hint: %s\n", merr.msg, merr.hint);
 	if (pick == BACKEND_NONE)
 		fprintf(out, "auto: no backend available (SANDBOX_UNAVAILABLE)\n");
 	else
@@ -234,7 +256,8 @@ int report_run(const char *path, const struct stepbox_config *cfg, char *const *
 		res->timed_out, "duration_s", res->duration_s, "backend",
 		policy_backend_name(backend), "landlock_abi", f->abi, "kernel_landlock_abi",
 		f->kernel_abi, "network", network_json(cfg), "missing_protections",
-		backend == BACKEND_LANDLOCK ? missing_json(f) : json_array(), "denials",
+		backend == BACKEND_LANDLOCK ? missing_json(f) : mountns_missing_json(backend),
+		"denials",
 		"denials_note", "denials are recorded only with --explain");
 	char tmp[PATH_MAX];
 	if (!root || snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {

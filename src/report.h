@@ -19,7 +19,8 @@
 int report_policy(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
 		  const struct env_result *env, enum policy_backend backend);
 
-void report_check(FILE *out, const struct landlock_features *f, bool json);
+void report_check(FILE *out, const struct landlock_features *f,
+		  const struct stepbox_config *cfg, bool json);
 
 /*
  * For an agent, in Markdown: where it may write, where installs go and

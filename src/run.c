@@ -10,9 +10,32 @@
 #include "harden.h"
 #include "report.h"
 
-enum policy_backend run_auto_backend(const struct landlock_features *f)
+static void landlock_why(const struct landlock_features *f, char *buf, size_t cap)
 {
-	return f->abi > 0 ? BACKEND_LANDLOCK : BACKEND_NONE;
+	if (f->kernel_abi > 0)
+		snprintf(buf, cap, "Landlock is capped to ABI %d by STEPBOX_LANDLOCK_ABI", f->abi);
+	else
+		snprintf(buf, cap, "this kernel has no Landlock (%s)", strerror(f->kernel_errno));
+}
+
+enum policy_backend run_auto_backend(const struct landlock_features *f,
+				     const struct stepbox_config *cfg, struct stepbox_err *err)
+{
+	if (f->abi > 0)
+		return BACKEND_LANDLOCK;
+	struct mountns_plan plan;
+	struct grants none = {0};
+	mountns_plan(&plan, cfg, &none);
+	struct stepbox_err merr = {0};
+	if (mountns_probe(&plan, &merr) == 0)
+		return BACKEND_MOUNTNS;
+	char why[128];
+	landlock_why(f, why, sizeof(why));
+	err_set(err, ERR_UNAVAILABLE, 0, "no sandbox backend: landlock: %s; mountns: %s", why,
+		merr.msg);
+	err_hint(err, "Landlock needs Linux 5.13 or newer with 'landlock' in the lsm= boot "
+		      "parameter (CONFIG_LSM); for mountns, %s", merr.hint);
+	return BACKEND_NONE;
 }
 
 const char *run_abi_cap(void)
@@ -25,20 +48,42 @@ static int choose_backend(const struct stepbox_config *cfg, struct run_ctx *ctx,
 			  struct stepbox_err *err)
 {
 	const struct landlock_features *f = &ctx->features;
-	ctx->backend = cfg->backend == BACKEND_AUTO ? run_auto_backend(f) : cfg->backend;
-	if (cfg->backend == BACKEND_NONE)
+	switch (cfg->backend) {
+	case BACKEND_NONE:
+		ctx->backend = BACKEND_NONE;
 		return 0;
-	if (ctx->backend == BACKEND_LANDLOCK && f->abi > 0)
+	case BACKEND_AUTO:
+		ctx->backend = run_auto_backend(f, cfg, err);
+		if (ctx->backend == BACKEND_NONE)
+			return -EOPNOTSUPP;
+		break;
+	case BACKEND_LANDLOCK:
+		ctx->backend = BACKEND_LANDLOCK;
+		if (f->abi <= 0) {
+			char why[128];
+			landlock_why(f, why, sizeof(why));
+			err_set(err, ERR_UNAVAILABLE, 0, "%s", why);
+			err_hint(err, "Landlock needs Linux 5.13 or newer with 'landlock' in the lsm= "
+				      "boot parameter (CONFIG_LSM); --backend mountns works without "
+				      "it; see `stepbox check`");
+			return -EOPNOTSUPP;
+		}
+		break;
+	case BACKEND_MOUNTNS:
+		ctx->backend = BACKEND_MOUNTNS;
+		break;
+	}
+	if (ctx->backend == BACKEND_LANDLOCK)
 		return landlock_check_net(f, cfg, err);
-	if (f->kernel_abi > 0) /* present, but capped away */
+	if (cfg->net == NET_TCP) {
+		/* no port filter without Landlock, and never silently none */
 		err_set(err, ERR_UNAVAILABLE, 0,
-			"Landlock is capped to ABI %d by STEPBOX_LANDLOCK_ABI and no other backend "
-			"is available", f->abi);
-	else
-		err_set(err, ERR_UNAVAILABLE, f->kernel_errno, "this kernel has no Landlock");
-	err_hint(err, "Landlock needs Linux 5.13 or newer with 'landlock' in the lsm= boot "
-		      "parameter (CONFIG_LSM); see `stepbox check`");
-	return -EOPNOTSUPP;
+			"the mountns backend cannot enforce a TCP port policy");
+		err_hint(err, "port lists need the landlock backend (ABI 4); mountns gives "
+			      "--net none (a network namespace) or --net allow");
+		return -EOPNOTSUPP;
+	}
+	return 0;
 }
 
 int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct run_ctx *ctx,
@@ -63,6 +108,8 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct
 	r = grants_build(cfg, &host, &ctx->grants, err);
 	if (r == 0)
 		r = env_build(cfg, &ctx->grants, inherited, &ctx->env, err);
+	if (r == 0 && ctx->backend == BACKEND_MOUNTNS)
+		mountns_plan(&ctx->mountns, cfg, &ctx->grants);
 	if (r < 0)
 		run_release(ctx);
 	return r;
@@ -90,7 +137,10 @@ static void say_what_is_missing(const struct stepbox_config *cfg, const struct r
 				"filesystem sandbox (debugging only)\n");
 		return;
 	}
-	if (cfg->verbosity > 0) {
+	if (cfg->verbosity > 0 && ctx->backend == BACKEND_MOUNTNS) {
+		fprintf(stderr, "stepbox: backend mountns (%s), %zu grants\n",
+			ctx->mountns.userns ? "user namespace" : "as root", g->n);
+	} else if (cfg->verbosity > 0) {
 		char missing[256];
 		landlock_missing(&ctx->features, missing, sizeof(missing));
 		fprintf(stderr, "stepbox: backend landlock, ABI %d (kernel %d), %zu grants\n",
@@ -122,6 +172,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.envp = ctx->env.env.v,
 		.workdir = ctx->grants.workdir,
 		.ruleset_fd = ruleset,
+		.mountns = ctx->backend == BACKEND_MOUNTNS ? &ctx->mountns : NULL,
 		.restrict_flags = 0,
 		.harden = &h,
 		.grants = &ctx->grants,

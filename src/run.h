@@ -11,6 +11,7 @@
 #include "grants.h"
 #include "landlock.h"
 #include "launch.h"
+#include "mountns.h"
 #include "policy.h"
 
 struct run_ctx {
@@ -18,6 +19,7 @@ struct run_ctx {
 	enum policy_backend backend; /* resolved: never BACKEND_AUTO */
 	struct grants grants;
 	struct env_result env;
+	struct mountns_plan mountns; /* with the mountns backend */
 };
 
 /*
@@ -29,8 +31,13 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct
 		struct stepbox_err *err);
 void run_release(struct run_ctx *ctx);
 
-/* Which backend auto picks on f's kernel; BACKEND_NONE means none can run. */
-enum policy_backend run_auto_backend(const struct landlock_features *f);
+/*
+ * Which backend auto picks for cfg here: landlock, else mountns when the
+ * namespaces can be created; BACKEND_NONE means none can run, and err then
+ * says what was tried and why each failed.
+ */
+enum policy_backend run_auto_backend(const struct landlock_features *f,
+				     const struct stepbox_config *cfg, struct stepbox_err *err);
 
 /* STEPBOX_LANDLOCK_ABI, or NULL when unset or empty. */
 const char *run_abi_cap(void);

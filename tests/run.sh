@@ -94,19 +94,23 @@ users="root"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	users="$users unprivileged"
 fi
+backends=${BACKENDS:-landlock mountns}
+for backend in $backends; do
 for user in $users; do
-	echo "== integration tests as $user"
+	echo "== integration tests: $backend backend, as $user"
 	for t in "$stage"/tests/integration/t[0-9]*.sh; do
 		name=$(basename "$t" .sh)
+		suite="$backend/$user/$name"
 		envs=(env STEPBOX="$stage/bin/stepbox" FIXTURES="$stage/fixtures" TMPDIR="$stage/tmp"
-			TEST_USER="$user" PATH=/usr/local/bin:/usr/bin:/bin)
+			TEST_USER="$user" STEPBOX_TEST_BACKEND="$backend" PATH=/usr/local/bin:/usr/bin:/bin)
 		if [ "$user" = unprivileged ]; then
-			count "$user/$name" < <(cd "$stage/tmp" && setpriv --reuid=65534 \
+			count "$suite" < <(cd "$stage/tmp" && setpriv --reuid=65534 \
 				--regid=65534 --clear-groups "${envs[@]}" timeout 600 bash "$t" 2>&1)
 		else
-			count "$user/$name" < <(cd "$stage/tmp" && "${envs[@]}" timeout 600 bash "$t" 2>&1)
+			count "$suite" < <(cd "$stage/tmp" && "${envs[@]}" timeout 600 bash "$t" 2>&1)
 		fi
 	done
+done
 done
 if [ "$(id -u)" != 0 ]; then
 	count setup <<<"skip - integration as unprivileged: needs root to switch user"

@@ -5,11 +5,30 @@
 set -u
 : "${STEPBOX:?STEPBOX must name the binary}"
 SB=$STEPBOX
+TESTDIR=$(cd "$(dirname "$0")" && pwd) # before any cd: helpers live beside the tests
 T=$(mktemp -d "${TMPDIR:-/tmp}/stepbox-t.XXXXXX")
 chmod 755 "$T"
 mkdir -p "$T/home" "$T/w" "$T/r" "$T/out"
 trap 'rm -rf "$T" 2>/dev/null; [ -n "${BG_PIDS:-}" ] && kill $BG_PIDS 2>/dev/null; true' EXIT
 BG_PIDS=
+# The backend under test: the same suite runs against each (tests/run.sh).
+BACKEND=${STEPBOX_TEST_BACKEND:-landlock}
+if [ "$BACKEND" != landlock ]; then
+	# ask for the backend, unless the test chose one itself
+	cat >"$T/sb" <<WRAP
+#!/bin/sh
+case "\$1" in run|policy|env|guide) ;; *) exec "$STEPBOX" "\$@" ;; esac
+for a in "\$@"; do
+	[ "\$a" = -- ] && break
+	case "\$a" in --backend|--backend=*) exec "$STEPBOX" "\$@" ;; esac
+done
+cmd=\$1
+shift
+exec "$STEPBOX" "\$cmd" --backend $BACKEND "\$@"
+WRAP
+	chmod 755 "$T/sb"
+	SB=$T/sb
+fi
 # Tests set what they depend on: a host's PIP_*, LD_PRELOAD or SANDBOX_* must
 # not decide a result.
 export HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8
@@ -64,12 +83,15 @@ in_box() {
 }
 
 # denied NAME SCRIPT [ARGS]: SCRIPT fails inside with "Permission denied" or
-# "Operation not permitted" (a denial, not a missing file)
+# "Operation not permitted" (a denial, not a missing file). Under mountns what
+# is not granted does not exist, and read-only grants are read-only mounts.
+DENIALS="Permission denied|Operation not permitted|EACCES|EPERM|PermissionError"
+[ "$BACKEND" = mountns ] && DENIALS="$DENIALS|No such file or directory|Directory nonexistent|ENOENT|Read-only file system|EROFS|No such process|ESRCH"
 denied() {
 	local name=$1 script=$2
 	shift 2
 	run_sb run "$@" -- sh -c "$script"
-	if [ "$RC" != 0 ] && grep -qiE "Permission denied|Operation not permitted|EACCES|EPERM|PermissionError" "$T/out/err" "$T/out/out"; then
+	if [ "$RC" != 0 ] && grep -qiE "$DENIALS" "$T/out/err" "$T/out/out"; then
 		ok "$name"
 	else
 		notok "$name" "exit $RC, want a denial" "stdout: $OUT"

@@ -1,6 +1,10 @@
 #!/bin/bash
 # t0070: older kernels played by capping the ABI (STEPBOX_LANDLOCK_ABI).
 . "$(dirname "$0")/lib.sh"
+if [ "$BACKEND" != landlock ]; then
+	skip "Landlock ABI caps" "landlock backend only"
+	exit 0
+fi
 
 kernel=$("$SB" check --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["kernel_landlock_abi"])')
 mkdir -p "$T/data" "$T/w/a" "$T/w/b"
@@ -44,8 +48,13 @@ for cap in 1 3 5; do
 	fi
 done
 export STEPBOX_LANDLOCK_ABI=0
-expect "ABI 0: SANDBOX_UNAVAILABLE with a hint" 125 "SANDBOX_UNAVAILABLE" -- run -- true
-grep -q "hint:" "$T/out/err" && ok "ABI 0: hint" || notok "ABI 0: hint"
+expect "ABI 0, --backend landlock: SANDBOX_UNAVAILABLE" 125 "SANDBOX_UNAVAILABLE: Landlock is capped" -- run --backend landlock -- true
+grep -q "hint:.*mountns" "$T/out/err" && ok "ABI 0: the hint names mountns" || notok "ABI 0: the hint names mountns"
+run_sb run --report "$T/auto.json" -- sh -c 'echo x > f'
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["backend"] == "mountns"' "$T/auto.json" && [ "$RC" = 0 ] &&
+	ok "ABI 0: auto chooses mountns" || notok "ABI 0: auto chooses mountns" "rc=$RC"
+"$SB" check --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["auto_backend"] == "mountns" and d["mountns"]' &&
+	ok "ABI 0: check says auto picks mountns" || notok "ABI 0: check says auto picks mountns"
 export STEPBOX_LANDLOCK_ABI=x
 expect "a bad STEPBOX_LANDLOCK_ABI is 125" 125 "STEPBOX_LANDLOCK_ABI" -- run -- true
 unset STEPBOX_LANDLOCK_ABI

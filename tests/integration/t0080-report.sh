@@ -3,11 +3,11 @@
 . "$(dirname "$0")/lib.sh"
 
 run_sb run --report "$T/r.json" -- sh -c 'exit 7'
-python3 - "$T/r.json" <<'PY' && ok "report: exit, backend, ABI, missing" || notok "report: exit, backend, ABI, missing"
+python3 - "$T/r.json" "$BACKEND" <<'PY' && ok "report: exit, backend, ABI, missing" || notok "report: exit, backend, ABI, missing"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["exit_code"] == 7 and d["status"] == 7 and d["signal"] is None
-assert d["timed_out"] is False and d["started"] is True and d["backend"] == "landlock"
+assert d["timed_out"] is False and d["started"] is True and d["backend"] == sys.argv[2]
 assert d["landlock_abi"] >= 1 and isinstance(d["missing_protections"], list)
 assert d["duration_s"] >= 0 and d["command"] == ["sh", "-c", "exit 7"]
 PY

@@ -5,7 +5,6 @@
 . "$(dirname "$0")/lib.sh"
 
 PY=/usr/bin/python3
-here=$(cd "$(dirname "$0")" && pwd)
 # The host's own settings must not decide a result.
 unset PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_CONFIG_FILE PIP_REQUIRE_VIRTUALENV PIP_USER \
 	PIP_BREAK_SYSTEM_PACKAGES PYTHONPATH npm_config_userconfig NPM_CONFIG_USERCONFIG \
@@ -16,7 +15,7 @@ chmod 555 "$HOME" # HOME exists but is not writable, and no grant covers it
 
 src="$T/src"
 mkdir -p "$src/npm/bin" "$T/wf/runs/1" "$T/wf/runs/2"
-$PY "$here/mkwheel.py" "$src/wheels" sbdemo 1.0 sbdemo-cli >/dev/null
+$PY "$TESTDIR/mkwheel.py" "$src/wheels" sbdemo 1.0 sbdemo-cli >/dev/null
 printf '{"name":"sbhello","version":"1.0.0","bin":{"sbhello":"bin/sbhello.js"}}\n' >"$src/npm/package.json"
 printf '#!/usr/bin/env node\nconsole.log("sbhello ran");\n' >"$src/npm/bin/sbhello.js"
 chmod 755 "$src/npm/bin/sbhello.js"

@@ -29,7 +29,6 @@ static void fails(const char *text, enum err_kind kind, const char *want, int li
 	policy_release(&cfg);
 }
 #define FAILS(text, want) fails(text, ERR_USAGE, want, __LINE__)
-#define UNAVAILABLE(text, want) fails(text, ERR_UNAVAILABLE, want, __LINE__)
 
 int main(void)
 {
@@ -91,7 +90,6 @@ int main(void)
 	      "network.connect_tcp: must be an array");
 	FAILS("{\"version\": 1, \"network\": {\"udp\": [53]}}", "network.udp: unknown key");
 	FAILS("{\"version\": 1, \"network\": 1}", "network: must be");
-	UNAVAILABLE("{\"version\": 1, \"backend\": \"mountns\"}", "mountns");
 
 	/* bounds: number of paths */
 	{

@@ -1,0 +1,81 @@
+#!/bin/bash
+# t0130: what only the mountns backend has: mount points, the new root's
+# contents, namespaces, and user namespaces switched off.
+. "$(dirname "$0")/lib.sh"
+if [ "$BACKEND" != mountns ]; then
+	skip "mountns backend cases" "runs in the mountns pass"
+	exit 0
+fi
+
+mkdir -p "$T/data/sub" "$T/rw"
+echo file >"$T/data/f.txt"
+echo rwfile >"$T/rw/g.txt"
+ln -s "$T/data" "$T/datalink"
+ln -s "$T/data/f.txt" "$T/filelink"
+
+# a file grant is a file mount point, a folder grant a folder one
+in_box "file and folder grants keep their types" "test -f '$T/data/f.txt' && test -d '$T/data/sub' && test -f '$T/rw/g.txt' && cat '$T/data/f.txt' '$T/rw/g.txt' >/dev/null" -r "$T/data/f.txt" -r "$T/data/sub" -w "$T/rw/g.txt"
+in_box "a writable file grant is writable" "echo more >> '$T/rw/g.txt'" -w "$T/rw/g.txt"
+grep -q more "$T/rw/g.txt" && ok "the write reached the host file" || notok "the write reached the host file"
+denied "a read-only file grant is read-only" "echo x >> '$T/data/f.txt'" -r "$T/data/f.txt"
+denied "the rest of a folder around a file grant is absent" "cat '$T/data/sub/../f.txt' '$T/data/other' 2>&1; ls '$T/data/sub'" -r "$T/data/f.txt"
+run_sb run -r "$T/data/f.txt" -- sh -c "test -d '$T/data/sub'"
+[ "$RC" != 0 ] && ok "a folder next to a file grant is not there" || notok "a folder next to a file grant is not there"
+
+# grants given as symlinks: the target is bound, the link recreated
+in_box "a folder grant that is a symlink" "cat '$T/datalink/f.txt' && cat '$T/data/f.txt'" -r "$T/datalink"
+in_box "a file grant that is a symlink" "cat '$T/filelink'" -r "$T/filelink"
+expect "a missing write grant is 125" 125 "write path" -- run -w "$T/missing" -- true
+
+# the new root: only the grants, a fresh /proc and /dev, /tmp only if granted
+sentinel="/tmp/stepbox-sentinel-$$-$RANDOM"
+touch "$sentinel"
+run_sb run -- sh -c "test -e '$sentinel'"
+[ "$RC" != 0 ] && ok "the host's /tmp is not there unless granted" || notok "the host's /tmp is not there unless granted"
+in_box "a granted /tmp is there" "test -e '$sentinel'" -r /tmp
+rm -f "$sentinel"
+run_sb run -- ls /dev
+want="full null ptmx pts random shm tty urandom zero"
+[ "$(echo $OUT)" = "$want" ] && ok "/dev holds only the baseline nodes" || notok "/dev holds only the baseline nodes" "$(echo $OUT)"
+in_box "/proc shows only the sandbox's processes" 'test "$(ls -d /proc/[0-9]* | wc -l)" -le 8 && test -d /proc/1 && ! ps -e | grep -q "sleep 300"'
+in_box "pid 1 is stepbox's init, the command is its child" 'test "$(cat /proc/1/comm)" = stepbox && test "$(cut -d" " -f4 /proc/$$/stat)" = 1'
+in_box "a new devpts: no host terminal is visible" 'test -z "$(ls /dev/pts | grep -v ptmx)"'
+in_box "a pty works" 'python3 -c "import pty; pty.openpty()"'
+run_sb run -C "$T/rw" -- cat /proc/self/mountinfo
+echo "$OUT" | grep -E " /usr [^ ]* " | grep -q "ro,nosuid" && ok "/usr is mounted ro,nosuid" || notok "/usr is mounted ro,nosuid"
+echo "$OUT" | grep -E " $T/rw " | grep -qE "rw,nosuid,nodev" && ok "the workdir is mounted rw,nosuid,nodev" || notok "the workdir is mounted rw,nosuid,nodev"
+echo "$OUT" | grep -E " / " | head -1 | grep -q " ro," && ok "the new root is read-only" || notok "the new root is read-only"
+denied "nothing can be created at /" 'touch /newfile'
+
+# the whole tree dies with stepbox (a PID namespace)
+m=$((RANDOM % 900 + 100))
+"$SB" run -- sh -c "sleep 6${m}1 & (setsid sleep 6${m}2 &); sleep 6${m}3" &
+sb=$!
+sleep 0.7
+kill -KILL "$sb"
+wait "$sb" 2>/dev/null
+sleep 0.5
+! pgrep -f "sleep 6${m}[123]" >/dev/null && ok "killing stepbox kills the whole tree, setsid'd grandchildren too" ||
+	notok "killing stepbox kills the whole tree, setsid'd grandchildren too"
+
+# user namespaces switched off: SANDBOX_UNAVAILABLE with the hint. The host's
+# sysctl is left alone: a user namespace of the test's own, mapping every uid,
+# has user.max_user_namespaces at 0 (tests/integration/userns-zero.py).
+if is_root; then
+	mkdir -p "$T/nobody"
+	chmod 777 "$T/nobody"
+	zero="$TESTDIR/userns-zero.py"
+	as_nobody="cd '$T/nobody' && exec setpriv --reuid=65534 --regid=65534 --clear-groups"
+	out=$(python3 "$zero" sh -c "$as_nobody '$STEPBOX' run --backend mountns -- true" 2>&1)
+	rc=$?
+	[ "$rc" = 125 ] && echo "$out" | grep -q "SANDBOX_UNAVAILABLE" && echo "$out" | grep -q "user.max_user_namespaces" &&
+		ok "user namespaces off: SANDBOX_UNAVAILABLE naming the sysctl" || notok "user namespaces off: SANDBOX_UNAVAILABLE naming the sysctl" "rc=$rc $out"
+	out=$(python3 "$zero" sh -c "$as_nobody env STEPBOX_LANDLOCK_ABI=0 '$STEPBOX' run -- true" 2>&1)
+	rc=$?
+	[ "$rc" = 125 ] && echo "$out" | grep -q "landlock: Landlock is capped" && echo "$out" | grep -q "mountns: cannot create" &&
+		ok "auto with nothing available names what it tried and why" || notok "auto with nothing available names what it tried and why" "rc=$rc $out"
+	out=$(python3 "$zero" sh -c "$as_nobody '$STEPBOX' check" 2>&1)
+	echo "$out" | grep -q "mountns: not available" && ok "check says mountns is not available, and why" || notok "check says mountns is not available, and why" "$out"
+else
+	skip "user namespaces switched off" "needs root to make a user namespace that maps other users"
+fi
