@@ -63,6 +63,18 @@ for name, u in users:
           % (name, t[0], t[1], t[2], t[3], t[2] / t[1], t[2] / t[3]))
 
 print("\nGoals (issue 2): stepbox/floor <= 1.3, stepbox/bwrap < 0.6, peak memory < 4 MiB.\n")
+
+print("## Start-up by backend: `stepbox run --backend B -- /bin/true`\n")
+print("| user | landlock | mountns | bwrap | mountns/landlock | mountns/bwrap |")
+print("|---|---|---|---|---|---|")
+for name, u in users:
+    q = lambda c: " ".join(u + c)
+    t = hyperfine([q([sb, "run", "--backend", "landlock", "-C", work, "--", "/bin/true"]),
+                   q([sb, "run", "--backend", "mountns", "-C", work, "--", "/bin/true"]),
+                   q(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true"])])
+    print("| %s | %.2f ms | %.2f ms | %.2f ms | **%.2fx** | **%.2fx** |"
+          % (name, t[0], t[1], t[2], t[1] / t[0], t[1] / t[2]))
+print()
 print("## Peak memory of the launcher (VmHWM while its command runs)\n")
 print("| stepbox | floor | bwrap |")
 print("|---|---|---|")
@@ -94,7 +106,7 @@ t = hyperfine([" ".join([sb, "run", "-q", "-C", work, "--workdir-readonly", "--"
 routed = json.loads(subprocess.run([sb, "policy", "-C", work, "--persist", pers], env=env,
                                    capture_output=True, text=True, check=True).stdout)
 print("| nothing routed | routed into P (%d folders created) | ratio |"
-      % len(routed["env"]["routed_dirs"]))
+      % len(routed["routed_dirs"]))
 print("|---|---|---|")
 print("| %.2f ms | %.2f ms | **%.2fx** |" % (t[0], t[1], t[1] / t[0]))
 

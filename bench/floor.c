@@ -46,7 +46,9 @@ int main(int argc, char **argv)
 	}
 	if (in)
 		fclose(in);
-	int fd = landlock_build(&f, &g, 0, NULL);
+	struct stepbox_config cfg; /* defaults: network allowed, as stepbox's default */
+	policy_init(&cfg);
+	int fd = landlock_build(&f, &g, &cfg, NULL);
 	if (fd < 0)
 		return 125;
 	pid_t pid = fork();

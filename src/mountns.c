@@ -198,34 +198,49 @@ static void unescape(char *s)
 	*w = '\0';
 }
 
-/*
- * Remount dst and every mount beneath it (a recursive bind brings submounts
- * along, each with its own flags) with the flags access allows.
- */
-static int remount_tree(const char *dst, unsigned access)
+static bool special(const char *path)
 {
-	unsigned long want = access_flags(access);
-	if (mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | want | locked_flags(dst), NULL) < 0)
-		return -errno;
+	return strcmp(path, "/proc") == 0 || strcmp(path, "/dev/pts") == 0 ||
+	       strcmp(path, "/dev/ptmx") == 0;
+}
+
+/*
+ * Give every mount under NEWROOT the flags of the deepest grant that covers
+ * it: a grant's own bind mount, and the submounts a recursive bind brought
+ * along (each has flags of its own, and a writable one inside a read-only
+ * grant would be a hole). mountinfo is read once; each mount is remounted
+ * once. v is sorted by path, so the last match is the deepest.
+ */
+static int remount_all(const struct grant *const *v, const unsigned *acc, size_t n,
+		       const char **what, const char **path)
+{
 	/* after the first pivot the host's procfs is under OLDROOT; it shows our task */
 	FILE *f = fopen(OLDROOT "/proc/self/mountinfo", "re");
 	if (!f)
 		return -errno;
 	char line[4096];
-	size_t dl = strlen(dst);
 	int r = 0;
+	*what = "set the mount flags of";
 	while (r == 0 && fgets(line, sizeof(line), f)) {
-		char *save = NULL, *field = strtok_r(line, " ", &save);
-		for (int i = 1; field && i < 5; i++)
-			field = strtok_r(NULL, " ", &save);
-		if (!field)
+		char *save = NULL, *mp = strtok_r(line, " ", &save);
+		for (int i = 1; mp && i < 5; i++)
+			mp = strtok_r(NULL, " ", &save);
+		if (!mp || strncmp(mp, NEWROOT "/", sizeof(NEWROOT)) != 0)
 			continue;
-		unescape(field);
-		if (strncmp(field, dst, dl) != 0 || field[dl] != '/')
+		unescape(mp);
+		const char *inside = mp + sizeof(NEWROOT) - 1;
+		size_t best = n;
+		for (size_t i = 0; i < n; i++) {
+			size_t gl = strlen(v[i]->path);
+			if (strncmp(inside, v[i]->path, gl) == 0 &&
+			    (inside[gl] == '\0' || inside[gl] == '/' || gl == 1))
+				best = i;
+		}
+		if (best == n || special(v[best]->path))
 			continue;
-		if (mount(NULL, field, NULL, MS_REMOUNT | MS_BIND | want | locked_flags(field),
-			  NULL) < 0 &&
-		    errno != EACCES && errno != ENOENT)
+		*path = v[best]->path;
+		unsigned long flags = MS_REMOUNT | MS_BIND | access_flags(acc[best]) | locked_flags(mp);
+		if (mount(NULL, mp, NULL, flags, NULL) < 0 && errno != ENOENT)
 			r = -errno;
 	}
 	fclose(f);
@@ -336,18 +351,8 @@ static int bind_grants(const struct grants *g, const char **what, const char **p
 		    symlink(g->links[i].target, dst) < 0)
 			r = -errno;
 	}
-	for (size_t i = 0; r == 0 && i < n; i++) {
-		if (strcmp(v[i]->path, "/proc") == 0 || strcmp(v[i]->path, "/dev/pts") == 0 ||
-		    strcmp(v[i]->path, "/dev/ptmx") == 0)
-			continue;
-		snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(v[i]->path, "/") ? v[i]->path : "");
-		struct stat st;
-		if (lstat(dst, &st) < 0)
-			continue;
-		*path = v[i]->path;
-		*what = "set the mount flags of";
-		r = remount_tree(dst, acc[i]);
-	}
+	if (r == 0)
+		r = remount_all(v, acc, n, what, path);
 	free(v);
 	free(acc);
 	return r;
