@@ -21,15 +21,25 @@ int harden_prepare(struct harden *h, const struct stepbox_config *cfg, struct st
 	(void)err;
 	memset(h, 0, sizeof(*h));
 #define USE(f) (h->prog.filter = (struct sock_filter *)(f), h->prog.len = sizeof(f) / sizeof((f)[0]))
+	/* with --explain, the same filter that also stops for stepbox's tracer */
 	switch (cfg->net) {
 	case NET_NONE:
-		USE(harden_filter_net_none);
+		if (cfg->explain)
+			USE(harden_filter_net_none_traced);
+		else
+			USE(harden_filter_net_none);
 		break;
 	case NET_TCP:
-		USE(harden_filter_net_tcp);
+		if (cfg->explain)
+			USE(harden_filter_net_tcp_traced);
+		else
+			USE(harden_filter_net_tcp);
 		break;
 	case NET_ALLOW:
-		USE(harden_filter_base);
+		if (cfg->explain)
+			USE(harden_filter_base_traced);
+		else
+			USE(harden_filter_base);
 		break;
 	}
 #undef USE

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -304,9 +305,33 @@ static void kill_tree(pid_t pgid)
 				kill(pid, SIGKILL);
 			fclose(f);
 		}
-		if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD)
+		if (waitpid(-1, NULL, __WALL) < 0 && errno == ECHILD)
 			return;
 	}
+}
+
+/*
+ * Reap what has changed: ptrace stops go to the tracer, the command's exit is
+ * recorded. Returns true once the command (pid) has ended.
+ */
+static bool reap(pid_t pid, int status_fd, struct explain *x, int *status)
+{
+	int st;
+	pid_t w;
+	bool done = false;
+	while ((w = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
+		if (x && explain_stop(x, w, st))
+			continue;
+		if (w == pid) {
+			*status = st;
+			done = true;
+			/* mountns: the command's own status, from its init */
+			int cst;
+			if (status_fd >= 0 && read(status_fd, &cst, sizeof(cst)) == sizeof(cst))
+				*status = cst;
+		}
+	}
+	return done;
 }
 
 static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set,
@@ -314,8 +339,8 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 {
 	double deadline = s->timeout_s ? now_s() + (double)s->timeout_s : 0;
 	int status = 0, wait_errno = 0;
-	bool done = false;
-	while (!done) {
+	/* reap before waiting: a SIGCHLD may have come and gone already */
+	while (!reap(pid, status_fd, s->explain, &status)) {
 		siginfo_t si;
 		int sig;
 		if (deadline) {
@@ -339,22 +364,8 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 				wait_errno = errno;
 			break;
 		}
-		if (sig != SIGCHLD) {
+		if (sig != SIGCHLD)
 			kill(-pid, sig);
-			continue;
-		}
-		int st;
-		pid_t w;
-		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
-			if (w == pid) {
-				status = st;
-				done = true;
-				/* mountns: the command's own status, from its init */
-				int cst;
-				if (status_fd >= 0 && read(status_fd, &cst, sizeof(cst)) == sizeof(cst))
-					status = cst;
-			}
-		}
 	}
 	kill_tree(pid);
 	if (wait_errno) { /* never report a status we did not see */
@@ -373,6 +384,37 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 		res->exit_code = res->status;
 	}
 	return 0;
+}
+
+/*
+ * Read the child's report from the exec pipe (EOF: the command was exec'd).
+ * With the tracer, the command's own execve stops in it, so ptrace stops are
+ * served meanwhile; an exit is only peeked at (WNOWAIT), for wait_loop.
+ */
+static ssize_t await_exec(int fd, struct child_report *rep, struct explain *x)
+{
+	ssize_t n;
+	for (;;) {
+		if (x) {
+			struct pollfd p = {fd, POLLIN, 0};
+			if (poll(&p, 1, 2) == 0) {
+				siginfo_t si;
+				memset(&si, 0, sizeof(si));
+				while (waitid(P_ALL, 0, &si, WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) == 0 &&
+				       si.si_pid && si.si_code == CLD_TRAPPED) {
+					int st;
+					pid_t w = waitpid(si.si_pid, &st, WNOHANG | __WALL);
+					if (w <= 0 || !explain_stop(x, w, st))
+						break;
+					memset(&si, 0, sizeof(si));
+				}
+				continue;
+			}
+		}
+		n = read(fd, rep, sizeof(*rep));
+		if (n >= 0 || errno != EINTR)
+			return n;
+	}
 }
 
 int launch_run(const struct launch_spec *s, struct launch_result *res, struct stepbox_err *err)
@@ -413,7 +455,14 @@ int launch_run(const struct launch_spec *s, struct launch_result *res, struct st
 	/* orphaned descendants come back to us, so the whole tree can be killed */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	int sync[2] = {-1, -1}, status[2] = {-1, -1};
-	if (s->mountns && (pipe2(sync, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0)) {
+	/* the child waits on sync until its maps are written and it is traced */
+	if ((s->mountns || s->explain) && pipe2(sync, O_CLOEXEC) < 0) {
+		int e = errno;
+		close_pair(pfd);
+		free(file);
+		return err_set(err, ERR_UNAVAILABLE, e, "create the start pipe");
+	}
+	if (s->mountns && pipe2(status, O_CLOEXEC) < 0) {
 		int e = errno;
 		close_pair(pfd);
 		close_pair(sync);
@@ -440,6 +489,9 @@ int launch_run(const struct launch_spec *s, struct launch_result *res, struct st
 	if (pid == 0) {
 		close(pfd[0]);
 		if (!s->mountns) {
+			char c;
+			if (sync[0] >= 0 && read(sync[0], &c, 1) != 1)
+				_exit(125); /* the parent gave up */
 			child_start(parent, pfd[1]);
 			child_exec(s, file, &oldmask, pfd[1]);
 		}
@@ -448,10 +500,16 @@ int launch_run(const struct launch_spec *s, struct launch_result *res, struct st
 		mountns_child(s, file, &oldmask, pfd[1], sync[0], status[1]);
 	}
 	close(pfd[1]);
-	if (s->mountns) {
+	if (sync[1] >= 0) {
 		close(sync[0]);
-		close(status[1]);
-		r = mountns_write_maps(s->mountns, pid, err);
+		if (status[1] >= 0)
+			close(status[1]);
+		r = s->mountns ? mountns_write_maps(s->mountns, pid, err) : 0;
+		if (r == 0 && s->explain && (r = explain_seize(pid)) < 0) {
+			err_set(err, ERR_UNAVAILABLE, -r, "--explain: cannot trace the command");
+			err_hint(err, "a ptrace restriction (Yama ptrace_scope 3, a container) forbids "
+				      "it; run without --explain");
+		}
 		if (r < 0 || write(sync[1], "x", 1) != 1) {
 			close(sync[1]);
 			close(pfd[0]);
@@ -464,10 +522,7 @@ int launch_run(const struct launch_spec *s, struct launch_result *res, struct st
 		close(sync[1]);
 	}
 	struct child_report rep;
-	ssize_t n;
-	do
-		n = read(pfd[0], &rep, sizeof(rep));
-	while (n < 0 && errno == EINTR);
+	ssize_t n = await_exec(pfd[0], &rep, s->explain);
 	close(pfd[0]);
 	if (n == (ssize_t)sizeof(rep)) {
 		kill_tree(pid);

@@ -10,6 +10,7 @@
 
 #include "err.h"
 #include "grants.h"
+#include "explain.h"
 #include "harden.h"
 #include "mountns.h"
 
@@ -19,6 +20,7 @@ struct launch_spec {
 	const char *workdir;       /* canonical; the child starts here */
 	int ruleset_fd;            /* Landlock ruleset, or -1 */
 	const struct mountns_plan *mountns; /* the mountns backend, or NULL */
+	struct explain *explain;   /* --explain: the tracer's record, or NULL */
 	uint32_t restrict_flags;   /* landlock_restrict_self flags */
 	const struct harden *harden;
 	const struct grants *grants; /* to explain an exec denial */

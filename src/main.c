@@ -23,6 +23,9 @@ static const char usage[] =
 	"       stepbox policy [OPTIONS]   print the effective policy as JSON\n"
 	"       stepbox env [OPTIONS]      print the environment the command would get\n"
 	"       stepbox guide [OPTIONS]    print, for an agent, what its step may do\n"
+	"       stepbox learn [OPTIONS] [--] COMMAND [ARG...]\n"
+	"                                  run with --explain; print a policy fragment that\n"
+	"                                  grants what was denied, for review\n"
 	"\n"
 	"Options of run, policy and env:\n"
 	"  -p, --policy FILE      JSON policy (version 1); '-' reads standard input\n"
@@ -38,6 +41,7 @@ static const char usage[] =
 	"      --unset NAME       remove an inherited variable\n"
 	"      --clean-env        start from PATH HOME USER LOGNAME LANG LC_* TERM TZ\n"
 	"      --timeout SECONDS  kill the whole process tree after SECONDS (exit 124)\n"
+	"      --explain          after the command ends, list what the sandbox denied\n"
 	"      --report FILE      write a JSON run report\n"
 	"  -v, --verbose / -q, --quiet\n"
 	"\n"
@@ -159,8 +163,8 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, bool *json,
 			r = policy_set_timeout(cfg, optarg, err);
 			break;
 		case OPT_EXPLAIN:
-			return err_set(err, ERR_USAGE, 0,
-				       "--explain is not available in this version of stepbox");
+			cfg->explain = true;
+			break;
 		case OPT_REPORT:
 			r = set_once(&cfg->report_file, optarg, "--report", err);
 			break;
@@ -235,11 +239,12 @@ int main(int argc, char **argv)
 		code = 0;
 		goto out;
 	}
-	bool is_run = strcmp(cmd, "run") == 0;
+	bool learn = strcmp(cmd, "learn") == 0;
+	bool is_run = strcmp(cmd, "run") == 0 || learn;
 	if (!is_run && strcmp(cmd, "policy") != 0 && strcmp(cmd, "env") != 0 &&
 	    strcmp(cmd, "guide") != 0) {
 		err_set(&err, ERR_USAGE, 0, "unknown command '%s'", cmd);
-		err_hint(&err, "commands: run, check, policy, env, guide; see stepbox --help");
+		err_hint(&err, "commands: run, learn, check, policy, env, guide; see stepbox --help");
 		code = fail(&err);
 		goto out;
 	}
@@ -250,12 +255,13 @@ int main(int argc, char **argv)
 		code = fail(&err);
 		goto out;
 	}
+	cfg.explain |= learn;
 	if (run_prepare(&cfg, environ, &ctx, &err) < 0) {
 		code = fail(&err);
 		goto out;
 	}
 	if (is_run)
-		code = run_exec(&cfg, &ctx, operands);
+		code = run_exec(&cfg, &ctx, operands, learn);
 	else if (strcmp(cmd, "policy") == 0)
 		code = report_policy(stdout, &cfg, &ctx.grants, &ctx.env, ctx.backend) < 0 ? 125 : 0;
 	else if (strcmp(cmd, "guide") == 0) {

@@ -49,6 +49,7 @@ struct stepbox_config {
 	bool backend_set;
 	int verbosity; /* -1 quiet, 0 normal, 1 verbose */
 	char *report_file;
+	bool explain; /* --explain (and learn): trace what the sandbox denies */
 	char *policy_file;
 	bool consume;
 };

@@ -243,13 +243,13 @@ void report_env(FILE *out, const struct env_result *r)
 int report_run(const char *path, const struct stepbox_config *cfg, char *const *argv,
 	       enum policy_backend backend,
 	       const struct landlock_features *f, const struct launch_result *res,
-	       struct stepbox_err *err)
+	       const struct explain *x, struct stepbox_err *err)
 {
 	json_t *cmd = json_array();
 	for (char *const *a = argv; *a; a++)
 		json_array_append_new(cmd, json_string(*a));
 	json_t *root = json_pack(
-		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:f, s:s, s:i, s:i, s:o, s:o, s:n, s:s}",
+		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:f, s:s, s:i, s:i, s:o, s:o, s:o, s:o}",
 		"version", 1, "command", cmd, "started", res->started, "exit_code",
 		res->exit_code, "status", res->status >= 0 ? json_integer(res->status) : json_null(),
 		"signal", res->signal ? json_integer(res->signal) : json_null(), "timed_out",
@@ -257,8 +257,8 @@ int report_run(const char *path, const struct stepbox_config *cfg, char *const *
 		policy_backend_name(backend), "landlock_abi", f->abi, "kernel_landlock_abi",
 		f->kernel_abi, "network", network_json(cfg), "missing_protections",
 		backend == BACKEND_LANDLOCK ? missing_json(f) : mountns_missing_json(backend),
-		"denials",
-		"denials_note", "denials are recorded only with --explain");
+		"denials", x ? explain_json(x) : json_null(), "denials_source",
+		x ? json_string("tracer") : json_string("none: run with --explain to record them"));
 	char tmp[PATH_MAX];
 	if (!root || snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
 		json_decref(root);

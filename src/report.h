@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "env.h"
+#include "explain.h"
 #include "grants.h"
 #include "landlock.h"
 #include "launch.h"
@@ -37,6 +38,6 @@ void report_env(FILE *out, const struct env_result *r);
 int report_run(const char *path, const struct stepbox_config *cfg, char *const *argv,
 	       enum policy_backend backend,
 	       const struct landlock_features *f, const struct launch_result *res,
-	       struct stepbox_err *err);
+	       const struct explain *x, struct stepbox_err *err);
 
 #endif

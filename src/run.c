@@ -150,10 +150,13 @@ static void say_what_is_missing(const struct stepbox_config *cfg, const struct r
 	}
 }
 
-int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv)
+int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
+	     bool learn)
 {
 	struct stepbox_err err = {0};
 	struct harden h = {0};
+	struct explain x;
+	explain_init(&x, &ctx->grants, cfg);
 	int ruleset = -1, code = 125;
 	int r = grants_prepare_dirs(&ctx->grants, &err);
 	if (r == 0)
@@ -177,14 +180,19 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.harden = &h,
 		.grants = &ctx->grants,
 		.timeout_s = cfg->timeout_s,
+		.explain = cfg->explain ? &x : NULL,
 	};
 	struct launch_result res;
 	r = launch_run(&spec, &res, &err);
 	if (r < 0)
 		goto out;
 	code = res.exit_code;
-	if (cfg->report_file &&
-	    report_run(cfg->report_file, cfg, argv, ctx->backend, &ctx->features, &res, &err) < 0)
+	if (learn)
+		explain_fragment(stdout, &x);
+	else if (cfg->explain)
+		explain_print(stderr, &x);
+	if (cfg->report_file && report_run(cfg->report_file, cfg, argv, ctx->backend,
+					   &ctx->features, &res, cfg->explain ? &x : NULL, &err) < 0)
 		err_print(&err); /* the command ran: its status stands */
 out:
 	if (r < 0)
@@ -192,5 +200,6 @@ out:
 	if (ruleset >= 0)
 		close(ruleset);
 	harden_release(&h);
+	explain_release(&x);
 	return code;
 }

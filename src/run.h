@@ -46,7 +46,10 @@ const char *run_abi_cap(void);
  * Create the workdir, persistent and routed folders, build the sandbox and
  * run argv in it. Returns stepbox's exit status (the command's, 124, 126,
  * 127, 128+N); 125 after printing err when the sandbox could not be applied.
+ * With cfg->explain the denials follow on stderr; with learn, a policy
+ * fragment granting them goes to stdout instead.
  */
-int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv);
+int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
+	     bool learn);
 
 #endif

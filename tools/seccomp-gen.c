@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <linux/filter.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -112,7 +113,28 @@ static void add_net_rules(scmp_filter_ctx ctx, enum variant v)
 	}
 }
 
-static void emit(const char *name, enum variant v)
+/*
+ * With --explain, the calls whose failures Landlock or the network policy can
+ * cause stop in stepbox's tracer (SECCOMP_RET_TRACE), and nothing else does.
+ * socket() is not here: its refusals are rules above, and it cannot be both.
+ */
+static const char *const traced[] = {
+	"open", "openat", "openat2", "creat", "execve", "execveat", "mkdir", "mkdirat",
+	"mknod", "mknodat", "rmdir", "unlink", "unlinkat", "rename", "renameat", "renameat2",
+	"link", "linkat", "symlink", "symlinkat", "truncate", "connect", "bind", "kill",
+	"tkill", "tgkill", NULL,
+};
+
+static void add_trace_rules(scmp_filter_ctx ctx)
+{
+	for (size_t i = 0; traced[i]; i++) {
+		int nr = seccomp_syscall_resolve_name(traced[i]), r;
+		if (nr != __NR_SCMP_ERROR && (r = seccomp_rule_add(ctx, SCMP_ACT_TRACE(0), nr, 0)) < 0)
+			die(traced[i], r);
+	}
+}
+
+static void emit(const char *name, enum variant v, bool trace)
 {
 	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -145,6 +167,8 @@ static void emit(const char *name, enum variant v)
 		die("argument rules", r);
 	if (v != BASE)
 		add_net_rules(ctx, v);
+	if (trace)
+		add_trace_rules(ctx);
 
 	FILE *tmp = tmpfile();
 	if (!tmp || (r = seccomp_export_bpf(ctx, fileno(tmp))) < 0)
@@ -171,8 +195,11 @@ int main(void)
 	for (size_t i = 0; denied[i]; i++)
 		printf("\t\"%s\",\n", denied[i]);
 	printf("\tNULL,\n};\n\n");
-	emit("harden_filter_base", BASE);
-	emit("harden_filter_net_none", NET_NONE);
-	emit("harden_filter_net_tcp", NET_TCP);
+	emit("harden_filter_base", BASE, false);
+	emit("harden_filter_net_none", NET_NONE, false);
+	emit("harden_filter_net_tcp", NET_TCP, false);
+	emit("harden_filter_base_traced", BASE, true);
+	emit("harden_filter_net_none_traced", NET_NONE, true);
+	emit("harden_filter_net_tcp_traced", NET_TCP, true);
 	return 0;
 }

@@ -1,0 +1,72 @@
+/*
+ * explain: what the sandbox denied during a run (--explain, --report, learn).
+ * The source is a tracer in stepbox, outside the sandbox: the seccomp filter
+ * stops the calls Landlock and the network policy govern (SECCOMP_RET_TRACE),
+ * stepbox reads each one and its result with PTRACE_GET_SYSCALL_INFO, and a
+ * failure counts as the sandbox's only when no grant allows what the call
+ * needed; otherwise it was the file's own permissions.
+ */
+#ifndef STEPBOX_EXPLAIN_H
+#define STEPBOX_EXPLAIN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "grants.h"
+#include "policy.h"
+
+#define EXPLAIN_MAX 200 /* denials kept; the rest are counted */
+
+enum explain_op { OP_READ, OP_WRITE, OP_CREATE, OP_DELETE, OP_RENAME, OP_LINK, OP_TRUNCATE,
+		  OP_EXECUTE, OP_CONNECT, OP_BIND, OP_SIGNAL };
+
+struct explain_denial {
+	enum explain_op op;
+	char program[16];
+	pid_t pid;
+	char *path;   /* canonical as far as it exists; NULL for network and signals */
+	char *grant;  /* the folder to grant (--read/--write), or NULL */
+	int port;     /* connect, bind: the TCP port; signal: the target pid */
+	int errnum;
+	unsigned count; /* the same denial, again */
+	bool sandbox;   /* false: the file's own permissions, not the sandbox */
+};
+
+struct explain_tracee;
+
+struct explain {
+	const struct grants *grants;
+	const struct stepbox_config *cfg;
+	struct explain_denial *v;
+	size_t n, cap;
+	size_t omitted;
+	struct explain_tracee *t; /* calls in progress, by thread */
+	size_t nt, capt;
+};
+
+void explain_init(struct explain *x, const struct grants *g, const struct stepbox_config *cfg);
+void explain_release(struct explain *x);
+
+/* Trace pid and everything it starts. 0 or -errno. */
+int explain_seize(pid_t pid);
+
+/*
+ * Handle a wait status of a traced task. Returns true when it was a ptrace
+ * stop (the task was resumed), false when the task ended or was not traced.
+ */
+bool explain_stop(struct explain *x, pid_t pid, int status);
+
+/* The list on stderr, deduplicated, capped, each with the grant that would allow it. */
+void explain_print(FILE *out, const struct explain *x);
+
+/* A policy fragment granting what was denied, for a person to review (learn). */
+void explain_fragment(FILE *out, const struct explain *x);
+
+/* The denials as a JSON array (the run report); the caller owns it. */
+struct json_t;
+struct json_t *explain_json(const struct explain *x);
+
+const char *explain_op_name(enum explain_op op);
+
+#endif
