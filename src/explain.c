@@ -439,8 +439,9 @@ static void judge(struct explain *x, struct explain_tracee *t, int errnum)
 		}
 		covered[i] = grants_covers(g, target, need);
 		struct stat st;
-		/* ENOENT is the sandbox only for a path that exists outside it (mountns) */
-		real[i] = !(errnum == ENOENT && (covered[i] || lstat(canon[i], &st) < 0));
+		/* ENOENT is the sandbox only for a path that exists outside it (mountns);
+		 * for a create, the folder it was to be made in */
+		real[i] = !(errnum == ENOENT && (covered[i] || lstat(target, &st) < 0));
 	}
 	bool any_denied = false;
 	for (int i = 0; i < 2; i++)

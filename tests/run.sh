@@ -87,6 +87,10 @@ if [ "$(id -u)" = 0 ]; then
 	# a setuid-root binary for the unprivileged escape test
 	cp /usr/bin/id "$stage/fixtures/suid-id"
 	chmod 4755 "$stage/fixtures/suid-id"
+	# a file the unprivileged user may not read, in a folder it may list
+	mkdir -p "$stage/fixtures/private"
+	echo root-only >"$stage/fixtures/private/secret"
+	chmod 600 "$stage/fixtures/private/secret"
 fi
 
 users="root"

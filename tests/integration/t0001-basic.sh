@@ -26,7 +26,6 @@ expect "unknown subcommand is 125" 125 "unknown command" -- frobnicate
 expect "bad timeout is 125" 125 "--timeout" -- run --timeout 0 -- true
 expect "bad --net mode is 125" 125 "unknown network mode" -- run --net some -- true
 expect "bad --net port is 125" 125 "from 1 to 65535" -- run --net tcp:70000 -- true
-expect "--explain not yet" 125 "--explain" -- run --explain -- true
 expect "unknown backend" 125 "unknown backend" -- run --backend docker -- true
 expect "--consume without --policy" 125 "--consume needs" -- run --consume -- true
 expect "backend none says so loudly" 0 "WITHOUT a filesystem sandbox" -- run --backend none -- true

@@ -1,0 +1,89 @@
+#!/bin/bash
+# t0140: --explain, --report's denials and learn: what the sandbox denied,
+# from evidence, told apart from ordinary permission errors.
+. "$(dirname "$0")/lib.sh"
+
+mkdir -p "$T/secret" "$T/tools/bin" "$T/w/sub"
+echo topsecret >"$T/secret/file"
+printf '#!/bin/sh\necho tool\n' >"$T/tools/bin/tool"
+chmod 755 "$T/tools/bin/tool"
+echo mine >"$T/w/mine"
+
+# $1: name, $2: operation, $3: path; the explanation must list it as the sandbox's
+listed() {
+	awk '/the sandbox denied/{s=1; next} /came from file permissions/{s=0} s' "$T/out/err" |
+		grep -F -- "] $2 '$3'" | grep -qF "outside every" && ok "$1" || notok "$1" "op $2 path $3"
+}
+run_sb run --explain -- sh -c "
+cat '$T/secret/file'
+echo x > '$T/secret/new'
+mkdir '$T/secret/dir'
+python3 -c 'import os; os.rename(\"mine\", \"$T/secret/moved\")'
+'$T/tools/bin/tool'
+true"
+listed "explain: a denied read" read "$T/secret/file"
+listed "explain: a denied write (create)" create "$T/secret/new"
+listed "explain: a denied mkdir" create "$T/secret/dir"
+listed "explain: a denied rename, by its destination" rename "$T/secret/moved"
+listed "explain: a denied exec" execute "$T/tools/bin/tool"
+grep -q "grant with --write $T/secret" "$T/out/err" && grep -q "grant with --read $T/tools/bin" "$T/out/err" &&
+	ok "explain: each names the grant that would allow it" || notok "explain: each names the grant that would allow it"
+run_sb run --explain -- sh -c "sh -c 'sh -c \"cat $T/secret/file\"'"
+grep -q "cat\[[0-9]*\] read '$T/secret/file'" "$T/out/err" && ok "explain: a grandchild's denial names the program" || notok "explain: a grandchild's denial names the program"
+
+run_sb run --explain -- sh -c 'echo ok > fine'
+grep -q "the sandbox denied nothing" "$T/out/err" && ok "explain: nothing denied says so" || notok "explain: nothing denied says so"
+
+# a plain permission error inside a granted folder is not the sandbox's
+if is_root; then
+	mkdir -p "$T/priv"
+	echo x >"$T/priv/secret"
+	chown 65534:65534 "$T/priv/secret"
+	chmod 600 "$T/priv/secret"
+	priv="$T/priv"
+else
+	priv="$FIXTURES/private"
+fi
+run_sb run --explain -r "$priv" -- cat "$priv/secret"
+if [ "$RC" != 0 ] && grep -q "came from file permissions, not the sandbox" "$T/out/err" &&
+	! awk '/the sandbox denied/{s=1; next} /came from file permissions/{s=0} s' "$T/out/err" | grep -q "$priv/secret"; then
+	ok "explain: a file's own permissions are not reported as a sandbox denial"
+else notok "explain: a file's own permissions are not reported as a sandbox denial"; fi
+
+# connect, against a listener on loopback
+if [ "$BACKEND" = landlock ] && [ "$(abi)" -ge 4 ]; then
+	python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(1); open("'"$T"'/port","w").write(str(s.getsockname()[1])); time.sleep(60)' &
+	BG_PIDS="$BG_PIDS $!"
+	for _ in $(seq 50); do [ -s "$T/port" ] && break; sleep 0.1; done
+	P=$(cat "$T/port")
+	run_sb run --explain --net tcp:1 -- python3 -c "import socket; socket.socket().connect(('127.0.0.1', $P))"
+	grep -q "connect tcp port $P: not allowed by the network policy; allow with --net tcp:$P" "$T/out/err" &&
+		ok "explain: a denied connect names the port" || notok "explain: a denied connect names the port"
+else
+	skip "explain: a denied connect" "TCP port policies need the landlock backend and ABI 4"
+fi
+
+# the report carries the denials
+run_sb run --explain --report "$T/r.json" -- cat "$T/secret/file"
+python3 - "$T/r.json" "$T/secret/file" <<'PY' && ok "report: denials with program, pid, operation, path and grant" || notok "report: denials with program, pid, operation, path and grant"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["denials_source"] == "tracer" and d["exit_code"] == 1
+x = [e for e in d["denials"] if e["sandbox"]]
+assert x and x[0]["program"] == "cat" and x[0]["operation"] == "read"
+assert x[0]["path"] == sys.argv[2] and x[0]["pid"] > 0
+assert x[0]["grant"] == {"read_paths": sys.argv[2].rsplit("/", 1)[0]}
+PY
+run_sb run --report "$T/r2.json" -- true
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["denials"] is None' "$T/r2.json" &&
+	ok "report: no --explain, no denials claimed" || notok "report: no --explain, no denials claimed"
+
+# learn: the fragment, merged into the policy, makes the same command succeed
+cmd="cat '$T/secret/file'; echo x > '$T/secret/learned'; '$T/tools/bin/tool'"
+run_sb learn -- sh -c "$cmd"
+echo "$OUT" >"$T/fragment.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["version"] == 1 and d["read_paths"] and d["write_paths"]' "$T/fragment.json" &&
+	ok "learn prints a policy fragment" || notok "learn prints a policy fragment" "$OUT"
+[ ! -e "$T/secret/learned" ] && ok "learn applied nothing itself" || notok "learn applied nothing itself"
+run_sb run -p "$T/fragment.json" -- sh -c "$cmd"
+[ "$RC" = 0 ] && [ -e "$T/secret/learned" ] && ok "the learned fragment makes the command succeed" || notok "the learned fragment makes the command succeed" "rc=$RC"
