@@ -12,6 +12,7 @@
 
 #include "err.h"
 #include "policy.h"
+#include "doctor.h"
 #include "report.h"
 #include "run.h"
 
@@ -23,6 +24,7 @@ static const char usage[] =
 	"       stepbox policy [OPTIONS]   print the effective policy as JSON\n"
 	"       stepbox env [OPTIONS]      print the environment the command would get\n"
 	"       stepbox guide [OPTIONS]    print, for an agent, what its step may do\n"
+	"       stepbox doctor [OPTIONS] [--json]  check a deployment; non-zero if a check fails\n"
 	"       stepbox learn [OPTIONS] [--] COMMAND [ARG...]\n"
 	"                                  run with --explain; print a policy fragment that\n"
 	"                                  grants what was denied, for review\n"
@@ -241,10 +243,12 @@ int main(int argc, char **argv)
 	}
 	bool learn = strcmp(cmd, "learn") == 0;
 	bool is_run = strcmp(cmd, "run") == 0 || learn;
+	bool doctor = strcmp(cmd, "doctor") == 0;
 	if (!is_run && strcmp(cmd, "policy") != 0 && strcmp(cmd, "env") != 0 &&
-	    strcmp(cmd, "guide") != 0) {
+	    strcmp(cmd, "guide") != 0 && !doctor) {
 		err_set(&err, ERR_USAGE, 0, "unknown command '%s'", cmd);
-		err_hint(&err, "commands: run, learn, check, policy, env, guide; see stepbox --help");
+		err_hint(&err, "commands: run, learn, check, policy, env, guide, doctor; see stepbox "
+			       "--help");
 		code = fail(&err);
 		goto out;
 	}
@@ -256,6 +260,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	cfg.explain |= learn;
+	if (doctor) /* it reports on every backend; the grants do not depend on one */
+		cfg.backend = BACKEND_NONE;
 	if (run_prepare(&cfg, environ, &ctx, &err) < 0) {
 		code = fail(&err);
 		goto out;
@@ -264,6 +270,8 @@ int main(int argc, char **argv)
 		code = run_exec(&cfg, &ctx, operands, learn);
 	else if (strcmp(cmd, "policy") == 0)
 		code = report_policy(stdout, &cfg, &ctx.grants, &ctx.env, ctx.backend) < 0 ? 125 : 0;
+	else if (doctor)
+		code = doctor_run(stdout, &cfg, &ctx, "/etc", json) ? 1 : 0;
 	else if (strcmp(cmd, "guide") == 0) {
 		report_guide(stdout, &cfg, &ctx.grants, &ctx.env);
 		code = 0;
