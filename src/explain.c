@@ -50,6 +50,7 @@ const char *explain_op_name(enum explain_op op)
 void explain_init(struct explain *x, const struct grants *g, const struct stepbox_config *cfg)
 {
 	memset(x, 0, sizeof(*x));
+	x->source = "tracer";
 	x->grants = g;
 	x->cfg = cfg;
 }
@@ -338,7 +339,7 @@ static bool same(const struct explain_denial *d, enum explain_op op, const char 
 }
 
 static void record(struct explain *x, const struct explain_tracee *t, const char *path,
-		   int errnum, bool sandbox, char *grant)
+		   int errnum, bool sandbox, char *grant, const char *program)
 {
 	for (size_t i = 0; i < x->n; i++) {
 		if (same(&x->v[i], t->op, path, t->port)) {
@@ -373,6 +374,10 @@ static void record(struct explain *x, const struct explain_tracee *t, const char
 	d->errnum = errnum;
 	d->count = 1;
 	d->sandbox = sandbox;
+	if (program) {
+		snprintf(d->program, sizeof(d->program), "%s", program);
+		return;
+	}
 	char comm[64];
 	snprintf(comm, sizeof(comm), "/proc/%d/comm", (int)t->tid);
 	int fd = open(comm, O_RDONLY | O_CLOEXEC);
@@ -404,16 +409,16 @@ static void judge(struct explain *x, struct explain_tracee *t, int errnum)
 	const struct grants *g = x->grants;
 	if (t->op == OP_CONNECT || t->op == OP_BIND) {
 		if (t->port < 0) /* UNIX sockets: abstract ones are scoped */
-			record(x, t, t->path, errnum, errnum == EPERM, NULL);
+			record(x, t, t->path, errnum, errnum == EPERM, NULL, NULL);
 		else if (x->cfg->net != NET_ALLOW &&
 			 !listed_port(t->op == OP_CONNECT ? &x->cfg->connect_tcp : &x->cfg->bind_tcp,
 				      t->port))
-			record(x, t, NULL, errnum, true, NULL);
+			record(x, t, NULL, errnum, true, NULL, NULL);
 		return;
 	}
 	if (t->op == OP_SIGNAL) {
 		if (errnum == EPERM)
-			record(x, t, NULL, errnum, true, NULL);
+			record(x, t, NULL, errnum, true, NULL, NULL);
 		return;
 	}
 	unsigned need = t->op == OP_READ	  ? GRANT_READ
@@ -446,12 +451,12 @@ static void judge(struct explain *x, struct explain_tracee *t, int errnum)
 	bool any_denied = false;
 	for (int i = 0; i < 2; i++)
 		if (paths[i][0] && real[i] && !covered[i]) {
-			record(x, t, canon[i], errnum, true, grant_folder(canon[i], parent));
+			record(x, t, canon[i], errnum, true, grant_folder(canon[i], parent), NULL);
 			any_denied = true;
 		}
 	/* all granted: the file's own permissions (EXDEV there: a move across mounts) */
 	if (!any_denied && real[0] && paths[0][0] && errnum != EXDEV && errnum != ENOENT)
-		record(x, t, canon[0], errnum, false, NULL);
+		record(x, t, canon[0], errnum, false, NULL, NULL);
 }
 
 bool explain_stop(struct explain *x, pid_t pid, int status)
@@ -518,6 +523,19 @@ static void describe(FILE *out, const struct explain_denial *d)
 	fputs(": ", out);
 }
 
+void explain_add(struct explain *x, enum explain_op op, const char *program, pid_t pid,
+		 const char *path, int port)
+{
+	struct explain_tracee t;
+	memset(&t, 0, sizeof(t));
+	t.tid = pid;
+	t.op = op;
+	t.port = port;
+	bool fs = op != OP_CONNECT && op != OP_BIND && op != OP_SIGNAL;
+	record(x, &t, path, op == OP_SIGNAL || op == OP_CONNECT ? EPERM : EACCES, true,
+	       fs && path ? grant_folder(path, false) : NULL, program);
+}
+
 void explain_print(FILE *out, const struct explain *x)
 {
 	size_t sandbox = 0, other = 0;
@@ -526,8 +544,9 @@ void explain_print(FILE *out, const struct explain *x)
 	if (!sandbox)
 		fprintf(out, "stepbox: explain: the sandbox denied nothing\n");
 	else
-		fprintf(out, "stepbox: explain: the sandbox denied %zu access%s:\n", sandbox,
-			sandbox == 1 ? "" : "es");
+		fprintf(out, "stepbox: explain: the sandbox denied %zu access%s (from the %s):\n",
+			sandbox, sandbox == 1 ? "" : "es",
+			strcmp(x->source, "audit") ? "tracer" : "kernel's audit records");
 	for (size_t i = 0; i < x->n; i++) {
 		const struct explain_denial *d = &x->v[i];
 		if (!d->sandbox)

@@ -36,6 +36,7 @@ struct explain_denial {
 struct explain_tracee;
 
 struct explain {
+	const char *source; /* "tracer" or "audit" */
 	const struct grants *grants;
 	const struct stepbox_config *cfg;
 	struct explain_denial *v;
@@ -56,6 +57,13 @@ int explain_seize(pid_t pid);
  * stop (the task was resumed), false when the task ended or was not traced.
  */
 bool explain_stop(struct explain *x, pid_t pid, int status);
+
+/*
+ * Add a denial the kernel reported (audit): path is the object Landlock
+ * checked (for a create or delete, the folder); program may be "".
+ */
+void explain_add(struct explain *x, enum explain_op op, const char *program, pid_t pid,
+		 const char *path, int port);
 
 /* The list on stderr, deduplicated, capped, each with the grant that would allow it. */
 void explain_print(FILE *out, const struct explain *x);

@@ -16,7 +16,8 @@
 
 const char *const *const harden_denied_syscalls = harden_filter_denied;
 
-int harden_prepare(struct harden *h, const struct stepbox_config *cfg, struct stepbox_err *err)
+int harden_prepare(struct harden *h, const struct stepbox_config *cfg, bool traced,
+		   struct stepbox_err *err)
 {
 	(void)err;
 	memset(h, 0, sizeof(*h));
@@ -24,19 +25,19 @@ int harden_prepare(struct harden *h, const struct stepbox_config *cfg, struct st
 	/* with --explain, the same filter that also stops for stepbox's tracer */
 	switch (cfg->net) {
 	case NET_NONE:
-		if (cfg->explain)
+		if (traced)
 			USE(harden_filter_net_none_traced);
 		else
 			USE(harden_filter_net_none);
 		break;
 	case NET_TCP:
-		if (cfg->explain)
+		if (traced)
 			USE(harden_filter_net_tcp_traced);
 		else
 			USE(harden_filter_net_tcp);
 		break;
 	case NET_ALLOW:
-		if (cfg->explain)
+		if (traced)
 			USE(harden_filter_base_traced);
 		else
 			USE(harden_filter_base);

@@ -16,8 +16,13 @@ struct harden {
 	struct sock_fprog prog; /* points at a constant, build-time filter */
 };
 
-/* Pick the seccomp filter for cfg. 0 or -errno with err filled. */
-int harden_prepare(struct harden *h, const struct stepbox_config *cfg, struct stepbox_err *err);
+/*
+ * Pick the seccomp filter for cfg; traced: the variant that stops in
+ * stepbox's tracer (only when one is attached: without it those calls would
+ * fail with ENOSYS). 0 or -errno with err filled.
+ */
+int harden_prepare(struct harden *h, const struct stepbox_config *cfg, bool traced,
+		   struct stepbox_err *err);
 void harden_release(struct harden *h);
 
 /*

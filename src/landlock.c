@@ -251,6 +251,11 @@ int landlock_build(const struct landlock_features *f, const struct grants *g,
 	return fd;
 }
 
+uint32_t landlock_log_flags(const struct landlock_features *f)
+{
+	return f->restrict_flags_ok & LL_RESTRICT_SELF_LOG_NEW_EXEC_ON;
+}
+
 int landlock_enforce(int ruleset_fd, uint32_t flags)
 {
 	if (syscall(__NR_landlock_restrict_self, ruleset_fd, flags) < 0)

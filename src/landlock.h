@@ -55,6 +55,9 @@ int landlock_check_net(const struct landlock_features *f, const struct stepbox_c
 int landlock_build(const struct landlock_features *f, const struct grants *g,
 		   const struct stepbox_config *cfg, struct stepbox_err *err);
 
+/* restrict_self flags that log denials after exec too, where the ABI has them. */
+uint32_t landlock_log_flags(const struct landlock_features *f);
+
 /* In the child, after no_new_privs: enforce. Returns 0 or -errno. */
 int landlock_enforce(int ruleset_fd, uint32_t flags);
 

@@ -546,6 +546,7 @@ int launch_run(const struct launch_spec *s, struct launch_result *res, struct st
 	}
 	free(file);
 	res->started = true;
+	res->child = pid;
 	r = wait_loop(s, pid, &set, status[0], res);
 	if (status[0] >= 0)
 		close(status[0]);

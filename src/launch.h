@@ -33,6 +33,7 @@ struct launch_result {
 	int signal;      /* the signal that killed it, or 0 */
 	bool timed_out;
 	bool started;    /* the command was exec'd */
+	pid_t child;     /* stepbox's child: the creator of the Landlock domain */
 	double duration_s;
 };
 

@@ -44,6 +44,8 @@ static const char usage[] =
 	"      --clean-env        start from PATH HOME USER LOGNAME LANG LC_* TERM TZ\n"
 	"      --timeout SECONDS  kill the whole process tree after SECONDS (exit 124)\n"
 	"      --explain          after the command ends, list what the sandbox denied\n"
+	"      --enable-audit     with --explain as root: turn the audit subsystem on for\n"
+	"                         this run if it is off (and back off after)\n"
 	"      --report FILE      write a JSON run report\n"
 	"  -v, --verbose / -q, --quiet\n"
 	"\n"
@@ -53,7 +55,8 @@ static const char usage[] =
 	"See stepbox(1).\n";
 
 enum { OPT_CONSUME = 256, OPT_WD_RO, OPT_PERSIST, OPT_NET, OPT_BACKEND, OPT_ENV, OPT_UNSET,
-       OPT_CLEAN_ENV, OPT_TIMEOUT, OPT_EXPLAIN, OPT_REPORT, OPT_JSON, OPT_VERSION };
+       OPT_CLEAN_ENV, OPT_TIMEOUT, OPT_EXPLAIN, OPT_ENABLE_AUDIT, OPT_REPORT, OPT_JSON,
+       OPT_VERSION };
 
 static const struct option options[] = {
 	{"policy", required_argument, NULL, 'p'},
@@ -70,6 +73,7 @@ static const struct option options[] = {
 	{"clean-env", no_argument, NULL, OPT_CLEAN_ENV},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"explain", no_argument, NULL, OPT_EXPLAIN},
+	{"enable-audit", no_argument, NULL, OPT_ENABLE_AUDIT},
 	{"report", required_argument, NULL, OPT_REPORT},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"verbose", no_argument, NULL, 'v'},
@@ -166,6 +170,9 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, bool *json,
 			break;
 		case OPT_EXPLAIN:
 			cfg->explain = true;
+			break;
+		case OPT_ENABLE_AUDIT:
+			cfg->enable_audit = true;
 			break;
 		case OPT_REPORT:
 			r = set_once(&cfg->report_file, optarg, "--report", err);

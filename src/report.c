@@ -258,7 +258,7 @@ int report_run(const char *path, const struct stepbox_config *cfg, char *const *
 		f->kernel_abi, "network", network_json(cfg), "missing_protections",
 		backend == BACKEND_LANDLOCK ? missing_json(f) : mountns_missing_json(backend),
 		"denials", x ? explain_json(x) : json_null(), "denials_source",
-		x ? json_string("tracer") : json_string("none: run with --explain to record them"));
+		x ? json_string(x->source) : json_string("none: run with --explain to record them"));
 	char tmp[PATH_MAX];
 	if (!root || snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
 		json_decref(root);

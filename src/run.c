@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "harden.h"
 #include "report.h"
 
@@ -156,7 +157,27 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	struct stepbox_err err = {0};
 	struct harden h = {0};
 	struct explain x;
+	struct audit au = {-1, -1, ""};
 	explain_init(&x, &ctx->grants, cfg);
+	/*
+	 * The kernel's own records are the better source (no tracing cost, the
+	 * exact object Landlock checked), where stepbox may read them: root,
+	 * Landlock ABI 7, audit on. Otherwise the tracer, saying why.
+	 */
+	bool use_audit = false;
+	if (cfg->explain && ctx->backend == BACKEND_LANDLOCK) {
+		if (geteuid() != 0)
+			snprintf(au.why, sizeof(au.why), "audit records need root");
+		else if (!landlock_log_flags(&ctx->features))
+			snprintf(au.why, sizeof(au.why), "Landlock ABI %d logs no denials (needs 7)",
+				 ctx->features.abi);
+		else
+			use_audit = audit_prepare(&au, cfg->enable_audit);
+		if (use_audit)
+			x.source = "audit";
+		else if (cfg->verbosity >= 0)
+			fprintf(stderr, "stepbox: explain: %s; using the tracer\n", au.why);
+	}
 	int ruleset = -1, code = 125;
 	int r = grants_prepare_dirs(&ctx->grants, &err);
 	if (r == 0)
@@ -166,7 +187,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		r = ruleset < 0 ? ruleset : 0;
 	}
 	if (r == 0)
-		r = harden_prepare(&h, cfg, &err);
+		r = harden_prepare(&h, cfg, cfg->explain && !use_audit, &err);
 	if (r < 0)
 		goto out;
 	say_what_is_missing(cfg, ctx);
@@ -176,17 +197,22 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.workdir = ctx->grants.workdir,
 		.ruleset_fd = ruleset,
 		.mountns = ctx->backend == BACKEND_MOUNTNS ? &ctx->mountns : NULL,
-		.restrict_flags = 0,
+		/* --explain: the kernel logs denials after exec too (audit, ABI 7) */
+		.restrict_flags = ctx->backend == BACKEND_LANDLOCK && cfg->explain
+					  ? landlock_log_flags(&ctx->features)
+					  : 0,
 		.harden = &h,
 		.grants = &ctx->grants,
 		.timeout_s = cfg->timeout_s,
-		.explain = cfg->explain ? &x : NULL,
+		.explain = cfg->explain && !use_audit ? &x : NULL,
 	};
 	struct launch_result res;
 	r = launch_run(&spec, &res, &err);
 	if (r < 0)
 		goto out;
 	code = res.exit_code;
+	if (use_audit)
+		audit_collect(&au, res.child, &x);
 	if (learn)
 		explain_fragment(stdout, &x);
 	else if (cfg->explain)
@@ -200,6 +226,7 @@ out:
 	if (ruleset >= 0)
 		close(ruleset);
 	harden_release(&h);
+	audit_release(&au);
 	explain_release(&x);
 	return code;
 }

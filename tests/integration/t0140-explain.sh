@@ -87,3 +87,43 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["version"]
 [ ! -e "$T/secret/learned" ] && ok "learn applied nothing itself" || notok "learn applied nothing itself"
 run_sb run -p "$T/fragment.json" -- sh -c "$cmd"
 [ "$RC" = 0 ] && [ -e "$T/secret/learned" ] && ok "the learned fragment makes the command succeed" || notok "the learned fragment makes the command succeed" "rc=$RC"
+
+# the two sources: the kernel's audit records (root, ABI 7, audit on), else the tracer
+audit_enabled() {
+	python3 -c '
+import socket, struct
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 9); s.bind((0, 0))
+s.send(struct.pack("IHHII", 16, 1000, 1, 1, 0))
+for _ in range(3):
+    d = s.recv(8192)
+    if struct.unpack("H", d[4:6])[0] == 1000:
+        print(struct.unpack("8I", d[16:48])[1]); break'
+}
+src() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["denials_source"])' "$1"; }
+if [ "$BACKEND" != landlock ]; then
+	skip "explain from audit records" "the mountns backend has no Landlock: the tracer is the source"
+elif ! is_root; then
+	run_sb run --explain --report "$T/u.json" -- cat "$T/secret/file"
+	grep -q "audit records need root; using the tracer" "$T/out/err" && [ "$(src "$T/u.json")" = tracer ] &&
+		ok "unprivileged: the tracer, and why" || notok "unprivileged: the tracer, and why"
+elif [ "$(abi)" -lt 7 ]; then
+	skip "explain from audit records" "Landlock ABI < 7 logs no denials"
+else
+	before=$(audit_enabled)
+	if [ "$before" = 0 ]; then
+		run_sb run --explain --report "$T/off.json" -- cat "$T/secret/file"
+		grep -q "audit is disabled here (add --enable-audit" "$T/out/err" && [ "$(src "$T/off.json")" = tracer ] &&
+			grep -q "read '$T/secret/file'" "$T/out/err" &&
+			ok "root, audit off: says so and uses the tracer" || notok "root, audit off: says so and uses the tracer"
+	fi
+	run_sb run --explain --enable-audit --report "$T/on.json" -- sh -c "
+cat '$T/secret/file'; echo x > '$T/secret/new'; rm -f '$T/secret/file'
+'$T/tools/bin/tool'; sh -c 'cat $T/secret/file'; exit 0"
+	[ "$(src "$T/on.json")" = audit ] && ok "root, audit on: the kernel's records are the source" || notok "root, audit on: the kernel's records are the source"
+	grep -q "cat\[[0-9]*\] read '$T/secret/file'" "$T/out/err" && ok "audit: a denied read, with program and pid" || notok "audit: a denied read, with program and pid"
+	grep -q "create '$T/secret'" "$T/out/err" && ok "audit: a denied create names the folder" || notok "audit: a denied create names the folder"
+	grep -q "delete '$T/secret'" "$T/out/err" && ok "audit: a denied delete" || notok "audit: a denied delete"
+	grep -q "execute '$T/tools/bin/tool'" "$T/out/err" && ok "audit: a denied exec" || notok "audit: a denied exec"
+	grep -q "(2 times)" "$T/out/err" && ok "audit: the grandchild's denial is counted" || notok "audit: the grandchild's denial is counted"
+	[ "$(audit_enabled)" = "$before" ] && ok "audit setting restored ($before)" || notok "audit setting restored ($before)"
+fi
