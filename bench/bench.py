@@ -99,6 +99,30 @@ for n in (0, 10, 100, 1000, 10000):
     base = t if base is None else base
     print("| %d | %.2f ms | %s |" % (n, t, "-" if n == 0 else "%.1f us" % ((t - base) * 1000 / n)))
 
+print("\n## A file-heavy workload: opening every file under /usr/share/doc\n")
+work_py = ("import os\nn = 0\nfor r, _, fs in os.walk('/usr/share/doc'):\n"
+           "    for f in fs:\n        try:\n            open(os.path.join(r, f), 'rb').close(); n += 1\n"
+           "        except OSError: pass\n")
+script = os.path.join(stage, "files.py")
+open(script, "w").write(work_py)
+os.chmod(script, 0o644)
+cmds = ["/usr/bin/python3 " + script,
+        " ".join([sb, "run", "-q", "-C", work, "-r", stage, "--", "/usr/bin/python3", script]),
+        " ".join([sb, "run", "-q", "--explain", "-C", work, "-r", stage, "--", "/usr/bin/python3", script])]
+names = ["bare", "stepbox", "--explain (tracer)"]
+if os.geteuid() == 0:
+    cmds.append(" ".join([sb, "run", "-q", "--explain", "--enable-audit", "-C", work, "-r", stage,
+                          "--", "/usr/bin/python3", script]))
+    names.append("--explain (audit)")
+saved_runs = runs
+runs = 20
+t = hyperfine(cmds)
+runs = saved_runs
+print("| " + " | ".join(names) + " |")
+print("|" + "---|" * len(names))
+print("| " + " | ".join("%.1f ms (%.2fx)" % (v, v / t[0]) for v in t) + " |")
+print("\nWithout --explain the filter holds no trace rule: the middle column is the cost.")
+
 print("\n## The environment module's start-up cost\n")
 pers = os.path.join(stage, "wf", ".sandbox-cache")
 t = hyperfine([" ".join([sb, "run", "-q", "-C", work, "--workdir-readonly", "--", "/bin/true"]),

@@ -218,10 +218,16 @@ void audit_collect(struct audit *a, pid_t creator, struct explain *x)
 		return;
 	struct record *rec = calloc(MAX_RECORDS, sizeof(*rec));
 	size_t n = 0;
-	/* kauditd delivers asynchronously: read until the stream goes quiet */
-	for (int idle = 0; rec && idle < 3 && n < MAX_RECORDS;) {
+	/*
+	 * kauditd delivers asynchronously. A domain's "deallocated" record comes
+	 * after all of its denials: once ours has come, the run is complete; a run
+	 * with no denial has no record at all, so a short quiet spell ends it too.
+	 */
+	char v[64];
+	bool complete = false;
+	for (int idle = 0; rec && !complete && idle < 2 && n < MAX_RECORDS;) {
 		struct pollfd p = {a->fd, POLLIN, 0};
-		if (poll(&p, 1, 100) <= 0) {
+		if (poll(&p, 1, 50) <= 0) {
 			idle++;
 			continue;
 		}
@@ -245,13 +251,25 @@ void audit_collect(struct audit *a, pid_t creator, struct explain *x)
 		msg[body] = '\0';
 		rec[n].type = type;
 		parse(&rec[n], msg);
-		if (rec[n].text)
-			n++;
+		if (!rec[n].text)
+			continue;
+		if (type == AUDIT_LANDLOCK_DOMAIN && strstr(rec[n].text, "status=deallocated") &&
+		    field(rec[n].text, "domain", v, sizeof(v))) {
+			/* ours when an earlier record allocated it for our child */
+			for (size_t k = 0; k < n && !complete; k++) {
+				char d[64], pid[32];
+				complete = rec[k].type == AUDIT_LANDLOCK_DOMAIN &&
+					   strstr(rec[k].text, "status=allocated") &&
+					   field(rec[k].text, "domain", d, sizeof(d)) && !strcmp(d, v) &&
+					   field(rec[k].text, "pid", pid, sizeof(pid)) &&
+					   strtol(pid, NULL, 10) == creator;
+			}
+		}
+		n++;
 	}
 	/* this run's domains: allocated by our child */
 	char ours[64][32];
 	size_t nours = 0;
-	char v[64];
 	for (size_t i = 0; i < n && nours < 64; i++)
 		if (rec[i].type == AUDIT_LANDLOCK_DOMAIN && strstr(rec[i].text, "status=allocated") &&
 		    field(rec[i].text, "pid", v, sizeof(v)) && strtol(v, NULL, 10) == creator &&
