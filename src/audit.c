@@ -135,9 +135,14 @@ void audit_release(struct audit *a)
 	a->was_enabled = -1;
 }
 
-/* The value of key= in an audit record: quoted text, or hex for unusual bytes. */
+/*
+ * The value of key= in an audit record. Untrusted strings (path, comm, exe)
+ * come quoted, or hex-encoded when they hold unusual bytes; numbers and
+ * kernel words come as they are (a pid of 5994 is not hex).
+ */
 static bool field(const char *text, const char *key, char *out, size_t cap)
 {
+	bool untrusted = !strcmp(key, "path") || !strcmp(key, "comm") || !strcmp(key, "exe");
 	size_t kl = strlen(key);
 	for (const char *p = text; (p = strstr(p, key)); p++) {
 		if ((p != text && p[-1] != ' ') || p[kl] != '=')
@@ -149,7 +154,7 @@ static bool field(const char *text, const char *key, char *out, size_t cap)
 				out[k++] = *v;
 		} else {
 			size_t len = strcspn(v, " ");
-			bool hex = len % 2 == 0 && len > 0 && strspn(v, "0123456789ABCDEF") >= len;
+			bool hex = untrusted && len % 2 == 0 && strspn(v, "0123456789ABCDEF") >= len;
 			for (size_t i = 0; i < len && k + 1 < cap; i += hex ? 2 : 1) {
 				unsigned c = (unsigned char)v[i];
 				if (hex)
@@ -189,8 +194,9 @@ static void add_denial(struct explain *x, const char *text, const struct record 
 	pid_t pid = 0;
 	field(text, "path", path, sizeof(path));
 	if (op == OP_CONNECT || op == OP_BIND) {
-		if (field(text, op == OP_CONNECT ? "dport" : "lport", v, sizeof(v)) ||
-		    field(text, "dport", v, sizeof(v)) || field(text, "lport", v, sizeof(v)))
+		/* "daddr=127.0.0.1 dest=8080" for a connect, "src=8080" for a bind */
+		if (field(text, op == OP_CONNECT ? "dest" : "src", v, sizeof(v)) ||
+		    field(text, "dest", v, sizeof(v)) || field(text, "src", v, sizeof(v)))
 			port = (int)strtol(v, NULL, 10);
 	} else if (op == OP_SIGNAL && field(text, "opid", v, sizeof(v))) {
 		port = (int)strtol(v, NULL, 10);

@@ -125,5 +125,14 @@ cat '$T/secret/file'; echo x > '$T/secret/new'; rm -f '$T/secret/file'
 	grep -q "delete '$T/secret'" "$T/out/err" && ok "audit: a denied delete" || notok "audit: a denied delete"
 	grep -q "execute '$T/tools/bin/tool'" "$T/out/err" && ok "audit: a denied exec" || notok "audit: a denied exec"
 	grep -q "(2 times)" "$T/out/err" && ok "audit: the grandchild's denial is counted" || notok "audit: the grandchild's denial is counted"
+	python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(1); open("'"$T"'/aport","w").write(str(s.getsockname()[1])); time.sleep(60)' &
+	BG_PIDS="$BG_PIDS $!"
+	for _ in $(seq 50); do [ -s "$T/aport" ] && break; sleep 0.1; done
+	AP=$(cat "$T/aport")
+	for i in 1 2 3; do # several pids: odd and even digit counts alike
+		run_sb run --explain --enable-audit --net tcp:1 -- python3 -c "import socket; socket.socket().connect(('127.0.0.1', $AP))"
+		grep -q "python3\[[0-9]*\] connect tcp port $AP: not allowed by the network policy" "$T/out/err" || break
+	done
+	grep -q "connect tcp port $AP" "$T/out/err" && ok "audit: a denied connect names the port" || notok "audit: a denied connect names the port"
 	[ "$(audit_enabled)" = "$before" ] && ok "audit setting restored ($before)" || notok "audit setting restored ($before)"
 fi
