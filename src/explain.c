@@ -84,14 +84,8 @@ static struct explain_tracee *tracee(struct explain *x, pid_t tid)
 			x->t[i].tid = tid;
 			return &x->t[i];
 		}
-	if (x->nt == x->capt) {
-		size_t cap = x->capt ? x->capt * 2 : 8;
-		struct explain_tracee *t = realloc(x->t, cap * sizeof(*t));
-		if (!t)
-			return NULL;
-		x->t = t;
-		x->capt = cap;
-	}
+	if (strv_grow(&x->t, &x->capt, x->nt, sizeof(*x->t), 8) < 0)
+		return NULL;
 	memset(&x->t[x->nt], 0, sizeof(x->t[0]));
 	x->t[x->nt].tid = tid;
 	return &x->t[x->nt++];
@@ -353,16 +347,10 @@ static void record(struct explain *x, const struct explain_tracee *t, const char
 		free(grant);
 		return;
 	}
-	if (x->n == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 16;
-		struct explain_denial *v = realloc(x->v, cap * sizeof(*v));
-		if (!v) {
-			free(grant);
-			x->omitted++;
-			return;
-		}
-		x->v = v;
-		x->cap = cap;
+	if (strv_grow(&x->v, &x->cap, x->n, sizeof(*x->v), 16) < 0) {
+		free(grant);
+		x->omitted++;
+		return;
 	}
 	struct explain_denial *d = &x->v[x->n++];
 	memset(d, 0, sizeof(*d));

@@ -112,14 +112,8 @@ static int add(struct grants *g, char *path, char *requested, unsigned access,
 		free(requested);
 		return -E2BIG;
 	}
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 64;
-		struct grant *v = realloc(g->v, cap * sizeof(*v));
-		if (!v)
-			goto nomem;
-		g->v = v;
-		g->cap = cap;
-	}
+	if (strv_grow(&g->v, &g->cap, g->n, sizeof(*g->v), 64) < 0)
+		goto nomem;
 	g->v[g->n++] = (struct grant){path, requested, access, origin, exists};
 	return 0;
 nomem:
@@ -133,14 +127,8 @@ static int skip(struct grants *g, const char *path, enum grant_origin origin, co
 	for (size_t i = 0; i < g->nskipped; i++)
 		if (strcmp(g->skipped[i].path, path) == 0)
 			return 0;
-	if (g->nskipped == g->capskipped) {
-		size_t cap = g->capskipped ? g->capskipped * 2 : 16;
-		struct grant_skip *v = realloc(g->skipped, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		g->skipped = v;
-		g->capskipped = cap;
-	}
+	if (strv_grow(&g->skipped, &g->capskipped, g->nskipped, sizeof(*g->skipped), 16) < 0)
+		return -ENOMEM;
 	char *p = strdup(path), *r = strdup(why);
 	if (!p || !r) {
 		free(p);
@@ -158,14 +146,8 @@ static int add_link(struct grants *g, int dfd, const char *name, const char *pat
 	if (n < 0)
 		return 0;
 	target[n] = '\0';
-	if (g->nlinks == g->caplinks) {
-		size_t cap = g->caplinks ? g->caplinks * 2 : 32;
-		struct grant_link *v = realloc(g->links, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		g->links = v;
-		g->caplinks = cap;
-	}
+	if (strv_grow(&g->links, &g->caplinks, g->nlinks, sizeof(*g->links), 32) < 0)
+		return -ENOMEM;
 	char *p = strdup(path), *t = strdup(target);
 	if (!p || !t) {
 		free(p);

@@ -2,9 +2,26 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+int strv_grow(void *vp, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	void **v = vp;
+	if (n < *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : first;
+	if (ncap > SIZE_MAX / elem)
+		return -ENOMEM;
+	void *nv = realloc(*v, ncap * elem);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
 
 int strv_push_owned(struct strv *sv, char *s)
 {
@@ -14,15 +31,10 @@ int strv_push_owned(struct strv *sv, char *s)
 		free(s);
 		return -E2BIG;
 	}
-	if (sv->n + 1 >= sv->cap) {
-		size_t cap = sv->cap ? sv->cap * 2 : 8;
-		char **v = realloc(sv->v, cap * sizeof(*v));
-		if (!v) {
-			free(s);
-			return -ENOMEM;
-		}
-		sv->v = v;
-		sv->cap = cap;
+	/* n + 1: the terminating NULL needs its slot too */
+	if (strv_grow(&sv->v, &sv->cap, sv->n + 1, sizeof(*sv->v), 8) < 0) {
+		free(s);
+		return -ENOMEM;
 	}
 	sv->v[sv->n++] = s;
 	sv->v[sv->n] = NULL;

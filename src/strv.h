@@ -15,6 +15,13 @@ struct strv {
 
 #define STRV_INIT {NULL, 0, 0}
 
+/*
+ * Make room for one more element in any growable array: *vp (of elem-byte
+ * elements, *cap of them allocated) grows to first, then doubles, when n has
+ * reached *cap. Returns 0 or -ENOMEM (the array is then unchanged).
+ */
+int strv_grow(void *vp, size_t *cap, size_t n, size_t elem, size_t first);
+
 /* Append a copy of s. Returns 0, -ENOMEM, or -E2BIG past STRV_MAX. */
 int strv_push(struct strv *sv, const char *s);
 /* Append s itself, taking ownership (freed even on error). */
