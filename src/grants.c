@@ -275,13 +275,13 @@ static bool world_readable(const struct stat *st)
  * granted whole, 0 when it was split or left out, or a negative errno.
  */
 static int walk_readable(struct grants *g, int dfd, const char *name, const char *path,
-			 enum grant_origin origin, int depth, size_t *budget)
+			 enum grant_origin origin, int depth, size_t *budget, bool links)
 {
 	struct stat st;
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
 	if (S_ISLNK(st.st_mode)) /* nothing to hide; the target has its own rule or none */
-		return add_link(g, dfd, name, path) < 0 ? -ENOMEM : 1;
+		return links && add_link(g, dfd, name, path) < 0 ? -ENOMEM : 1;
 	if (!world_readable(&st))
 		return skip(g, path, origin, "not world-readable: hidden from the sandbox");
 	if (!S_ISDIR(st.st_mode))
@@ -312,7 +312,7 @@ static int walk_readable(struct grants *g, int dfd, const char *name, const char
 		if (snprintf(child, sizeof(child), "%s/%s", strcmp(path, "/") ? path : "",
 			     de->d_name) >= (int)sizeof(child))
 			continue;
-		r = walk_readable(g, dirfd(d), de->d_name, child, origin, depth + 1, budget);
+		r = walk_readable(g, dirfd(d), de->d_name, child, origin, depth + 1, budget, links);
 		if (r < 0)
 			break;
 		whole &= r == 1 && g->nskipped == skipmark;
@@ -336,13 +336,13 @@ static int walk_readable(struct grants *g, int dfd, const char *name, const char
 	return add(g, strdup(path), strdup(path), GRANT_READ, origin, true) < 0 ? -ENOMEM : 1;
 }
 
-static int add_world_readable(struct grants *g, const char *root, const char *path,
+static int add_world_readable(struct grants *g, const struct grants_host *host, const char *path,
 			      enum grant_origin origin, size_t *budget)
 {
 	char hp[PATH_MAX * 2];
-	if (host_path(root, path, hp, sizeof(hp)) < 0)
+	if (host_path(host->root, path, hp, sizeof(hp)) < 0)
 		return 0;
-	return walk_readable(g, AT_FDCWD, hp, path, origin, 0, budget);
+	return walk_readable(g, AT_FDCWD, hp, path, origin, 0, budget, host->keep_links);
 }
 
 /*
@@ -383,7 +383,7 @@ static int add_baseline(struct grants *g, const struct grants_host *host, struct
 	for (size_t i = 0; i < sizeof(baseline) / sizeof(baseline[0]); i++) {
 		int r;
 		if (host->hide_etc_secrets && strcmp(baseline[i].path, "/etc") == 0)
-			r = add_world_readable(g, host->root, "/etc", ORIGIN_BASELINE, &budget);
+			r = add_world_readable(g, host, "/etc", ORIGIN_BASELINE, &budget);
 		else
 			r = add_requested(g, host, baseline[i].path, baseline[i].access,
 					  ORIGIN_BASELINE, false, err);
@@ -403,8 +403,7 @@ static int add_baseline(struct grants *g, const struct grants_host *host, struct
 		if (strcmp(canon, etc_explicit[i]) == 0)
 			;
 		else if (host->hide_etc_secrets)
-			r = add_world_readable(g, host->root, canon, ORIGIN_BASELINE_TARGET,
-					       &budget);
+			r = add_world_readable(g, host, canon, ORIGIN_BASELINE_TARGET, &budget);
 		else
 			r = add(g, strdup(canon), strdup(etc_explicit[i]), GRANT_READ,
 				ORIGIN_BASELINE_TARGET, true);

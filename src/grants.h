@@ -72,6 +72,7 @@ struct grants_host {
 	const char *extra_paths; /* SANDBOX_EXTRA_SYSTEM_PATHS, or NULL */
 	const char *browser_exe; /* AGENT_BROWSER_EXECUTABLE_PATH, or NULL */
 	bool hide_etc_secrets;   /* grant /etc entry by entry, world-readable only */
+	bool keep_links;         /* record symlinks of split folders (mountns needs them) */
 };
 
 /*

@@ -105,6 +105,7 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct
 		.extra_paths = getenv("SANDBOX_EXTRA_SYSTEM_PATHS"),
 		.browser_exe = getenv("AGENT_BROWSER_EXECUTABLE_PATH"),
 		.hide_etc_secrets = grants_should_hide_etc(),
+		.keep_links = ctx->backend == BACKEND_MOUNTNS,
 	};
 	r = grants_build(cfg, &host, &ctx->grants, err);
 	if (r == 0)

@@ -84,7 +84,7 @@ static void tree(void)
 static struct grants_host host(bool hide)
 {
 	return (struct grants_host){.root = root, .cwd = "/srv/wf/run",
-				    .hide_etc_secrets = hide};
+				    .hide_etc_secrets = hide, .keep_links = true};
 }
 
 int main(void)
@@ -150,6 +150,12 @@ int main(void)
 	CHECK(find(&g, "/run/systemd/resolve/stub-resolv.conf"));
 	CHECK(!grants_covers(&g, "/etc/shadow", GRANT_READ));
 	CHECK(!grants_covers(&g, "/etc/ssl/private/host.key", GRANT_READ));
+	/* the symlinks of the split /etc, for a mount namespace to recreate */
+	bool resolv_link = false;
+	for (size_t i = 0; i < g.nlinks; i++)
+		resolv_link |= !strcmp(g.links[i].path, "/etc/resolv.conf") &&
+			       !strcmp(g.links[i].target, "../run/systemd/resolve/stub-resolv.conf");
+	CHECK(resolv_link);
 	CHECK(grants_covers(&g, "/etc/ssl/certs/ca.pem", GRANT_READ));
 	grants_release(&g);
 
