@@ -1,6 +1,7 @@
 # A thin wrapper over Meson for the two commands in README.md.
 #   make demo     install what is missing, build, run a real step in the sandbox
-#   make check    install what is missing, build (gcc, clang, ASan+UBSan), run every test
+#   make check    install what is missing, build (gcc, clang, ASan+UBSan, static), run every
+#                 test, the kernel matrix under QEMU included
 #   make install  PREFIX=/usr/local DESTDIR=
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -24,6 +25,8 @@ check:
 	ninja -C $(BUILD)
 	@[ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
 	ninja -C build-asan
+	@[ -f build-static/build.ninja ] || meson setup build-static -Dstatic=true
+	ninja -C build-static
 	bash tests/run.sh $(BUILD)
 
 install: all

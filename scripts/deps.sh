@@ -8,6 +8,8 @@ tools="meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc python3:python
 libs="libc6-dev libjansson-dev libseccomp-dev"
 if [ "${1:-}" = --test ]; then
 	tools="$tools clang:clang node:nodejs npm:npm bwrap:bubblewrap hyperfine:hyperfine unshare:util-linux"
+	# the kernel matrix (tests/kernels): Debian kernels booted under QEMU
+	tools="$tools qemu-system-x86_64:qemu-system-x86 cpio:cpio busybox:busybox-static file:file"
 	libs="$libs python3-venv python3-pip"
 fi
 missing=

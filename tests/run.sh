@@ -121,6 +121,14 @@ if [ "$(id -u)" != 0 ]; then
 fi
 rm -rf "$stage"
 
+echo "== real kernels (tests/kernels): QEMU guests and the host"
+static=${STATIC_BUILD:-$top/build-static}/stepbox
+if [ "$(id -u)" = 0 ] && [ -x "$static" ]; then
+	count kernels < <(bash "$top/tests/kernels/run.sh" "$static" 2>&1)
+else
+	count kernels <<<"skip - kernel matrix: needs root and a static build (make static)"
+fi
+
 echo
 if [ -s "$log" ]; then
 	echo "Failures:"

@@ -1,0 +1,76 @@
+#!/bin/bash
+# tests/kernels/run.sh STATIC-STEPBOX: the kernel-level suite (ktests.sh) on
+# real Debian kernels under QEMU (software emulation, no KVM needed), and on
+# the host kernel directly. Kernels come from Debian's archive with
+# `apt-get download` and are cached. Prints ok/not ok/skip lines, tagged with
+# the kernel, for tests/run.sh to count.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+sb=$(realpath "${1:?usage: run.sh STATIC-STEPBOX}")
+cache=${STEPBOX_KERNEL_CACHE:-/var/cache/stepbox-kernels}
+
+echo "# host kernel $(uname -r)"
+STEPBOX=$sb sh "$here/ktests.sh" 2>&1 | sed "s/^\(ok\|not ok\|skip\) - /\1 - [host $(uname -r)] /"
+
+if ! command -v qemu-system-x86_64 >/dev/null || [ ! -x /bin/busybox ] || ! command -v cpio >/dev/null; then
+	echo "skip - kernel matrix: qemu-system-x86, busybox-static or cpio not installed (scripts/deps.sh --test)"
+	exit 0
+fi
+for bin in "$sb" /bin/busybox; do
+	if ! file -L "$bin" | grep -q "statically linked"; then
+		echo "skip - kernel matrix: $bin is not statically linked (make static; busybox-static)"
+		exit 0
+	fi
+done
+mkdir -p "$cache"
+newest() { apt-cache search --names-only "$1" 2>/dev/null | awk '{print $1}' | sort -V | tail -1; }
+k61=$(newest '^linux-image-6\.1\.0-[0-9]+-cloud-amd64$')
+k612=$(newest '^linux-image-6\.12\.[0-9]+\+deb12-cloud-amd64$')
+
+vmlinuz() { # PACKAGE: extract (cached) and print the kernel image's path
+	local pkg=$1 dir="$cache/$1"
+	if [ ! -d "$dir" ]; then
+		(cd "$cache" && apt-get download -q "$pkg" >/dev/null 2>&1) || return 1
+		dpkg-deb -x "$cache/${pkg}"_*.deb "$dir" && rm -f "$cache/${pkg}"_*.deb
+	fi
+	ls "$dir"/boot/vmlinuz-* 2>/dev/null | head -1
+}
+
+# one initramfs for every kernel: busybox, the static stepbox, the suite
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root"/{bin,sbin,usr/bin,etc,ktests,root,lib}
+cp /bin/busybox "$root/bin/"
+for app in $(/bin/busybox --list); do
+	[ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
+done
+cp "$sb" "$root/usr/bin/stepbox"
+cp "$here/ktests.sh" "$here/init" "$root/ktests/"
+cp "$here/init" "$root/init"
+chmod 755 "$root/init" "$root/ktests/init"
+echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
+echo "root:x:0:" >"$root/etc/group"
+(cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$root.cpio.gz"
+
+boot() { # NAME PACKAGE APPEND
+	local name=$1 pkg=$2 append=$3 kernel
+	if [ -z "$pkg" ] || ! kernel=$(vmlinuz "$pkg") || [ -z "$kernel" ]; then
+		echo "skip - [$name] kernel: ${pkg:-no package} cannot be downloaded"
+		return
+	fi
+	local log
+	log=$(timeout 240 qemu-system-x86_64 -kernel "$kernel" -initrd "$root.cpio.gz" -m 512 \
+		-append "console=ttyS0 quiet panic=-1 $append" -nographic -no-reboot -accel tcg 2>&1)
+	local lines
+	lines=$(echo "$log" | tr -d '\r' | sed -n 's/^KTEST \(.*\)$/\1/p')
+	if ! echo "$log" | grep -q "KTEST-END"; then
+		echo "not ok - [$name] the guest ran the suite to the end"
+		echo "$log" | tail -15 | sed 's/^/# /'
+	fi
+	echo "# $name: $(echo "$lines" | sed -n 's/^abi /Landlock ABI /p')"
+	echo "$lines" | grep -v '^abi ' | sed "s/^\(ok\|not ok\|skip\) - /\1 - [$name] /"
+}
+boot "${k61#linux-image-}" "$k61" ""
+boot "${k612#linux-image-}" "$k612" ""
+boot "${k61#linux-image-} lsm=lockdown,yama" "$k61" "lsm=lockdown,yama"
+rm -f "$root.cpio.gz"
