@@ -33,5 +33,12 @@ printf '#!/bin/sh\necho broker\n' >"$wf/tools/bin/broker"
 chmod 755 "$wf/tools/bin/broker"
 PATH="$wf/tools/bin:$PATH" "$SB" run -C "$wf/runs/1" -- broker
 echo "== exit status $? (126: the sandbox refused it, and said how to grant it)"
+echo
+echo "== what the sandbox denied, from evidence (--explain)"
+"$SB" run --explain -C "$wf/runs/1" -- sh -c 'cat /etc/shadow; ls "$HOME"; echo x > /tmp/outside' 2>&1 |
+	sed -n '/^stepbox: explain/,$p'
+echo
+echo "== a policy fragment that would grant it, for review (stepbox learn)"
+"$SB" learn -C "$wf/runs/1" -- sh -c 'echo x > /tmp/stepbox-demo-out' 2>/dev/null
 rm -rf "$wf"
 exit "$rc"
