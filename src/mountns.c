@@ -137,6 +137,16 @@ static int mount_point(const char *dst, bool dir, dev_t tmpfs)
 	int r = make_parents(dst, tmpfs);
 	if (r < 0)
 		return r;
+	/* its folder too must be the new root's tmpfs, not a granted host folder
+	 * (a grant that vanished since it was resolved would land there) */
+	char parent[PATH_MAX];
+	if (snprintf(parent, sizeof(parent), "%s", dst) >= (int)sizeof(parent))
+		return -ENAMETOOLONG;
+	char *slash = strrchr(parent, '/');
+	if (slash && slash != parent)
+		*slash = '\0';
+	if (lstat(parent, &st) < 0 || st.st_dev != tmpfs)
+		return -EXDEV;
 	if (dir)
 		return mkdir(dst, 0755) < 0 ? -errno : 0;
 	int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
