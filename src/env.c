@@ -66,6 +66,12 @@ const char *env_drop_reason(const char *name)
 	};
 	if (strcmp(name, "LD_PRELOAD") == 0 || strcmp(name, "LD_AUDIT") == 0)
 		return "loader hook";
+	/*
+	 * A credential agent's socket lets the step sign in as the caller, and
+	 * Landlock below ABI 9 does not control connecting to a socket path.
+	 */
+	if (strcmp(name, "SSH_AUTH_SOCK") == 0 || strcmp(name, "GPG_AGENT_INFO") == 0)
+		return "credential agent socket";
 	for (size_t i = 0; secret_words[i]; i++)
 		if (strcasestr(name, secret_words[i]))
 			return reasons[i];

@@ -171,6 +171,7 @@ int main(void)
 
 	CHECK(env_drop_reason("api_key") != NULL && env_drop_reason("PATH") == NULL);
 	CHECK(env_drop_reason("LD_AUDIT") != NULL);
+	CHECK_STR(env_drop_reason("SSH_AUTH_SOCK"), "credential agent socket");
 	grants_release(&g);
 	policy_release(&cfg);
 	return tap_done();
