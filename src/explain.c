@@ -301,29 +301,18 @@ static char *grant_folder(const char *path, bool parent)
 	return dup;
 }
 
-/* The canonical form of path, or of its parent plus the last name. */
+/* The canonical form of path, its missing tail kept as written (grants_canon). */
 static void canonical(const char *path, char *out, size_t cap)
 {
-	char *c = realpath(path, NULL);
-	if (!c) {
-		char dir[PATH_MAX];
-		snprintf(dir, sizeof(dir), "%s", path);
-		char *slash = strrchr(dir, '/');
-		if (slash && slash != dir) {
-			*slash = '\0';
-			c = realpath(dir, NULL);
-			if (c) {
-				if (snprintf(out, cap, "%s/%s", c, slash + 1) >= (int)cap)
-					snprintf(out, cap, "%s", path);
-				free(c);
-				return;
-			}
-		}
-		snprintf(out, cap, "%s", path);
-		return;
-	}
-	snprintf(out, cap, "%s", c);
+	char *c = NULL;
+	bool exists;
+	snprintf(out, cap, "%s", grants_canon("/", path, &c, &exists) == 0 ? c : path);
 	free(c);
+}
+
+static bool is_write(const struct explain_denial *d)
+{
+	return d->op != OP_READ && d->op != OP_EXECUTE;
 }
 
 static bool same(const struct explain_denial *d, enum explain_op op, const char *path, int port)
@@ -558,7 +547,7 @@ void explain_print(FILE *out, const struct explain *x)
 			else
 				fprintf(out, "outside every %s grant; grant with %s %s\n",
 					d->op == OP_READ ? "read" : d->op == OP_EXECUTE ? "execute" : "write",
-					d->op == OP_READ || d->op == OP_EXECUTE ? "--read" : "--write",
+					is_write(d) ? "--write" : "--read",
 					d->grant ? d->grant : d->path);
 		}
 	}
@@ -574,11 +563,6 @@ void explain_print(FILE *out, const struct explain *x)
 			fprintf(out, "%s\n", strerror(x->v[i].errnum));
 		}
 	}
-}
-
-static bool is_write(const struct explain_denial *d)
-{
-	return d->op != OP_READ && d->op != OP_EXECUTE;
 }
 
 static json_t *unique_grants(const struct explain *x, bool write)

@@ -66,9 +66,8 @@ int harden_cloexec_fds(void)
 	return 0;
 }
 
-int harden_drop_caps(const struct harden *h)
+int harden_drop_caps(void)
 {
-	(void)h;
 	/* asked here, in the child: inside a new user namespace it holds them all */
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct data[2];

@@ -30,7 +30,7 @@ void harden_release(struct harden *h);
  * and allocates nothing.
  */
 int harden_cloexec_fds(void); /* every fd but 0, 1, 2 closes at exec */
-int harden_drop_caps(const struct harden *h);
+int harden_drop_caps(void);
 int harden_no_new_privs(void);
 int harden_seccomp(const struct harden *h);
 

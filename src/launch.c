@@ -83,7 +83,7 @@ static void child_exec(const struct launch_spec *s, const char *file, const sigs
 		child_fail(fd, STEP_CHDIR, errno);
 	if ((r = harden_cloexec_fds()) < 0)
 		child_fail(fd, STEP_FDS, -r);
-	if ((r = harden_drop_caps(s->harden)) < 0)
+	if ((r = harden_drop_caps()) < 0)
 		child_fail(fd, STEP_CAPS, -r);
 	if ((r = harden_no_new_privs()) < 0)
 		child_fail(fd, STEP_NNP, -r);

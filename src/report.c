@@ -102,10 +102,8 @@ void report_check(FILE *out, const struct landlock_features *f,
 {
 	struct stepbox_err aerr = {0}, merr = {0};
 	enum policy_backend pick = run_auto_backend(f, cfg, &aerr);
-	struct mountns_plan plan;
-	struct grants none = {0};
-	mountns_plan(&plan, cfg, &none);
-	bool mountns_ok = mountns_probe(&plan, &merr) == 0;
+	/* auto has already proved mountns usable when it picked it */
+	bool mountns_ok = pick == BACKEND_MOUNTNS || run_mountns_usable(cfg, &merr) == 0;
 	if (json) {
 		json_t *feats = json_array();
 		for (unsigned i = 0; i < landlock_feature_count; i++) {
@@ -132,7 +130,7 @@ void report_check(FILE *out, const struct landlock_features *f,
 	fputs(", new user namespaces, ioctl TIOCSTI and TIOCLINUX\n", out);
 	if (mountns_ok)
 		fprintf(out, "mountns: available (%s)\n",
-			plan.userns ? "through a user namespace" : "as root");
+			geteuid() != 0 ? "through a user namespace" : "as root");
 	else
 		fprintf(out, "mountns: not available: %s\n  hint: %s\n", merr.msg, merr.hint);
 	if (pick == BACKEND_NONE)

@@ -19,16 +19,21 @@ static void landlock_why(const struct landlock_features *f, char *buf, size_t ca
 		snprintf(buf, cap, "this kernel has no Landlock (%s)", strerror(f->kernel_errno));
 }
 
+int run_mountns_usable(const struct stepbox_config *cfg, struct stepbox_err *err)
+{
+	struct mountns_plan plan;
+	struct grants none = {0};
+	mountns_plan(&plan, cfg, &none);
+	return mountns_probe(&plan, err);
+}
+
 enum policy_backend run_auto_backend(const struct landlock_features *f,
 				     const struct stepbox_config *cfg, struct stepbox_err *err)
 {
 	if (f->abi > 0)
 		return BACKEND_LANDLOCK;
-	struct mountns_plan plan;
-	struct grants none = {0};
-	mountns_plan(&plan, cfg, &none);
 	struct stepbox_err merr = {0};
-	if (mountns_probe(&plan, &merr) == 0)
+	if (run_mountns_usable(cfg, &merr) == 0)
 		return BACKEND_MOUNTNS;
 	char why[128];
 	landlock_why(f, why, sizeof(why));

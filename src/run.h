@@ -39,6 +39,9 @@ void run_release(struct run_ctx *ctx);
 enum policy_backend run_auto_backend(const struct landlock_features *f,
 				     const struct stepbox_config *cfg, struct stepbox_err *err);
 
+/* Whether the mountns namespaces can be made for cfg here: 0, or -errno with err. */
+int run_mountns_usable(const struct stepbox_config *cfg, struct stepbox_err *err);
+
 /* STEPBOX_LANDLOCK_ABI, or NULL when unset or empty. */
 const char *run_abi_cap(void);
 
