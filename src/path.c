@@ -1,0 +1,161 @@
+#include "path.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+bool path_beneath(const char *path, const char *dir)
+{
+	size_t dl = strlen(dir);
+	if (strcmp(dir, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, dir, dl) == 0 && (path[dl] == '\0' || path[dl] == '/');
+}
+
+char *path_parent(const char *path, char *buf, size_t cap)
+{
+	if (snprintf(buf, cap, "%s", path) >= (int)cap)
+		return NULL;
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		return NULL;
+	if (slash == buf)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return buf;
+}
+
+const char *path_base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : path;
+}
+
+/* Our copy of the uapi: Debian 12's headers have openat2 but not everywhere. */
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+struct path_open_how {
+	uint64_t flags;
+	uint64_t mode;
+	uint64_t resolve;
+};
+#define PATH_RESOLVE_NO_SYMLINKS 0x04
+
+static int walk_nofollow(const char *path, int extra)
+{
+	int dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	const char *p = path;
+	while (*p == '/')
+		p++;
+	if (!*p)
+		return dfd;
+	while (*p) {
+		const char *end = strchr(p, '/');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char comp[NAME_MAX + 1];
+		if (len > NAME_MAX) {
+			close(dfd);
+			return -ENAMETOOLONG;
+		}
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		p += len;
+		while (*p == '/')
+			p++;
+		int flags = O_PATH | O_NOFOLLOW | O_CLOEXEC | (*p ? O_DIRECTORY : extra);
+		int fd = openat(dfd, comp, flags);
+		int e = errno;
+		close(dfd);
+		if (fd < 0)
+			return -e;
+		/* O_PATH | O_NOFOLLOW opens a symlink itself: refuse it */
+		struct stat st;
+		if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+			close(fd);
+			return -ELOOP;
+		}
+		dfd = fd;
+	}
+	return dfd;
+}
+
+int path_open_nofollow(const char *path, int extra)
+{
+	struct path_open_how how = {
+		.flags = (uint64_t)(O_PATH | O_CLOEXEC | (extra & ~O_NOFOLLOW)),
+		.resolve = PATH_RESOLVE_NO_SYMLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd >= 0)
+		return fd;
+	if (errno != ENOSYS && errno != EPERM) /* EPERM: a seccomp profile refusing it */
+		return -errno;
+	return walk_nofollow(path, extra & ~O_NOFOLLOW);
+}
+
+int path_mkdir_nofollow(const char *path, mode_t leaf_mode, char *bad, size_t badcap)
+{
+	char done[PATH_MAX] = "";
+	if (bad && badcap)
+		bad[0] = '\0';
+	if (path[0] != '/' || strlen(path) >= sizeof(done))
+		return -EINVAL;
+	int dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	const char *p = path;
+	int r = 0;
+	while (*p == '/')
+		p++;
+	while (*p) {
+		const char *end = strchr(p, '/');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char comp[NAME_MAX + 1];
+		if (len > NAME_MAX) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		p += len;
+		while (*p == '/')
+			p++;
+		size_t dl = strlen(done);
+		snprintf(done + dl, sizeof(done) - dl, "/%s", comp);
+		int fd = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT) {
+			if (mkdirat(dfd, comp, *p ? 0755 : leaf_mode) < 0 && errno != EEXIST) {
+				r = -errno;
+				break;
+			}
+			fd = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (fd < 0) {
+			/* O_NOFOLLOW | O_DIRECTORY on a symlink: ENOTDIR or ELOOP */
+			struct stat st;
+			r = fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)
+				    ? -ELOOP
+				    : -errno;
+			break;
+		}
+		close(dfd);
+		dfd = fd;
+	}
+	if (r < 0) {
+		close(dfd);
+		if (bad && badcap)
+			snprintf(bad, badcap, "%s", done);
+		return r;
+	}
+	return dfd;
+}

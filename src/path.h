@@ -1,0 +1,46 @@
+/*
+ * path: the path predicates and the symlink-safe file operations every module
+ * shares. Paths here are absolute and canonical unless a function says
+ * otherwise. Nothing here follows a symlink it was not asked to follow:
+ * stepbox acts as the caller before the sandbox exists, in folders a previous
+ * step could write, so a planted link must never redirect it.
+ */
+#ifndef STEPBOX_PATH_H
+#define STEPBOX_PATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Whether path is dir or lies beneath it ("/" holds everything). */
+bool path_beneath(const char *path, const char *dir);
+
+/*
+ * The folder holding path, in buf: "/a/b" gives "/a", "/a" gives "/".
+ * Returns buf, or NULL when it does not fit.
+ */
+char *path_parent(const char *path, char *buf, size_t cap);
+
+/* The last component of path ("/" for "/"). */
+const char *path_base(const char *path);
+
+/*
+ * Open the canonical absolute path with O_PATH | O_CLOEXEC (plus extra
+ * flags: O_DIRECTORY, O_NOFOLLOW) without following any symlink on the way:
+ * a component that became a symlink since path was resolved gives -ELOOP.
+ * Uses openat2(RESOLVE_NO_SYMLINKS), or a walk component by component with
+ * O_NOFOLLOW on kernels before 5.6. Returns the fd or a negative errno.
+ */
+int path_open_nofollow(const char *path, int extra);
+
+/*
+ * mkdir -p of the canonical absolute path without following symlinks: every
+ * component is opened with O_NOFOLLOW relative to the one before and created
+ * with mkdirat when missing (the last one leaf_mode, the others 0755). A
+ * component that is a symlink or not a folder fails with -ELOOP or -ENOTDIR,
+ * and bad (when not NULL) then holds the prefix that failed. Returns an
+ * O_PATH | O_DIRECTORY fd of the folder, or a negative errno.
+ */
+int path_mkdir_nofollow(const char *path, mode_t leaf_mode, char *bad, size_t badcap);
+
+#endif
