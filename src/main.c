@@ -36,6 +36,8 @@ static const char usage[] =
 	"  -w, --write PATH       grant read, write and execute beneath PATH (repeatable)\n"
 	"  -C, --workdir DIR      working folder (default: current); granted for writing\n"
 	"      --workdir-readonly grant the workdir for reading only\n"
+	"      --allow-broad-grants  accept a workdir or write grant that is /, a\n"
+	"                         top-level system folder (/usr, /etc, /var...) or HOME\n"
 	"      --persist DIR      the workflow's persistent tool folder (created 0700)\n"
 	"      --net MODE         allow (default) | none | tcp:PORT[,PORT...] (connect)\n"
 	"      --backend NAME     auto (default) | landlock | mountns | none\n"
@@ -56,7 +58,7 @@ static const char usage[] =
 
 enum { OPT_CONSUME = 256, OPT_WD_RO, OPT_PERSIST, OPT_NET, OPT_BACKEND, OPT_ENV, OPT_UNSET,
        OPT_CLEAN_ENV, OPT_TIMEOUT, OPT_EXPLAIN, OPT_ENABLE_AUDIT, OPT_REPORT, OPT_JSON,
-       OPT_VERSION };
+       OPT_VERSION, OPT_ALLOW_BROAD };
 
 static const struct option options[] = {
 	{"policy", required_argument, NULL, 'p'},
@@ -65,6 +67,7 @@ static const struct option options[] = {
 	{"write", required_argument, NULL, 'w'},
 	{"workdir", required_argument, NULL, 'C'},
 	{"workdir-readonly", no_argument, NULL, OPT_WD_RO},
+	{"allow-broad-grants", no_argument, NULL, OPT_ALLOW_BROAD},
 	{"persist", required_argument, NULL, OPT_PERSIST},
 	{"net", required_argument, NULL, OPT_NET},
 	{"backend", required_argument, NULL, OPT_BACKEND},
@@ -143,6 +146,9 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, bool *json,
 			break;
 		case OPT_WD_RO:
 			cfg->workdir_readonly = true;
+			break;
+		case OPT_ALLOW_BROAD:
+			cfg->allow_broad_grants = true;
 			break;
 		case OPT_PERSIST:
 			r = set_once(&cfg->persist, optarg, "--persist", err);

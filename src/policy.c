@@ -64,6 +64,8 @@ bool policy_env_name_ok(const char *name)
 const char *policy_backend_name(enum policy_backend b)
 {
 	switch (b) {
+	case BACKEND_STACKED:
+		return "stacked";
 	case BACKEND_LANDLOCK:
 		return "landlock";
 	case BACKEND_MOUNTNS:
@@ -198,6 +200,8 @@ int policy_set_backend(struct stepbox_config *cfg, const char *name, struct step
 	enum policy_backend b;
 	if (strcmp(name, "auto") == 0)
 		b = BACKEND_AUTO;
+	else if (strcmp(name, "stacked") == 0)
+		b = BACKEND_STACKED;
 	else if (strcmp(name, "landlock") == 0)
 		b = BACKEND_LANDLOCK;
 	else if (strcmp(name, "none") == 0)
@@ -206,7 +210,7 @@ int policy_set_backend(struct stepbox_config *cfg, const char *name, struct step
 		b = BACKEND_MOUNTNS;
 	else {
 		err_set(err, ERR_USAGE, 0, "unknown backend '%s'", name);
-		err_hint(err, "choose one of: auto, landlock, mountns, none");
+		err_hint(err, "choose one of: auto, stacked, landlock, mountns, none");
 		return -EINVAL;
 	}
 	if (cfg->backend_set && cfg->backend != b)
@@ -621,6 +625,13 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 		cfg->timeout_s = t;
 		return 0;
 	}
+	if (strcmp(key, "allow_broad_grants") == 0) {
+		if (!json_is_boolean(v))
+			return bad(ld, key, "must be true or false");
+		/* like env.clean: the flag and the file both only ever widen it */
+		cfg->allow_broad_grants |= json_is_true(v);
+		return 0;
+	}
 	if (strcmp(key, "backend") == 0) {
 		if (!json_is_string(v))
 			return bad(ld, key, "must be a string");
@@ -637,7 +648,7 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 	}
 	return bad(ld, key,
 		   "unknown key (version 1 knows version, workdir, read_paths, write_paths, "
-		   "persistent_dir, network, env, timeout_s, backend)");
+		   "persistent_dir, network, env, timeout_s, backend, allow_broad_grants)");
 }
 
 int policy_load_buffer(struct stepbox_config *cfg, const char *name, const char *buf, size_t len,

@@ -18,7 +18,7 @@
 #define POLICY_MAX_ENV 4096           /* env.set entries */
 #define POLICY_MAX_TIMEOUT 2592000L   /* 30 days */
 
-enum policy_backend { BACKEND_AUTO, BACKEND_LANDLOCK, BACKEND_MOUNTNS, BACKEND_NONE };
+enum policy_backend { BACKEND_AUTO, BACKEND_STACKED, BACKEND_LANDLOCK, BACKEND_MOUNTNS, BACKEND_NONE };
 
 /* allow: no restriction; none: AF_UNIX only; tcp: TCP to/from listed ports only */
 enum policy_net { NET_ALLOW, NET_NONE, NET_TCP };
@@ -37,6 +37,12 @@ struct stepbox_config {
 	char *workdir; /* absolute; NULL means the current folder */
 	bool workdir_readonly;
 	char *persist; /* --persist or persistent_dir, absolute */
+	/*
+	 * allow_broad_grants / --allow-broad-grants: accept a workdir or write
+	 * grant that is /, a top-level system folder or HOME itself, taken as
+	 * given (no /etc secret hiding, no planted-symlink check beneath it).
+	 */
+	bool allow_broad_grants;
 	enum policy_net net;
 	bool net_set;
 	struct policy_ports connect_tcp, bind_tcp; /* with NET_TCP */

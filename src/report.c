@@ -84,9 +84,10 @@ int report_policy(FILE *out, const struct stepbox_config *cfg, const struct gran
 						"origin", grants_origin_name(g->skipped[i].origin),
 						"reason", g->skipped[i].reason));
 	json_t *root = json_pack(
-		"{s:i, s:s, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:b}, s:o}",
+		"{s:i, s:s, s:s, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:b}, s:o}",
 		"version", 1, "backend", policy_backend_name(backend), "workdir", g->workdir,
-		"workdir_readonly", cfg->workdir_readonly, "persistent_dir",
+		"workdir_readonly", cfg->workdir_readonly, "allow_broad_grants",
+		cfg->allow_broad_grants, "persistent_dir",
 		g->persist ? json_string(g->persist) : json_null(), "run_base",
 		env->run_base ? json_string(env->run_base) : json_null(), "network",
 		network_json(cfg), "timeout_s",

@@ -82,6 +82,20 @@ int main(void)
 	FAILS("{\"version\": 1, \"env\": {\"color\": 1}}", "env.color: unknown key");
 	FAILS("{\"version\": 1, \"env\": {\"unset\": [\"A B\"]}}", "env.unset[0]");
 	FAILS("{\"version\": 1, \"env\": {\"clean\": \"yes\"}}", "env.clean: must be true or false");
+	FAILS("{\"version\": 1,\n  \"allow_broad_grants\": \"yes\"}",
+	      "line 2, column 3: allow_broad_grants: must be true or false");
+	FAILS("{\"version\": 1, \"allow_broad_grants\": 1}", "allow_broad_grants: must be true");
+	policy_init(&cfg);
+	CHECK(!cfg.allow_broad_grants);
+	CHECK(load(&cfg, "{\"version\": 1, \"allow_broad_grants\": true}") == 0 &&
+	      cfg.allow_broad_grants);
+	policy_release(&cfg);
+	/* false in the file does not take back --allow-broad-grants: both only widen */
+	policy_init(&cfg);
+	cfg.allow_broad_grants = true;
+	CHECK(load(&cfg, "{\"version\": 1, \"allow_broad_grants\": false}") == 0 &&
+	      cfg.allow_broad_grants);
+	policy_release(&cfg);
 	FAILS("{\"version\": 1, \"backend\": \"docker\"}", "unknown backend 'docker'");
 	FAILS("{\"version\": 1, \"network\": \"maybe\"}", "network: must be");
 	FAILS("{\"version\": 1, \"network\": {\"connect_tcp\": [0]}}",
