@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "path.h"
+
 #define RX (GRANT_READ | GRANT_EXEC)
 #define DEVRW (GRANT_READ | GRANT_WRITE | GRANT_DEV)
 
@@ -41,6 +43,16 @@ static const char *const etc_explicit[] = {
 	"/etc/group",       "/etc/ld.so.cache",   "/etc/ld.so.conf",    "/etc/ld.so.conf.d",
 	"/etc/alternatives", "/etc/fonts",        "/etc/os-release",    "/etc/mime.types",
 	"/etc/debian_version", "/etc/gai.conf",
+};
+
+/*
+ * A workdir or write grant that is one of these itself hands the step the
+ * system (run from /, where systemd starts services, the default workdir made
+ * every file writable). Folders beneath them are fine.
+ */
+static const char *const system_dirs[] = {
+	"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/boot", "/dev", "/proc", "/sys", "/var", "/run",
 };
 
 #define ETC_MAX_DEPTH 32
@@ -122,11 +134,11 @@ nomem:
 	return -ENOMEM;
 }
 
+/* Duplicates are dropped once at the end (dedupe_skipped): a scan here was O(n^2). */
 static int skip(struct grants *g, const char *path, enum grant_origin origin, const char *why)
 {
-	for (size_t i = 0; i < g->nskipped; i++)
-		if (strcmp(g->skipped[i].path, path) == 0)
-			return 0;
+	if (g->nskipped >= STRV_MAX)
+		return -E2BIG;
 	if (strv_grow(&g->skipped, &g->capskipped, g->nskipped, sizeof(*g->skipped), 16) < 0)
 		return -ENOMEM;
 	char *p = strdup(path), *r = strdup(why);
@@ -135,7 +147,10 @@ static int skip(struct grants *g, const char *path, enum grant_origin origin, co
 		free(r);
 		return -ENOMEM;
 	}
-	g->skipped[g->nskipped++] = (struct grant_skip){p, origin, r};
+	struct grant_skip *sk = &g->skipped[g->nskipped++];
+	sk->path = p;
+	sk->origin = origin;
+	sk->reason = r;
 	return 0;
 }
 
@@ -146,6 +161,8 @@ static int add_link(struct grants *g, int dfd, const char *name, const char *pat
 	if (n < 0)
 		return 0;
 	target[n] = '\0';
+	if (g->nlinks >= STRV_MAX)
+		return -E2BIG;
 	if (strv_grow(&g->links, &g->caplinks, g->nlinks, sizeof(*g->links), 32) < 0)
 		return -ENOMEM;
 	char *p = strdup(path), *t = strdup(target);
@@ -167,7 +184,8 @@ static int host_path(const char *root, const char *path, char *buf, size_t cap)
 	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
-int grants_canon(const char *root, const char *path, char **out, bool *exists)
+int grants_canon_links(const char *root, const char *path, char **out, bool *exists,
+		       grants_link_fn on_link, void *arg)
 {
 	/* pending: what is left to walk; done: the resolved prefix ("" is /) */
 	char pending[PATH_MAX * 2], done[PATH_MAX], hp[PATH_MAX * 2];
@@ -224,6 +242,10 @@ int grants_canon(const char *root, const char *path, char **out, bool *exists)
 			if (tl < 0)
 				return -errno;
 			target[tl] = '\0';
+			/* done is the link's own canonical place: its parents are resolved */
+			int r = on_link ? on_link(arg, done, target) : 0;
+			if (r < 0)
+				return r;
 			char rest[PATH_MAX * 2];
 			if (snprintf(rest, sizeof(rest), "%s%s%s", target, *p ? "/" : "", p) >=
 			    (int)sizeof(rest))
@@ -242,18 +264,258 @@ int grants_canon(const char *root, const char *path, char **out, bool *exists)
 	return *out ? 0 : -ENOMEM;
 }
 
+int grants_canon(const char *root, const char *path, char **out, bool *exists)
+{
+	return grants_canon_links(root, path, out, exists, NULL, NULL);
+}
+
 bool grants_covers(const struct grants *g, const char *path, unsigned access)
 {
 	unsigned have = 0;
-	for (size_t i = 0; i < g->n; i++) {
-		const char *gp = g->v[i].path;
-		size_t gl = strlen(gp);
-		bool beneath = strcmp(gp, "/") == 0 ||
-			       (strncmp(path, gp, gl) == 0 && (path[gl] == '\0' || path[gl] == '/'));
-		if (beneath)
+	for (size_t i = 0; i < g->n; i++)
+		if (path_beneath(path, g->v[i].path))
 			have |= g->v[i].access;
-	}
 	return (have & access) == access;
+}
+
+/* The absolute path with "//", "." and ".." taken out as text, as a reader sees it. */
+static int normalize(const char *path, char *buf, size_t cap)
+{
+	size_t k = 0;
+	buf[0] = '\0';
+	for (const char *p = path; *p;) {
+		size_t len = strcspn(p, "/");
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			char *slash = strrchr(buf, '/');
+			if (slash)
+				*slash = '\0';
+			k = strlen(buf);
+		} else if (len > 0 && !(len == 1 && p[0] == '.')) {
+			if (k + 1 + len >= cap)
+				return -ENAMETOOLONG;
+			buf[k++] = '/';
+			memcpy(buf + k, p, len);
+			buf[k += len] = '\0';
+		}
+		p += len;
+		while (*p == '/')
+			p++;
+	}
+	if (k == 0)
+		snprintf(buf, cap, "/");
+	return 0;
+}
+
+/* A place the step may write, where a previous step may have planted symlinks. */
+struct wloc {
+	char *path;       /* canonical */
+	const char *what; /* "write grant", "workdir", "persistent folder" */
+};
+
+struct wlocs {
+	struct wloc *v; /* sorted by path once complete */
+	size_t n, cap;
+};
+
+/* The state of one grants_build: what every resolution is checked against. */
+struct build {
+	struct grants *g;
+	const struct grants_host *host;
+	const struct stepbox_config *cfg;
+	struct stepbox_err *err;
+	size_t budget;          /* entries the /etc walks may still visit */
+	char *etc;              /* canonical /etc */
+	char *home, *home_norm; /* canonical and normalized HOME, or NULL */
+	struct wlocs all;       /* every write location (a browser inside is covered) */
+	struct wlocs check;     /* those a crossed symlink must not lie in */
+	const char *req;        /* the grant being resolved, for messages */
+	enum grant_origin origin;
+	bool refused; /* err holds a refusal that must reach the caller as is */
+};
+
+static void wlocs_release(struct wlocs *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].path);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static int wlocs_push(struct wlocs *l, const char *path, const char *what)
+{
+	if (l->n >= STRV_MAX)
+		return -E2BIG;
+	if (strv_grow(&l->v, &l->cap, l->n, sizeof(*l->v), 16) < 0)
+		return -ENOMEM;
+	char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	l->v[l->n].path = p;
+	l->v[l->n++].what = what;
+	return 0;
+}
+
+static int by_wloc(const void *a, const void *b)
+{
+	return strcmp(((const struct wloc *)a)->path, ((const struct wloc *)b)->path);
+}
+
+/*
+ * The location in l that holds path (path itself or one of its folders), or
+ * NULL: one binary search per component, so checking every crossed symlink of
+ * 10,000 grants against 10,000 write grants stays O(n log n).
+ */
+static const struct wloc *holder(const struct wlocs *l, const char *path)
+{
+	char buf[PATH_MAX];
+	if (l->n == 0)
+		return NULL;
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return &l->v[0]; /* cannot happen (canonical paths fit); fail closed */
+	for (;;) {
+		struct wloc key = {buf, NULL};
+		const struct wloc *w = bsearch(&key, l->v, l->n, sizeof(*l->v), by_wloc);
+		if (w || strcmp(buf, "/") == 0)
+			return w;
+		char *slash = strrchr(buf, '/');
+		if (slash == buf)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+}
+
+/*
+ * grants_canon_links callback: a symlink crossed inside a place the step may
+ * write is refused, whatever the grant. A step plants ~/.ssh as run/x, or
+ * replaces a folder that a later grant goes through, and the next run, which
+ * resolves as the caller before any sandbox exists, would grant the target.
+ */
+static int check_link(void *arg, const char *link, const char *target)
+{
+	struct build *b = arg;
+	const struct wloc *w = holder(&b->check, link);
+	if (!w)
+		return 0;
+	b->refused = true;
+	err_set(b->err, ERR_USAGE, 0,
+		"%s path '%s' goes through the symlink '%s' -> '%s', which lies in the %s '%s'",
+		grants_origin_name(b->origin), b->req, link, target, w->what, w->path);
+	err_hint(b->err,
+		 "a step can plant symlinks where it may write to redirect the next run's "
+		 "grants; remove '%s', or name the real path if it is the one you mean",
+		 link);
+	return -ELOOP;
+}
+
+static int resolve(struct build *b, const char *req, enum grant_origin origin, char **canon,
+		   bool *exists)
+{
+	b->req = req;
+	b->origin = origin;
+	return grants_canon_links(b->host->root, req, canon, exists, check_link, b);
+}
+
+/* Why path is too broad to be a workdir or write grant, or NULL when it is not. */
+static const char *broad_kind(const struct build *b, const char *path)
+{
+	if (strcmp(path, "/") == 0)
+		return "the whole file system";
+	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
+		if (strcmp(path, system_dirs[i]) == 0)
+			return "a top-level system folder";
+	if ((b->home && strcmp(path, b->home) == 0) ||
+	    (b->home_norm && strcmp(path, b->home_norm) == 0))
+		return "the caller's HOME";
+	return NULL;
+}
+
+/*
+ * A workdir or write location, before any grant is added: refuse it when it
+ * is broad (as asked and as resolved: -w /lib64 is refused though it resolves
+ * to /usr/lib64), then remember it. With allow_broad_grants a broad one is
+ * taken as given: not checked for planted symlinks either, since a step that
+ * may write / or HOME has every way out anyway.
+ */
+static int note_location(struct build *b, const char *asked, const char *what, bool write)
+{
+	char norm[PATH_MAX], *canon = NULL;
+	bool exists;
+	/* unresolvable: the grant itself reports it below */
+	if (normalize(asked, norm, sizeof(norm)) < 0 ||
+	    grants_canon(b->host->root, asked, &canon, &exists) < 0)
+		return 0;
+	const char *why = broad_kind(b, norm);
+	bool as_asked = why != NULL;
+	if (!why)
+		why = broad_kind(b, canon);
+	int r = 0;
+	if (why && !b->cfg->allow_broad_grants) {
+		if (as_asked)
+			err_set(b->err, ERR_USAGE, 0, "refusing the %s '%s': it is %s", what, asked,
+				why);
+		else
+			err_set(b->err, ERR_USAGE, 0, "refusing the %s '%s': it resolves to '%s', %s",
+				what, asked, canon, why);
+		err_hint(b->err, "give the step its own folder with -C DIR, or set "
+				 "allow_broad_grants (policy) or --allow-broad-grants to take it as given");
+		r = -EPERM;
+	} else if (write) {
+		r = wlocs_push(&b->all, canon, what);
+		if (r == 0 && !why)
+			r = wlocs_push(&b->check, canon, what);
+		if (r < 0)
+			err_set(b->err, ERR_USAGE, -r, "%s '%s'", what, asked);
+	}
+	free(canon);
+	return r;
+}
+
+/*
+ * Phase one: every place the step may write (write grants, the persistent
+ * folder, a writable workdir) is known before any grant is resolved, so each
+ * resolution after, the write grants' own included, is checked against all.
+ */
+static int note_locations(struct build *b)
+{
+	const struct stepbox_config *cfg = b->cfg;
+	const struct strv *lists[] = {&cfg->write_policy, &cfg->write_flag};
+	int r = 0;
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; r == 0 && i < lists[l]->n; i++)
+			r = note_location(b, lists[l]->v[i], "write grant", true);
+	if (r == 0 && cfg->persist)
+		r = note_location(b, cfg->persist, "persistent folder", true);
+	/* the baseline's own writable places: under Landlock alone /dev/shm is the host's */
+	for (size_t i = 0; r == 0 && i < sizeof(baseline) / sizeof(baseline[0]); i++) {
+		char *canon = NULL;
+		bool exists;
+		if (!(baseline[i].access & GRANT_WRITE) ||
+		    grants_canon(b->host->root, baseline[i].path, &canon, &exists) < 0 || !exists) {
+			free(canon);
+			continue;
+		}
+		r = wlocs_push(&b->check, canon, "baseline write grant");
+		free(canon);
+		if (r < 0)
+			err_set(b->err, ERR_USAGE, -r, "baseline grant '%s'", baseline[i].path);
+	}
+	if (r < 0)
+		return r;
+	const char *wd = cfg->workdir ? cfg->workdir : b->host->cwd;
+	bool exists;
+	r = grants_canon(b->host->root, wd, &b->g->workdir, &exists);
+	if (r < 0)
+		return err_set(b->err, ERR_USAGE, -r, "cannot resolve workdir '%s'", wd);
+	r = note_location(b, wd, cfg->workdir_readonly ? "read-only workdir" : "workdir",
+			  !cfg->workdir_readonly);
+	if (r < 0)
+		return r;
+	if (b->all.n > 1)
+		qsort(b->all.v, b->all.n, sizeof(*b->all.v), by_wloc);
+	if (b->check.n > 1)
+		qsort(b->check.v, b->check.n, sizeof(*b->check.v), by_wloc);
+	return 0;
 }
 
 static bool world_readable(const struct stat *st)
@@ -264,29 +526,30 @@ static bool world_readable(const struct stat *st)
 }
 
 /*
- * Grant path (and what is beneath it) for reading, leaving out everything that
+ * Grant path (and what is beneath it) with access, leaving out everything that
  * is not world-readable: as root, DAC no longer protects /etc/shadow, SSH host
  * keys or /etc/ssl/private, so only an allow list of world-readable entries
  * keeps them out. A folder whose whole subtree is world-readable becomes one
- * rule; a folder holding a secret is not granted itself (a rule would cover
- * the secret) and its entries are granted one by one. Symlinks get no rule:
- * access through them is decided on their targets. Runs at every launch as
- * root, so it stats relative to an open folder. Returns 1 when path was
- * granted whole, 0 when it was split or left out, or a negative errno.
+ * rule (asked for as req); a folder holding a secret is not granted itself (a
+ * rule would cover the secret) and its entries are granted one by one.
+ * Symlinks get no rule: access through them is decided on their targets. Runs
+ * at every launch as root, so it stats relative to an open folder. Returns 1
+ * when path was granted whole, 0 when it was split or left out, or a negative
+ * errno (-E2BIG past ETC_MAX_ENTRIES).
  */
-static int walk_readable(struct grants *g, int dfd, const char *name, const char *path,
-			 enum grant_origin origin, int depth, size_t *budget, bool links)
+static int walk_readable(struct build *b, int dfd, const char *name, const char *path,
+			 const char *req, unsigned access, enum grant_origin origin, int depth)
 {
+	struct grants *g = b->g;
 	struct stat st;
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
 	if (S_ISLNK(st.st_mode)) /* nothing to hide; the target has its own rule or none */
-		return links && add_link(g, dfd, name, path) < 0 ? -ENOMEM : 1;
+		return b->host->keep_links && add_link(g, dfd, name, path) < 0 ? -ENOMEM : 1;
 	if (!world_readable(&st))
 		return skip(g, path, origin, "not world-readable: hidden from the sandbox");
 	if (!S_ISDIR(st.st_mode))
-		return add(g, strdup(path), strdup(path), GRANT_READ, origin, true) < 0 ? -ENOMEM
-											 : 1;
+		return add(g, strdup(path), strdup(req), access, origin, true) < 0 ? -ENOMEM : 1;
 	if (depth >= ETC_MAX_DEPTH)
 		return skip(g, path, origin, "nested too deep to check for secrets");
 	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -303,16 +566,18 @@ static int walk_readable(struct grants *g, int dfd, const char *name, const char
 	while ((de = readdir(d))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (*budget == 0) {
+		if (b->budget == 0) {
 			r = -E2BIG;
 			break;
 		}
-		(*budget)--;
+		b->budget--;
 		char child[PATH_MAX];
 		if (snprintf(child, sizeof(child), "%s/%s", strcmp(path, "/") ? path : "",
-			     de->d_name) >= (int)sizeof(child))
+			     de->d_name) >= (int)sizeof(child)) {
+			whole = false; /* left out: the folder must not cover it */
 			continue;
-		r = walk_readable(g, dirfd(d), de->d_name, child, origin, depth + 1, budget, links);
+		}
+		r = walk_readable(b, dirfd(d), de->d_name, child, child, access, origin, depth + 1);
 		if (r < 0)
 			break;
 		whole &= r == 1 && g->nskipped == skipmark;
@@ -333,16 +598,91 @@ static int walk_readable(struct grants *g, int dfd, const char *name, const char
 		free(g->links[g->nlinks].path);
 		free(g->links[g->nlinks].target);
 	}
-	return add(g, strdup(path), strdup(path), GRANT_READ, origin, true) < 0 ? -ENOMEM : 1;
+	return add(g, strdup(path), strdup(req), access, origin, true) < 0 ? -ENOMEM : 1;
 }
 
-static int add_world_readable(struct grants *g, const struct grants_host *host, const char *path,
-			      enum grant_origin origin, size_t *budget)
+/*
+ * A read grant of a folder that holds /etc (-r /): each entry but the one on
+ * the way to /etc becomes a rule of its own with the same access, the way
+ * down continues, and /etc itself is walked. Symlinks get no rule (their
+ * targets decide), only an entry for a mount namespace to recreate.
+ */
+static int split_toward_etc(struct build *b, int dfd, const char *name, const char *path,
+			    unsigned access, enum grant_origin origin)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return skip(b->g, path, origin, "cannot be listed to keep /etc secrets out");
+	}
+	int r = 0;
+	struct dirent *de;
+	while (r == 0 && (de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (b->budget == 0) {
+			r = -E2BIG;
+			break;
+		}
+		b->budget--;
+		char child[PATH_MAX];
+		if (snprintf(child, sizeof(child), "%s/%s", strcmp(path, "/") ? path : "",
+			     de->d_name) >= (int)sizeof(child))
+			continue; /* left out: only narrows */
+		if (path_beneath(b->etc, child)) {
+			if (strcmp(child, b->etc) == 0)
+				r = walk_readable(b, dirfd(d), de->d_name, child, child, access, origin,
+						  0);
+			else
+				r = split_toward_etc(b, dirfd(d), de->d_name, child, access, origin);
+			r = r < 0 ? r : 0;
+			continue;
+		}
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode))
+			r = b->host->keep_links ? add_link(b->g, dirfd(d), de->d_name, child) : 0;
+		else
+			r = add(b->g, strdup(child), strdup(child), access, origin, true);
+	}
+	closedir(d);
+	return r;
+}
+
+/*
+ * A read grant when /etc secrets must stay hidden: one inside /etc is walked
+ * as the baseline's /etc is, unless it names a hidden entry exactly
+ * (-r /etc/shadow asks for that file, and gets it); one that holds /etc is
+ * split around it. Write grants are taken as given: a broad one is refused
+ * unless allow_broad_grants, and then it is what was asked for. Takes
+ * ownership of canon.
+ */
+static int add_read(struct build *b, char *canon, const char *req, unsigned access,
+		    enum grant_origin origin)
 {
 	char hp[PATH_MAX * 2];
-	if (host_path(host->root, path, hp, sizeof(hp)) < 0)
-		return 0;
-	return walk_readable(g, AT_FDCWD, hp, path, origin, 0, budget, host->keep_links);
+	int r;
+	bool inside = path_beneath(canon, b->etc), holds = path_beneath(b->etc, canon);
+	if (!inside && !holds)
+		return add(b->g, canon, strdup(req), access, origin, true);
+	if ((r = host_path(b->host->root, canon, hp, sizeof(hp))) < 0) {
+		free(canon);
+		return r;
+	}
+	struct stat st;
+	bool named = origin != ORIGIN_BASELINE && origin != ORIGIN_BASELINE_TARGET && inside &&
+		     lstat(hp, &st) == 0 && !world_readable(&st);
+	if (named)
+		return add(b->g, canon, strdup(req), access, origin, true);
+	if (inside)
+		r = walk_readable(b, AT_FDCWD, hp, canon, req, access, origin, 0);
+	else
+		r = split_toward_etc(b, AT_FDCWD, hp, canon, access, origin);
+	free(canon);
+	return r < 0 ? r : 0;
 }
 
 /*
@@ -350,111 +690,142 @@ static int add_world_readable(struct grants *g, const struct grants_host *host, 
  * skipped (dropping an allow only narrows the sandbox); a missing write grant
  * is an error unless it is the workdir or persistent folder, created later.
  */
-static int add_requested(struct grants *g, const struct grants_host *host, const char *req,
-			 unsigned access, enum grant_origin origin, bool create,
-			 struct stepbox_err *err)
+static int add_requested(struct build *b, const char *req, unsigned access,
+			 enum grant_origin origin, bool create)
 {
+	struct grants *g = b->g;
 	char *canon = NULL;
 	bool exists = false;
 	/* the baseline lists what a system may have; what it lacks is skipped */
 	bool optional = !(access & GRANT_WRITE) || origin == ORIGIN_BASELINE;
-	int r = grants_canon(host->root, req, &canon, &exists);
+	int r = resolve(b, req, origin, &canon, &exists);
+	if (b->refused)
+		return r;
 	if (r < 0) {
 		if (optional && r != -ENOMEM)
 			return skip(g, req, origin, strerror(-r));
-		return err_set(err, ERR_USAGE, -r, "cannot resolve %s path '%s'",
+		return err_set(b->err, ERR_USAGE, -r, "cannot resolve %s path '%s'",
 			       grants_origin_name(origin), req);
 	}
 	if (!exists && !create) {
 		free(canon);
 		if (optional)
 			return skip(g, req, origin, "does not exist");
-		err_set(err, ERR_USAGE, ENOENT, "write path '%s'", req);
-		err_hint(err, "create the folder first, or drop it from the write grants");
+		err_set(b->err, ERR_USAGE, ENOENT, "write path '%s'", req);
+		err_hint(b->err, "create the folder first, or drop it from the write grants");
 		return -ENOENT;
 	}
-	r = add(g, canon, strdup(req), access, origin, exists);
-	return r < 0 ? err_set(err, ERR_USAGE, -r, "grant '%s'", req) : 0;
+	if (b->host->hide_etc_secrets && exists && !(access & GRANT_WRITE))
+		r = add_read(b, canon, req, access, origin);
+	else
+		r = add(g, canon, strdup(req), access, origin, exists);
+	if (r == -E2BIG)
+		return err_set(b->err, ERR_USAGE, E2BIG,
+			       "grant '%s': more than %d entries to check for /etc secrets, or "
+			       "more than %d grants", req, ETC_MAX_ENTRIES, STRV_MAX);
+	return r < 0 ? err_set(b->err, ERR_USAGE, -r, "grant '%s'", req) : 0;
 }
 
-static int add_baseline(struct grants *g, const struct grants_host *host, struct stepbox_err *err)
+static int add_baseline(struct build *b)
 {
-	size_t budget = ETC_MAX_ENTRIES;
 	for (size_t i = 0; i < sizeof(baseline) / sizeof(baseline[0]); i++) {
-		int r;
-		if (host->hide_etc_secrets && strcmp(baseline[i].path, "/etc") == 0)
-			r = add_world_readable(g, host, "/etc", ORIGIN_BASELINE, &budget);
-		else
-			r = add_requested(g, host, baseline[i].path, baseline[i].access,
-					  ORIGIN_BASELINE, false, err);
+		int r = add_requested(b, baseline[i].path, baseline[i].access, ORIGIN_BASELINE,
+				      false);
 		if (r < 0)
-			return err_set(err, ERR_UNAVAILABLE, -r, "baseline grant '%s'",
-				       baseline[i].path);
+			return b->refused ? r
+					  : err_set(b->err, ERR_UNAVAILABLE, -r, "baseline grant '%s'",
+						    baseline[i].path);
 	}
 	for (size_t i = 0; i < sizeof(etc_explicit) / sizeof(etc_explicit[0]); i++) {
-		char *canon = NULL;
+		char *canon = NULL, hp[PATH_MAX * 2];
 		bool exists;
-		if (grants_canon(host->root, etc_explicit[i], &canon, &exists) < 0 || !exists) {
+		int r = resolve(b, etc_explicit[i], ORIGIN_BASELINE_TARGET, &canon, &exists);
+		if (b->refused) {
+			free(canon);
+			return r;
+		}
+		if (r < 0 || !exists || strcmp(canon, etc_explicit[i]) == 0) {
+			/* missing, or not a symlink: already covered by /etc */
 			free(canon);
 			continue;
 		}
-		int r = 0;
-		/* an entry that is not a symlink is already covered by /etc */
-		if (strcmp(canon, etc_explicit[i]) == 0)
-			;
-		else if (host->hide_etc_secrets)
-			r = add_world_readable(g, host, canon, ORIGIN_BASELINE_TARGET, &budget);
-		else
-			r = add(g, strdup(canon), strdup(etc_explicit[i]), GRANT_READ,
+		if (!b->host->hide_etc_secrets) {
+			r = add(b->g, canon, strdup(etc_explicit[i]), GRANT_READ,
 				ORIGIN_BASELINE_TARGET, true);
-		free(canon);
+		} else {
+			r = host_path(b->host->root, canon, hp, sizeof(hp));
+			if (r == 0)
+				r = walk_readable(b, AT_FDCWD, hp, canon, canon, GRANT_READ,
+						  ORIGIN_BASELINE_TARGET, 0);
+			free(canon);
+		}
 		if (r < 0)
-			return err_set(err, ERR_UNAVAILABLE, -r, "baseline grant '%s'",
+			return err_set(b->err, ERR_UNAVAILABLE, -r, "baseline grant '%s'",
 				       etc_explicit[i]);
 	}
 	return 0;
 }
 
-static int add_extras(struct grants *g, const struct grants_host *host, struct stepbox_err *err)
+/*
+ * The browser's own folder holds its libraries and resources. A browser the
+ * step installed into the persistent folder (or any write grant) is already
+ * covered there: granting more would let that step choose what the next run
+ * gets, so nothing is added, and it is never an error.
+ */
+static int add_browser(struct build *b, const char *exe)
 {
+	char norm[PATH_MAX], *canon = NULL;
+	bool exists;
+	const struct wloc *w = NULL;
+	if (normalize(exe, norm, sizeof(norm)) == 0)
+		w = holder(&b->all, norm);
+	int r = w ? 0 : resolve(b, exe, ORIGIN_BROWSER, &canon, &exists);
+	if (b->refused)
+		return r;
+	if (!w && r == 0 && exists)
+		w = holder(&b->all, canon);
+	if (w) {
+		free(canon);
+		char *why = strv_fmt("already covered by the %s '%s'", w->what, w->path);
+		r = why ? skip(b->g, exe, ORIGIN_BROWSER, why) : -ENOMEM;
+		free(why);
+		return r < 0 ? err_set(b->err, ERR_USAGE, -r, "AGENT_BROWSER_EXECUTABLE_PATH") : 0;
+	}
+	if (r < 0 || !exists) {
+		free(canon);
+		r = skip(b->g, exe, ORIGIN_BROWSER, "does not exist");
+		return r < 0 ? err_set(b->err, ERR_USAGE, -r, "AGENT_BROWSER_EXECUTABLE_PATH") : 0;
+	}
+	char *slash = strrchr(canon, '/');
+	if (slash && slash != canon)
+		*slash = '\0';
+	r = add_requested(b, canon, RX, ORIGIN_BROWSER, false);
+	free(canon);
+	return r;
+}
+
+static int add_extras(struct build *b)
+{
+	const struct grants_host *host = b->host;
 	if (host->extra_paths) {
 		char *copy = strdup(host->extra_paths);
 		if (!copy)
-			return err_set(err, ERR_USAGE, ENOMEM, "SANDBOX_EXTRA_SYSTEM_PATHS");
+			return err_set(b->err, ERR_USAGE, ENOMEM, "SANDBOX_EXTRA_SYSTEM_PATHS");
 		int r = 0;
 		for (char *save = NULL, *p = strtok_r(copy, ":", &save); p && r == 0;
 		     p = strtok_r(NULL, ":", &save)) {
 			if (p[0] != '/')
-				r = skip(g, p, ORIGIN_EXTRA, "not an absolute path");
+				r = skip(b->g, p, ORIGIN_EXTRA, "not an absolute path");
 			else
-				r = add_requested(g, host, p, RX, ORIGIN_EXTRA, false, err);
+				r = add_requested(b, p, RX, ORIGIN_EXTRA, false);
 		}
 		free(copy);
 		if (r < 0)
 			return r;
 	}
-	if (host->browser_exe && host->browser_exe[0] == '/') {
-		/* the browser's own folder holds its libraries and resources */
-		char *canon = NULL;
-		bool exists;
-		if (grants_canon(host->root, host->browser_exe, &canon, &exists) == 0 && exists) {
-			char *slash = strrchr(canon, '/');
-			if (slash && slash != canon)
-				*slash = '\0';
-			int r = add_requested(g, host, canon, RX, ORIGIN_BROWSER, false, err);
-			free(canon);
-			return r;
-		}
-		free(canon);
-		return skip(g, host->browser_exe, ORIGIN_BROWSER, "does not exist");
-	}
+	if (host->browser_exe && host->browser_exe[0] == '/')
+		return add_browser(b, host->browser_exe);
 	return 0;
-}
-
-static const char *base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-	return s ? s + 1 : p;
 }
 
 /* The persistent folder: --persist / persistent_dir, or the write path named
@@ -471,7 +842,7 @@ static int find_persist(const struct stepbox_config *cfg, const struct grants_ho
 	for (size_t l = 0; l < 2; l++) {
 		for (size_t i = 0; i < lists[l]->n; i++) {
 			const char *w = lists[l]->v[i];
-			if (strcmp(base_name(w), ".sandbox-cache") != 0)
+			if (strcmp(path_base(w), ".sandbox-cache") != 0)
 				continue;
 			char *c = NULL;
 			if (grants_canon(host->root, w, &c, &exists) < 0)
@@ -538,15 +909,78 @@ static int dedupe(struct grants *g)
 	return 0;
 }
 
+static int by_skip_path(const void *a, const void *b)
+{
+	const struct grant_skip *x = *(const struct grant_skip *const *)a,
+				*y = *(const struct grant_skip *const *)b;
+	int c = strcmp(x->path, y->path);
+	return c ? c : (x > y) - (x < y);
+}
+
+/* A path skipped twice (/etc walked for the baseline and for -r /) is said once. */
+static int dedupe_skipped(struct grants *g)
+{
+	if (g->nskipped < 2)
+		return 0;
+	const struct grant_skip **idx = malloc(g->nskipped * sizeof(*idx));
+	bool *drop = calloc(g->nskipped, sizeof(*drop));
+	if (!idx || !drop) {
+		free(idx);
+		free(drop);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < g->nskipped; i++)
+		idx[i] = &g->skipped[i];
+	qsort(idx, g->nskipped, sizeof(*idx), by_skip_path);
+	for (size_t i = 1; i < g->nskipped; i++)
+		if (strcmp(idx[i]->path, idx[i - 1]->path) == 0)
+			drop[idx[i] - g->skipped] = true;
+	free(idx);
+	size_t k = 0;
+	for (size_t i = 0; i < g->nskipped; i++) {
+		if (drop[i]) {
+			free(g->skipped[i].path);
+			free(g->skipped[i].reason);
+		} else {
+			g->skipped[k++] = g->skipped[i];
+		}
+	}
+	g->nskipped = k;
+	free(drop);
+	return 0;
+}
+
+/* Canonical /etc and HOME, which every grant is compared with. */
+static int build_init(struct build *b)
+{
+	const char *home = b->host->home ? b->host->home : getenv("HOME");
+	bool exists;
+	char norm[PATH_MAX];
+	if (grants_canon(b->host->root, "/etc", &b->etc, &exists) < 0 &&
+	    !(b->etc = strdup("/etc")))
+		return err_set(b->err, ERR_USAGE, ENOMEM, "grants");
+	/* a HOME that is relative or unresolvable names no folder to protect */
+	if (home && home[0] == '/' && normalize(home, norm, sizeof(norm)) == 0 &&
+	    grants_canon(b->host->root, home, &b->home, &exists) == 0 &&
+	    !(b->home_norm = strdup(norm)))
+		return err_set(b->err, ERR_USAGE, ENOMEM, "grants");
+	return 0;
+}
+
 int grants_build(const struct stepbox_config *cfg, const struct grants_host *host,
 		 struct grants *g, struct stepbox_err *err)
 {
 	memset(g, 0, sizeof(*g));
-	int r = add_baseline(g, host, err);
-	if (r == 0)
-		r = add_extras(g, host, err);
+	struct build b = {.g = g, .host = host, .cfg = cfg, .err = err, .budget = ETC_MAX_ENTRIES};
+	int r = build_init(&b);
 	if (r == 0)
 		r = find_persist(cfg, host, &g->persist, err);
+	if (r == 0)
+		r = note_locations(&b);
+	if (r == 0)
+		r = add_baseline(&b);
+	if (r == 0)
+		r = add_extras(&b);
 	const struct {
 		const struct strv *list;
 		unsigned access;
@@ -561,27 +995,25 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 		for (size_t i = 0; r == 0 && i < reqs[l].list->n; i++) {
 			const char *p = reqs[l].list->v[i];
 			bool is_persist = reqs[l].access & GRANT_WRITE &&
-					  strcmp(base_name(p), ".sandbox-cache") == 0;
-			r = add_requested(g, host, p, reqs[l].access, reqs[l].origin, is_persist,
-					  err);
+					  strcmp(path_base(p), ".sandbox-cache") == 0;
+			r = add_requested(&b, p, reqs[l].access, reqs[l].origin, is_persist);
 		}
 	}
+	/* as asked, so a symlink on the way to --persist is checked too */
 	if (r == 0 && g->persist)
-		r = add_requested(g, host, g->persist, RX | GRANT_WRITE, ORIGIN_PERSISTENT, true,
-				  err);
-	if (r == 0) {
-		const char *wd = cfg->workdir ? cfg->workdir : host->cwd;
-		bool exists;
-		r = grants_canon(host->root, wd, &g->workdir, &exists);
-		if (r < 0)
-			err_set(err, ERR_USAGE, -r, "cannot resolve workdir '%s'", wd);
-		else
-			r = add_requested(g, host, wd,
-					  cfg->workdir_readonly ? RX : RX | GRANT_WRITE,
-					  ORIGIN_WORKDIR, true, err);
-	}
-	if (r == 0 && (r = dedupe(g)) < 0)
+		r = add_requested(&b, cfg->persist ? cfg->persist : g->persist, RX | GRANT_WRITE,
+				  ORIGIN_PERSISTENT, true);
+	if (r == 0)
+		r = add_requested(&b, cfg->workdir ? cfg->workdir : host->cwd,
+				  cfg->workdir_readonly ? RX : RX | GRANT_WRITE, ORIGIN_WORKDIR,
+				  true);
+	if (r == 0 && ((r = dedupe(g)) < 0 || (r = dedupe_skipped(g)) < 0))
 		err_set(err, ERR_USAGE, -r, "grants");
+	free(b.etc);
+	free(b.home);
+	free(b.home_norm);
+	wlocs_release(&b.all);
+	wlocs_release(&b.check);
 	if (r < 0)
 		grants_release(g);
 	return r;
@@ -615,30 +1047,54 @@ static const char cachedir_tag[] = "Signature: 8a477f597d28d172789f06886806bc55\
 				   "# It marks the workflow's persistent tool folder: installed\n"
 				   "# tools and caches that can be downloaded again.\n";
 
+/*
+ * mkdir -p that never follows a symlink: a previous step may have replaced a
+ * folder on the way with a link since the grants were resolved, and stepbox
+ * runs as the caller here. Returns an O_PATH fd of the folder, or -errno with
+ * err naming the component that failed.
+ */
+static int make_dir(const char *path, mode_t mode, const char *what, struct stepbox_err *err)
+{
+	char bad[PATH_MAX];
+	int fd = path_mkdir_nofollow(path, mode, bad, sizeof(bad));
+	if (fd == -ELOOP) {
+		err_set(err, ERR_USAGE, 0, "create %s '%s': '%s' is a symlink", what, path, bad);
+		err_hint(err, "stepbox never follows a symlink where it creates its folders; a "
+			      "previous step may have planted it: remove it");
+		return -ELOOP;
+	}
+	if (fd < 0)
+		return err_set(err, ERR_UNAVAILABLE, -fd, "create %s '%s' (at '%s')", what, path,
+			       bad[0] ? bad : path);
+	return fd;
+}
+
 int grants_prepare_dirs(const struct grants *g, struct stepbox_err *err)
 {
-	int r;
 	if (g->persist) {
-		r = grants_mkdir_p(g->persist, 0700);
-		if (r < 0)
-			return err_set(err, ERR_UNAVAILABLE, -r, "create persistent folder '%s'",
-				       g->persist);
-		char tag[PATH_MAX + 16];
-		snprintf(tag, sizeof(tag), "%s/CACHEDIR.TAG", g->persist);
-		/* O_EXCL: never overwrite a file the user put there */
-		int fd = open(tag, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+		int dfd = make_dir(g->persist, 0700, "persistent folder", err);
+		if (dfd < 0)
+			return dfd;
+		/* O_EXCL | O_NOFOLLOW: never overwrite or follow what is there; one is enough */
+		int fd = openat(dfd, "CACHEDIR.TAG", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+							     O_CLOEXEC | O_NOCTTY, 0644);
+		int e = errno;
+		close(dfd);
 		if (fd >= 0) {
 			ssize_t w = write(fd, cachedir_tag, sizeof(cachedir_tag) - 1);
 			close(fd);
 			if (w != (ssize_t)sizeof(cachedir_tag) - 1)
-				return err_set(err, ERR_UNAVAILABLE, EIO, "write '%s'", tag);
-		} else if (errno != EEXIST) {
-			return err_set(err, ERR_UNAVAILABLE, errno, "create '%s'", tag);
+				return err_set(err, ERR_UNAVAILABLE, EIO, "write '%s/CACHEDIR.TAG'",
+					       g->persist);
+		} else if (e != EEXIST) {
+			return err_set(err, ERR_UNAVAILABLE, e, "create '%s/CACHEDIR.TAG'",
+				       g->persist);
 		}
 	}
-	r = grants_mkdir_p(g->workdir, 0755);
-	if (r < 0)
-		return err_set(err, ERR_UNAVAILABLE, -r, "create workdir '%s'", g->workdir);
+	int fd = make_dir(g->workdir, 0755, "workdir", err);
+	if (fd < 0)
+		return fd;
+	close(fd);
 	return 0;
 }
 

@@ -71,14 +71,28 @@ struct grants_host {
 	const char *cwd;         /* default workdir */
 	const char *extra_paths; /* SANDBOX_EXTRA_SYSTEM_PATHS, or NULL */
 	const char *browser_exe; /* AGENT_BROWSER_EXECUTABLE_PATH, or NULL */
-	bool hide_etc_secrets;   /* grant /etc entry by entry, world-readable only */
+	/*
+	 * The caller's HOME, which is never a workdir or write grant itself
+	 * unless allow_broad_grants; NULL reads $HOME, "" names none.
+	 */
+	const char *home;
+	/*
+	 * Every read grant that covers /etc or lies in it shows only its
+	 * world-readable entries (a grant naming a hidden entry exactly gets
+	 * it); set when the sandboxed user is root or has groups.
+	 */
+	bool hide_etc_secrets;
 	bool keep_links;         /* record symlinks of split folders (mountns needs them) */
 };
 
 /*
  * Build the effective grants for cfg. Returns 0, or a negative errno with err
- * filled (a missing write path, two persistent folders, an unresolvable
- * path). On success the caller owns out and frees it with grants_release.
+ * filled: a missing write path, two persistent folders, an unresolvable
+ * path; a workdir or write grant that is /, a top-level system folder or
+ * HOME itself, unless cfg->allow_broad_grants; a grant of any origin whose
+ * resolution goes through a symlink lying in a write grant, the writable
+ * workdir or the persistent folder (a previous step may have planted it).
+ * On success the caller owns out and frees it with grants_release.
  */
 int grants_build(const struct stepbox_config *cfg, const struct grants_host *host,
 		 struct grants *out, struct stepbox_err *err);
@@ -92,13 +106,31 @@ void grants_release(struct grants *g);
  */
 int grants_canon(const char *root, const char *path, char **out, bool *exists);
 
+/*
+ * Called for each symlink grants_canon_links goes through: link is where the
+ * symlink lies (canonical, in the sandbox's view), target what readlink(2)
+ * gives. A negative return stops the resolution and is returned.
+ */
+typedef int (*grants_link_fn)(void *arg, const char *link, const char *target);
+
+/* grants_canon, reporting each symlink it crosses to on_link (may be NULL). */
+int grants_canon_links(const char *root, const char *path, char **out, bool *exists,
+		       grants_link_fn on_link, void *arg);
+
 /* Whether some grant allows every bit of access on canonical path. */
 bool grants_covers(const struct grants *g, const char *path, unsigned access);
 
-/* mkdir -p: parents 0755, the last component leaf_mode. 0 or -errno. */
+/*
+ * mkdir -p: parents 0755, the last component leaf_mode. 0 or -errno.
+ * Follows symlinks: new code uses path_mkdir_nofollow (path.h).
+ */
 int grants_mkdir_p(const char *path, unsigned leaf_mode);
 
-/* Create the workdir and persistent folder (0700, with CACHEDIR.TAG). */
+/*
+ * Create the workdir and persistent folder (0700, with CACHEDIR.TAG) without
+ * following any symlink: one met on the way is an error naming it. An
+ * existing CACHEDIR.TAG (or anything by that name) is left alone.
+ */
 int grants_prepare_dirs(const struct grants *g, struct stepbox_err *err);
 
 /* Whether the host decides that /etc secrets must be hidden: root, or groups. */

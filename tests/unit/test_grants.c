@@ -61,7 +61,8 @@ static void tree(void)
 			      "/etc/ld.so.conf.d", "/run", "/run/systemd", "/run/systemd/resolve",
 			      "/proc", "/dev", "/dev/pts", "/dev/shm", "/srv", "/srv/wf",
 			      "/srv/wf/run", "/opt", "/opt/tools", "/opt/chrome", "/home",
-			      "/home/u", "/home/u/.config", NULL};
+			      "/home/u", "/home/u/.config", "/usr/lib64", "/w", "/srv/wf2", "/srv/wf2/.sandbox-cache",
+			      "/usr/local", "/usr/local/share", NULL};
 	for (int i = 0; dirs[i]; i++)
 		mk(dirs[i], S_IFDIR | 0755);
 	mk("/etc/ssl/private", S_IFDIR | 0700);
@@ -79,12 +80,386 @@ static void tree(void)
 	ln("../run/systemd/resolve/stub-resolv.conf", "/etc/resolv.conf");
 	ln("/etc/loop2", "/etc/loop1");
 	ln("/etc/loop1", "/etc/loop2");
+	ln("usr/lib64", "/lib64"); /* merged /usr: outside every write grant, fine */
+	ln("usr", "/sysusr");
+	ln("home/u", "/hu");
+	/* what a previous step plants in the places it may write */
+	ln("/home/u/.config", "/srv/wf/run/ssh");
+	ln("/home/u/.config", "/w/link");
+	ln("/etc", "/w/etc");
+	ln("/opt/tools", "/srv/wf2/.sandbox-cache/bin");
 }
 
 static struct grants_host host(bool hide)
 {
-	return (struct grants_host){.root = root, .cwd = "/srv/wf/run",
+	return (struct grants_host){.root = root, .cwd = "/srv/wf/run", .home = "/home/u",
 				    .hide_etc_secrets = hide, .keep_links = true};
+}
+
+/* A config with the given read and write flags (NULL-terminated lists). */
+static void flags(struct stepbox_config *cfg, const char *const *reads, const char *const *writes)
+{
+	policy_release(cfg);
+	policy_init(cfg);
+	for (; reads && *reads; reads++)
+		strv_push(&cfg->read_flag, *reads);
+	for (; writes && *writes; writes++)
+		strv_push(&cfg->write_flag, *writes);
+}
+
+struct seen {
+	char links[8][256];
+	char targets[8][256];
+	int n;
+};
+
+static int record(void *arg, const char *link, const char *target)
+{
+	struct seen *s = arg;
+	if (s->n < 8) {
+		snprintf(s->links[s->n], sizeof(s->links[0]), "%s", link);
+		snprintf(s->targets[s->n], sizeof(s->targets[0]), "%s", target);
+		s->n++;
+	}
+	return 0;
+}
+
+/* Refused with a message naming the grant, the symlink and its target. */
+static void refused(const struct stepbox_config *cfg, const struct grants_host *h,
+		    const char *grant, const char *link, const char *where, int line)
+{
+	struct grants g;
+	struct stepbox_err err = {0};
+	int r = grants_build(cfg, h, &g, &err);
+	int ok = r < 0 && err.kind == ERR_USAGE && strstr(err.msg, grant) &&
+		 strstr(err.msg, link) && strstr(err.msg, "/home/u/.config") &&
+		 strstr(err.msg, where) && strstr(err.hint, "remove");
+	if (!ok)
+		printf("# line %d: r=%d msg='%s' hint='%s'\n", line, r, err.msg, err.hint);
+	if (r == 0)
+		grants_release(&g);
+	tap_ok(ok, __FILE__, line, grant);
+}
+#define REFUSED(cfg, h, grant, link, where) refused(cfg, h, grant, link, where, __LINE__)
+
+/* Issue 10, item 8: a symlink planted where a step may write redirects nothing. */
+static void test_planted_links(void)
+{
+	struct stepbox_config cfg;
+	struct stepbox_err err = {0};
+	struct grants g;
+	struct grants_host h = host(false);
+	policy_init(&cfg);
+
+	/* the resolver says which symlinks it went through */
+	struct seen s = {0};
+	char *out = NULL;
+	bool exists;
+	CHECK(grants_canon_links(root, "/lib64/x/../y", &out, &exists, record, &s) == 0);
+	CHECK_STR(out, "/usr/lib64/y");
+	CHECK(s.n == 1 && strcmp(s.links[0], "/lib64") == 0 && strcmp(s.targets[0], "usr/lib64") == 0);
+	free(out);
+	memset(&s, 0, sizeof(s));
+	CHECK(grants_canon_links(root, "/w/etc/resolv.conf", &out, &exists, record, &s) == 0);
+	CHECK_STR(out, "/run/systemd/resolve/stub-resolv.conf");
+	CHECK(s.n == 2 && strcmp(s.links[0], "/w/etc") == 0 &&
+	      strcmp(s.links[1], "/etc/resolv.conf") == 0);
+	free(out);
+
+	/* positive control: outside every write grant a symlink is fine */
+	flags(&cfg, (const char *[]){"/lib64", "/w/link", NULL}, NULL);
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(find(&g, "/usr/lib64") && find(&g, "/home/u/.config"));
+	grants_release(&g);
+
+	/* in the workdir */
+	flags(&cfg, (const char *[]){"/srv/wf/run/ssh", NULL}, NULL);
+	REFUSED(&cfg, &h, "flag path '/srv/wf/run/ssh'", "'/srv/wf/run/ssh'", "workdir '/srv/wf/run'");
+	/* a read-only workdir is no place a step could have planted it */
+	cfg.workdir_readonly = true;
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(find(&g, "/home/u/.config"));
+	grants_release(&g);
+
+	/* in a write grant, whoever asks: a read, a write, the workdir, an extra */
+	flags(&cfg, (const char *[]){"/w/link", NULL}, (const char *[]){"/w", NULL});
+	REFUSED(&cfg, &h, "'/w/link'", "'/w/link'", "write grant '/w'");
+	flags(&cfg, NULL, (const char *[]){"/w", "/w/link", NULL});
+	REFUSED(&cfg, &h, "'/w/link'", "'/w/link'", "write grant '/w'");
+	flags(&cfg, NULL, (const char *[]){"/w", NULL});
+	cfg.workdir = strdup("/w/link/sub");
+	REFUSED(&cfg, &h, "workdir path '/w/link/sub'", "'/w/link'", "write grant '/w'");
+	/* -w /w -w /w/etc (-> /etc): refused as broad, and as planted when broad is allowed */
+	flags(&cfg, NULL, (const char *[]){"/w", "/w/etc", NULL});
+	CHECK(grants_build(&cfg, &h, &g, &err) < 0);
+	CHECK_HAS(err.msg, "resolves to '/etc'");
+	cfg.allow_broad_grants = true;
+	CHECK(grants_build(&cfg, &h, &g, &err) < 0);
+	CHECK_HAS(err.msg, "symlink '/w/etc' -> '/etc'");
+	flags(&cfg, NULL, (const char *[]){"/w", NULL});
+	h.extra_paths = "/opt/tools:/w/link";
+	REFUSED(&cfg, &h, "SANDBOX_EXTRA_SYSTEM_PATHS path '/w/link'", "'/w/link'", "write grant");
+	h.extra_paths = NULL;
+
+	/* in the persistent folder */
+	flags(&cfg, (const char *[]){"/srv/wf2/.sandbox-cache/bin", NULL}, NULL);
+	cfg.persist = strdup("/srv/wf2/.sandbox-cache");
+	/* REFUSED wants /home/u/.config in the message; this link goes to /opt/tools */
+	CHECK(grants_build(&cfg, &h, &g, &err) == -ELOOP && err.kind == ERR_USAGE);
+	CHECK_HAS(err.msg, "persistent folder '/srv/wf2/.sandbox-cache'");
+	CHECK_HAS(err.msg, "'/srv/wf2/.sandbox-cache/bin' -> '/opt/tools'");
+
+	/* a browser inside the persistent folder grants nothing more, and is no error */
+	flags(&cfg, NULL, NULL);
+	cfg.persist = strdup("/srv/wf2/.sandbox-cache");
+	h.browser_exe = "/srv/wf2/.sandbox-cache/bin/chrome";
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(!find(&g, "/opt/tools") && skipped(&g, "/srv/wf2/.sandbox-cache/bin/chrome"));
+	for (size_t i = 0; i < g.nskipped; i++)
+		if (g.skipped[i].origin == ORIGIN_BROWSER)
+			CHECK_HAS(g.skipped[i].reason, "already covered by the persistent folder");
+	grants_release(&g);
+	h.browser_exe = "/opt/chrome/chrome"; /* positive control */
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(find(&g, "/opt/chrome") && find(&g, "/opt/chrome")->origin == ORIGIN_BROWSER);
+	grants_release(&g);
+	policy_release(&cfg);
+}
+
+static bool covers(const struct grants *g, const char *path, unsigned access)
+{
+	return grants_covers(g, path, access);
+}
+
+/* Issue 10, item 9: root's read grants that cover /etc hide its secrets. */
+static void test_etc_split(void)
+{
+	struct stepbox_config cfg;
+	struct stepbox_err err = {0};
+	struct grants g;
+	struct grants_host h = host(true);
+	policy_init(&cfg);
+	const unsigned rx = GRANT_READ | GRANT_EXEC;
+
+	/* -r /: every entry of / but etc is a rule of its own, /etc is walked */
+	flags(&cfg, (const char *[]){"/", NULL}, NULL);
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(!find(&g, "/") && !find(&g, "/etc"));
+	CHECK(find(&g, "/srv") && find(&g, "/srv")->access == rx &&
+	      find(&g, "/srv")->origin == ORIGIN_FLAG);
+	CHECK(find(&g, "/opt") && find(&g, "/home") && find(&g, "/run"));
+	CHECK(covers(&g, "/etc/passwd", rx) && covers(&g, "/etc/ssl/certs/ca.pem", rx));
+	CHECK(!covers(&g, "/etc/shadow", GRANT_READ));
+	CHECK(!covers(&g, "/etc/ssl/private/host.key", GRANT_READ));
+	CHECK(skipped(&g, "/etc/shadow") && skipped(&g, "/etc/ssl/private"));
+	bool bin_link = false;
+	for (size_t i = 0; i < g.nlinks; i++)
+		bin_link |= !strcmp(g.links[i].path, "/bin");
+	CHECK(bin_link); /* no rule for a symlink; a mount namespace recreates it */
+	/* each hidden entry is said once, though the baseline walked /etc too */
+	int shadows = 0;
+	for (size_t i = 0; i < g.nskipped; i++)
+		shadows += !strcmp(g.skipped[i].path, "/etc/shadow");
+	CHECK(shadows == 1);
+	grants_release(&g);
+
+	/* a user with no secret to hide gets / as one rule (positive control) */
+	struct grants_host plain = host(false);
+	CHECK(grants_build(&cfg, &plain, &g, &err) == 0);
+	CHECK(find(&g, "/") && covers(&g, "/etc/shadow", GRANT_READ));
+	grants_release(&g);
+
+	/* -r /etc, SANDBOX_EXTRA_SYSTEM_PATHS=/etc and -r /etc/ssl */
+	flags(&cfg, (const char *[]){"/etc", NULL}, NULL);
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(covers(&g, "/etc/passwd", rx) && !covers(&g, "/etc/shadow", GRANT_READ));
+	CHECK(!find(&g, "/etc") && !covers(&g, "/etc/ssl/private/host.key", GRANT_READ));
+	grants_release(&g);
+	flags(&cfg, NULL, NULL);
+	h.extra_paths = "/etc";
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(covers(&g, "/etc/passwd", rx) && !covers(&g, "/etc/shadow", GRANT_READ));
+	grants_release(&g);
+	h.extra_paths = NULL;
+	flags(&cfg, (const char *[]){"/etc/ssl", NULL}, NULL);
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(covers(&g, "/etc/ssl/certs/ca.pem", rx) && find(&g, "/etc/ssl/certs"));
+	CHECK(!covers(&g, "/etc/ssl/private/host.key", GRANT_READ) && !find(&g, "/etc/ssl"));
+	grants_release(&g);
+
+	/* a grant that names a hidden entry exactly gets it */
+	flags(&cfg, (const char *[]){"/etc/shadow", "/etc/ssl/private", NULL}, NULL);
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(covers(&g, "/etc/shadow", rx) && covers(&g, "/etc/ssl/private/host.key", rx));
+	CHECK(!covers(&g, "/etc/gshadow", GRANT_READ));
+	grants_release(&g);
+
+	/* a read-only workdir of / (allowed) is split too */
+	flags(&cfg, NULL, NULL);
+	cfg.workdir = strdup("/");
+	cfg.workdir_readonly = cfg.allow_broad_grants = true;
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(!find(&g, "/") && !covers(&g, "/etc/shadow", GRANT_READ));
+	CHECK(covers(&g, "/srv/wf/run", rx) && covers(&g, "/etc/passwd", rx));
+	grants_release(&g);
+
+	/* write grants are taken as given: -w /etc/ssl covers what it holds */
+	flags(&cfg, NULL, (const char *[]){"/etc/ssl", NULL});
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(find(&g, "/etc/ssl") && covers(&g, "/etc/ssl/private/host.key", GRANT_WRITE));
+	grants_release(&g);
+	policy_release(&cfg);
+}
+
+/* A broad workdir or write grant is refused with the hint, unless allowed. */
+static void broad(const struct stepbox_config *cfg, const struct grants_host *h, const char *want,
+		  int line)
+{
+	struct grants g;
+	struct stepbox_err err = {0};
+	int r = grants_build(cfg, h, &g, &err);
+	int ok = r == -EPERM && err.kind == ERR_USAGE && strstr(err.msg, want) &&
+		 strstr(err.hint, "-C DIR") && strstr(err.hint, "allow_broad_grants");
+	if (!ok)
+		printf("# line %d: r=%d msg='%s' hint='%s'\n", line, r, err.msg, err.hint);
+	if (r == 0)
+		grants_release(&g);
+	tap_ok(ok, __FILE__, line, want);
+	/* the same with allow_broad_grants goes through */
+	struct stepbox_config allowed = *cfg;
+	allowed.allow_broad_grants = true;
+	r = grants_build(&allowed, h, &g, &err);
+	if (r < 0)
+		printf("# line %d: allowed: r=%d msg='%s'\n", line, r, err.msg);
+	else
+		grants_release(&g);
+	tap_ok(r == 0, __FILE__, line, "allow_broad_grants lets it through");
+}
+#define BROAD(cfg, h, want) broad(cfg, h, want, __LINE__)
+
+/* Issue 10, item 10. */
+static void test_broad(void)
+{
+	struct stepbox_config cfg;
+	struct stepbox_err err = {0};
+	struct grants g;
+	struct grants_host h = host(false);
+	policy_init(&cfg);
+
+	h.cwd = "/"; /* run from /, as systemd starts services */
+	BROAD(&cfg, &h, "refusing the workdir '/': it is the whole file system");
+	cfg.workdir_readonly = true;
+	BROAD(&cfg, &h, "refusing the read-only workdir '/'");
+	h = host(false);
+	flags(&cfg, NULL, NULL);
+	cfg.workdir = strdup("/usr/../");
+	BROAD(&cfg, &h, "refusing the workdir '/usr/../'");
+	const char *const each[] = {"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+				    "/libx32", "/boot", "/dev", "/proc", "/sys", "/var", "/run"};
+	char made[64][80];
+	int nmade = 0;
+	for (size_t i = 0; i < sizeof(each) / sizeof(each[0]); i++) {
+		snprintf(made[nmade], sizeof(made[0]), "%s%s", root, each[i]);
+		if (mkdir(made[nmade], 0755) == 0) /* so that the allowed build finds it */
+			nmade++;
+		flags(&cfg, NULL, (const char *[]){each[i], NULL});
+		BROAD(&cfg, &h, "it is a top-level system folder");
+	}
+	while (nmade > 0)
+		rmdir(made[--nmade]);
+	/* as resolved: a symlink to /usr, and HOME through a symlink */
+	flags(&cfg, NULL, (const char *[]){"/sysusr", NULL});
+	BROAD(&cfg, &h, "'/sysusr': it resolves to '/usr', a top-level system folder");
+	flags(&cfg, NULL, (const char *[]){"/home/u/", NULL});
+	BROAD(&cfg, &h, "it is the caller's HOME");
+	flags(&cfg, NULL, (const char *[]){"/hu", NULL});
+	BROAD(&cfg, &h, "resolves to '/home/u', the caller's HOME");
+	flags(&cfg, NULL, NULL);
+	cfg.persist = strdup("/var");
+	BROAD(&cfg, &h, "refusing the persistent folder '/var'");
+	flags(&cfg, NULL, NULL);
+	cfg.workdir = strdup("/home/u");
+	cfg.workdir_readonly = true;
+	BROAD(&cfg, &h, "read-only workdir '/home/u'");
+
+	/* folders beneath them are fine; a read grant of / is no write */
+	flags(&cfg, (const char *[]){"/", "/usr", NULL},
+	      (const char *[]){"/usr/local/share", "/home/u/.config", "/usr/lib64", NULL});
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(covers(&g, "/usr/local/share/x", GRANT_WRITE) && !covers(&g, "/usr/x", GRANT_WRITE));
+	grants_release(&g);
+	/* with no HOME to protect, HOME is any folder */
+	h.home = "";
+	flags(&cfg, NULL, (const char *[]){"/home/u", NULL});
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	grants_release(&g);
+	policy_release(&cfg);
+}
+
+/* The workdir and persistent folder are made without following a symlink. */
+static void test_prepare_dirs(void)
+{
+	char base[600], p[700], q[700];
+	struct stepbox_err err = {0};
+	snprintf(base, sizeof(base), "%s/pd", root);
+	mkdir(base, 0755);
+	struct grants g = {0};
+	snprintf(p, sizeof(p), "%s/wf/.sandbox-cache", base);
+	g.persist = strdup(p);
+	snprintf(p, sizeof(p), "%s/wf/run/1", base);
+	g.workdir = strdup(p);
+	CHECK(grants_prepare_dirs(&g, &err) == 0);
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/wf/.sandbox-cache/CACHEDIR.TAG", base);
+	CHECK(stat(p, &st) == 0 && S_ISREG(st.st_mode));
+	snprintf(q, sizeof(q), "%s/wf/.sandbox-cache", base);
+	CHECK(stat(q, &st) == 0 && (st.st_mode & 0777) == 0700);
+	CHECK(stat(g.workdir, &st) == 0 && S_ISDIR(st.st_mode));
+	/* a user's own CACHEDIR.TAG stays as it is */
+	int fd = open(p, O_WRONLY | O_TRUNC);
+	CHECK(fd >= 0 && write(fd, "mine\n", 5) == 5);
+	close(fd);
+	CHECK(grants_prepare_dirs(&g, &err) == 0);
+	char buf[16] = "";
+	fd = open(p, O_RDONLY);
+	CHECK(fd >= 0 && read(fd, buf, sizeof(buf) - 1) == 5 && strcmp(buf, "mine\n") == 0);
+	close(fd);
+	grants_release(&g);
+
+	/* a planted symlink on the way is an error that names it; nothing is made beyond */
+	snprintf(p, sizeof(p), "%s/target", base);
+	mkdir(p, 0755);
+	snprintf(q, sizeof(q), "%s/wf/run/2", base);
+	CHECK(symlink(p, q) == 0);
+	snprintf(p, sizeof(p), "%s/wf/run/2/sub", base);
+	g.workdir = strdup(p);
+	CHECK(grants_prepare_dirs(&g, &err) == -ELOOP && err.kind == ERR_USAGE);
+	CHECK_HAS(err.msg, "/wf/run/2' is a symlink");
+	snprintf(p, sizeof(p), "%s/target/sub", base);
+	CHECK(access(p, F_OK) < 0);
+	grants_release(&g);
+	snprintf(p, sizeof(p), "%s/wf/run/2/.sandbox-cache", base);
+	g.persist = strdup(p);
+	snprintf(p, sizeof(p), "%s/wf/run/3", base);
+	g.workdir = strdup(p);
+	CHECK(grants_prepare_dirs(&g, &err) == -ELOOP);
+	CHECK_HAS(err.msg, "persistent folder");
+	snprintf(p, sizeof(p), "%s/target/.sandbox-cache", base);
+	CHECK(access(p, F_OK) < 0);
+	grants_release(&g);
+
+	/* a CACHEDIR.TAG planted as a symlink is neither followed nor an error */
+	snprintf(p, sizeof(p), "%s/c2", base);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/outside", base);
+	snprintf(q, sizeof(q), "%s/c2/CACHEDIR.TAG", base);
+	CHECK(symlink(p, q) == 0);
+	snprintf(q, sizeof(q), "%s/c2", base);
+	g.persist = strdup(q);
+	g.workdir = strdup(q);
+	CHECK(grants_prepare_dirs(&g, &err) == 0);
+	CHECK(access(p, F_OK) < 0);
+	grants_release(&g);
 }
 
 int main(void)
@@ -206,6 +581,11 @@ int main(void)
 	CHECK(gr && !(gr->access & GRANT_WRITE));
 	grants_release(&g);
 	policy_release(&cfg);
+
+	test_planted_links();
+	test_etc_split();
+	test_broad();
+	test_prepare_dirs();
 
 	CHECK_STR(grants_access_name(GRANT_READ | GRANT_EXEC), "rx");
 	CHECK_STR(grants_access_name(GRANT_READ | GRANT_WRITE | GRANT_DEV), "rw+dev");
