@@ -1,0 +1,96 @@
+#!/bin/bash
+# t0209: a workdir or write grant that is /, a top-level system folder or HOME
+# itself is refused (125, with a hint) unless allow_broad_grants (issue 10,
+# item 10). Run from / (where systemd starts services), the default workdir
+# made every file writable.
+. "$(dirname "$0")/lib.sh"
+
+HINT="give the step its own folder with -C DIR, or set allow_broad_grants"
+# a marker outside the workdir, in a folder each allowed run is granted
+mkdir -p "$T/mark"
+T_RAN=$T/mark/ran
+
+# broad NAME ARGS...: refused with 125 and the hint, and the command never starts
+broad() {
+	local name=$1
+	shift
+	rm -f "$T_RAN"
+	run_sb run -w "$T/mark" "$@" -- touch "$T_RAN"
+	if [ "$RC" = 125 ] && grep -qF "$HINT" "$T/out/err" && grep -q "refusing the" "$T/out/err" && [ ! -e "$T_RAN" ]; then
+		ok "$name"
+	else
+		notok "$name" "exit $RC, want 125 with the hint; started: $([ -e "$T_RAN" ] && echo yes || echo no)"
+	fi
+}
+# allowed NAME ARGS...: the same passes with allow_broad_grants (the control)
+allowed() {
+	local name=$1
+	shift
+	rm -f "$T_RAN"
+	run_sb run -w "$T/mark" "$@" -- sh -c "echo x > '$T_RAN'"
+	if [ "$RC" = 0 ] && [ -e "$T_RAN" ]; then
+		ok "$name"
+	elif [ "$RC" = 125 ] && [ "$BACKEND" = mountns ] && grep -q "cannot make the symlink '/dev/ptmx'" "$T/out/err"; then
+		skip "$name" "the mountns backend cannot bind the host's / whole yet (/dev/ptmx)"
+	else
+		notok "$name" "exit $RC"
+	fi
+}
+# run from /: the default workdir
+(cd / && "$SB" run -w "$T/mark" -- touch "$T_RAN" >"$T/out/out" 2>"$T/out/err")
+RC=$?
+if [ "$RC" = 125 ] && grep -qF "$HINT" "$T/out/err" && grep -q "refusing the workdir '/'" "$T/out/err" && [ ! -e "$T_RAN" ]; then
+	ok "cd / && run: refused with the hint"
+else
+	notok "cd / && run: refused with the hint" "exit $RC"
+fi
+(cd / && "$SB" policy >"$T/out/out" 2>"$T/out/err")
+[ $? = 125 ] && ok "cd / && policy: refused too (policy prints what run applies)" ||
+	notok "cd / && policy: refused too"
+
+broad "-C /" -C /
+broad "--workdir-readonly -C /" --workdir-readonly -C /
+broad "-w /usr" -w /usr
+broad "-w /etc" -w /etc
+broad "-w /var" -w /var
+broad "-w /lib64 (a symlink to usr/lib64 on merged /usr)" -w /lib64
+broad "-w / as ../.." -w /usr/..
+broad "-w \$HOME" -w "$HOME"
+broad "-w \$HOME/ (normalized)" -w "$HOME/"
+ln -s "$HOME" "$T/homelink"
+broad "-w a symlink to \$HOME" -w "$T/homelink"
+broad "-C \$HOME" -C "$HOME"
+broad "--persist /var" --persist /var
+echo '{"version": 1, "write_paths": ["/usr"]}' >"$T/broad.json"
+broad "policy write_paths [\"/usr\"]" -p "$T/broad.json"
+run_sb run -w /usr -- true
+grep -q "refusing the write grant '/usr': it is a top-level system folder" "$T/out/err" &&
+	ok "the message names the grant and why" || notok "the message names the grant and why"
+
+# folders beneath them are fine
+mkdir -p "$HOME/project"
+for d in /usr/local/share /var/tmp "$HOME/project"; do
+	[ -d "$d" ] || continue
+	run_sb run -w "$d" -- true
+	[ "$RC" = 0 ] && ok "-w $d is fine" || notok "-w $d is fine" "exit $RC"
+done
+in_box "-C \$HOME/project is fine" 'pwd' -C "$HOME/project"
+
+# allow_broad_grants lets each through, from the policy or the flag
+allowed "allow_broad_grants: -w /usr" --allow-broad-grants -w /usr
+allowed "allow_broad_grants: -w /lib64" --allow-broad-grants -w /lib64
+allowed "allow_broad_grants: -w \$HOME" --allow-broad-grants -w "$HOME"
+echo '{"version": 1, "allow_broad_grants": true, "write_paths": ["/usr"]}' >"$T/allow.json"
+allowed "policy allow_broad_grants: write_paths [\"/usr\"]" -p "$T/allow.json"
+rm -f "$T_RAN"
+(cd / && "$SB" run --allow-broad-grants -w "$T/mark" -- sh -c "echo x > '$T_RAN'" >"$T/out/out" 2>"$T/out/err")
+RC=$?
+if [ "$RC" = 0 ] && [ -e "$T_RAN" ]; then
+	ok "allow_broad_grants: cd / && run"
+elif [ "$RC" = 125 ] && [ "$BACKEND" = mountns ] && grep -q "cannot make the symlink '/dev/ptmx'" "$T/out/err"; then
+	skip "allow_broad_grants: cd / && run" "the mountns backend cannot bind the host's / whole yet (/dev/ptmx)"
+else
+	notok "allow_broad_grants: cd / && run" "exit $RC"
+fi
+echo '{"version": 1, "allow_broad_grants": "yes"}' >"$T/bad.json"
+expect "allow_broad_grants must be a boolean" 125 "allow_broad_grants: must be true or false" -- policy -p "$T/bad.json"
