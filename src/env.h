@@ -29,14 +29,23 @@ int env_build(const struct stepbox_config *cfg, const struct grants *g, char *co
 	      struct env_result *out, struct stepbox_err *err);
 void env_release(struct env_result *r);
 
-/* Create every routed folder (mkdir -p). 0 or -errno with err naming it. */
+/*
+ * Create every routed folder (mkdir -p) without following a symlink: a
+ * link on the way is refused with -ELOOP. 0 or -errno with err naming it.
+ */
 int env_prepare_dirs(const struct env_result *r, struct stepbox_err *err);
 
 /* The value of name in a NAME=VALUE vector, or NULL. */
 const char *env_get(char *const *env, const char *name);
 
-/* Why name would be dropped from an inherited environment, or NULL. */
-const char *env_drop_reason(const char *name);
+/*
+ * Why NAME=VALUE would be dropped from an inherited environment, or NULL: a
+ * loader hook, a control socket locator, a secret-looking name, or a
+ * secret-looking value (value may be NULL: the name alone is judged). The
+ * reason is a static string naming the rule, never the value; the value is
+ * read, never copied, stored or printed.
+ */
+const char *env_drop_reason(const char *name, const char *value);
 
 /* One routed variable, for docs, the guide and tests. */
 struct env_route {

@@ -239,16 +239,32 @@ void report_env(FILE *out, const struct env_result *r)
 		fprintf(out, "# dropped %s\n", r->dropped.v[i]);
 }
 
+/* "NAME: reason" entries as {"name", "reason"}; no reason holds ": ". */
+static json_t *dropped_json(const struct strv *dropped)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < dropped->n; i++) {
+		const char *e = dropped->v[i], *sep = NULL;
+		for (const char *p = strstr(e, ": "); p; p = strstr(p + 1, ": "))
+			sep = p;
+		if (!sep)
+			continue;
+		json_array_append_new(a, json_pack("{s:s%, s:s}", "name", e, (size_t)(sep - e),
+						   "reason", sep + 2));
+	}
+	return a;
+}
+
 int report_run(const char *path, const struct stepbox_config *cfg, char *const *argv,
-	       enum policy_backend backend,
-	       const struct landlock_features *f, const struct launch_result *res,
+	       enum policy_backend backend, const struct landlock_features *f,
+	       const struct env_result *env, const struct launch_result *res,
 	       const struct explain *x, struct stepbox_err *err)
 {
 	json_t *cmd = json_array();
 	for (char *const *a = argv; *a; a++)
 		json_array_append_new(cmd, json_string(*a));
 	json_t *root = json_pack(
-		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:f, s:s, s:i, s:i, s:o, s:o, s:o, s:o}",
+		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:f, s:s, s:i, s:i, s:o, s:o, s:o, s:o, s:o}",
 		"version", 1, "command", cmd, "started", res->started, "exit_code",
 		res->exit_code, "status", res->status >= 0 ? json_integer(res->status) : json_null(),
 		"signal", res->signal ? json_integer(res->signal) : json_null(), "timed_out",
@@ -257,7 +273,8 @@ int report_run(const char *path, const struct stepbox_config *cfg, char *const *
 		f->kernel_abi, "network", network_json(cfg), "missing_protections",
 		backend == BACKEND_LANDLOCK ? missing_json(f) : mountns_missing_json(backend),
 		"denials", x ? explain_json(x) : json_null(), "denials_source",
-		x ? json_string(x->source) : json_string("none: run with --explain to record them"));
+		x ? json_string(x->source) : json_string("none: run with --explain to record them"),
+		"env_dropped", dropped_json(&env->dropped));
 	char tmp[PATH_MAX];
 	if (!root || snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
 		json_decref(root);

@@ -34,10 +34,13 @@ void report_guide(FILE *out, const struct stepbox_config *cfg, const struct gran
 /* NAME=VALUE lines, then "# dropped NAME: reason" lines. */
 void report_env(FILE *out, const struct env_result *r);
 
-/* Write the run report to path (atomically: a temporary file, then rename). */
+/*
+ * Write the run report to path (atomically: a temporary file, then rename).
+ * env gives the dropped variables, by name and reason, never their values.
+ */
 int report_run(const char *path, const struct stepbox_config *cfg, char *const *argv,
-	       enum policy_backend backend,
-	       const struct landlock_features *f, const struct launch_result *res,
+	       enum policy_backend backend, const struct landlock_features *f,
+	       const struct env_result *env, const struct launch_result *res,
 	       const struct explain *x, struct stepbox_err *err);
 
 #endif

@@ -139,6 +139,9 @@ static void say_what_is_missing(const struct stepbox_config *cfg, const struct r
 			err_warn("not granting %s path '%s': %s", grants_origin_name(s->origin),
 				 s->path, s->reason);
 	}
+	/* names and reasons only: a dropped value may be the secret itself */
+	for (size_t i = 0; cfg->verbosity > 0 && i < ctx->env.dropped.n; i++)
+		fprintf(stderr, "stepbox: env: dropped %s\n", ctx->env.dropped.v[i]);
 	if (ctx->backend == BACKEND_NONE) {
 		fprintf(stderr, "stepbox: WARNING: --backend none: the command runs WITHOUT a "
 				"filesystem sandbox (debugging only)\n");
@@ -224,7 +227,8 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	else if (cfg->explain)
 		explain_print(stderr, &x);
 	if (cfg->report_file && report_run(cfg->report_file, cfg, argv, ctx->backend,
-					   &ctx->features, &res, cfg->explain ? &x : NULL, &err) < 0)
+					   &ctx->features, &ctx->env, &res,
+					   cfg->explain ? &x : NULL, &err) < 0)
 		err_print(&err); /* the command ran: its status stands */
 out:
 	if (r < 0)

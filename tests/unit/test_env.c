@@ -1,5 +1,11 @@
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "env.h"
 #include "tap.h"
@@ -37,6 +43,265 @@ static bool dropped(const struct env_result *r, const char *name)
 		if (strncmp(r->dropped.v[i], name, nl) == 0 && r->dropped.v[i][nl] == ':')
 			return true;
 	return false;
+}
+
+/* The reason name=value is dropped for, or "kept". */
+static const char *why(const char *name, const char *value)
+{
+	const char *r = env_drop_reason(name, value);
+	return r ? r : "kept";
+}
+
+/* Name rules, each with a near-miss that must be kept. */
+static void test_names(void)
+{
+	CHECK_STR(why("STRIPE_KEY", "x"), "name looks secret (*KEY*)");
+	CHECK_STR(why("client_secret", "x"), "name looks secret (*SECRET*)");
+	CHECK_STR(why("CI_JOB_TOKEN", "x"), "name looks secret (*TOKEN*)");
+	CHECK_STR(why("DB_PASSWORD", "x"), "name looks secret (*PASSWORD*)");
+	CHECK_STR(why("GOOGLE_APPLICATION_CREDENTIALS", "x"), "name looks secret (*CREDENTIAL*)");
+	CHECK_STR(why("DB_PASS", "x"), "name looks secret (*PASS*)");
+	CHECK_STR(why("SSHPASS", "x"), "name looks secret (*PASS*)");
+	CHECK_STR(why("MYSQL_PWD", "x"), "name looks secret (*PWD*)");
+	CHECK_STR(why("mysql_pwd", "x"), "name looks secret (*PWD*)");
+	CHECK_STR(why("GH_PAT", "x"), "name looks secret (*PAT)");
+	CHECK_STR(why("azure_devops_pat", "x"), "name looks secret (*PAT)");
+	CHECK_STR(why("SENTRY_DSN", "x"), "name looks secret (*DSN*)");
+	CHECK_STR(why("DOCKER_AUTH_CONFIG", "{}"), "name looks secret (*AUTH*)");
+	CHECK_STR(why("XAUTHORITY", "/x"), "name looks secret (*AUTH*)"); /* AUTHOR + ITY */
+	CHECK_STR(why("HTTP_AUTHORIZATION", "x"), "name looks secret (*AUTH*)");
+	CHECK_STR(why("oauth_client", "x"), "name looks secret (*AUTH*)");
+	CHECK_STR(why("JAR_COOKIE", "x"), "name looks secret (*COOKIE*)");
+	CHECK_STR(why("XDG_SESSION_ID", "3"), "name looks secret (*SESSION*)");
+	/* decided: KEYBOARD-like names go too; a name is cheap to --env back */
+	CHECK_STR(why("KEYBOARD_LAYOUT", "us"), "name looks secret (*KEY*)");
+	/* near-misses kept */
+	CHECK_STR(why("PWD", "/w"), "kept");
+	CHECK_STR(why("OLDPWD", "/w"), "kept");
+	CHECK_STR(why("GIT_AUTHOR_NAME", "Ann"), "kept");
+	CHECK_STR(why("GIT_AUTHOR_EMAIL", "ann@example.org"), "kept");
+	CHECK_STR(why("AUTHOR", "Ann"), "kept");
+	CHECK_STR(why("TOX_TESTENV_PASSENV", "PIP_* SSL_CERT_FILE"), "kept");
+	CHECK_STR(why("TOX_PASSENVX", "x"), "name looks secret (*PASS*)"); /* words only */
+	CHECK_STR(why("GIT_AUTHOR_TOKEN", "x"), "name looks secret (*TOKEN*)");
+	CHECK_STR(why("PATH", "/usr/bin"), "kept");
+	CHECK_STR(why("MANPATH", "/usr/share/man"), "kept"); /* PATH, not *PAT */
+	CHECK_STR(why("PATCH_LEVEL", "2"), "kept");          /* PAT only at the end */
+	CHECK_STR(why("HOME", "/home/u"), "kept");
+	CHECK_STR(why("TMUX_TMPDIR", "/tmp"), "kept");
+	/* socket locators and loader hooks, whatever their value */
+	const char *sockets[] = {"DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS",
+				 "DOCKER_HOST", "CONTAINER_HOST", "TMUX", "TMUX_PANE", "STY",
+				 "KITTY_LISTEN_ON", "NVIM", "NVIM_LISTEN_ADDRESS"};
+	for (size_t i = 0; i < sizeof(sockets) / sizeof(sockets[0]); i++)
+		CHECK_STR(why(sockets[i], "unix:path=/run/x"), "control socket locator");
+	CHECK_STR(why("GPG_AGENT_INFO", "/run/gpg:1:1"), "credential agent socket");
+	CHECK_STR(why("LD_PRELOAD", "/x.so"), "loader hook");
+	CHECK_STR(why("docker_host", "tcp://h:2375"), "kept"); /* exact names only */
+}
+
+/* Value rules, whatever the name, each with near-misses that must be kept. */
+static void test_values(void)
+{
+	const char *url = "value looks secret (a URL with a password)";
+	CHECK_STR(why("DATABASE_URL", "postgres://app:hunter2@db:5432/app"), url);
+	CHECK_STR(why("HTTPS_PROXY", "http://user:pw@proxy:3128"), url);
+	CHECK_STR(why("https_proxy", "http://u:p%40ss@proxy:3128/"), url);
+	CHECK_STR(why("REDIS_URL", "redis://:s3cret@cache:6379/0"), url);
+	CHECK_STR(why("BROKER", "amqp://u:p@ss@rabbit/vhost"), url); /* '@' in the password */
+	CHECK_STR(why("PIP_EXTRA_INDEX_URL", "https://a.org/simple https://u:p@b.org/simple"), url);
+	CHECK_STR(why("GIT_URL", "https://user@host/repo.git"), "kept"); /* no password */
+	CHECK_STR(why("GIT_URL", "ssh://git@github.com/o/r.git"), "kept");
+	CHECK_STR(why("GIT_URL", "git@github.com:o/r.git"), "kept");
+	CHECK_STR(why("REGISTRY", "https://host:8080/@scope/pkg"), "kept"); /* port, then path */
+	CHECK_STR(why("EMPTY_PW", "https://user:@host/"), "kept");
+	CHECK_STR(why("NO_PROXY", "localhost,127.0.0.1,.internal"), "kept");
+
+	/* token prefixes: one of each, and a value that embeds one after a blank */
+	static const struct {
+		const char *value, *why;
+	} tokens[] = {
+		{"ghp_0123456789abcdefghijABCDEFGHIJklmnop", "a GitHub token"},
+		{"gho_0123456789abcdefghijABCDEFGHIJklmnop", "a GitHub token"},
+		{"ghs_0123456789abcdefghijABCDEFGHIJklmnop", "a GitHub token"},
+		{"github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"
+		 "0123456789ABCDEFGHIJKLMNOPQRSTUV",
+		 "a GitHub token"},
+		{"glpat-abcDEF0123456789_-xy", "a GitLab token"},
+		{"xoxb-1234567890-0987654321-AbCdEfGh", "a Slack token"},
+		{"xoxp-1234567890-0987654321-AbCdEfGh", "a Slack token"},
+		{"AKIAIOSFODNN7EXAMPLE", "an AWS access key id"},
+		{"ASIAIOSFODNN7EXAMPLE", "an AWS access key id"},
+		{"AIzaSyA-0123456789abcdefghijklmnopqrstu", "a Google API key"},
+		{"sk-proj-0123456789abcdefghijklmnopqrstuvwxyz", "an OpenAI or Anthropic key"},
+		{"sk-ant-api03-0123456789abcdefghijklmnopqrstuvwxyz", "an OpenAI or Anthropic key"},
+		{"sk_live_0123456789abcdefghij", "a Stripe key"},
+		{"rk_live_0123456789abcdefghij", "a Stripe key"},
+		{"npm_0123456789abcdefghijABCDEFGHIJklmnop", "an npm token"},
+		{"pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAw"
+		 "MDAwMDAwMDAwMAACKlszLCJk",
+		 "a PyPI token"},
+		{"hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "a Hugging Face token"},
+		{"dckr_pat_0123456789abcdefghijklmn", "a Docker Hub token"},
+		{"hvs.CAESIJ0123456789abcdefghijklmn", "a Vault token"},
+		{"Bearer ghp_0123456789abcdefghijABCDEFGHIJklmnop", "a GitHub token"},
+		{"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+		 "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+		 "a JSON Web Token"},
+		{"Server=db;Database=app;User Id=app;Password=hunter2;", "a password= setting"},
+		{"postgres://db/app?user=app&password=hunter2", "a password= setting"},
+		{"DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc==;",
+		 "a password= setting"},
+		{"-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXk=\\n", "a PEM block"},
+	};
+	for (size_t i = 0; i < sizeof(tokens) / sizeof(tokens[0]); i++) {
+		const char *r = why("PLAIN_NAME", tokens[i].value);
+		int ok = strncmp(r, "value looks secret (", 20) == 0 &&
+			 strncmp(r + 20, tokens[i].why, strlen(tokens[i].why)) == 0;
+		if (!ok)
+			printf("# value %zu: got '%s', want '%s'\\n", i, r, tokens[i].why);
+		CHECK(ok);
+	}
+	/* near-misses: ordinary values that share a prefix */
+	const char *kept[] = {
+		"/home/u/desk-0123456789abcdefghijklmnopqrstuvwxyz", /* sk- inside a word */
+		"/opt/sk-tools/bin:/usr/bin",                        /* sk- but short */
+		"/srv/hf_cache",
+		"/srv/pypi-mirror/simple",
+		"ghp_short",
+		"AKIAIOSFODNN7EXAMPLE0", /* 17 after AKIA: not a key id */
+		"npm_0123456789abcdefghijABCDEFGHIJklmnopq", /* 37 after npm_ */
+		"my-task-sk-builder",
+		"OLDPWD=/w",          /* pwd= inside a word */
+		"Password=;Server=x", /* an empty password */
+		"eyJub3QiOiJhIEpXVCJ9",
+		"/usr/local/share/ca-certificates/BEGIN",
+		"C.UTF-8",
+		"",
+	};
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		const char *r = why("PLAIN_NAME", kept[i]);
+		if (strcmp(r, "kept") != 0)
+			printf("# kept %zu: got '%s'\\n", i, r);
+		CHECK(strcmp(r, "kept") == 0);
+	}
+	/* the name alone, when there is no value to judge */
+	CHECK(env_drop_reason("PLAIN_NAME", NULL) == NULL);
+}
+
+/* env_build drops by value too, keeps what is kept, and never stores a value. */
+static void test_build_drops(void)
+{
+	static char *const inh[] = {
+		"PATH=/usr/bin",
+		"DATABASE_URL=postgres://app:hunter2@db/app",
+		"CI_BOT=ghp_0123456789abcdefghijABCDEFGHIJklmnop",
+		"TMUX=/tmp/tmux-0/default,1,0",
+		"GIT_AUTHOR_NAME=Ann",
+		"PWD=/w",
+		"PLAIN=ordinary",
+		NULL,
+	};
+	struct stepbox_config cfg;
+	struct grants none = {0};
+	struct env_result r;
+	policy_init(&cfg);
+	none.workdir = "/w";
+	CHECK(env_build(&cfg, &none, inh, &r, NULL) == 0);
+	CHECK(!env_get(r.env.v, "DATABASE_URL") && dropped(&r, "DATABASE_URL"));
+	CHECK(!env_get(r.env.v, "CI_BOT") && dropped(&r, "CI_BOT"));
+	CHECK(!env_get(r.env.v, "TMUX") && dropped(&r, "TMUX"));
+	CHECK_STR(env_get(r.env.v, "GIT_AUTHOR_NAME"), "Ann");
+	CHECK_STR(env_get(r.env.v, "PWD"), "/w");
+	CHECK_STR(env_get(r.env.v, "PLAIN"), "ordinary");
+	bool leaked = false;
+	for (size_t i = 0; i < r.dropped.n; i++)
+		leaked |= strstr(r.dropped.v[i], "hunter2") || strstr(r.dropped.v[i], "ghp_") ||
+			  strstr(r.dropped.v[i], "tmux-0");
+	CHECK(!leaked && r.dropped.n == 3);
+	CHECK_HAS(r.dropped.v[0], "DATABASE_URL: value looks secret (a URL with a password)");
+	env_release(&r);
+	/* kept with --env NAME, as the name rules are */
+	strv_push(&cfg.env_keep, "DATABASE_URL");
+	strv_push(&cfg.env_keep, "TMUX");
+	CHECK(env_build(&cfg, &none, inh, &r, NULL) == 0);
+	CHECK_STR(env_get(r.env.v, "DATABASE_URL"), "postgres://app:hunter2@db/app");
+	CHECK_STR(env_get(r.env.v, "TMUX"), "/tmp/tmux-0/default,1,0");
+	CHECK(!env_get(r.env.v, "CI_BOT"));
+	env_release(&r);
+	policy_release(&cfg);
+}
+
+static int count_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Routed folders are created without following a link planted in P or R. */
+static void test_prepare_dirs(void)
+{
+	char tmpl[] = "/tmp/stepbox-test-env.XXXXXX", top[PATH_MAX], path[PATH_MAX + 64];
+	if (!mkdtemp(tmpl) || !realpath(tmpl, top)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	struct env_result r = {0};
+	struct stepbox_err err = {0};
+	snprintf(path, sizeof(path), "%s/p/go/cache", top);
+	strv_push(&r.dirs, path);
+	snprintf(path, sizeof(path), "%s/p/python", top);
+	strv_push(&r.dirs, path);
+	int before = count_fds();
+	CHECK(env_prepare_dirs(&r, &err) == 0);
+	CHECK(count_fds() == before); /* every fd closed */
+	struct stat st;
+	CHECK(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+	env_release(&r);
+
+	/* P/python -> outside, as an earlier step could leave it */
+	snprintf(path, sizeof(path), "%s/outside", top);
+	mkdir(path, 0755);
+	char link[PATH_MAX + 64];
+	snprintf(link, sizeof(link), "%s/p/uv", top);
+	CHECK(symlink(path, link) == 0);
+	snprintf(path, sizeof(path), "%s/p/uv/cache", top);
+	strv_push(&r.dirs, path);
+	memset(&err, 0, sizeof(err));
+	CHECK(env_prepare_dirs(&r, &err) == -ELOOP);
+	CHECK(err.kind == ERR_UNAVAILABLE);
+	CHECK(strstr(err.msg, link) && strstr(err.msg, "symbolic link"));
+	CHECK(strstr(err.hint, "remove the link"));
+	snprintf(path, sizeof(path), "%s/outside/cache", top);
+	CHECK(access(path, F_OK) < 0); /* nothing created where the link points */
+	CHECK(count_fds() == before);
+	env_release(&r);
+
+	/* the leaf itself a link: refused too, not taken as the folder */
+	snprintf(path, sizeof(path), "%s/p/python", top);
+	rmdir(path);
+	snprintf(link, sizeof(link), "%s/outside", top);
+	CHECK(symlink(link, path) == 0);
+	strv_push(&r.dirs, path);
+	CHECK(env_prepare_dirs(&r, &err) == -ELOOP && strstr(err.msg, path));
+	env_release(&r);
+
+	/* a file where a folder should be */
+	snprintf(path, sizeof(path), "%s/p/file", top);
+	close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	snprintf(path, sizeof(path), "%s/p/file/sub", top);
+	strv_push(&r.dirs, path);
+	CHECK(env_prepare_dirs(&r, &err) == -ENOTDIR && strstr(err.msg, "/p/file'"));
+	env_release(&r);
+
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	CHECK(system(cmd) == 0);
 }
 
 int main(void)
@@ -169,10 +434,16 @@ int main(void)
 	env_release(&r);
 	cfg.net = NET_ALLOW;
 
-	CHECK(env_drop_reason("api_key") != NULL && env_drop_reason("PATH") == NULL);
-	CHECK(env_drop_reason("LD_AUDIT") != NULL);
-	CHECK_STR(env_drop_reason("SSH_AUTH_SOCK"), "credential agent socket");
+	CHECK(env_drop_reason("api_key", NULL) != NULL);
+	CHECK(env_drop_reason("PATH", "/usr/bin") == NULL);
+	CHECK(env_drop_reason("LD_AUDIT", NULL) != NULL);
+	CHECK_STR(env_drop_reason("SSH_AUTH_SOCK", "/tmp/a"), "credential agent socket");
 	grants_release(&g);
 	policy_release(&cfg);
+
+	test_names();
+	test_values();
+	test_build_drops();
+	test_prepare_dirs();
 	return tap_done();
 }
