@@ -455,10 +455,12 @@ static int note_location(struct build *b, const char *asked, const char *what, b
 			err_set(b->err, ERR_USAGE, 0, "refusing the %s '%s': it is %s", what, asked,
 				why);
 		else
-			err_set(b->err, ERR_USAGE, 0, "refusing the %s '%s': it resolves to '%s', %s",
-				what, asked, canon, why);
+			err_set(b->err, ERR_USAGE, 0,
+				"refusing the %s '%s': it resolves to '%s', %s", what, asked, canon,
+				why);
 		err_hint(b->err, "give the step its own folder with -C DIR, or set "
-				 "allow_broad_grants (policy) or --allow-broad-grants to take it as given");
+				 "allow_broad_grants (policy) or --allow-broad-grants to take "
+				 "it as given");
 		r = -EPERM;
 	} else if (write) {
 		r = wlocs_push(&b->all, canon, what);
@@ -486,12 +488,20 @@ static int note_locations(struct build *b)
 			r = note_location(b, lists[l]->v[i], "write grant", true);
 	if (r == 0 && cfg->persist)
 		r = note_location(b, cfg->persist, "persistent folder", true);
-	/* the baseline's own writable places: under Landlock alone /dev/shm is the host's */
+	/*
+	 * The baseline's own writable folders: under Landlock alone /dev/shm is
+	 * the host's. Not its device files, and nothing in /proc: /dev/stdin
+	 * resolves through /proc/self/fd, a link no step planted.
+	 */
 	for (size_t i = 0; r == 0 && i < sizeof(baseline) / sizeof(baseline[0]); i++) {
-		char *canon = NULL;
+		char *canon = NULL, hp[PATH_MAX * 2];
 		bool exists;
+		struct stat st;
 		if (!(baseline[i].access & GRANT_WRITE) ||
-		    grants_canon(b->host->root, baseline[i].path, &canon, &exists) < 0 || !exists) {
+		    grants_canon(b->host->root, baseline[i].path, &canon, &exists) < 0 || !exists ||
+		    path_beneath(canon, "/proc") ||
+		    host_path(b->host->root, canon, hp, sizeof(hp)) < 0 || lstat(hp, &st) < 0 ||
+		    !S_ISDIR(st.st_mode)) {
 			free(canon);
 			continue;
 		}
@@ -631,20 +641,21 @@ static int split_toward_etc(struct build *b, int dfd, const char *name, const ch
 		if (snprintf(child, sizeof(child), "%s/%s", strcmp(path, "/") ? path : "",
 			     de->d_name) >= (int)sizeof(child))
 			continue; /* left out: only narrows */
+		int dfd2 = dirfd(d);
 		if (path_beneath(b->etc, child)) {
 			if (strcmp(child, b->etc) == 0)
-				r = walk_readable(b, dirfd(d), de->d_name, child, child, access, origin,
+				r = walk_readable(b, dfd2, de->d_name, child, child, access, origin,
 						  0);
 			else
-				r = split_toward_etc(b, dirfd(d), de->d_name, child, access, origin);
+				r = split_toward_etc(b, dfd2, de->d_name, child, access, origin);
 			r = r < 0 ? r : 0;
 			continue;
 		}
 		struct stat st;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (fstatat(dfd2, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		if (S_ISLNK(st.st_mode))
-			r = b->host->keep_links ? add_link(b->g, dirfd(d), de->d_name, child) : 0;
+			r = b->host->keep_links ? add_link(b->g, dfd2, de->d_name, child) : 0;
 		else
 			r = add(b->g, strdup(child), strdup(child), access, origin, true);
 	}
@@ -731,10 +742,11 @@ static int add_baseline(struct build *b)
 	for (size_t i = 0; i < sizeof(baseline) / sizeof(baseline[0]); i++) {
 		int r = add_requested(b, baseline[i].path, baseline[i].access, ORIGIN_BASELINE,
 				      false);
+		if (r < 0 && b->refused)
+			return r;
 		if (r < 0)
-			return b->refused ? r
-					  : err_set(b->err, ERR_UNAVAILABLE, -r, "baseline grant '%s'",
-						    baseline[i].path);
+			return err_set(b->err, ERR_UNAVAILABLE, -r, "baseline grant '%s'",
+				       baseline[i].path);
 	}
 	for (size_t i = 0; i < sizeof(etc_explicit) / sizeof(etc_explicit[0]); i++) {
 		char *canon = NULL, hp[PATH_MAX * 2];

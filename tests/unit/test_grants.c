@@ -88,6 +88,7 @@ static void tree(void)
 	ln("/home/u/.config", "/w/link");
 	ln("/etc", "/w/etc");
 	ln("/opt/tools", "/srv/wf2/.sandbox-cache/bin");
+	ln("/home/u/.config", "/dev/shm/x");
 }
 
 static struct grants_host host(bool hide)
@@ -200,6 +201,9 @@ static void test_planted_links(void)
 	h.extra_paths = "/opt/tools:/w/link";
 	REFUSED(&cfg, &h, "SANDBOX_EXTRA_SYSTEM_PATHS path '/w/link'", "'/w/link'", "write grant");
 	h.extra_paths = NULL;
+	/* in the baseline's own writable folder */
+	flags(&cfg, (const char *[]){"/dev/shm/x", NULL}, NULL);
+	REFUSED(&cfg, &h, "'/dev/shm/x'", "'/dev/shm/x'", "baseline write grant '/dev/shm'");
 
 	/* in the persistent folder */
 	flags(&cfg, (const char *[]){"/srv/wf2/.sandbox-cache/bin", NULL}, NULL);
