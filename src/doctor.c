@@ -40,17 +40,27 @@ static void check_backends(struct doctor *d, const struct stepbox_config *cfg,
 			   const struct run_ctx *ctx)
 {
 	const struct landlock_features *f = &ctx->features;
+	struct stepbox_config any = *cfg;
+	any.backend = BACKEND_AUTO;
+	struct backend pick;
 	struct stepbox_err err = {0};
-	enum policy_backend pick = run_auto_backend(f, cfg, &err);
-	char missing[256];
-	landlock_missing(f, missing, sizeof(missing));
-	if (pick == BACKEND_NONE)
+	if (backend_choose(&any, f, &pick, &err) < 0) {
 		verdict(d, FAIL, "backends", err.hint, "%s", err.msg);
-	else
-		verdict(d, OK, "backends", NULL,
-			"Landlock kernel ABI %d (stepbox uses %d; missing: %s); auto picks %s",
-			f->kernel_abi, f->abi, missing[0] ? missing : "nothing",
-			policy_backend_name(pick));
+		return;
+	}
+	char what[256], missing[256] = "";
+	backend_describe(&pick, f, what, sizeof(what));
+	struct strv m = STRV_INIT;
+	backend_missing(&pick, f, &m);
+	for (size_t i = 0, k = 0; i < m.n && k < sizeof(missing); i++)
+		k += (size_t)snprintf(missing + k, sizeof(missing) - k, "%s%s", i ? ", " : "",
+				      m.v[i]);
+	strv_release(&m);
+	verdict(d, pick.ns ? OK : WARN, "backends",
+		pick.ns ? NULL
+			: "make user namespaces available (see stepbox check) for the stacked "
+			  "backend",
+		"auto picks %s; missing here: %s", what, missing[0] ? missing : "nothing");
 }
 
 static void check_path(struct doctor *d, const struct run_ctx *ctx)

@@ -43,7 +43,8 @@ struct explain_tracee {
 const char *explain_op_name(enum explain_op op)
 {
 	static const char *const names[] = {"read", "write", "create", "delete", "rename", "link",
-					    "truncate", "execute", "connect", "bind", "signal"};
+					    "truncate", "execute", "connect", "bind", "signal",
+					    "change the metadata of"};
 	return names[op];
 }
 

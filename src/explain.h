@@ -19,7 +19,7 @@
 #define EXPLAIN_MAX 200 /* denials kept; the rest are counted */
 
 enum explain_op { OP_READ, OP_WRITE, OP_CREATE, OP_DELETE, OP_RENAME, OP_LINK, OP_TRUNCATE,
-		  OP_EXECUTE, OP_CONNECT, OP_BIND, OP_SIGNAL };
+		  OP_EXECUTE, OP_CONNECT, OP_BIND, OP_SIGNAL, OP_METADATA };
 
 struct explain_denial {
 	enum explain_op op;

@@ -14,42 +14,35 @@
 /* harden_filter_* arrays compiled by tools/seccomp-gen.c at build time */
 #include "seccomp_filters.h"
 
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+#endif
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
 const char *const *const harden_denied_syscalls = harden_filter_denied;
+const char *const *const harden_sysv_syscalls = harden_filter_sysv;
 
-int harden_prepare(struct harden *h, const struct stepbox_config *cfg, bool traced,
-		   struct stepbox_err *err)
-{
-	(void)err;
-	memset(h, 0, sizeof(*h));
-#define USE(f) (h->prog.filter = (struct sock_filter *)(f), h->prog.len = sizeof(f) / sizeof((f)[0]))
-	/* with --explain, the same filter that also stops for stepbox's tracer */
-	switch (cfg->net) {
-	case NET_NONE:
-		if (traced)
-			USE(harden_filter_net_none_traced);
-		else
-			USE(harden_filter_net_none);
-		break;
-	case NET_TCP:
-		if (traced)
-			USE(harden_filter_net_tcp_traced);
-		else
-			USE(harden_filter_net_tcp);
-		break;
-	case NET_ALLOW:
-		if (traced)
-			USE(harden_filter_base_traced);
-		else
-			USE(harden_filter_base);
-		break;
-	}
-#undef USE
-	return 0;
-}
+#define PROG(f) ((struct sock_fprog){sizeof(f) / sizeof((f)[0]), (struct sock_filter *)(f)})
 
-void harden_release(struct harden *h)
+void harden_prepare(struct harden *h, const struct stepbox_config *cfg,
+		    const struct harden_opts *o)
 {
 	memset(h, 0, sizeof(*h));
+	h->filters[h->n++] = PROG(harden_filter_base);
+	if (cfg->net == NET_NONE)
+		h->filters[h->n++] = PROG(harden_filter_net_none);
+	else if (cfg->net == NET_TCP)
+		h->filters[h->n++] = PROG(harden_filter_net_tcp);
+	if (o->refuse_sysv)
+		h->filters[h->n++] = PROG(harden_filter_sysv_ipc);
+	if (o->traced)
+		h->filters[h->n++] = PROG(harden_filter_trace);
+	if (o->supervise_meta)
+		h->notify = PROG(harden_filter_notify_all);
+	else if (o->supervise_net)
+		h->notify = PROG(harden_filter_notify_net);
 }
 
 int harden_cloexec_fds(void)
@@ -106,5 +99,24 @@ int harden_no_new_privs(void)
 
 int harden_seccomp(const struct harden *h)
 {
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &h->prog) < 0 ? -errno : 0;
+	for (unsigned i = 0; i < h->n; i++)
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &h->filters[i]) < 0)
+			return -errno;
+	return 0;
+}
+
+int harden_listener(const struct harden *h, bool wait_killable)
+{
+	unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
+	if (wait_killable)
+		flags |= SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+	int fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &h->notify);
+	if (fd < 0)
+		return -errno;
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
 }

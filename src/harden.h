@@ -1,7 +1,8 @@
 /*
  * harden: what every backend applies besides its filesystem rules. The
- * seccomp filters are compiled at build time (tools/seccomp-gen.c); the child
- * only makes the syscalls.
+ * seccomp filters are compiled at build time (tools/seccomp-gen.c) and
+ * compose: the child installs each one its policy needs; the child only makes
+ * the syscalls.
  */
 #ifndef STEPBOX_HARDEN_H
 #define STEPBOX_HARDEN_H
@@ -12,18 +13,28 @@
 #include "err.h"
 #include "policy.h"
 
+#define HARDEN_MAX_FILTERS 4
+
+/* What the chosen layers need from seccomp besides the base filter. */
+struct harden_opts {
+	bool traced;         /* stops for stepbox's tracer (--explain without audit) */
+	bool refuse_sysv;    /* no IPC namespace: System V IPC is the host's */
+	bool supervise_net;  /* socket addresses go to the supervisor */
+	bool supervise_meta; /* metadata calls go to the supervisor (Landlock alone) */
+};
+
 struct harden {
-	struct sock_fprog prog; /* points at a constant, build-time filter */
+	struct sock_fprog filters[HARDEN_MAX_FILTERS]; /* constant, build-time arrays */
+	unsigned n;
+	struct sock_fprog notify; /* the supervisor's filter; len 0 when none */
 };
 
 /*
- * Pick the seccomp filter for cfg; traced: the variant that stops in
- * stepbox's tracer (only when one is attached: without it those calls would
- * fail with ENOSYS). 0 or -errno with err filled.
+ * Pick the seccomp filters for cfg and o. traced must only be set when a
+ * tracer is attached: without one SECCOMP_RET_TRACE calls fail with ENOSYS.
  */
-int harden_prepare(struct harden *h, const struct stepbox_config *cfg, bool traced,
-		   struct stepbox_err *err);
-void harden_release(struct harden *h);
+void harden_prepare(struct harden *h, const struct stepbox_config *cfg,
+		    const struct harden_opts *o);
 
 /*
  * Child-side steps, in the order launch calls them; each returns 0 or -errno
@@ -32,9 +43,18 @@ void harden_release(struct harden *h);
 int harden_cloexec_fds(void); /* every fd but 0, 1, 2 closes at exec */
 int harden_drop_caps(void);
 int harden_no_new_privs(void);
-int harden_seccomp(const struct harden *h);
+int harden_seccomp(const struct harden *h); /* every filter but the supervisor's */
+/*
+ * Install the supervisor's filter with a new listener: its fd (close-on-exec),
+ * or -errno. Needs no_new_privs or CAP_SYS_ADMIN in the caller's namespace.
+ * With wait_killable the notified task ignores all but fatal signals while the
+ * supervisor performs the call for it (Linux 5.19), so a signal cannot make a
+ * call that did happen look as if it did not.
+ */
+int harden_listener(const struct harden *h, bool wait_killable);
 
-/* The names of the syscalls the filter refuses, for docs and --verbose. */
+/* The names of the syscalls the base filter refuses, for docs and check. */
 extern const char *const *const harden_denied_syscalls;
+extern const char *const *const harden_sysv_syscalls;
 
 #endif

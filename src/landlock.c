@@ -1,5 +1,7 @@
 #include "landlock.h"
 
+#include "path.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -212,9 +214,14 @@ int landlock_build(const struct landlock_features *f, const struct grants *g,
 	}
 	for (size_t i = 0; i < g->n; i++) {
 		const struct grant *gr = &g->v[i];
-		int pfd = open(gr->path, O_PATH | O_CLOEXEC);
+		/*
+		 * A grant is canonical: no symlink on its way. One there now was
+		 * planted since it was resolved (a step running beside this one),
+		 * and following it would grant its target.
+		 */
+		int pfd = path_open_nofollow(gr->path, 0);
 		if (pfd < 0) {
-			int e = errno;
+			int e = -pfd;
 			if (!(gr->access & GRANT_WRITE) && e == ENOENT) {
 				/* vanished since it was resolved: dropping an allow narrows */
 				if (verbosity > 0)
@@ -222,7 +229,11 @@ int landlock_build(const struct landlock_features *f, const struct grants *g,
 				continue;
 			}
 			close(fd);
-			return err_set(err, ERR_UNAVAILABLE, e, "open grant '%s'", gr->path);
+			err_set(err, ERR_UNAVAILABLE, e, "open grant '%s'", gr->path);
+			if (e == ELOOP)
+				err_hint(err, "a symlink appeared on the way since the grant was "
+					      "resolved; check what else writes there");
+			return -e;
 		}
 		struct stat st;
 		if (fstat(pfd, &st) < 0) {
@@ -249,6 +260,36 @@ int landlock_build(const struct landlock_features *f, const struct grants *g,
 		return -EPERM;
 	}
 	return fd;
+}
+
+int landlock_build_net(const struct landlock_features *f, const struct stepbox_config *cfg,
+		       struct stepbox_err *err)
+{
+	struct ll_ruleset_attr attr = {0, f->net, 0};
+	int fd = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (fd < 0)
+		return err_set(err, ERR_UNAVAILABLE, errno, "create Landlock network ruleset");
+	if (add_ports(fd, LL_NET_CONNECT_TCP, &cfg->connect_tcp, err) < 0 ||
+	    add_ports(fd, LL_NET_BIND_TCP, &cfg->bind_tcp, err) < 0) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+int landlock_add_path(int ruleset, const struct landlock_features *f, const char *path,
+		      unsigned access)
+{
+	int pfd = path_open_nofollow(path, O_DIRECTORY);
+	if (pfd < 0)
+		return pfd;
+	struct ll_path_beneath_attr pb = {access ? landlock_rights(f, access, true)
+						 : LL_FS_READ_DIR & f->fs,
+					  pfd};
+	int r = syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0 ? -errno
+											 : 0;
+	close(pfd);
+	return r;
 }
 
 uint32_t landlock_log_flags(const struct landlock_features *f)

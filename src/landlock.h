@@ -55,6 +55,21 @@ int landlock_check_net(const struct landlock_features *f, const struct stepbox_c
 int landlock_build(const struct landlock_features *f, const struct grants *g,
 		   const struct stepbox_config *cfg, struct stepbox_err *err);
 
+/*
+ * A ruleset that handles only TCP, with cfg's port rules: what the supervisor
+ * restricts itself with before it connects for the step. fd or -errno.
+ */
+int landlock_build_net(const struct landlock_features *f, const struct stepbox_config *cfg,
+		       struct stepbox_err *err);
+
+/*
+ * In the child, for a folder it mounted itself (a private procfs, devpts or
+ * tmpfs): add a rule for access beneath path; access 0 allows listing only.
+ * Allocates nothing. 0 or -errno.
+ */
+int landlock_add_path(int ruleset, const struct landlock_features *f, const char *path,
+		      unsigned access);
+
 /* restrict_self flags that log denials after exec too, where the ABI has them. */
 uint32_t landlock_log_flags(const struct landlock_features *f);
 

@@ -18,6 +18,7 @@
 
 #include "landlock.h"
 #include "mountns.h"
+#include "supervise.h"
 
 /* The child's steps, reported back through the exec pipe when one fails. */
 enum child_step {
@@ -32,7 +33,10 @@ enum child_step {
 	STEP_SIGMASK,
 	STEP_MOUNTNS,
 	STEP_FORK,
+	STEP_NOTIFY,
+	STEP_RULES,
 	STEP_EXEC,
+	STEP_LISTENER, /* not a failure: errnum is the supervisor's listener fd */
 };
 
 static const char *const step_names[] = {
@@ -40,6 +44,7 @@ static const char *const step_names[] = {
 	"close inherited file descriptors", "drop capabilities", "set no_new_privs",
 	"enforce the Landlock ruleset", "load the seccomp filter", "restore the signal mask",
 	"build the mount namespace", "start the command inside the namespaces",
+	"install the supervisor's seccomp filter", "add Landlock rules for the private mounts",
 	"execute the command",
 };
 
@@ -62,6 +67,26 @@ static void child_fail(int fd, enum child_step step, int errnum)
 }
 
 /*
+ * The supervisor's filter goes on last, with a new listener: its fd number
+ * goes to the parent, which copies it (pidfd_getfd) and starts serving
+ * before this process goes on; until then no supervised call may happen.
+ */
+static void hand_listener(const struct launch_spec *s, int fd, int ack)
+{
+	int l = harden_listener(s->harden, true);
+	if (l == -EINVAL) /* before Linux 5.19: no killable wait */
+		l = harden_listener(s->harden, false);
+	if (l < 0)
+		child_fail(fd, STEP_NOTIFY, -l);
+	struct child_report rep = {STEP_LISTENER, l, ""};
+	char c;
+	if (write(fd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep) || read(ack, &c, 1) != 1)
+		_exit(125); /* the parent gave up */
+	close(l);
+	close(ack);
+}
+
+/*
  * The security-critical order, in the process that becomes the command,
  * allocating nothing. Before it, the caller has started a new session (no
  * controlling terminal to type into, CVE-2017-5226) and set the parent-death
@@ -72,11 +97,12 @@ static void child_fail(int fd, enum child_step step, int errnum)
  *  4. no_new_privs: required by Landlock and seccomp for the unprivileged,
  *     and it makes setuid binaries inert
  *  5. Landlock
- *  6. seccomp last: it refuses calls the steps above may need
+ *  6. seccomp last: it refuses calls the steps above may need; the
+ *     supervisor's filter (Landlock alone) after the others
  *  7. the caller's signal mask back, then exec
  */
 static void child_exec(const struct launch_spec *s, const char *file, const sigset_t *oldmask,
-		       int fd)
+		       int fd, int ack, bool landlock)
 {
 	int r;
 	if (chdir(s->workdir) < 0)
@@ -87,10 +113,12 @@ static void child_exec(const struct launch_spec *s, const char *file, const sigs
 		child_fail(fd, STEP_CAPS, -r);
 	if ((r = harden_no_new_privs()) < 0)
 		child_fail(fd, STEP_NNP, -r);
-	if (s->ruleset_fd >= 0 && (r = landlock_enforce(s->ruleset_fd, s->restrict_flags)) < 0)
+	if (landlock && (r = landlock_enforce(s->ruleset_fd, s->restrict_flags)) < 0)
 		child_fail(fd, STEP_LANDLOCK, -r);
 	if ((r = harden_seccomp(s->harden)) < 0)
 		child_fail(fd, STEP_SECCOMP, -r);
+	if (ack >= 0)
+		hand_listener(s, fd, ack);
 	if (sigprocmask(SIG_SETMASK, oldmask, NULL) < 0)
 		child_fail(fd, STEP_SIGMASK, errno);
 	execve(file, s->argv, s->envp);
@@ -113,20 +141,44 @@ static void child_start(pid_t parent, int fd)
 }
 
 /*
- * The mountns child is PID 1 of its namespace: once the maps are written
- * (sync_fd), it builds the new root, forks the command and stays as a minimal
- * init that reaps orphans. Its exit kills every process in the namespace, so
- * the command's tree dies with it, and with stepbox (parent-death signal).
- * The command's raw wait status goes back over status_fd.
+ * Stacked: the ruleset the parent built holds the grants (bind mounts share
+ * the host's inodes); what this child mounted itself is new and gets its
+ * rules here. The new root lists (its folders are only mount points), /proc
+ * reads, the private devpts is a terminal, the private tmpfs are written.
+ */
+static int private_rules(const struct launch_spec *s)
+{
+	int r = landlock_add_path(s->ruleset_fd, s->features, "/", 0);
+	for (size_t i = 0; r == 0 && i < s->mountns->n; i++) {
+		const struct mountns_entry *e = &s->mountns->v[i];
+		unsigned access = e->kind == MNT_PROC	 ? GRANT_READ
+				  : e->kind == MNT_DEVPTS ? GRANT_READ | GRANT_WRITE | GRANT_DEV
+				  : e->kind == MNT_TMPFS  ? GRANT_READ | GRANT_WRITE | GRANT_EXEC
+							  : 0;
+		if (access)
+			r = landlock_add_path(s->ruleset_fd, s->features, e->path, access);
+	}
+	return r;
+}
+
+/*
+ * The namespace child is PID 1 of its namespace: once the maps are written
+ * (sync_fd), it installs the supervisor's filter (inherited by the command),
+ * builds the new root, forks the command and stays as a minimal init that
+ * reaps orphans. Its exit kills every process in the namespace, so the
+ * command's tree dies with it, and with stepbox (parent-death signal). The
+ * command's raw wait status goes back over status_fd.
  */
 static void mountns_child(const struct launch_spec *s, const char *file, const sigset_t *oldmask,
-			  int fd, int sync_fd, int status_fd)
+			  int fd, int sync_fd, int status_fd, int ack)
 {
 	char c;
 	if (read(sync_fd, &c, 1) != 1)
 		_exit(125); /* the parent gave up */
 	close(sync_fd);
 	child_start(0, fd);
+	if (ack >= 0)
+		hand_listener(s, fd, ack);
 	const char *what = NULL, *path = NULL;
 	int r = mountns_setup_root(s->mountns, &what, &path);
 	if (r < 0) {
@@ -137,6 +189,18 @@ static void mountns_child(const struct launch_spec *s, const char *file, const s
 		(void)w;
 		_exit(125);
 	}
+	/*
+	 * Stacked: the init enters the Landlock domain itself (it holds
+	 * CAP_SYS_ADMIN in its namespace, so no no_new_privs is needed), and
+	 * the command inherits it: the domain's creator is then the process
+	 * stepbox knows, whose audit records --explain reads. The init keeps
+	 * its capabilities, so the command (with none) cannot trace it, and as
+	 * a PID namespace's init it ignores the command's signals.
+	 */
+	if (s->ruleset_fd >= 0 && (r = private_rules(s)) < 0)
+		child_fail(fd, STEP_RULES, -r);
+	if (s->ruleset_fd >= 0 && (r = landlock_enforce(s->ruleset_fd, s->restrict_flags)) < 0)
+		child_fail(fd, STEP_LANDLOCK, -r);
 	pid_t cmd = fork();
 	if (cmd < 0)
 		child_fail(fd, STEP_FORK, errno);
@@ -144,7 +208,7 @@ static void mountns_child(const struct launch_spec *s, const char *file, const s
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 			child_fail(fd, STEP_PDEATHSIG, errno);
 		close(status_fd);
-		child_exec(s, file, oldmask, fd);
+		child_exec(s, file, oldmask, fd, -1, false);
 	}
 	close(fd); /* the parent's read ends when the command has exec'd */
 	for (;;) {
@@ -286,27 +350,46 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/*
- * Kill what is left of the tree: the command's process group, then every
- * child of ours. stepbox is a child subreaper, so the orphans of each killed
- * process come back to it as children and die on the next round; this also
- * reaches descendants that left the process group with setsid.
- */
-static void kill_tree(pid_t pgid)
+/* SIGKILL every child of every thread of ours. */
+static void kill_children(void)
 {
-	for (int round = 0; round < 10000; round++) {
-		kill(-pgid, SIGKILL);
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char path[300];
+		snprintf(path, sizeof(path), "/proc/self/task/%.256s/children", de->d_name);
 		FILE *f = fopen(path, "re");
-		if (f) {
-			int pid;
-			while (fscanf(f, "%d", &pid) == 1)
-				kill(pid, SIGKILL);
+		int pid;
+		while (f && fscanf(f, "%d", &pid) == 1)
+			kill(pid, SIGKILL);
+		if (f)
 			fclose(f);
-		}
-		if (waitpid(-1, NULL, __WALL) < 0 && errno == ECHILD)
-			return;
+	}
+	if (d)
+		closedir(d);
+}
+
+/*
+ * Kill what is left of the tree, however deep and however fast it forks.
+ * stepbox is a child subreaper, so the orphans of each killed process come
+ * back to it as children: each round kills every child there is and reaps
+ * one, until none is left. A child's pid cannot be reused before stepbox
+ * reaps it, so nothing outside the tree is ever signalled (a process group
+ * id could be, once its leader is reaped: only live_pgid, whose leader is
+ * still unreaped, is signalled as a group). Under a PID namespace the init
+ * is the only child: its death takes the namespace with it.
+ */
+static void kill_tree(pid_t live_pgid)
+{
+	if (live_pgid > 0)
+		kill(-live_pgid, SIGKILL);
+	for (;;) {
+		kill_children();
+		pid_t w = waitpid(-1, NULL, __WALL);
+		if (w < 0 && errno != EINTR)
+			return; /* ECHILD: nothing left */
 	}
 }
 
@@ -339,8 +422,9 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 {
 	double deadline = s->timeout_s ? now_s() + (double)s->timeout_s : 0;
 	int status = 0, wait_errno = 0;
+	bool reaped;
 	/* reap before waiting: a SIGCHLD may have come and gone already */
-	while (!reap(pid, status_fd, s->explain, &status)) {
+	while (!(reaped = reap(pid, status_fd, s->explain, &status))) {
 		siginfo_t si;
 		int sig;
 		if (deadline) {
@@ -365,9 +449,9 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 			break;
 		}
 		if (sig != SIGCHLD)
-			kill(-pid, sig);
+			kill(-pid, sig); /* its leader is not reaped: the group is still ours */
 	}
-	kill_tree(pid);
+	kill_tree(reaped ? 0 : pid);
 	if (wait_errno) { /* never report a status we did not see */
 		fprintf(stderr, "stepbox: lost track of the command: %s; killed its process tree\n",
 			strerror(wait_errno));
@@ -417,6 +501,130 @@ static ssize_t await_exec(int fd, struct child_report *rep, struct explain *x)
 	}
 }
 
+/* The pipes between stepbox and its child; -1 where a run needs none. */
+struct pipes {
+	int report[2]; /* child to parent: a child_report, or EOF once exec'd */
+	int sync[2];   /* parent to child: the maps are written, the tracer attached */
+	int status[2]; /* init to parent: the command's wait status (namespaces) */
+	int ack[2];    /* parent to child: the supervisor holds the listener */
+};
+
+static void pipes_close(struct pipes *p)
+{
+	close_pair(p->report);
+	close_pair(p->sync);
+	close_pair(p->status);
+	close_pair(p->ack);
+}
+
+static int pipes_open(struct pipes *p, const struct launch_spec *s, struct stepbox_err *err)
+{
+	memset(p, 0xff, sizeof(*p)); /* every fd -1 */
+	int r = pipe2(p->report, O_CLOEXEC);
+	/* the child waits on sync until its maps are written and it is traced */
+	if (r == 0 && (s->mountns || s->explain))
+		r = pipe2(p->sync, O_CLOEXEC);
+	if (r == 0 && s->mountns)
+		r = pipe2(p->status, O_CLOEXEC);
+	if (r == 0 && s->supervise)
+		r = pipe2(p->ack, O_CLOEXEC);
+	if (r < 0) {
+		int e = errno;
+		pipes_close(p);
+		return err_set(err, ERR_UNAVAILABLE, e, "create the pipes to the child");
+	}
+	return 0;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* In the child: never returns. */
+static void child_main(const struct launch_spec *s, const char *file, const sigset_t *oldmask,
+		       struct pipes *p, pid_t parent)
+{
+	close_fd(&p->report[0]);
+	close_fd(&p->ack[1]);
+	if (!s->mountns) {
+		char c;
+		if (p->sync[0] >= 0 && read(p->sync[0], &c, 1) != 1)
+			_exit(125); /* the parent gave up */
+		child_start(parent, p->report[1]);
+		child_exec(s, file, oldmask, p->report[1], p->ack[0], s->ruleset_fd >= 0);
+	}
+	close_fd(&p->sync[1]);
+	close_fd(&p->status[0]);
+	mountns_child(s, file, oldmask, p->report[1], p->sync[0], p->status[1], p->ack[0]);
+}
+
+/* Copy the child's listener (fd number n in its table) and start serving it. */
+static int take_listener(const struct launch_spec *s, pid_t pid, int n, struct supervisor **sup,
+			 struct stepbox_err *err)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int l = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, n, 0);
+	int e = errno;
+	if (pidfd >= 0)
+		close(pidfd);
+	if (l < 0)
+		return err_set(err, ERR_UNAVAILABLE, e, "take the supervisor's listener");
+	return supervise_start(sup, s->supervise, l, err);
+}
+
+/*
+ * Until the command is exec'd: write the maps, attach the tracer, serve the
+ * listener. 0 once the command runs (or its exec failed: res says so);
+ * -errno with err when the sandbox could not be applied.
+ */
+static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, const char *file,
+		       struct supervisor **sup, struct launch_result *res, struct stepbox_err *err)
+{
+	int r = 0;
+	if (p->sync[1] >= 0) {
+		r = s->mountns ? mountns_write_maps(s->mountns, pid, err) : 0;
+		if (r == 0 && s->explain && (r = explain_seize(pid)) < 0) {
+			err_set(err, ERR_UNAVAILABLE, -r, "--explain: cannot trace the command");
+			err_hint(err, "a ptrace restriction (Yama ptrace_scope 3, a container) forbids "
+				      "it; run without --explain");
+		}
+		if (r == 0 && write(p->sync[1], "x", 1) != 1)
+			r = err_set(err, ERR_UNAVAILABLE, EPIPE, "start the child");
+		close_fd(&p->sync[1]);
+		if (r < 0)
+			return r;
+	}
+	struct child_report rep;
+	ssize_t n;
+	while ((n = await_exec(p->report[0], &rep, s->explain)) == (ssize_t)sizeof(rep) &&
+	       rep.step == STEP_LISTENER && p->ack[1] >= 0) {
+		r = take_listener(s, pid, rep.errnum, sup, err);
+		if (r == 0 && write(p->ack[1], "x", 1) != 1)
+			r = err_set(err, ERR_UNAVAILABLE, EPIPE, "start the supervisor");
+		close_fd(&p->ack[1]);
+		if (r < 0)
+			return r;
+	}
+	if (n != (ssize_t)sizeof(rep))
+		return 0; /* EOF: exec'd */
+	if (rep.step == STEP_EXEC) {
+		res->exit_code = explain_exec_failure(s, file, rep.errnum);
+		return 0;
+	}
+	const char *what = rep.step >= 0 && rep.step < STEP_LISTENER ? step_names[rep.step]
+								     : "set up the child";
+	if (rep.step == STEP_MOUNTNS)
+		err_set(err, ERR_UNAVAILABLE, rep.errnum, "namespaces: %.250s", rep.detail);
+	else
+		err_set(err, ERR_UNAVAILABLE, rep.errnum, "cannot %s", what);
+	if (rep.step == STEP_LANDLOCK)
+		err_hint(err, "try a lower STEPBOX_LANDLOCK_ABI, or check `stepbox check`");
+	return -(rep.errnum ? rep.errnum : EINVAL);
+}
+
 int launch_run(const struct launch_spec *s, struct launch_result *res, struct stepbox_err *err)
 {
 	memset(res, 0, sizeof(*res));
@@ -440,117 +648,56 @@ int launch_run(const struct launch_spec *s, struct launch_result *res, struct st
 	}
 	if (r < 0)
 		return err_set(err, ERR_UNAVAILABLE, -r, "resolve '%s'", s->argv[0]);
-
+	struct pipes p;
+	if ((r = pipes_open(&p, s, err)) < 0) {
+		free(file);
+		return r;
+	}
+	/* orphaned descendants come back to us, so the whole tree can be killed */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+		r = err_set(err, ERR_UNAVAILABLE, errno, "become the tree's subreaper");
+		pipes_close(&p);
+		free(file);
+		return r;
+	}
 	/* signals wait in the mask until the loop takes them: no handler races */
 	sigset_t set, oldmask;
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaddset(&set, forwarded[i]);
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		free(file);
-		return err_set(err, ERR_UNAVAILABLE, errno, "create exec pipe");
-	}
-	/* orphaned descendants come back to us, so the whole tree can be killed */
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	int sync[2] = {-1, -1}, status[2] = {-1, -1};
-	/* the child waits on sync until its maps are written and it is traced */
-	if ((s->mountns || s->explain) && pipe2(sync, O_CLOEXEC) < 0) {
-		int e = errno;
-		close_pair(pfd);
-		free(file);
-		return err_set(err, ERR_UNAVAILABLE, e, "create the start pipe");
-	}
-	if (s->mountns && pipe2(status, O_CLOEXEC) < 0) {
-		int e = errno;
-		close_pair(pfd);
-		close_pair(sync);
-		free(file);
-		return err_set(err, ERR_UNAVAILABLE, e, "create namespace pipes");
-	}
 	sigprocmask(SIG_BLOCK, &set, &oldmask);
 	pid_t parent = getpid();
 	double start = now_s();
 	pid_t pid = s->mountns ? (pid_t)syscall(SYS_clone, SIGCHLD | s->mountns->clone_flags, NULL,
 						 NULL, NULL, NULL)
 			       : fork();
+	if (pid == 0)
+		child_main(s, file, &oldmask, &p, parent);
+	struct supervisor *sup = NULL;
 	if (pid < 0) {
 		int e = errno;
-		sigprocmask(SIG_SETMASK, &oldmask, NULL);
-		close_pair(pfd);
-		close_pair(sync);
-		close_pair(status);
-		free(file);
-		if (s->mountns)
-			return mountns_unavailable(s->mountns, e, err);
-		return err_set(err, ERR_UNAVAILABLE, e, "fork");
-	}
-	if (pid == 0) {
-		close(pfd[0]);
-		if (!s->mountns) {
-			char c;
-			if (sync[0] >= 0 && read(sync[0], &c, 1) != 1)
-				_exit(125); /* the parent gave up */
-			child_start(parent, pfd[1]);
-			child_exec(s, file, &oldmask, pfd[1]);
-		}
-		close(sync[1]);
-		close(status[0]);
-		mountns_child(s, file, &oldmask, pfd[1], sync[0], status[1]);
-	}
-	close(pfd[1]);
-	if (sync[1] >= 0) {
-		close(sync[0]);
-		if (status[1] >= 0)
-			close(status[1]);
-		r = s->mountns ? mountns_write_maps(s->mountns, pid, err) : 0;
-		if (r == 0 && s->explain && (r = explain_seize(pid)) < 0) {
-			err_set(err, ERR_UNAVAILABLE, -r, "--explain: cannot trace the command");
-			err_hint(err, "a ptrace restriction (Yama ptrace_scope 3, a container) forbids "
-				      "it; run without --explain");
-		}
-		if (r < 0 || write(sync[1], "x", 1) != 1) {
-			close(sync[1]);
-			close(pfd[0]);
-			close(status[0]);
+		r = s->mountns ? mountns_unavailable(s->mountns, e, err)
+			       : err_set(err, ERR_UNAVAILABLE, e, "fork");
+	} else {
+		close_fd(&p.report[1]);
+		close_fd(&p.sync[0]);
+		close_fd(&p.status[1]);
+		close_fd(&p.ack[0]);
+		r = start_child(s, pid, &p, file, &sup, res, err);
+		if (r < 0 || res->exit_code) {
 			kill_tree(pid);
-			sigprocmask(SIG_SETMASK, &oldmask, NULL);
-			free(file);
-			return r < 0 ? r : err_set(err, ERR_UNAVAILABLE, EPIPE, "start the namespaces");
+		} else {
+			res->started = true;
+			res->child = pid;
+			r = wait_loop(s, pid, &set, p.status[0], res);
+			res->duration_s = now_s() - start;
 		}
-		close(sync[1]);
 	}
-	struct child_report rep;
-	ssize_t n = await_exec(pfd[0], &rep, s->explain);
-	close(pfd[0]);
-	if (n == (ssize_t)sizeof(rep)) {
-		kill_tree(pid);
-		close(status[0]);
-		sigprocmask(SIG_SETMASK, &oldmask, NULL);
-		if (rep.step == STEP_EXEC) {
-			res->exit_code = explain_exec_failure(s, file, rep.errnum);
-			free(file);
-			return 0;
-		}
-		free(file);
-		const char *what = rep.step >= 0 && rep.step <= STEP_EXEC ? step_names[rep.step]
-									   : "set up the child";
-		if (rep.step == STEP_MOUNTNS)
-			err_set(err, ERR_UNAVAILABLE, rep.errnum, "mountns: %.250s", rep.detail);
-		else
-			err_set(err, ERR_UNAVAILABLE, rep.errnum, "cannot %s", what);
-		if (rep.step == STEP_LANDLOCK)
-			err_hint(err, "try a lower STEPBOX_LANDLOCK_ABI, or check `stepbox check`");
-		return -rep.errnum;
-	}
-	free(file);
-	res->started = true;
-	res->child = pid;
-	r = wait_loop(s, pid, &set, status[0], res);
-	if (status[0] >= 0)
-		close(status[0]);
-	res->duration_s = now_s() - start;
+	/* the tree is gone: nothing is left to supervise */
+	supervise_stop(sup, s->denials);
+	pipes_close(&p);
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	free(file);
 	return r;
 }

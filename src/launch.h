@@ -12,15 +12,20 @@
 #include "grants.h"
 #include "explain.h"
 #include "harden.h"
+#include "landlock.h"
 #include "mountns.h"
+#include "supervise.h"
 
 struct launch_spec {
 	char *const *argv;         /* the command */
 	char *const *envp;         /* its whole environment */
 	const char *workdir;       /* canonical; the child starts here */
 	int ruleset_fd;            /* Landlock ruleset, or -1 */
-	const struct mountns_plan *mountns; /* the mountns backend, or NULL */
+	const struct landlock_features *features; /* with ruleset_fd */
+	const struct mountns_plan *mountns; /* the namespace layers, or NULL */
+	const struct supervise_config *supervise; /* the supervisor, or NULL */
 	struct explain *explain;   /* --explain: the tracer's record, or NULL */
+	struct explain *denials;   /* --explain: where the supervisor's refusals go, or NULL */
 	uint32_t restrict_flags;   /* landlock_restrict_self flags */
 	const struct harden *harden;
 	const struct grants *grants; /* to explain an exec denial */

@@ -246,7 +246,7 @@ int main(int argc, char **argv)
 	char **operands = argv + 1 + first;
 	int noperands = argc - 1 - first;
 	if (strcmp(cmd, "check") == 0) {
-		if (landlock_probe(&ctx.features, run_abi_cap(), &err) < 0) {
+		if (landlock_probe(&ctx.features, backend_abi_cap(), &err) < 0) {
 			code = fail(&err);
 			goto out;
 		}
@@ -282,7 +282,7 @@ int main(int argc, char **argv)
 	if (is_run)
 		code = run_exec(&cfg, &ctx, operands, learn);
 	else if (strcmp(cmd, "policy") == 0)
-		code = report_policy(stdout, &cfg, &ctx.grants, &ctx.env, ctx.backend) < 0 ? 125 : 0;
+		code = report_policy(stdout, &cfg, &ctx.grants, &ctx.env, ctx.backend.name) < 0 ? 125 : 0;
 	else if (doctor)
 		code = doctor_run(stdout, &cfg, &ctx, "/etc", json) ? 1 : 0;
 	else if (strcmp(cmd, "guide") == 0) {

@@ -14,13 +14,136 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "path.h"
+
 /* The scratch mount the new root is built in, and where the host root goes. */
 #define BASE "/tmp"
 #define NEWROOT "/newroot"
 #define OLDROOT "/oldroot"
 
-void mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
-		  const struct grants *g)
+/* Private tmpfs: never the host's, and never larger than a quarter of RAM. */
+#define TMPFS_OPTS "mode=1777,size=25%"
+
+/*
+ * What runc masks: kernel memory, keys, timers and scheduler internals,
+ * triggers and hardware tables. Files get /dev/null, folders an empty
+ * read-only tmpfs; the procfs itself is read-only, so /proc/sys and every
+ * other writable entry refuse writes (EROFS) for root too.
+ */
+static const char *const proc_masks[] = {
+	"/proc/acpi", "/proc/asound", "/proc/bus", "/proc/config.gz", "/proc/driver",
+	"/proc/irq", "/proc/kallsyms", "/proc/kcore", "/proc/key-users", "/proc/keys",
+	"/proc/kmsg", "/proc/kpagecgroup", "/proc/kpagecount", "/proc/kpageflags",
+	"/proc/latency_stats", "/proc/sched_debug", "/proc/scsi", "/proc/slabinfo",
+	"/proc/sysrq-trigger", "/proc/timer_list", "/proc/timer_stats", "/proc/vmallocinfo",
+};
+
+/* The process's own descriptors, as every Linux system has them. */
+static const struct {
+	const char *path, *target;
+} dev_links[] = {
+	{"/dev/fd", "/proc/self/fd"},
+	{"/dev/stdin", "/proc/self/fd/0"},
+	{"/dev/stdout", "/proc/self/fd/1"},
+	{"/dev/stderr", "/proc/self/fd/2"},
+	{"/dev/ptmx", "pts/ptmx"}, /* the new devpts instance's multiplexer */
+};
+
+static int by_entry_path(const void *a, const void *b)
+{
+	return strcmp(((const struct mountns_entry *)a)->path,
+		      ((const struct mountns_entry *)b)->path);
+}
+
+static int by_grant_path(const void *a, const void *b)
+{
+	return strcmp((*(const struct grant *const *)a)->path,
+		      (*(const struct grant *const *)b)->path);
+}
+
+static int push(struct mountns_plan *p, size_t *cap, struct mountns_entry e)
+{
+	if (strv_grow(&p->v, cap, p->n, sizeof(*p->v), 64) < 0)
+		return -ENOMEM;
+	p->v[p->n++] = e;
+	return 0;
+}
+
+/* The kind of mount a granted path gets: the special places are made anew. */
+static enum mountns_kind kind_of(const char *path, bool only_baseline)
+{
+	if (strcmp(path, "/proc") == 0)
+		return MNT_PROC;
+	if (strcmp(path, "/dev/pts") == 0)
+		return MNT_DEVPTS;
+	/* /tmp and /dev/shm are the step's own unless a grant names the host's */
+	if (only_baseline && (strcmp(path, "/dev/shm") == 0 || strcmp(path, "/tmp") == 0))
+		return MNT_TMPFS;
+	return MNT_BIND;
+}
+
+/*
+ * Mounts first, in path order (a folder before what is mounted inside it),
+ * then symlinks, each made only where nothing is: a grant asked for through a
+ * symlink (/lib64 -> usr/lib64 on merged-/usr) gets that symlink; symlinks in
+ * folders granted entry by entry (root's /etc) are recreated; /dev gets its
+ * usual links.
+ */
+static int plan_mounts(struct mountns_plan *p, const struct grants *g)
+{
+	size_t cap = 0;
+	const struct grant **v = malloc((g->n ? g->n : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < g->n; i++)
+		v[i] = &g->v[i];
+	qsort(v, g->n, sizeof(*v), by_grant_path);
+	int r = 0;
+	bool tmp = false, proc = false;
+	for (size_t i = 0; r == 0 && i < g->n;) {
+		/* one mount per path: the union of every grant's access */
+		size_t j = i;
+		unsigned access = 0;
+		bool only_baseline = true;
+		for (; j < g->n && strcmp(v[j]->path, v[i]->path) == 0; j++) {
+			access |= v[j]->access;
+			only_baseline &= v[j]->origin == ORIGIN_BASELINE;
+		}
+		const char *path = v[i]->path;
+		i = j;
+		if (strcmp(path, "/dev/ptmx") == 0)
+			continue; /* a link into the new devpts, below */
+		enum mountns_kind k = kind_of(path, only_baseline);
+		tmp |= strcmp(path, "/tmp") == 0;
+		proc |= k == MNT_PROC;
+		r = push(p, &cap, (struct mountns_entry){k, path, NULL, access,
+							 !(access & GRANT_WRITE)});
+	}
+	free(v);
+	if (r == 0 && !tmp)
+		r = push(p, &cap, (struct mountns_entry){MNT_TMPFS, "/tmp", NULL, 0, false});
+	for (size_t i = 0; r == 0 && proc && i < sizeof(proc_masks) / sizeof(proc_masks[0]); i++)
+		r = push(p, &cap, (struct mountns_entry){MNT_MASK, proc_masks[i], NULL, 0, true});
+	if (r < 0)
+		return r;
+	qsort(p->v, p->n, sizeof(*p->v), by_entry_path);
+	for (size_t i = 0; r == 0 && i < g->n; i++) {
+		const struct grant *gr = &g->v[i];
+		if (strcmp(gr->requested, gr->path) != 0 && gr->requested[0] == '/')
+			r = push(p, &cap, (struct mountns_entry){MNT_SYMLINK, gr->requested,
+								 gr->path, 0, true});
+	}
+	for (size_t i = 0; r == 0 && i < g->nlinks; i++)
+		r = push(p, &cap, (struct mountns_entry){MNT_SYMLINK, g->links[i].path,
+							 g->links[i].target, 0, true});
+	for (size_t i = 0; r == 0 && i < sizeof(dev_links) / sizeof(dev_links[0]); i++)
+		r = push(p, &cap, (struct mountns_entry){MNT_SYMLINK, dev_links[i].path,
+							 dev_links[i].target, 0, true});
+	return r;
+}
+
+int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
+		 const struct grants *g)
 {
 	memset(p, 0, sizeof(*p));
 	p->clone_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
@@ -33,7 +156,26 @@ void mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
 		p->clone_flags |= CLONE_NEWNET;
 	p->uid = geteuid();
 	p->gid = getegid();
-	p->grants = g;
+	int r = g ? plan_mounts(p, g) : 0;
+	if (r < 0)
+		mountns_release(p);
+	return r;
+}
+
+void mountns_release(struct mountns_plan *p)
+{
+	free(p->v);
+	p->v = NULL;
+	p->n = 0;
+}
+
+size_t mountns_private_dirs(const struct mountns_plan *p, const char **out, size_t cap)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < p->n && k < cap; i++)
+		if (p->v[i].kind == MNT_TMPFS)
+			out[k++] = p->v[i].path;
+	return k;
 }
 
 int mountns_probe(const struct mountns_plan *p, struct stepbox_err *err)
@@ -52,17 +194,16 @@ int mountns_probe(const struct mountns_plan *p, struct stepbox_err *err)
 
 int mountns_unavailable(const struct mountns_plan *p, int e, struct stepbox_err *err)
 {
-	err_set(err, ERR_UNAVAILABLE, e, "cannot create %snamespaces for the mountns backend",
+	err_set(err, ERR_UNAVAILABLE, e, "cannot create %snamespaces",
 		p->userns ? "user and mount " : "mount ");
 	if (p->userns)
 		err_hint(err, "unprivileged user namespaces are off here: check the sysctls "
 			      "user.max_user_namespaces (must be > 0), "
 			      "kernel.unprivileged_userns_clone (Debian, must be 1) and "
-			      "kernel.apparmor_restrict_unprivileged_userns (Ubuntu, must be 0); "
-			      "or boot with Landlock in lsm= to use the landlock backend");
+			      "kernel.apparmor_restrict_unprivileged_userns (Ubuntu, must be 0)");
 	else
-		err_hint(err, "a container may forbid mount namespaces; boot with Landlock in "
-			      "lsm= to use the landlock backend");
+		err_hint(err, "a container may forbid mount namespaces (its seccomp profile or "
+			      "missing CAP_SYS_ADMIN)");
 	return -e;
 }
 
@@ -98,29 +239,51 @@ int mountns_write_maps(const struct mountns_plan *p, pid_t child, struct stepbox
 	return 0;
 }
 
-/* mkdir -p of the parents of path, which must all lie on the new root's tmpfs. */
-static int make_parents(const char *path, dev_t tmpfs)
+/*
+ * The tmpfs mounts that are ours: the new root and the private ones. Mount
+ * points and symlinks are only ever made on these, never in a granted (host)
+ * folder, even if a grant vanished between resolution and mounting.
+ */
+struct ours {
+	dev_t dev[8];
+	size_t n;
+};
+
+static bool is_ours(const struct ours *o, const char *path)
 {
-	char buf[PATH_MAX];
-	snprintf(buf, sizeof(buf), "%s", path);
-	char *slash = strrchr(buf, '/');
-	if (!slash || slash == buf)
-		return 0;
-	*slash = '\0';
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return false;
+	for (size_t i = 0; i < o->n; i++)
+		if (o->dev[i] == st.st_dev)
+			return true;
+	return false;
+}
+
+static int add_ours(struct ours *o, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (o->n < sizeof(o->dev) / sizeof(o->dev[0]))
+		o->dev[o->n++] = st.st_dev;
+	return 0;
+}
+
+/* mkdir -p of the parents of path, each made on one of our tmpfs mounts. */
+static int make_parents(const char *path, const struct ours *o)
+{
+	char buf[PATH_MAX], up[PATH_MAX];
+	if (!path_parent(path, buf, sizeof(buf)))
+		return -ENAMETOOLONG;
 	struct stat st;
 	if (lstat(buf, &st) == 0)
 		return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-	int r = make_parents(buf, tmpfs);
+	int r = make_parents(buf, o);
 	if (r < 0)
 		return r;
-	/* never create anything in a granted (host) folder */
-	char *up = strrchr(buf, '/');
-	if (up && up != buf) {
-		*up = '\0';
-		if (lstat(buf, &st) < 0 || st.st_dev != tmpfs)
-			return -EXDEV;
-		*up = '/';
-	}
+	if (!path_parent(buf, up, sizeof(up)) || !is_ours(o, up))
+		return -EXDEV;
 	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -errno : 0;
 }
 
@@ -129,24 +292,17 @@ static int make_parents(const char *path, dev_t tmpfs)
  * one onto the other either fails or hides the wrong thing, so the type of the
  * mount point is made from the source's, and an existing one must match.
  */
-static int mount_point(const char *dst, bool dir, dev_t tmpfs)
+static int mount_point(const char *dst, bool dir, const struct ours *o)
 {
 	struct stat st;
 	if (lstat(dst, &st) == 0)
 		return S_ISDIR(st.st_mode) == dir ? 0 : -ENOTDIR;
-	int r = make_parents(dst, tmpfs);
+	int r = make_parents(dst, o);
+	char parent[PATH_MAX];
+	if (r == 0 && (!path_parent(dst, parent, sizeof(parent)) || !is_ours(o, parent)))
+		r = -EXDEV;
 	if (r < 0)
 		return r;
-	/* its folder too must be the new root's tmpfs, not a granted host folder
-	 * (a grant that vanished since it was resolved would land there) */
-	char parent[PATH_MAX];
-	if (snprintf(parent, sizeof(parent), "%s", dst) >= (int)sizeof(parent))
-		return -ENAMETOOLONG;
-	char *slash = strrchr(parent, '/');
-	if (slash && slash != parent)
-		*slash = '\0';
-	if (lstat(parent, &st) < 0 || st.st_dev != tmpfs)
-		return -EXDEV;
 	if (dir)
 		return mkdir(dst, 0755) < 0 ? -errno : 0;
 	int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -181,10 +337,15 @@ static unsigned long locked_flags(const char *path)
 	return f;
 }
 
+/*
+ * A device node on a read-only mount still reads and writes (the driver
+ * does, not the filesystem), but its mode, owner and times cannot change:
+ * a root step cannot chmod the host's /dev/null.
+ */
 static unsigned long access_flags(unsigned access)
 {
 	unsigned long f = MS_NOSUID;
-	if (!(access & GRANT_WRITE))
+	if (!(access & GRANT_WRITE) || (access & GRANT_DEV))
 		f |= MS_RDONLY;
 	if (!(access & GRANT_EXEC))
 		f |= MS_NOEXEC;
@@ -208,21 +369,15 @@ static void unescape(char *s)
 	*w = '\0';
 }
 
-static bool special(const char *path)
-{
-	return strcmp(path, "/proc") == 0 || strcmp(path, "/dev/pts") == 0 ||
-	       strcmp(path, "/dev/ptmx") == 0;
-}
-
 /*
- * Give every mount under NEWROOT the flags of the deepest grant that covers
+ * Give every mount under NEWROOT the flags of the deepest entry that covers
  * it: a grant's own bind mount, and the submounts a recursive bind brought
  * along (each has flags of its own, and a writable one inside a read-only
- * grant would be a hole). mountinfo is read once; each mount is remounted
- * once. v is sorted by path, so the last match is the deepest.
+ * grant would be a hole). Mounts of our own (procfs, devpts, tmpfs, masks)
+ * keep the flags they were made with. mountinfo is read once; each mount is
+ * remounted once.
  */
-static int remount_all(const struct grant *const *v, const unsigned *acc, size_t n,
-		       const char **what, const char **path)
+static int remount_all(const struct mountns_plan *p, const char **what, const char **path)
 {
 	/* after the first pivot the host's procfs is under OLDROOT; it shows our task */
 	FILE *f = fopen(OLDROOT "/proc/self/mountinfo", "re");
@@ -239,17 +394,15 @@ static int remount_all(const struct grant *const *v, const unsigned *acc, size_t
 			continue;
 		unescape(mp);
 		const char *inside = mp + sizeof(NEWROOT) - 1;
-		size_t best = n;
-		for (size_t i = 0; i < n; i++) {
-			size_t gl = strlen(v[i]->path);
-			if (strncmp(inside, v[i]->path, gl) == 0 &&
-			    (inside[gl] == '\0' || inside[gl] == '/' || gl == 1))
-				best = i;
-		}
-		if (best == n || special(v[best]->path))
+		const struct mountns_entry *best = NULL;
+		for (size_t i = 0; i < p->n; i++)
+			if (p->v[i].kind != MNT_SYMLINK && path_beneath(inside, p->v[i].path))
+				best = &p->v[i]; /* path order: the last match is the deepest */
+		if (!best || best->kind != MNT_BIND)
 			continue;
-		*path = v[best]->path;
-		unsigned long flags = MS_REMOUNT | MS_BIND | access_flags(acc[best]) | locked_flags(mp);
+		*path = best->path;
+		unsigned long flags = MS_REMOUNT | MS_BIND | access_flags(best->access) |
+				      locked_flags(mp);
 		if (mount(NULL, mp, NULL, flags, NULL) < 0 && errno != ENOENT)
 			r = -errno;
 	}
@@ -257,123 +410,108 @@ static int remount_all(const struct grant *const *v, const unsigned *acc, size_t
 	return r;
 }
 
-static int by_path(const void *a, const void *b)
+/*
+ * Bind the host's path, pinned without following any symlink (a grant is
+ * canonical: a symlink there now was planted since it was resolved), through
+ * its /proc/self/fd entry, so what is mounted is what was opened.
+ */
+static int bind_pinned(const struct mountns_entry *e, const char *dst, const struct ours *o,
+		       const char **what)
 {
-	return strcmp((*(const struct grant *const *)a)->path,
-		      (*(const struct grant *const *)b)->path);
+	char src[PATH_MAX + 16], via[64];
+	snprintf(src, sizeof(src), OLDROOT "%s", strcmp(e->path, "/") ? e->path : "");
+	*what = "find the grant";
+	int fd = path_open_nofollow(src, 0);
+	if (fd == -ENOENT && e->optional)
+		return 0; /* a read grant vanished since it was resolved: dropping narrows */
+	if (fd < 0)
+		return fd;
+	struct stat st;
+	int r = fstat(fd, &st) < 0 ? -errno : 0;
+	*what = "make the mount point for";
+	if (r == 0)
+		r = mount_point(dst, S_ISDIR(st.st_mode), o);
+	snprintf(via, sizeof(via), OLDROOT "/proc/self/fd/%d", fd);
+	*what = "bind-mount";
+	if (r == 0 && mount(via, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+		r = -errno;
+	close(fd);
+	return r;
 }
 
-/* Bind every grant under NEWROOT, parents before children; then the flags. */
-static int bind_grants(const struct grants *g, const char **what, const char **path)
+static int mask(const char *dst)
 {
-	struct stat rootst;
-	if (stat(NEWROOT, &rootst) < 0)
+	struct stat st;
+	if (lstat(dst, &st) < 0)
+		return 0; /* this kernel has no such entry */
+	if (S_ISDIR(st.st_mode))
+		return mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			     "size=4k,mode=0555") < 0 ? -errno : 0;
+	if (mount(OLDROOT "/dev/null", dst, NULL, MS_BIND, NULL) < 0 ||
+	    mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV |
+					   MS_NOEXEC, NULL) < 0)
 		return -errno;
-	const struct grant **v = malloc(g->n * sizeof(*v));
-	unsigned *acc = malloc(g->n * sizeof(*acc));
-	if (!v || !acc) {
-		free(v);
-		free(acc);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < g->n; i++)
-		v[i] = &g->v[i];
-	qsort(v, g->n, sizeof(*v), by_path);
-	size_t n = 0;
-	for (size_t i = 0; i < g->n; i++) { /* one mount per path: the union of access */
-		if (n && strcmp(v[n - 1]->path, v[i]->path) == 0) {
-			acc[n - 1] |= v[i]->access;
-			continue;
-		}
-		v[n] = v[i];
-		acc[n++] = v[i]->access;
-	}
+	return 0;
+}
+
+static int apply_mount(const struct mountns_entry *e, struct ours *o, const char **what)
+{
+	char dst[PATH_MAX + 16];
+	snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(e->path, "/") ? e->path : "");
 	int r = 0;
-	char src[PATH_MAX + 16], dst[PATH_MAX + 16];
-	for (size_t i = 0; r == 0 && i < n; i++) {
-		*path = v[i]->path;
-		snprintf(src, sizeof(src), OLDROOT "%s", strcmp(v[i]->path, "/") ? v[i]->path : "");
-		snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(v[i]->path, "/") ? v[i]->path : "");
-		struct stat st;
-		if (lstat(src, &st) < 0) {
-			if (!(acc[i] & GRANT_WRITE))
-				continue; /* vanished since it was resolved: dropping narrows */
-			*what = "find the grant";
+	switch (e->kind) {
+	case MNT_BIND:
+		return bind_pinned(e, dst, o, what);
+	case MNT_PROC:
+		/* a procfs of the new PID namespace: no host process is visible */
+		*what = "mount a new /proc at";
+		if ((r = mount_point(dst, true, o)) == 0 &&
+		    mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL) < 0)
 			r = -errno;
-			break;
-		}
-		if (strcmp(v[i]->path, "/dev/ptmx") == 0) {
-			/* the new devpts instance's multiplexer */
-			*what = "make the symlink";
-			if ((r = make_parents(dst, rootst.st_dev)) == 0 && symlink("pts/ptmx", dst) < 0)
-				r = -errno;
-			continue;
-		}
-		*what = "make the mount point for";
-		if ((r = mount_point(dst, S_ISDIR(st.st_mode), rootst.st_dev)) < 0)
-			break;
-		if (strcmp(v[i]->path, "/proc") == 0) {
-			/* a procfs of the new PID namespace: no host process is visible */
-			*what = "mount a new /proc at";
-			if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-				r = -errno;
-			continue;
-		}
-		if (strcmp(v[i]->path, "/dev/pts") == 0) {
-			/* a devpts of our own: the host's terminals are not reachable */
-			*what = "mount a new devpts at";
-			if (mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC,
-				  "newinstance,ptmxmode=0666,mode=0620") < 0)
-				r = -errno;
-			continue;
-		}
-		*what = "bind-mount";
-		if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return r;
+	case MNT_DEVPTS:
+		/* a devpts of our own: the host's terminals are not reachable */
+		*what = "mount a new devpts at";
+		if ((r = mount_point(dst, true, o)) == 0 &&
+		    mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC,
+			  "newinstance,ptmxmode=0666,mode=0620") < 0)
 			r = -errno;
-	}
-	/*
-	 * A grant asked for through a symlink (/lib64 -> usr/lib64 on merged-/usr,
-	 * the ELF loader's path) gets that symlink in the new root too, pointing
-	 * at the canonical path, when nothing is there already.
-	 */
-	for (size_t i = 0; r == 0 && i < g->n; i++) {
-		const struct grant *gr = &g->v[i];
+		return r;
+	case MNT_TMPFS:
+		*what = "mount a private tmpfs at";
+		if ((r = mount_point(dst, true, o)) == 0 &&
+		    mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, TMPFS_OPTS) < 0)
+			r = -errno;
+		return r < 0 ? r : add_ours(o, dst);
+	case MNT_MASK:
+		*what = "mask";
+		return mask(dst);
+	case MNT_SYMLINK: {
 		struct stat st;
-		if (strcmp(gr->requested, gr->path) == 0 || gr->requested[0] != '/')
-			continue;
-		snprintf(dst, sizeof(dst), NEWROOT "%s", gr->requested);
+		if (lstat(dst, &st) == 0 && strcmp(e->path, "/dev/ptmx") == 0 &&
+		    !S_ISLNK(st.st_mode)) {
+			/* a host /dev granted whole: its ptmx gives way to ours */
+			*what = "bind the new devpts's ptmx on";
+			return mount(NEWROOT "/dev/pts/ptmx", dst, NULL, MS_BIND, NULL) < 0 ? -errno
+											 : 0;
+		}
 		if (lstat(dst, &st) == 0)
-			continue;
-		*path = gr->requested;
+			return 0; /* a grant or a folder is there already */
 		*what = "make the symlink";
-		if ((r = make_parents(dst, rootst.st_dev)) == 0 && symlink(gr->path, dst) < 0)
+		if ((r = make_parents(dst, o)) == 0 && symlink(e->target, dst) < 0)
 			r = -errno;
+		return r;
 	}
-	/* symlinks inside folders granted entry by entry (root's /etc) */
-	for (size_t i = 0; r == 0 && i < g->nlinks; i++) {
-		struct stat st;
-		snprintf(dst, sizeof(dst), NEWROOT "%s", g->links[i].path);
-		if (lstat(dst, &st) == 0)
-			continue;
-		*path = g->links[i].path;
-		*what = "make the symlink";
-		if ((r = make_parents(dst, rootst.st_dev)) == 0 &&
-		    symlink(g->links[i].target, dst) < 0)
-			r = -errno;
 	}
-	if (r == 0)
-		r = remount_all(v, acc, n, what, path);
-	free(v);
-	free(acc);
-	return r;
+	return -EINVAL;
 }
 
 /*
  * The order: nothing propagates back to the host; a scratch tmpfs becomes
  * the root with the host's root at OLDROOT (so grant sources stay reachable
- * even under /tmp); the new root is a second tmpfs inside it; grants are bound
- * from OLDROOT into NEWROOT; then NEWROOT becomes the root, the host's is
- * detached, and the new root is made read-only.
+ * even under /tmp); the new root is a second tmpfs inside it; the plan is
+ * applied from OLDROOT into NEWROOT; then NEWROOT becomes the root, the
+ * host's is detached, and the new root is made read-only.
  */
 int mountns_setup_root(const struct mountns_plan *p, const char **what, const char **path)
 {
@@ -392,7 +530,14 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 	*what = "pivot into the scratch root";
 	if (syscall(SYS_pivot_root, BASE, BASE OLDROOT) < 0 || chdir("/") < 0)
 		return -errno;
-	int r = bind_grants(p->grants, what, path);
+	struct ours o = {{0}, 0};
+	int r = add_ours(&o, NEWROOT);
+	for (size_t i = 0; r == 0 && i < p->n; i++) {
+		*path = p->v[i].path;
+		r = apply_mount(&p->v[i], &o, what);
+	}
+	if (r == 0)
+		r = remount_all(p, what, path);
 	if (r < 0)
 		return r;
 	*path = NULL;

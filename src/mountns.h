@@ -1,31 +1,65 @@
 /*
- * mountns: the backend for kernels without Landlock. A mount and PID
- * namespace (and a user namespace when unprivileged, a network namespace for
- * --net none), a new root on tmpfs where each grant is bind-mounted with the
- * flags its access allows, and nothing else. What is not granted does not
- * exist inside (ENOENT); writes to read-only grants fail with EROFS.
+ * mountns: the namespace layers. A mount, PID and IPC namespace (and a user
+ * namespace when unprivileged, a network namespace for --net none), and a
+ * new root on tmpfs holding only what is granted: each grant bind-mounted
+ * with the flags its access allows, a private read-only procfs with the
+ * host's sensitive entries masked, a private devpts, private size-capped
+ * /tmp and /dev/shm, device nodes that cannot be changed. What is not
+ * granted does not exist inside (ENOENT); read-only grants are read-only
+ * mounts (EROFS), chmod and utimes included. The stacked backend adds
+ * Landlock inside; mountns alone is for kernels without it.
+ *
+ * The mounts are planned in the parent from the grants (mountns_plan, pure)
+ * and applied in the child (mountns_setup_root), so the plan is testable.
  */
 #ifndef STEPBOX_MOUNTNS_H
 #define STEPBOX_MOUNTNS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "err.h"
 #include "grants.h"
 #include "policy.h"
 
+enum mountns_kind {
+	MNT_BIND,    /* the host's path, with flags from access */
+	MNT_PROC,    /* a new procfs of the PID namespace, read-only */
+	MNT_DEVPTS,  /* a new devpts instance */
+	MNT_TMPFS,   /* a private, size-capped tmpfs (/tmp, /dev/shm) */
+	MNT_MASK,    /* /dev/null over a file, an empty read-only tmpfs over a folder */
+	MNT_SYMLINK, /* a symlink to target, where nothing else is */
+};
+
+struct mountns_entry {
+	enum mountns_kind kind;
+	const char *path;   /* inside the new root; points into the grants or a constant */
+	const char *target; /* MNT_SYMLINK */
+	unsigned access;    /* MNT_BIND: the union of the grants on path */
+	bool optional;      /* a read grant or mask that may have vanished: skip it */
+};
+
 struct mountns_plan {
 	int clone_flags;     /* CLONE_NEW* for this caller and policy */
 	bool userns;         /* unprivileged: map our uid and gid */
 	uid_t uid;           /* the caller's, mapped to itself */
 	gid_t gid;
-	const struct grants *grants;
+	struct mountns_entry *v; /* mounts in path order, then symlinks */
+	size_t n;
 };
 
-/* Decide the namespaces for cfg and the calling user. */
-void mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
-		  const struct grants *g);
+/*
+ * Decide the namespaces and the mounts for cfg, the grants g and the calling
+ * user. 0 or -ENOMEM; release with mountns_release. With g NULL only the
+ * namespaces are planned (a probe).
+ */
+int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
+		 const struct grants *g);
+void mountns_release(struct mountns_plan *p);
+
+/* The private places the plan makes writable (/tmp, /dev/shm), for the supervisor. */
+size_t mountns_private_dirs(const struct mountns_plan *p, const char **out, size_t cap);
 
 /*
  * Whether this kernel lets the caller create the namespaces (tried in a
@@ -44,7 +78,7 @@ int mountns_write_maps(const struct mountns_plan *p, pid_t child, struct stepbox
  * In the cloned child (PID 1 of the new namespace), after the maps are
  * written: build the new root and pivot into it. Allocates, so it runs before
  * anything that needs a clean child. 0, or a negative errno and *what names
- * the step and *path the grant that failed (both static or from the plan).
+ * the step and *path the entry that failed (both static or from the plan).
  */
 int mountns_setup_root(const struct mountns_plan *p, const char **what, const char **path);
 

@@ -64,6 +64,8 @@ bool policy_env_name_ok(const char *name)
 const char *policy_backend_name(enum policy_backend b)
 {
 	switch (b) {
+	case BACKEND_STACKED:
+		return "stacked";
 	case BACKEND_LANDLOCK:
 		return "landlock";
 	case BACKEND_MOUNTNS:
@@ -198,6 +200,8 @@ int policy_set_backend(struct stepbox_config *cfg, const char *name, struct step
 	enum policy_backend b;
 	if (strcmp(name, "auto") == 0)
 		b = BACKEND_AUTO;
+	else if (strcmp(name, "stacked") == 0)
+		b = BACKEND_STACKED;
 	else if (strcmp(name, "landlock") == 0)
 		b = BACKEND_LANDLOCK;
 	else if (strcmp(name, "none") == 0)
@@ -206,7 +210,7 @@ int policy_set_backend(struct stepbox_config *cfg, const char *name, struct step
 		b = BACKEND_MOUNTNS;
 	else {
 		err_set(err, ERR_USAGE, 0, "unknown backend '%s'", name);
-		err_hint(err, "choose one of: auto, landlock, mountns, none");
+		err_hint(err, "choose one of: auto, stacked, landlock, mountns, none");
 		return -EINVAL;
 	}
 	if (cfg->backend_set && cfg->backend != b)

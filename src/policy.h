@@ -18,7 +18,7 @@
 #define POLICY_MAX_ENV 4096           /* env.set entries */
 #define POLICY_MAX_TIMEOUT 2592000L   /* 30 days */
 
-enum policy_backend { BACKEND_AUTO, BACKEND_LANDLOCK, BACKEND_MOUNTNS, BACKEND_NONE };
+enum policy_backend { BACKEND_AUTO, BACKEND_STACKED, BACKEND_LANDLOCK, BACKEND_MOUNTNS, BACKEND_NONE };
 
 /* allow: no restriction; none: AF_UNIX only; tcp: TCP to/from listed ports only */
 enum policy_net { NET_ALLOW, NET_NONE, NET_TCP };

@@ -45,13 +45,13 @@ static json_t *network_json(const struct stepbox_config *cfg)
 			 ports_json(&cfg->bind_tcp));
 }
 
-/* What the other backends cannot give, in check's vocabulary. */
-static json_t *mountns_missing_json(enum policy_backend backend)
+/* What the layers of b cannot give on this host, in check's vocabulary. */
+static json_t *backend_missing_json(const struct backend *b, const struct landlock_features *f)
 {
-	if (backend == BACKEND_NONE)
-		return json_pack("[s]", "filesystem");
-	/* no Landlock: abstract sockets are per network namespace, no port rules */
-	return json_pack("[s, s]", "tcp", "scope");
+	struct strv m = STRV_INIT;
+	json_t *a = backend_missing(b, f, &m) == 0 ? strv_json(&m) : NULL;
+	strv_release(&m);
+	return a;
 }
 
 static int dump(FILE *out, json_t *root)
@@ -98,15 +98,48 @@ int report_policy(FILE *out, const struct stepbox_config *cfg, const struct gran
 	return dump(out, root);
 }
 
+/* Each backend on this host: usable, or why not. */
+static void check_backends(json_t *o, FILE *out, const struct landlock_features *f,
+			   const struct stepbox_config *cfg)
+{
+	static const enum policy_backend names[] = {BACKEND_STACKED, BACKEND_LANDLOCK,
+						    BACKEND_MOUNTNS};
+	for (size_t i = 0; i < 3; i++) {
+		struct stepbox_config one = *cfg;
+		one.backend = names[i];
+		struct backend b;
+		struct stepbox_err e = {0};
+		bool ok = backend_choose(&one, f, &b, &e) == 0;
+		const char *name = policy_backend_name(names[i]);
+		if (o) {
+			json_object_set_new(o, name,
+					    json_pack("{s:b, s:o, s:o}", "available", ok, "error",
+						      ok ? json_null() : json_string(e.msg),
+						      "missing",
+						      ok ? backend_missing_json(&b, f) : json_null()));
+			continue;
+		}
+		if (ok) {
+			char what[256];
+			backend_describe(&b, f, what, sizeof(what));
+			fprintf(out, "backend %s\n", what);
+		} else {
+			fprintf(out, "backend %s: not available: %s\n  hint: %s\n", name, e.msg, e.hint);
+		}
+	}
+}
+
 void report_check(FILE *out, const struct landlock_features *f,
 		  const struct stepbox_config *cfg, bool json)
 {
-	struct stepbox_err aerr = {0}, merr = {0};
-	enum policy_backend pick = run_auto_backend(f, cfg, &aerr);
-	/* auto has already proved mountns usable when it picked it */
-	bool mountns_ok = pick == BACKEND_MOUNTNS || run_mountns_usable(cfg, &merr) == 0;
+	struct stepbox_config any = *cfg;
+	any.backend = BACKEND_AUTO;
+	struct backend pick;
+	struct stepbox_err aerr = {0}, nerr = {0};
+	bool picked = backend_choose(&any, f, &pick, &aerr) == 0;
+	bool ns_ok = backend_probe_ns(cfg, &nerr) == 0;
 	if (json) {
-		json_t *feats = json_array();
+		json_t *feats = json_array(), *backends = json_object();
 		for (unsigned i = 0; i < landlock_feature_count; i++) {
 			const struct landlock_feature_info *fi = &landlock_feature_table[i];
 			json_array_append_new(feats,
@@ -114,30 +147,45 @@ void report_check(FILE *out, const struct landlock_features *f,
 							"name", fi->name, "what", fi->what,
 							"available", fi->abi <= f->abi));
 		}
-		dump(out, json_pack("{s:i, s:i, s:o, s:o, s:o, s:b, s:o, s:o}", "kernel_landlock_abi",
-				    f->kernel_abi, "landlock_abi", f->abi, "abi_cap",
-				    f->cap >= 0 ? json_integer(f->cap) : json_null(), "features",
-				    feats, "missing", missing_json(f), "mountns", mountns_ok,
-				    "mountns_error",
-				    mountns_ok ? json_null() : json_string(merr.msg), "auto_backend",
-				    pick == BACKEND_NONE ? json_null()
-							 : json_string(policy_backend_name(pick))));
+		check_backends(backends, out, f, cfg);
+		dump(out, json_pack("{s:i, s:i, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}",
+				    "kernel_landlock_abi", f->kernel_abi, "landlock_abi", f->abi,
+				    "abi_cap", f->cap >= 0 ? json_integer(f->cap) : json_null(),
+				    "features", feats, "missing", missing_json(f), "namespaces",
+				    ns_ok, "namespaces_error",
+				    ns_ok ? json_null() : json_string(nerr.msg), "backends", backends,
+				    "auto_backend",
+				    picked ? json_string(policy_backend_name(pick.name)) : json_null(),
+				    "auto_missing", picked ? backend_missing_json(&pick, f) : json_null(),
+				    "auto_error", picked ? json_null() : json_string(aerr.msg)));
 		return;
 	}
 	landlock_describe(out, f);
 	fputs("seccomp: refuses", out);
 	for (const char *const *n = harden_denied_syscalls; *n; n++)
 		fprintf(out, " %s", *n);
-	fputs(", new user namespaces, ioctl TIOCSTI and TIOCLINUX\n", out);
-	if (mountns_ok)
-		fprintf(out, "mountns: available (%s)\n",
+	fputs(", new user namespaces, ioctl TIOCSTI and TIOCLINUX, every syscall ABI but the "
+	      "native one\n", out);
+	if (ns_ok)
+		fprintf(out, "namespaces: available (%s)\n",
 			geteuid() != 0 ? "through a user namespace" : "as root");
 	else
-		fprintf(out, "mountns: not available: %s\n  hint: %s\n", merr.msg, merr.hint);
-	if (pick == BACKEND_NONE)
-		fprintf(out, "auto: no backend available (SANDBOX_UNAVAILABLE)\n");
-	else
-		fprintf(out, "auto: %s\n", policy_backend_name(pick));
+		fprintf(out, "namespaces: not available: %s\n  hint: %s\n", nerr.msg, nerr.hint);
+	check_backends(NULL, out, f, cfg);
+	if (!picked) {
+		fprintf(out, "auto: no backend available (SANDBOX_UNAVAILABLE): %s\n", aerr.msg);
+		return;
+	}
+	fprintf(out, "auto: %s\n", policy_backend_name(pick.name));
+	struct strv m = STRV_INIT;
+	backend_missing(&pick, f, &m);
+	for (size_t i = 0; i < m.n; i++)
+		fprintf(out, "%s%s%s", i ? ", " : "auto cannot give here: ", m.v[i],
+			i + 1 == m.n ? "\n" : "");
+	strv_release(&m);
+	if (!pick.ns)
+		fputs("note: without namespaces the host's /proc stays visible (other processes' "
+		      "command lines), System V IPC and the host's /dev/shm are refused\n", out);
 }
 
 static void list_grants(FILE *out, const struct grants *g, bool writable)
@@ -256,7 +304,7 @@ static json_t *dropped_json(const struct strv *dropped)
 }
 
 int report_run(const char *path, const struct stepbox_config *cfg, char *const *argv,
-	       enum policy_backend backend, const struct landlock_features *f,
+	       const struct backend *backend, const struct landlock_features *f,
 	       const struct env_result *env, const struct launch_result *res,
 	       const struct explain *x, struct stepbox_err *err)
 {
@@ -269,9 +317,9 @@ int report_run(const char *path, const struct stepbox_config *cfg, char *const *
 		res->exit_code, "status", res->status >= 0 ? json_integer(res->status) : json_null(),
 		"signal", res->signal ? json_integer(res->signal) : json_null(), "timed_out",
 		res->timed_out, "duration_s", res->duration_s, "backend",
-		policy_backend_name(backend), "landlock_abi", f->abi, "kernel_landlock_abi",
+		policy_backend_name(backend->name), "landlock_abi", f->abi, "kernel_landlock_abi",
 		f->kernel_abi, "network", network_json(cfg), "missing_protections",
-		backend == BACKEND_LANDLOCK ? missing_json(f) : mountns_missing_json(backend),
+		backend_missing_json(backend, f),
 		"denials", x ? explain_json(x) : json_null(), "denials_source",
 		x ? json_string(x->source) : json_string("none: run with --explain to record them"),
 		"env_dropped", dropped_json(&env->dropped));

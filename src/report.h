@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "backend.h"
 #include "env.h"
 #include "explain.h"
 #include "grants.h"
@@ -39,7 +40,7 @@ void report_env(FILE *out, const struct env_result *r);
  * env gives the dropped variables, by name and reason, never their values.
  */
 int report_run(const char *path, const struct stepbox_config *cfg, char *const *argv,
-	       enum policy_backend backend, const struct landlock_features *f,
+	       const struct backend *backend, const struct landlock_features *f,
 	       const struct env_result *env, const struct launch_result *res,
 	       const struct explain *x, struct stepbox_err *err);
 

@@ -11,94 +11,13 @@
 #include "harden.h"
 #include "report.h"
 
-static void landlock_why(const struct landlock_features *f, char *buf, size_t cap)
-{
-	if (f->kernel_abi > 0)
-		snprintf(buf, cap, "Landlock is capped to ABI %d by STEPBOX_LANDLOCK_ABI", f->abi);
-	else
-		snprintf(buf, cap, "this kernel has no Landlock (%s)", strerror(f->kernel_errno));
-}
-
-int run_mountns_usable(const struct stepbox_config *cfg, struct stepbox_err *err)
-{
-	struct mountns_plan plan;
-	struct grants none = {0};
-	mountns_plan(&plan, cfg, &none);
-	return mountns_probe(&plan, err);
-}
-
-enum policy_backend run_auto_backend(const struct landlock_features *f,
-				     const struct stepbox_config *cfg, struct stepbox_err *err)
-{
-	if (f->abi > 0)
-		return BACKEND_LANDLOCK;
-	struct stepbox_err merr = {0};
-	if (run_mountns_usable(cfg, &merr) == 0)
-		return BACKEND_MOUNTNS;
-	char why[128];
-	landlock_why(f, why, sizeof(why));
-	err_set(err, ERR_UNAVAILABLE, 0, "no sandbox backend: landlock: %s; mountns: %s", why,
-		merr.msg);
-	err_hint(err, "Landlock needs Linux 5.13 or newer with 'landlock' in the lsm= boot "
-		      "parameter (CONFIG_LSM); for mountns, %s", merr.hint);
-	return BACKEND_NONE;
-}
-
-const char *run_abi_cap(void)
-{
-	const char *cap = getenv("STEPBOX_LANDLOCK_ABI");
-	return cap && *cap ? cap : NULL; /* empty: no cap, the most protection */
-}
-
-static int choose_backend(const struct stepbox_config *cfg, struct run_ctx *ctx,
-			  struct stepbox_err *err)
-{
-	const struct landlock_features *f = &ctx->features;
-	switch (cfg->backend) {
-	case BACKEND_NONE:
-		ctx->backend = BACKEND_NONE;
-		return 0;
-	case BACKEND_AUTO:
-		ctx->backend = run_auto_backend(f, cfg, err);
-		if (ctx->backend == BACKEND_NONE)
-			return -EOPNOTSUPP;
-		break;
-	case BACKEND_LANDLOCK:
-		ctx->backend = BACKEND_LANDLOCK;
-		if (f->abi <= 0) {
-			char why[128];
-			landlock_why(f, why, sizeof(why));
-			err_set(err, ERR_UNAVAILABLE, 0, "%s", why);
-			err_hint(err, "Landlock needs Linux 5.13 or newer with 'landlock' in the lsm= "
-				      "boot parameter (CONFIG_LSM); --backend mountns works without "
-				      "it; see `stepbox check`");
-			return -EOPNOTSUPP;
-		}
-		break;
-	case BACKEND_MOUNTNS:
-		ctx->backend = BACKEND_MOUNTNS;
-		break;
-	}
-	if (ctx->backend == BACKEND_LANDLOCK)
-		return landlock_check_net(f, cfg, err);
-	if (cfg->net == NET_TCP) {
-		/* no port filter without Landlock, and never silently none */
-		err_set(err, ERR_UNAVAILABLE, 0,
-			"the mountns backend cannot enforce a TCP port policy");
-		err_hint(err, "port lists need the landlock backend (ABI 4); mountns gives "
-			      "--net none (a network namespace) or --net allow");
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
 int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct run_ctx *ctx,
 		struct stepbox_err *err)
 {
 	memset(ctx, 0, sizeof(*ctx));
-	int r = landlock_probe(&ctx->features, run_abi_cap(), err);
+	int r = landlock_probe(&ctx->features, backend_abi_cap(), err);
 	if (r == 0)
-		r = choose_backend(cfg, ctx, err);
+		r = backend_choose(cfg, &ctx->features, &ctx->backend, err);
 	if (r < 0)
 		return r;
 	char cwd[PATH_MAX];
@@ -110,13 +29,13 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct
 		.extra_paths = getenv("SANDBOX_EXTRA_SYSTEM_PATHS"),
 		.browser_exe = getenv("AGENT_BROWSER_EXECUTABLE_PATH"),
 		.hide_etc_secrets = grants_should_hide_etc(),
-		.keep_links = ctx->backend == BACKEND_MOUNTNS,
+		.keep_links = ctx->backend.ns,
 	};
 	r = grants_build(cfg, &host, &ctx->grants, err);
 	if (r == 0)
 		r = env_build(cfg, &ctx->grants, inherited, &ctx->env, err);
-	if (r == 0 && ctx->backend == BACKEND_MOUNTNS)
-		mountns_plan(&ctx->mountns, cfg, &ctx->grants);
+	if (r == 0 && ctx->backend.ns && (r = mountns_plan(&ctx->mountns, cfg, &ctx->grants)) < 0)
+		err_set(err, ERR_UNAVAILABLE, -r, "plan the mounts");
 	if (r < 0)
 		run_release(ctx);
 	return r;
@@ -124,6 +43,7 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct
 
 void run_release(struct run_ctx *ctx)
 {
+	mountns_release(&ctx->mountns);
 	grants_release(&ctx->grants);
 	env_release(&ctx->env);
 }
@@ -142,22 +62,38 @@ static void say_what_is_missing(const struct stepbox_config *cfg, const struct r
 	/* names and reasons only: a dropped value may be the secret itself */
 	for (size_t i = 0; cfg->verbosity > 0 && i < ctx->env.dropped.n; i++)
 		fprintf(stderr, "stepbox: env: dropped %s\n", ctx->env.dropped.v[i]);
-	if (ctx->backend == BACKEND_NONE) {
+	if (ctx->backend.name == BACKEND_NONE) {
 		fprintf(stderr, "stepbox: WARNING: --backend none: the command runs WITHOUT a "
 				"filesystem sandbox (debugging only)\n");
 		return;
 	}
-	if (cfg->verbosity > 0 && ctx->backend == BACKEND_MOUNTNS) {
-		fprintf(stderr, "stepbox: backend mountns (%s), %zu grants\n",
-			ctx->mountns.userns ? "user namespace" : "as root", g->n);
-	} else if (cfg->verbosity > 0) {
-		char missing[256];
-		landlock_missing(&ctx->features, missing, sizeof(missing));
-		fprintf(stderr, "stepbox: backend landlock, ABI %d (kernel %d), %zu grants\n",
-			ctx->features.abi, ctx->features.kernel_abi, g->n);
-		if (missing[0])
-			fprintf(stderr, "stepbox: this kernel cannot give: %s\n", missing);
+	if (cfg->verbosity <= 0)
+		return;
+	char what[256];
+	backend_describe(&ctx->backend, &ctx->features, what, sizeof(what));
+	fprintf(stderr, "stepbox: backend %s, %zu grants\n", what, g->n);
+	struct strv missing = STRV_INIT;
+	backend_missing(&ctx->backend, &ctx->features, &missing);
+	for (size_t i = 0; i < missing.n; i++)
+		fprintf(stderr, "%s%s%s", i ? ", " : "stepbox: this host cannot give: ",
+			missing.v[i], i + 1 == missing.n ? "\n" : "");
+	strv_release(&missing);
+}
+
+/*
+ * Where the supervisor lets a step reach a pathname socket or change
+ * metadata: its write grants (not the device nodes: chmod /dev/null is no
+ * step's business); the private /tmp and /dev/shm of the namespaces apart.
+ */
+static int supervised_places(const struct run_ctx *ctx, struct strv *out, struct stepbox_err *err)
+{
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < ctx->grants.n; i++) {
+		const struct grant *g = &ctx->grants.v[i];
+		if ((g->access & GRANT_WRITE) && !(g->access & GRANT_DEV))
+			r = strv_push(out, g->path);
 	}
+	return r < 0 ? err_set(err, ERR_UNAVAILABLE, -r, "list the supervised places") : 0;
 }
 
 int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
@@ -174,7 +110,12 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	 * Landlock ABI 7, audit on. Otherwise the tracer, saying why.
 	 */
 	bool use_audit = false;
-	if (cfg->explain && ctx->backend == BACKEND_LANDLOCK) {
+	/*
+	 * Under the namespaces an ungranted path is absent (ENOENT) and Landlock
+	 * never sees the access, so its records would miss most denials: the
+	 * tracer, which sees every failing call, is the source there.
+	 */
+	if (cfg->explain && ctx->backend.landlock && !ctx->backend.ns) {
 		if (geteuid() != 0)
 			snprintf(au.why, sizeof(au.why), "audit records need root");
 		else if (!landlock_log_flags(&ctx->features))
@@ -187,37 +128,62 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		else if (cfg->verbosity >= 0)
 			fprintf(stderr, "stepbox: explain: %s; using the tracer\n", au.why);
 	}
-	int ruleset = -1, code = 125;
-	int r = grants_prepare_dirs(&ctx->grants, &err);
-	if (r == 0)
-		r = env_prepare_dirs(&ctx->env, &err);
-	if (r == 0 && ctx->backend == BACKEND_LANDLOCK) {
+	int ruleset = -1, net_ruleset = -1, code = 125;
+	const struct backend *b = &ctx->backend;
+	int rc = grants_prepare_dirs(&ctx->grants, &err);
+	if (rc == 0)
+		rc = env_prepare_dirs(&ctx->env, &err);
+	if (rc == 0 && b->landlock) {
 		ruleset = landlock_build(&ctx->features, &ctx->grants, cfg, &err);
-		r = ruleset < 0 ? ruleset : 0;
+		rc = ruleset < 0 ? ruleset : 0;
 	}
-	if (r == 0)
-		r = harden_prepare(&h, cfg, cfg->explain && !use_audit, &err);
-	if (r < 0)
+	/* the supervisor connects for the step under the step's own port rules */
+	if (rc == 0 && b->landlock && cfg->net == NET_TCP) {
+		net_ruleset = landlock_build_net(&ctx->features, cfg, &err);
+		rc = net_ruleset < 0 ? net_ruleset : 0;
+	}
+	struct harden_opts ho = {
+		.traced = cfg->explain && !use_audit,
+		.refuse_sysv = b->refuse_sysv,
+		.supervise_net = b->supervise,
+		.supervise_meta = b->supervise_meta,
+	};
+	harden_prepare(&h, cfg, &ho);
+	struct strv write = STRV_INIT;
+	if (rc == 0)
+		rc = supervised_places(ctx, &write, &err);
+	if (rc < 0)
 		goto out;
 	say_what_is_missing(cfg, ctx);
+	const char *priv[4];
+	struct supervise_config sc = {
+		.write_dirs = write.v,
+		.nwrite = write.n,
+		.private_dirs = priv,
+		.nprivate = b->ns ? mountns_private_dirs(&ctx->mountns, priv, 4) : 0,
+		.meta = b->supervise_meta,
+		.own_netns = b->ns && cfg->net == NET_NONE,
+		.net_ruleset = net_ruleset,
+	};
 	struct launch_spec spec = {
 		.argv = argv,
 		.envp = ctx->env.env.v,
 		.workdir = ctx->grants.workdir,
 		.ruleset_fd = ruleset,
-		.mountns = ctx->backend == BACKEND_MOUNTNS ? &ctx->mountns : NULL,
+		.features = &ctx->features,
+		.mountns = b->ns ? &ctx->mountns : NULL,
+		.supervise = b->supervise ? &sc : NULL,
 		/* --explain: the kernel logs denials after exec too (audit, ABI 7) */
-		.restrict_flags = ctx->backend == BACKEND_LANDLOCK && cfg->explain
-					  ? landlock_log_flags(&ctx->features)
-					  : 0,
+		.restrict_flags = b->landlock && cfg->explain ? landlock_log_flags(&ctx->features) : 0,
 		.harden = &h,
 		.grants = &ctx->grants,
 		.timeout_s = cfg->timeout_s,
 		.explain = cfg->explain && !use_audit ? &x : NULL,
+		.denials = cfg->explain ? &x : NULL,
 	};
 	struct launch_result res;
-	r = launch_run(&spec, &res, &err);
-	if (r < 0)
+	rc = launch_run(&spec, &res, &err);
+	if (rc < 0)
 		goto out;
 	code = res.exit_code;
 	if (use_audit)
@@ -226,16 +192,18 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		explain_fragment(stdout, &x);
 	else if (cfg->explain)
 		explain_print(stderr, &x);
-	if (cfg->report_file && report_run(cfg->report_file, cfg, argv, ctx->backend,
+	if (cfg->report_file && report_run(cfg->report_file, cfg, argv, &ctx->backend,
 					   &ctx->features, &ctx->env, &res,
 					   cfg->explain ? &x : NULL, &err) < 0)
 		err_print(&err); /* the command ran: its status stands */
 out:
-	if (r < 0)
+	if (rc < 0)
 		err_print(&err);
 	if (ruleset >= 0)
 		close(ruleset);
-	harden_release(&h);
+	if (net_ruleset >= 0)
+		close(net_ruleset);
+	strv_release(&write);
 	audit_release(&au);
 	explain_release(&x);
 	return code;

@@ -7,6 +7,7 @@
 #ifndef STEPBOX_RUN_H
 #define STEPBOX_RUN_H
 
+#include "backend.h"
 #include "env.h"
 #include "grants.h"
 #include "landlock.h"
@@ -16,7 +17,7 @@
 
 struct run_ctx {
 	struct landlock_features features;
-	enum policy_backend backend; /* resolved: never BACKEND_AUTO */
+	struct backend backend; /* resolved: never BACKEND_AUTO */
 	struct grants grants;
 	struct env_result env;
 	struct mountns_plan mountns; /* with the mountns backend */
@@ -30,20 +31,6 @@ struct run_ctx {
 int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct run_ctx *ctx,
 		struct stepbox_err *err);
 void run_release(struct run_ctx *ctx);
-
-/*
- * Which backend auto picks for cfg here: landlock, else mountns when the
- * namespaces can be created; BACKEND_NONE means none can run, and err then
- * says what was tried and why each failed.
- */
-enum policy_backend run_auto_backend(const struct landlock_features *f,
-				     const struct stepbox_config *cfg, struct stepbox_err *err);
-
-/* Whether the mountns namespaces can be made for cfg here: 0, or -errno with err. */
-int run_mountns_usable(const struct stepbox_config *cfg, struct stepbox_err *err);
-
-/* STEPBOX_LANDLOCK_ABI, or NULL when unset or empty. */
-const char *run_abi_cap(void);
 
 /*
  * Create the workdir, persistent and routed folders, build the sandbox and

@@ -98,7 +98,7 @@ users="root"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	users="$users unprivileged"
 fi
-backends=${BACKENDS:-landlock mountns}
+backends=${BACKENDS:-stacked landlock mountns}
 for backend in $backends; do
 for user in $users; do
 	echo "== integration tests: $backend backend, as $user"

@@ -1,21 +1,32 @@
 /*
  * seccomp-gen: build-time generator of stepbox's seccomp filters. libseccomp
- * compiles each variant here, once, and the launcher loads the resulting BPF
+ * compiles each filter here, once, and the launcher loads the resulting BPF
  * arrays at run time without generating anything (start-up cost, and no
  * allocation between fork and exec). Writes a C header to standard output.
  *
- * The rules: what no step needs and no filesystem rule covers. Loading
- * kernel code, rebooting, swap, the clock, bpf and perf (kernel attack
- * surface), keyrings (shared across the user's sessions), mounts,
- * handle-based opens that bypass paths (the "shocker" escape), the kernel
- * log, userfaultfd (an exploit aid); new user namespaces (every capability
- * back inside one); TIOCSTI and TIOCLINUX (typing into the caller's
- * terminal, CVE-2017-5226).
+ * The filters compose: the child installs the base filter and whichever of
+ * the others its policy needs, each on its own. The kernel runs every filter
+ * on every call and keeps the strictest answer (KILL > ERRNO > USER_NOTIF >
+ * TRACE > ALLOW), so a refusal in one is never undone by another, and each
+ * filter stays small (the kernel caches the calls a filter always allows).
+ *
+ * base: what no step needs and no filesystem rule covers. Loading kernel
+ * code, rebooting, swap, the clock, bpf and perf (kernel attack surface),
+ * keyrings (shared across the user's sessions), mounts, handle-based opens
+ * that bypass paths (the "shocker" escape), the kernel log, userfaultfd (an
+ * exploit aid), io_uring (it runs connect, sendmsg and opens without the
+ * syscalls the other filters and the supervisor see); new user namespaces
+ * (every capability back inside one); TIOCSTI and TIOCLINUX (typing into the
+ * caller's terminal, CVE-2017-5226). Every other syscall ABI (i386 through
+ * int $0x80, x32) is refused outright with ENOSYS: their numbers differ
+ * (i386 umount is 22, socketcall multiplexes every socket call behind a
+ * pointer), and no rule written for the native ABI could hold there.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
 #include <linux/filter.h>
+#include <linux/fs.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -32,91 +43,41 @@ static const char *const denied[] = {
 	"adjtimex", "bpf", "perf_event_open", "keyctl", "add_key", "request_key",
 	"mount", "umount2", "pivot_root", "fsopen", "fsconfig", "fsmount", "fspick",
 	"open_tree", "move_mount", "mount_setattr", "open_by_handle_at", "syslog",
-	"userfaultfd", "acct", "quotactl", "iopl", "ioperm", "uselib", "vhangup",
+	"userfaultfd", "acct", "quotactl", "quotactl_fd", "iopl", "ioperm", "uselib", "vhangup",
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
 	NULL,
 };
 
-static void die(const char *what, int r)
-{
-	fprintf(stderr, "seccomp-gen: %s: %s\n", what, strerror(-r));
-	exit(1);
-}
+/*
+ * Calls newer than Debian 12's libseccomp (2.5.4) knows by name, by number.
+ * Since 5.1 (424) new syscalls have one number on every architecture.
+ */
+#define NR_OPEN_TREE_ATTR 467
+#define NR_FCHMODAT2 452
+#define NR_SETXATTRAT 463
+#define NR_REMOVEXATTRAT 466
+#define NR_FILE_SETATTR 469
 
-enum variant { BASE, NET_NONE, NET_TCP };
-
-#ifndef IPPROTO_MPTCP
-#define IPPROTO_MPTCP 262
-#endif
+/* System V IPC: shared across the host unless an IPC namespace hides it. */
+static const char *const sysv[] = {
+	"shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+	"semget", "semop", "semtimedop", "semctl", NULL,
+};
 
 /*
- * Network modes. Landlock covers only TCP bind and connect, so every other
- * way out is refused here: with "none" every socket family but AF_UNIX; with
- * TCP port lists everything but AF_UNIX and TCP streams (AF_INET/AF_INET6,
- * SOCK_STREAM, protocol 0 or IPPROTO_TCP), which refuses UDP, raw, SCTP and
- * MPTCP (a stream protocol Landlock's TCP rules do not see). io_uring can
- * create sockets without the socket syscall, so it goes too.
- * libseccomp rules are conjunctions and one argument cannot be compared twice
- * in a rule, so "not one of" is spelled as one rule per refused value.
+ * Metadata calls: Landlock does not mediate them, so under Landlock alone the
+ * supervisor allows them only beneath write grants (the namespace layers make
+ * every other mount read-only, which refuses them with EROFS).
  */
-static void add_net_rules(scmp_filter_ctx ctx, enum variant v)
-{
-	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
-	int r;
-	const char *uring[] = {"io_uring_setup", "io_uring_enter", "io_uring_register"};
-	for (size_t i = 0; i < 3; i++) {
-		int nr = seccomp_syscall_resolve_name(uring[i]);
-		if (nr != __NR_SCMP_ERROR && (r = seccomp_rule_add(ctx, eperm, nr, 0)) < 0)
-			die(uring[i], r);
-	}
-	if (v == NET_NONE) {
-		if ((r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1,
-					  SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0))) < 0 ||
-		    (r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socketpair), 1,
-					  SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0))) < 0)
-			die("socket families", r);
-		return;
-	}
-	/* families other than AF_UNIX, AF_INET, AF_INET6 */
-	for (int fam = 0; fam <= AF_INET6; fam++) {
-		if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6)
-			continue;
-		if ((r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1,
-					  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam, 0))) < 0)
-			die("socket family", r);
-	}
-	if ((r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1,
-				  SCMP_A0(SCMP_CMP_GT, AF_INET6, 0))) < 0 ||
-	    (r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socketpair), 1,
-				  SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0))) < 0)
-		die("socket families", r);
-	const int inet[] = {AF_INET, AF_INET6};
-	for (size_t f = 0; f < 2; f++) {
-		/* the type without SOCK_NONBLOCK and SOCK_CLOEXEC: stream only */
-		for (int type = 0; type <= 0xf; type++) {
-			if (type == SOCK_STREAM)
-				continue;
-			if ((r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 2,
-						  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
-						  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)type))) < 0)
-				die("socket type", r);
-		}
-		/* protocol 0 or IPPROTO_TCP only: not SCTP, not MPTCP */
-		for (int proto = 1; proto < IPPROTO_TCP; proto++)
-			if ((r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 2,
-						  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
-						  SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)proto, 0))) < 0)
-				die("socket protocol", r);
-		if ((r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 2,
-					  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
-					  SCMP_A2(SCMP_CMP_GT, IPPROTO_TCP, 0))) < 0)
-			die("socket protocol", r);
-	}
-}
+static const char *const metadata[] = {
+	"chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown", "fchownat", "utime",
+	"utimes", "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr",
+	"removexattr", "lremovexattr", "fremovexattr", NULL,
+};
 
 /*
  * With --explain, the calls whose failures Landlock or the network policy can
  * cause stop in stepbox's tracer (SECCOMP_RET_TRACE), and nothing else does.
- * socket() is not here: its refusals are rules above, and it cannot be both.
  */
 static const char *const traced[] = {
 	"open", "openat", "openat2", "creat", "execve", "execveat", "mkdir", "mkdirat",
@@ -125,51 +86,186 @@ static const char *const traced[] = {
 	"tkill", "tgkill", NULL,
 };
 
-static void add_trace_rules(scmp_filter_ctx ctx)
+static void die(const char *what, int r)
 {
-	for (size_t i = 0; traced[i]; i++) {
-		int nr = seccomp_syscall_resolve_name(traced[i]), r;
-		if (nr != __NR_SCMP_ERROR && (r = seccomp_rule_add(ctx, SCMP_ACT_TRACE(0), nr, 0)) < 0)
-			die(traced[i], r);
+	fprintf(stderr, "seccomp-gen: %s: %s\n", what, strerror(-r));
+	exit(1);
+}
+
+static void add(scmp_filter_ctx ctx, uint32_t action, int nr, const char *what, unsigned n,
+		const struct scmp_arg_cmp *cmp)
+{
+	int r = seccomp_rule_add_array(ctx, action, nr, n, cmp);
+	if (r < 0)
+		die(what, r);
+}
+
+static void add_names(scmp_filter_ctx ctx, uint32_t action, const char *const *names)
+{
+	for (size_t i = 0; names[i]; i++) {
+		int nr = seccomp_syscall_resolve_name(names[i]);
+		if (nr != __NR_SCMP_ERROR)
+			add(ctx, action, nr, names[i], 0, NULL);
 	}
 }
 
-static void emit(const char *name, enum variant v, bool trace)
+static void base_rules(scmp_filter_ctx ctx)
 {
 	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+	add_names(ctx, eperm, denied);
+	add(ctx, eperm, NR_OPEN_TREE_ATTR, "open_tree_attr", 0, NULL);
+	/* clone3 hides its flags behind a pointer: ENOSYS, and libc falls back
+	 * to clone, whose flags the filter can see */
+	struct scmp_arg_cmp newuser = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
+	add(ctx, eperm, SCMP_SYS(unshare), "unshare", 1, &newuser);
+	add(ctx, eperm, SCMP_SYS(clone), "clone", 1, &newuser);
+	add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), "clone3", 0, NULL);
+	struct scmp_arg_cmp sti = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI);
+	struct scmp_arg_cmp linux_ = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX);
+	add(ctx, eperm, SCMP_SYS(ioctl), "TIOCSTI", 1, &sti);
+	add(ctx, eperm, SCMP_SYS(ioctl), "TIOCLINUX", 1, &linux_);
+}
+
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
+#endif
+
+/*
+ * TCP Fast Open connects inside sendto/sendmsg, where Landlock's connect
+ * hook never runs: with a network policy those flags are refused.
+ */
+static void fastopen_rules(scmp_filter_ctx ctx)
+{
+	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+	struct scmp_arg_cmp a3 = SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+	struct scmp_arg_cmp a2 = SCMP_A2(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+	add(ctx, eperm, SCMP_SYS(sendto), "sendto MSG_FASTOPEN", 1, &a3);
+	add(ctx, eperm, SCMP_SYS(sendmsg), "sendmsg MSG_FASTOPEN", 1, &a2);
+	add(ctx, eperm, SCMP_SYS(sendmmsg), "sendmmsg MSG_FASTOPEN", 1, &a3);
+}
+
+/*
+ * Network modes. Landlock covers only TCP bind and connect, so every other
+ * way out is refused here: with "none" every socket family but AF_UNIX; with
+ * TCP port lists everything but AF_UNIX and TCP streams (AF_INET/AF_INET6,
+ * SOCK_STREAM, protocol 0 or IPPROTO_TCP), which refuses UDP, raw, SCTP and
+ * MPTCP (a stream protocol Landlock's TCP rules do not see).
+ * libseccomp rules are conjunctions and one argument cannot be compared twice
+ * in a rule, so "not one of" is spelled as one rule per refused value.
+ */
+static void net_rules(scmp_filter_ctx ctx, bool none)
+{
+	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+	fastopen_rules(ctx);
+	struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0);
+	add(ctx, eperm, SCMP_SYS(socketpair), "socketpair", 1, &not_unix);
+	if (none) {
+		add(ctx, eperm, SCMP_SYS(socket), "socket", 1, &not_unix);
+		return;
+	}
+	/* families other than AF_UNIX, AF_INET, AF_INET6 */
+	for (int fam = 0; fam <= AF_INET6; fam++) {
+		if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6)
+			continue;
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam, 0);
+		add(ctx, eperm, SCMP_SYS(socket), "socket family", 1, &c);
+	}
+	struct scmp_arg_cmp above = SCMP_A0(SCMP_CMP_GT, AF_INET6, 0);
+	add(ctx, eperm, SCMP_SYS(socket), "socket families", 1, &above);
+	const int inet[] = {AF_INET, AF_INET6};
+	for (size_t f = 0; f < 2; f++) {
+		/* the type without SOCK_NONBLOCK and SOCK_CLOEXEC: stream only */
+		for (int type = 0; type <= 0xf; type++) {
+			if (type == SOCK_STREAM)
+				continue;
+			struct scmp_arg_cmp c[2] = {SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
+						    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf,
+							    (scmp_datum_t)type)};
+			add(ctx, eperm, SCMP_SYS(socket), "socket type", 2, c);
+		}
+		/* protocol 0 or IPPROTO_TCP only: not SCTP, not MPTCP */
+		for (int proto = 1; proto < IPPROTO_TCP; proto++) {
+			struct scmp_arg_cmp c[2] = {SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
+						    SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)proto, 0)};
+			add(ctx, eperm, SCMP_SYS(socket), "socket protocol", 2, c);
+		}
+		struct scmp_arg_cmp c[2] = {SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
+					    SCMP_A2(SCMP_CMP_GT, IPPROTO_TCP, 0)};
+		add(ctx, eperm, SCMP_SYS(socket), "socket protocol", 2, c);
+	}
+}
+
+/*
+ * The supervisor's calls (src/supervise.c). Every call that names a socket
+ * address in memory: connect, bind, sendto with an address (arg 4 is a
+ * register the kernel reuses, so a NULL there is final), sendmsg and
+ * sendmmsg (their address is inside the message, always in memory).
+ */
+static void notify_net_rules(scmp_filter_ctx ctx)
+{
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), "connect", 0, NULL);
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(bind), "bind", 0, NULL);
+	struct scmp_arg_cmp addr = SCMP_A4(SCMP_CMP_NE, 0, 0);
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), "sendto", 1, &addr);
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmsg), "sendmsg", 0, NULL);
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmmsg), "sendmmsg", 0, NULL);
+}
+
+static void notify_meta_rules(scmp_filter_ctx ctx)
+{
+	add_names(ctx, SCMP_ACT_NOTIFY, metadata);
+	add(ctx, SCMP_ACT_NOTIFY, NR_FCHMODAT2, "fchmodat2", 0, NULL);
+	add(ctx, SCMP_ACT_NOTIFY, NR_SETXATTRAT, "setxattrat", 0, NULL);
+	add(ctx, SCMP_ACT_NOTIFY, NR_REMOVEXATTRAT, "removexattrat", 0, NULL);
+	add(ctx, SCMP_ACT_NOTIFY, NR_FILE_SETATTR, "file_setattr", 0, NULL);
+	/* chattr: inode flags and project ids are metadata too */
+	struct scmp_arg_cmp fl = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, FS_IOC_SETFLAGS);
+	struct scmp_arg_cmp fl32 = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, FS_IOC32_SETFLAGS);
+	struct scmp_arg_cmp fsx = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, FS_IOC_FSSETXATTR);
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), "FS_IOC_SETFLAGS", 1, &fl);
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), "FS_IOC32_SETFLAGS", 1, &fl32);
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), "FS_IOC_FSSETXATTR", 1, &fsx);
+}
+
+/*
+ * A notification goes to the listener of the filter that asked for it, and a
+ * task gets one listener per filter: so the supervisor's calls are one
+ * filter, with the metadata calls (Landlock alone) or without them.
+ */
+enum filter { F_BASE, F_NET_NONE, F_NET_TCP, F_SYSV, F_TRACE, F_NOTIFY_NET, F_NOTIFY_ALL };
+
+static void emit(const char *name, enum filter which)
+{
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	int r;
 	if (!ctx)
 		die("seccomp_init", -ENOMEM);
-	/* 32-bit and x32 entry points get the same rules instead of a kill */
-	if (seccomp_arch_native() == SCMP_ARCH_X86_64) {
-		if ((r = seccomp_arch_add(ctx, SCMP_ARCH_X86)) < 0 && r != -EEXIST)
-			die("arch x86", r);
-		if ((r = seccomp_arch_add(ctx, SCMP_ARCH_X32)) < 0 && r != -EEXIST)
-			die("arch x32", r);
+	/* only the base filter judges the ABI; the others leave that to it */
+	uint32_t badarch = which == F_BASE ? SCMP_ACT_ERRNO(ENOSYS) : SCMP_ACT_ALLOW;
+	if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, badarch)) < 0)
+		die("bad-arch action", r);
+	switch (which) {
+	case F_BASE:
+		base_rules(ctx);
+		break;
+	case F_NET_NONE:
+	case F_NET_TCP:
+		net_rules(ctx, which == F_NET_NONE);
+		break;
+	case F_SYSV:
+		add_names(ctx, SCMP_ACT_ERRNO(EPERM), sysv);
+		break;
+	case F_TRACE:
+		add_names(ctx, SCMP_ACT_TRACE(0), traced);
+		break;
+	case F_NOTIFY_NET:
+		notify_net_rules(ctx);
+		break;
+	case F_NOTIFY_ALL:
+		notify_net_rules(ctx);
+		notify_meta_rules(ctx);
+		break;
 	}
-	for (size_t i = 0; denied[i]; i++) {
-		int nr = seccomp_syscall_resolve_name(denied[i]);
-		if (nr != __NR_SCMP_ERROR && (r = seccomp_rule_add(ctx, eperm, nr, 0)) < 0)
-			die(denied[i], r);
-	}
-	/* clone3 hides its flags behind a pointer: ENOSYS, and libc falls back
-	 * to clone, whose flags the filter can see */
-	if ((r = seccomp_rule_add(ctx, eperm, SCMP_SYS(unshare), 1,
-				  SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER))) < 0 ||
-	    (r = seccomp_rule_add(ctx, eperm, SCMP_SYS(clone), 1,
-				  SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER))) < 0 ||
-	    (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)) < 0 ||
-	    (r = seccomp_rule_add(ctx, eperm, SCMP_SYS(ioctl), 1,
-				  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI))) < 0 ||
-	    (r = seccomp_rule_add(ctx, eperm, SCMP_SYS(ioctl), 1,
-				  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX))) < 0)
-		die("argument rules", r);
-	if (v != BASE)
-		add_net_rules(ctx, v);
-	if (trace)
-		add_trace_rules(ctx);
-
 	FILE *tmp = tmpfile();
 	if (!tmp || (r = seccomp_export_bpf(ctx, fileno(tmp))) < 0)
 		die("export", tmp ? r : -errno);
@@ -188,18 +284,26 @@ static void emit(const char *name, enum variant v, bool trace)
 	seccomp_release(ctx);
 }
 
+static void names(const char *var, const char *const *list)
+{
+	printf("static const char *const %s[] = {\n", var);
+	for (size_t i = 0; list[i]; i++)
+		printf("\t\"%s\",\n", list[i]);
+	printf("\tNULL,\n};\n\n");
+}
+
 int main(void)
 {
 	printf("/* Generated by tools/seccomp-gen.c at build time. Do not edit. */\n\n");
-	printf("static const char *const harden_filter_denied[] = {\n");
-	for (size_t i = 0; denied[i]; i++)
-		printf("\t\"%s\",\n", denied[i]);
-	printf("\tNULL,\n};\n\n");
-	emit("harden_filter_base", BASE, false);
-	emit("harden_filter_net_none", NET_NONE, false);
-	emit("harden_filter_net_tcp", NET_TCP, false);
-	emit("harden_filter_base_traced", BASE, true);
-	emit("harden_filter_net_none_traced", NET_NONE, true);
-	emit("harden_filter_net_tcp_traced", NET_TCP, true);
+	names("harden_filter_denied", denied);
+	names("harden_filter_sysv", sysv);
+	names("harden_filter_metadata", metadata);
+	emit("harden_filter_base", F_BASE);
+	emit("harden_filter_net_none", F_NET_NONE);
+	emit("harden_filter_net_tcp", F_NET_TCP);
+	emit("harden_filter_sysv_ipc", F_SYSV);
+	emit("harden_filter_trace", F_TRACE);
+	emit("harden_filter_notify_net", F_NOTIFY_NET);
+	emit("harden_filter_notify_all", F_NOTIFY_ALL);
 	return 0;
 }

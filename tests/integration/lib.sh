@@ -12,8 +12,8 @@ mkdir -p "$T/home" "$T/w" "$T/r" "$T/out"
 trap 'rm -rf "$T" 2>/dev/null; [ -n "${BG_PIDS:-}" ] && kill $BG_PIDS 2>/dev/null; true' EXIT
 BG_PIDS=
 # The backend under test: the same suite runs against each (tests/run.sh).
-BACKEND=${STEPBOX_TEST_BACKEND:-landlock}
-if [ "$BACKEND" != landlock ]; then
+BACKEND=${STEPBOX_TEST_BACKEND:-stacked}
+if [ "$BACKEND" != auto ]; then
 	# ask for the backend, unless the test chose one itself
 	cat >"$T/sb" <<WRAP
 #!/bin/sh
@@ -86,7 +86,7 @@ in_box() {
 # "Operation not permitted" (a denial, not a missing file). Under mountns what
 # is not granted does not exist, and read-only grants are read-only mounts.
 DENIALS="Permission denied|Operation not permitted|EACCES|EPERM|PermissionError"
-[ "$BACKEND" = mountns ] && DENIALS="$DENIALS|No such file or directory|Directory nonexistent|ENOENT|Read-only file system|EROFS|No such process|ESRCH"
+[ "$BACKEND" != landlock ] && DENIALS="$DENIALS|No such file or directory|Directory nonexistent|ENOENT|Read-only file system|EROFS|No such process|ESRCH"
 denied() {
 	local name=$1 script=$2
 	shift 2

@@ -19,7 +19,12 @@ denied "--read does not grant deleting" "rm -f '$T/data/file'" -r "$T/data"
 in_box "--write grants writing" "echo x > '$T/data/new' && rm '$T/data/new'" -w "$T/data"
 in_box "relative --read against the current folder" "cat '$T/data/file'" -r ../data
 in_box "system: /usr, /etc, /proc, /dev/null" 'ls /usr/bin >/dev/null && cat /etc/hostname /etc/passwd >/dev/null 2>&1; head -c1 /proc/self/status >/dev/null && echo x > /dev/null'
-denied "/tmp is not granted" 'echo x > /tmp/stepbox-should-not-exist'
+if [ "$BACKEND" = landlock ]; then
+	denied "/tmp is not granted" 'echo x > /tmp/stepbox-should-not-exist'
+else
+	in_box "/tmp is a private tmpfs" 'echo x > /tmp/stepbox-should-not-exist && grep -q " /tmp tmpfs " /proc/self/mounts'
+fi
+[ ! -e /tmp/stepbox-should-not-exist ] && ok "nothing reached the host's /tmp" || { rm -f /tmp/stepbox-should-not-exist; notok "nothing reached the host's /tmp"; }
 denied "/var is not granted" 'ls /var/log'
 
 # the workdir

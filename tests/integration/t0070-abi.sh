@@ -48,12 +48,19 @@ for cap in 1 3 5; do
 	fi
 done
 export STEPBOX_LANDLOCK_ABI=0
-expect "ABI 0, --backend landlock: SANDBOX_UNAVAILABLE" 125 "SANDBOX_UNAVAILABLE: Landlock is capped" -- run --backend landlock -- true
+expect "ABI 0, --backend landlock: SANDBOX_UNAVAILABLE" 125 "SANDBOX_UNAVAILABLE: landlock: Landlock is capped" -- run --backend landlock -- true
 grep -q "hint:.*mountns" "$T/out/err" && ok "ABI 0: the hint names mountns" || notok "ABI 0: the hint names mountns"
-run_sb run --report "$T/auto.json" -- sh -c 'echo x > f'
+expect "ABI 0, --backend stacked: SANDBOX_UNAVAILABLE" 125 "SANDBOX_UNAVAILABLE: stacked: Landlock is capped" -- run --backend stacked -- true
+# auto, not the backend this pass forces
+"$STEPBOX" run --report "$T/auto.json" -- sh -c 'echo x > f' >"$T/out/out" 2>"$T/out/err"
+RC=$?
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["backend"] == "mountns"' "$T/auto.json" && [ "$RC" = 0 ] &&
 	ok "ABI 0: auto chooses mountns" || notok "ABI 0: auto chooses mountns" "rc=$RC"
-"$SB" check --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["auto_backend"] == "mountns" and d["mountns"]' &&
+"$SB" check --json | python3 -c '
+import json,sys; d=json.load(sys.stdin)
+assert d["auto_backend"] == "mountns" and d["namespaces"], d
+assert not d["backends"]["stacked"]["available"] and not d["backends"]["landlock"]["available"]
+assert d["backends"]["mountns"]["available"] and "tcp" in d["auto_missing"]' &&
 	ok "ABI 0: check says auto picks mountns" || notok "ABI 0: check says auto picks mountns"
 export STEPBOX_LANDLOCK_ABI=x
 expect "a bad STEPBOX_LANDLOCK_ABI is 125" 125 "STEPBOX_LANDLOCK_ABI" -- run -- true

@@ -3,6 +3,7 @@
 # a static stepbox; run as root inside each QEMU guest, and on the host.
 # Prints "ok - NAME", "not ok - NAME", "skip - NAME: WHY" and "abi N".
 SB=$(realpath "${STEPBOX:-/usr/bin/stepbox}")
+PROBE=${PROBE:-/usr/bin/kprobe} # tests/kernels/probe.c, static
 T=${KTMP:-/tmp}/kt.$$
 mkdir -p "$T/w/a" "$T/w/b" "$T/secret" "$T/ro"
 echo topsecret >"$T/secret/f"
@@ -27,6 +28,25 @@ for line in "1 filesystem" "2 refer" "3 truncate" "4 tcp" "5 ioctl-dev" "6 scope
 	[ "$got" = "$want" ] || { lies=1; echo "# ABI $n $name: check says $got, want $want"; }
 done
 t "check says what this kernel gives (ABI $abi)" '[ $lies = 0 ]'
+if [ "$abi" -gt 0 ]; then
+	t "auto stacks namespaces and Landlock here" 'echo "$check" | grep -q "^auto: stacked"'
+fi
+
+# every syscall ABI but the native one is refused (the i386 umount is 22,
+# socketcall multiplexes every socket call): only where int $0x80 works
+if [ -x "$PROBE" ]; then
+	pdir=$(dirname "$PROBE")
+	out=$("$PROBE" int80 20 2>/dev/null)
+	if [ -n "$out" ] && [ "$out" -gt 0 ] 2>/dev/null; then
+		pass "int \$0x80 getpid works outside the sandbox (positive control)"
+		for nr in 20 22 102; do
+			got=$("$SB" run -r "$pdir" -- "$PROBE" int80 $nr 2>&1)
+			t "i386 syscall $nr through int \$0x80 inside: ENOSYS" '[ "$got" = -38 ]'
+		done
+	else
+		echo "skip - i386 entry point: int \$0x80 does not work on this kernel even outside"
+	fi
+fi
 
 t "bad policy is 125" '"$SB" run -p /nonexistent.json -- true 2>/dev/null; [ $? = 125 ]'
 echo '{"version": 1, "bogus": 1}' >"$T/bad.json"
@@ -40,7 +60,17 @@ if [ "$abi" = 0 ]; then
 	rc=$?
 	if [ $rc = 0 ] && [ "$out" = in ]; then
 		pass "no Landlock: auto runs under mountns"
+		t "check says auto picks mountns" '"$SB" check | grep -q "^auto: mountns"'
 		t "mountns: outside the grants is absent" '! "$SB" run -- cat "$T/secret/f" 2>/dev/null'
+		if [ -x "$PROBE" ]; then
+			pdir=$(dirname "$PROBE")
+			"$PROBE" listen "$T/secret/sock" &
+			l=$!
+			sleep 0.3
+			got=$("$SB" run -r "$T/secret" -r "$pdir" -- "$PROBE" connect "$T/secret/sock" 2>&1)
+			t "mountns: a socket beneath a read grant is refused (EACCES)" '[ "$got" = EACCES ]'
+			kill $l 2>/dev/null
+		fi
 	else
 		t "no Landlock: auto fails closed with the hint" 'echo "$out" | grep -q "SANDBOX_UNAVAILABLE" && [ $rc = 125 ]'
 	fi
@@ -72,14 +102,31 @@ else
 fi
 t "--net none works on every ABI (seccomp)" '"$SB" run --net none -- true'
 
-# signal scoping (ABI 6)
+# signals: the PID namespace hides outside processes; Landlock alone scopes
+# them from ABI 6 on
 sleep 60 &
 v=$!
+t "stacked: an outside process is not there" '! "$SB" run -- kill -0 $v 2>/dev/null'
 if [ "$abi" -ge 6 ]; then
-	t "ABI >= 6: signals to outside processes refused" '! "$SB" run -- kill -0 $v 2>/dev/null'
+	t "landlock, ABI >= 6: signals to outside processes refused" '! "$SB" run --backend landlock -- kill -0 $v 2>/dev/null'
 else
-	t "ABI < 6: signals not scoped, as check says" '"$SB" run -- kill -0 $v'
+	t "landlock, ABI < 6: signals not scoped, as check says" '"$SB" run --backend landlock -- kill -0 $v'
 fi
 kill $v 2>/dev/null
+
+# a pathname UNIX socket outside every write grant: refused by the supervisor
+# on every backend, on every ABI; beneath a write grant it connects
+if [ -x "$PROBE" ]; then
+	"$PROBE" listen "$T/ro/sock" &
+	l=$!
+	sleep 0.3
+	for b in stacked landlock; do
+		got=$("$SB" run --backend $b -r "$T/ro" -r "$pdir" -- "$PROBE" connect "$T/ro/sock" 2>&1)
+		t "$b: a socket beneath a read grant is refused (EACCES)" '[ "$got" = EACCES ]'
+		got=$("$SB" run --backend $b -w "$T/ro" -r "$pdir" -- "$PROBE" connect "$T/ro/sock" 2>&1)
+		t "$b: the same socket beneath a write grant connects" '[ "$got" = OK ]'
+	done
+	kill $l 2>/dev/null
+fi
 cd /
 rm -rf "$T"

@@ -20,11 +20,17 @@ report() { # NAME: tag the suite's lines with the kernel, and sum them up
 	echo "# [$name] $(echo "$lines" | sed -n 's/^abi /Landlock ABI /p'): $ok passed, $fail failed"
 	echo "$lines" | grep -v '^abi ' | sed "s/^\(ok\|not ok\|skip\) - /\1 - [$name] /"
 }
+# a static probe for what busybox cannot do (int $0x80, UNIX sockets)
+pdir=$(mktemp -d)
+chmod 755 "$pdir"
+trap 'rm -rf "$pdir"' EXIT
+probe=$pdir/kprobe
+cc -static -O2 -o "$probe" "$here/probe.c" 2>/dev/null || probe=
 host=$(uname -r)
-report "host $host" < <(STEPBOX=$sb sh "$here/ktests.sh" 2>&1)
+report "host $host" < <(PROBE=$probe STEPBOX=$sb sh "$here/ktests.sh" 2>&1)
 # older kernels played on the host too: ABI 1 has no refer, ABI 3 no TCP rules
 for cap in 1 3; do
-	report "host $host, ABI capped to $cap" < <(STEPBOX_LANDLOCK_ABI=$cap STEPBOX=$sb sh "$here/ktests.sh" 2>&1)
+	report "host $host, ABI capped to $cap" < <(PROBE=$probe STEPBOX_LANDLOCK_ABI=$cap STEPBOX=$sb sh "$here/ktests.sh" 2>&1)
 done
 
 if ! command -v qemu-system-x86_64 >/dev/null || [ ! -x /bin/busybox ] || ! command -v cpio >/dev/null; then
@@ -53,13 +59,14 @@ vmlinuz() { # PACKAGE: extract (cached) and print the kernel image's path
 
 # one initramfs for every kernel: busybox, the static stepbox, the suite
 root=$(mktemp -d)
-trap 'rm -rf "$root"' EXIT
+trap 'rm -rf "$root" "$pdir"' EXIT
 mkdir -p "$root"/{bin,sbin,usr/bin,etc,ktests,root,lib}
 cp /bin/busybox "$root/bin/"
 for app in $(/bin/busybox --list); do
 	[ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
 done
 cp "$sb" "$root/usr/bin/stepbox"
+[ -n "$probe" ] && cp "$probe" "$root/usr/bin/kprobe"
 cp "$here/ktests.sh" "$here/init" "$root/ktests/"
 cp "$here/init" "$root/init"
 chmod 755 "$root/init" "$root/ktests/init"

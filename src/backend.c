@@ -1,0 +1,168 @@
+#include "backend.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "grants.h"
+#include "mountns.h"
+#include "supervise.h"
+
+void backend_layers(enum policy_backend name, struct backend *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->name = name;
+	if (name == BACKEND_NONE || name == BACKEND_AUTO)
+		return;
+	b->ns = name == BACKEND_STACKED || name == BACKEND_MOUNTNS;
+	b->landlock = name == BACKEND_STACKED || name == BACKEND_LANDLOCK;
+	/* no kernel stepbox knows limits pathname UNIX sockets (Landlock ABI 9) */
+	b->supervise = true;
+	/* without read-only mounts nothing refuses chmod, chown, utimes, xattrs */
+	b->supervise_meta = !b->ns;
+	b->refuse_sysv = !b->ns;
+}
+
+const char *backend_abi_cap(void)
+{
+	const char *cap = getenv("STEPBOX_LANDLOCK_ABI");
+	return cap && *cap ? cap : NULL; /* empty: no cap, the most protection */
+}
+
+int backend_probe_ns(const struct stepbox_config *cfg, struct stepbox_err *err)
+{
+	struct mountns_plan plan;
+	struct grants none = {0};
+	mountns_plan(&plan, cfg, &none);
+	return mountns_probe(&plan, err);
+}
+
+static void landlock_why(const struct landlock_features *f, char *buf, size_t cap)
+{
+	if (f->kernel_abi > 0)
+		snprintf(buf, cap, "Landlock is capped to ABI %d by STEPBOX_LANDLOCK_ABI", f->abi);
+	else
+		snprintf(buf, cap, "this kernel has no Landlock (%s)", strerror(f->kernel_errno));
+}
+
+static const char landlock_hint[] =
+	"Landlock needs Linux 5.13 or newer with 'landlock' in the lsm= boot parameter "
+	"(CONFIG_LSM)";
+
+/* The layers of name are usable here; err says which is not, and why. */
+static int usable(enum policy_backend name, const struct stepbox_config *cfg,
+		  const struct landlock_features *f, struct stepbox_err *err)
+{
+	struct backend b;
+	backend_layers(name, &b);
+	if (b.landlock && f->abi <= 0) {
+		char why[128];
+		landlock_why(f, why, sizeof(why));
+		err_set(err, ERR_UNAVAILABLE, 0, "%s: %s", policy_backend_name(name), why);
+		err_hint(err, "%s; the mountns backend works without it (`stepbox check` says what "
+			      "this host can run)", landlock_hint);
+		return -EOPNOTSUPP;
+	}
+	struct stepbox_err e = {0};
+	if (b.supervise && supervise_probe(&e) < 0) {
+		err_set(err, ERR_UNAVAILABLE, e.errnum, "%s: the supervisor cannot run: %s",
+			policy_backend_name(name), e.msg);
+		err_hint(err, "%s", e.hint);
+		return -EOPNOTSUPP;
+	}
+	if (b.ns && backend_probe_ns(cfg, &e) < 0) {
+		err_set(err, ERR_UNAVAILABLE, e.errnum, "%s: %s", policy_backend_name(name), e.msg);
+		err_hint(err, "%s", e.hint);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* What cfg asks that the layers of b cannot give: never silently less. */
+static int check_policy(const struct backend *b, const struct stepbox_config *cfg,
+			const struct landlock_features *f, struct stepbox_err *err)
+{
+	if (b->landlock)
+		return landlock_check_net(f, cfg, err);
+	if (b->name == BACKEND_MOUNTNS && cfg->net == NET_TCP) {
+		/* no port filter without Landlock, and never silently none */
+		err_set(err, ERR_UNAVAILABLE, 0,
+			"the mountns backend cannot enforce a TCP port policy");
+		err_hint(err, "port lists need Landlock (ABI 4): the stacked or landlock backend; "
+			      "mountns gives --net none (a network namespace) or --net allow");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+int backend_choose(const struct stepbox_config *cfg, const struct landlock_features *f,
+		   struct backend *b, struct stepbox_err *err)
+{
+	if (cfg->backend != BACKEND_AUTO) {
+		backend_layers(cfg->backend, b);
+		int r = cfg->backend == BACKEND_NONE ? 0 : usable(cfg->backend, cfg, f, err);
+		return r < 0 ? r : check_policy(b, cfg, f, err);
+	}
+	/* strongest first; each refusal is kept to say why nothing ran */
+	static const enum policy_backend order[] = {BACKEND_STACKED, BACKEND_LANDLOCK,
+						    BACKEND_MOUNTNS};
+	char why[3][700];
+	for (size_t i = 0; i < 3; i++) {
+		struct stepbox_err e = {0};
+		if (usable(order[i], cfg, f, &e) == 0) {
+			backend_layers(order[i], b);
+			return check_policy(b, cfg, f, err);
+		}
+		snprintf(why[i], sizeof(why[i]), "%.600s", e.msg);
+	}
+	backend_layers(BACKEND_NONE, b);
+	err_set(err, ERR_UNAVAILABLE, 0, "no sandbox backend here: %.300s; %.300s", why[1], why[2]);
+	err_hint(err, "%s; or make user namespaces available for the namespace layers "
+		      "(see `stepbox check`)", landlock_hint);
+	return -EOPNOTSUPP;
+}
+
+int backend_missing(const struct backend *b, const struct landlock_features *f,
+		    struct strv *out)
+{
+	int r = 0;
+	if (b->name == BACKEND_NONE)
+		return strv_push(out, "filesystem");
+	for (unsigned i = 0; b->landlock && r == 0 && i < landlock_feature_count; i++) {
+		const struct landlock_feature_info *fi = &landlock_feature_table[i];
+		/* the supervisor gives unix-path on every ABI; PID and network
+		 * namespaces and the supervisor give what scope would */
+		if (fi->abi <= f->abi || fi->abi > LANDLOCK_ABI_KNOWN ||
+		    (b->ns && strcmp(fi->name, "scope") == 0))
+			continue;
+		r = strv_push(out, fi->name);
+	}
+	if (r == 0 && !b->ns) {
+		const char *const alone[] = {"private-proc", "private-tmp", "pid-namespace"};
+		for (size_t i = 0; r == 0 && i < 3; i++)
+			r = strv_push(out, alone[i]);
+	}
+	if (r == 0 && !b->landlock) {
+		const char *const alone[] = {"tcp", "per-right"};
+		for (size_t i = 0; r == 0 && i < 2; i++)
+			r = strv_push(out, alone[i]);
+	}
+	return r;
+}
+
+void backend_describe(const struct backend *b, const struct landlock_features *f, char *buf,
+		      size_t cap)
+{
+	snprintf(buf, cap, "%s: %s%s%s%s", policy_backend_name(b->name),
+		 b->ns ? (geteuid() ? "user, mount, PID and IPC namespaces" :
+				      "mount, PID and IPC namespaces")
+		       : "",
+		 b->ns && b->landlock ? " + " : "", b->landlock ? "Landlock" : "",
+		 b->supervise ? " + supervisor" : "");
+	if (b->landlock) {
+		size_t n = strlen(buf);
+		snprintf(buf + n, cap - n, " (Landlock ABI %d, kernel %d)", f->abi, f->kernel_abi);
+	}
+}

@@ -1,0 +1,1329 @@
+#include "supervise.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <arpa/inet.h>
+#include <linux/capability.h>
+#include <netinet/in.h>
+#include <linux/fs.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/seccomp.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "landlock.h"
+#include "path.h"
+#include "strv.h"
+
+/* Bounds on what a step can make the supervisor copy or hold. */
+#define SUP_MAX_DATA (4u << 20) /* bytes of one message */
+#define SUP_MAX_CONTROL 65536u
+#define SUP_MAX_IOV 1024u
+#define SUP_MAX_MMSG 1024u
+#define SUP_MAX_WORKERS 256u
+#define SUP_MAX_NAMES 4096u
+#define SUP_MAX_LINKS 40
+#define SUP_PROC_MAGIC 0x9fa0 /* PROC_SUPER_MAGIC */
+
+#ifndef SECCOMP_IOCTL_NOTIF_ID_VALID
+#define SECCOMP_IOCTL_NOTIF_ID_VALID SECCOMP_IOW(2, __u64)
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+/* Newer than Debian 12's headers; one number on every architecture. */
+#define NR_FCHMODAT2 452
+#define NR_SETXATTRAT 463
+#define NR_REMOVEXATTRAT 466
+#define NR_FILE_SETATTR 469
+
+/* An abstract name a process of the step bound, and the socket holding it. */
+struct sup_name {
+	char name[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	socklen_t len;
+	ino_t ino;
+};
+
+/* A refusal, kept until the owner takes it (explain is not thread-safe). */
+struct sup_denial {
+	enum explain_op op;
+	char program[16];
+	pid_t pid;
+	char *path; /* NULL for a TCP port */
+	int port;
+};
+
+struct supervisor {
+	pthread_mutex_t lock;
+	unsigned refs; /* the owner, the dispatcher and each worker */
+	int listener;
+	int stop[2]; /* the owner closes stop[1] to end the dispatcher */
+	struct strv write, unix_dirs, private_dirs;
+	bool meta, own_netns;
+	int net_ruleset;
+	struct sup_denial *denied; /* what was refused, for --explain and the report */
+	size_t ndenied, capdenied;
+	struct sup_name *names;
+	size_t nnames, capnames;
+	unsigned workers;
+	struct seccomp_notif_sizes sizes;
+	pthread_t thread;
+};
+
+/* One notification being served. */
+struct call {
+	struct supervisor *s;
+	struct seccomp_notif *req;
+	int pidfd;         /* the calling thread's process */
+	pid_t tid;         /* the calling thread, in our PID namespace */
+	long ns_tgid, ns_tid; /* the same, in the step's PID namespace (its /proc/self) */
+};
+
+static void sup_unref(struct supervisor *s)
+{
+	pthread_mutex_lock(&s->lock);
+	bool last = --s->refs == 0;
+	pthread_mutex_unlock(&s->lock);
+	if (!last)
+		return;
+	if (s->net_ruleset >= 0)
+		close(s->net_ruleset);
+	strv_release(&s->write);
+	strv_release(&s->unix_dirs);
+	strv_release(&s->private_dirs);
+	for (size_t i = 0; i < s->ndenied; i++)
+		free(s->denied[i].path);
+	free(s->denied);
+	free(s->names);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+/* ---- talking to the step ------------------------------------------------ */
+
+static bool still_waiting(const struct call *c)
+{
+	uint64_t id = c->req->id;
+	return ioctl(c->s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+static void respond(const struct call *c, long val, int errnum)
+{
+	struct seccomp_notif_resp resp;
+	memset(&resp, 0, sizeof(resp));
+	resp.id = c->req->id;
+	resp.val = errnum ? 0 : val;
+	resp.error = errnum ? -errnum : 0;
+	/* ENOENT: the step gave up waiting (it was killed); nothing to tell */
+	while (ioctl(c->s->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * Copy len bytes of the step's memory. The pid in the notification may have
+ * been reused by the time the copy is made: the id still being valid after
+ * the copy proves the copy came from the step.
+ */
+static int read_mem(const struct call *c, uint64_t addr, void *buf, size_t len)
+{
+	if (len == 0)
+		return 0;
+	struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
+	ssize_t n = process_vm_readv(c->tid, &local, 1, &remote, 1, 0);
+	if (n != (ssize_t)len)
+		return -EFAULT;
+	return still_waiting(c) ? 0 : -ESRCH;
+}
+
+static int write_mem(const struct call *c, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = {(void *)buf, len}, remote = {(void *)(uintptr_t)addr, len};
+	return process_vm_writev(c->tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* A NUL-terminated string of the step's, read a page at a time. */
+static int read_str(const struct call *c, uint64_t addr, char *buf, size_t cap)
+{
+	size_t got = 0;
+	while (got < cap) {
+		size_t page = 4096 - ((addr + got) & 4095);
+		size_t want = page < cap - got ? page : cap - got;
+		struct iovec local = {buf + got, want}, remote = {(void *)(uintptr_t)(addr + got), want};
+		ssize_t n = process_vm_readv(c->tid, &local, 1, &remote, 1, 0);
+		if (n <= 0)
+			return -EFAULT;
+		char *nul = memchr(buf + got, '\0', (size_t)n);
+		got += (size_t)n;
+		if (nul)
+			return still_waiting(c) ? 0 : -ESRCH;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* Our own copy of one of the step's fds (not O_PATH ones: EBADF, as the kernel). */
+static int step_fd(const struct call *c, uint64_t fd)
+{
+	if (fd > INT_MAX)
+		return -EBADF;
+	int r = (int)syscall(SYS_pidfd_getfd, c->pidfd, (int)fd, 0);
+	if (r < 0)
+		return -errno;
+	if (!still_waiting(c)) {
+		close(r);
+		return -ESRCH;
+	}
+	return r;
+}
+
+/* Open /proc/<tid>/what in our view: the step's cwd, root or one of its fds. */
+static int proc_open(const struct call *c, const char *what, int flags)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/%s", (int)c->tid, what);
+	int fd = open(p, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static void step_ids(struct call *c)
+{
+	char p[64], line[256];
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)c->tid);
+	FILE *f = fopen(p, "re");
+	c->ns_tgid = c->ns_tid = -1;
+	while (f && fgets(line, sizeof(line), f)) {
+		long *slot = strncmp(line, "NStgid:", 7) == 0  ? &c->ns_tgid
+			     : strncmp(line, "NSpid:", 6) == 0 ? &c->ns_tid
+							       : NULL;
+		if (!slot)
+			continue;
+		char *last = strrchr(line, '\t');
+		*slot = last ? strtol(last + 1, NULL, 10) : -1;
+	}
+	if (f)
+		fclose(f);
+}
+
+/* ---- resolving a path as the step would -------------------------------- */
+
+static bool same_file(int a, int b)
+{
+	struct stat x, y;
+	return fstat(a, &x) == 0 && fstat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/*
+ * Resolve path from dirfd (the step's; AT_FDCWD: its cwd) in the step's
+ * root, following symlinks ourselves so that every component is opened
+ * relative to the one before (O_NOFOLLOW): nothing is resolved in our own
+ * context. /proc/self and /proc/thread-self mean the step, not us; the
+ * step's magic links (/proc/PID/fd/N, cwd, root) are followed by the kernel
+ * to the object they stand for. Returns an O_PATH fd of the object (of the
+ * symlink itself when !follow and the last component is one), or -errno.
+ */
+static int resolve(struct call *c, uint64_t dirfd, const char *path, bool follow)
+{
+	char pending[PATH_MAX * 2];
+	if (!*path)
+		return -ENOENT;
+	if (snprintf(pending, sizeof(pending), "%s", path) >= (int)sizeof(pending))
+		return -ENAMETOOLONG;
+	int root = proc_open(c, "root", O_PATH | O_DIRECTORY);
+	if (root < 0)
+		return root;
+	int cur;
+	if (path[0] == '/')
+		cur = (cur = dup(root)) < 0 ? -errno : cur;
+	else if ((int)dirfd == AT_FDCWD)
+		cur = proc_open(c, "cwd", O_PATH | O_DIRECTORY);
+	else {
+		char what[32];
+		snprintf(what, sizeof(what), "fd/%d", (int)dirfd);
+		cur = dirfd > INT_MAX ? -EBADF : proc_open(c, what, O_PATH | O_DIRECTORY);
+	}
+	if (cur < 0) {
+		close(root);
+		return cur;
+	}
+	int links = 0, r = 0;
+	char *p = pending;
+	while (r == 0) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		char comp[NAME_MAX + 1];
+		size_t len = strcspn(p, "/");
+		if (len > NAME_MAX) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		p += len;
+		bool last = *p == '\0';
+		if (strcmp(comp, ".") == 0)
+			continue;
+		if (strcmp(comp, "..") == 0) {
+			if (same_file(cur, root))
+				continue; /* the step's root is its top */
+			int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (up < 0) {
+				r = -errno;
+				break;
+			}
+			close(cur);
+			cur = up;
+			continue;
+		}
+		struct statfs sf;
+		struct stat st;
+		bool procfs = fstatfs(cur, &sf) == 0 && sf.f_type == SUP_PROC_MAGIC;
+		if (procfs && fstat(cur, &st) == 0 && st.st_ino == 1 &&
+		    (strcmp(comp, "self") == 0 || strcmp(comp, "thread-self") == 0)) {
+			/* the step's own entry, in its procfs's numbering */
+			if (c->ns_tgid < 0)
+				step_ids(c);
+			char rest[PATH_MAX * 2];
+			if (comp[0] == 's')
+				snprintf(rest, sizeof(rest), "%ld%s", c->ns_tgid, p);
+			else
+				snprintf(rest, sizeof(rest), "%ld/task/%ld%s", c->ns_tgid, c->ns_tid, p);
+			snprintf(pending, sizeof(pending), "%s", rest);
+			p = pending;
+			continue;
+		}
+		int fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			r = -errno;
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		if (!S_ISLNK(st.st_mode) || (last && !follow)) {
+			close(cur);
+			cur = fd;
+			if (!last && !S_ISDIR(st.st_mode))
+				r = -ENOTDIR;
+			continue;
+		}
+		if (++links > SUP_MAX_LINKS) {
+			close(fd);
+			r = -ELOOP;
+			break;
+		}
+		char target[PATH_MAX];
+		ssize_t tl = readlinkat(fd, "", target, sizeof(target) - 1);
+		if (tl < 0) {
+			r = -errno;
+			close(fd);
+			break;
+		}
+		target[tl] = '\0';
+		if (procfs && (target[0] == '/' || strstr(target, ":["))) {
+			/* a magic link: the kernel follows it to the step's object */
+			close(fd);
+			fd = openat(cur, comp, O_PATH | O_CLOEXEC);
+			if (fd < 0) {
+				r = -errno;
+				break;
+			}
+			close(cur);
+			cur = fd;
+			continue;
+		}
+		close(fd);
+		char rest[PATH_MAX * 2];
+		if (snprintf(rest, sizeof(rest), "%s%s", target, p) >= (int)sizeof(rest)) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		snprintf(pending, sizeof(pending), "%s", rest);
+		p = pending;
+		if (target[0] == '/') {
+			close(cur);
+			if ((cur = dup(root)) < 0)
+				r = -errno;
+		}
+	}
+	close(root);
+	if (r < 0) {
+		if (cur >= 0)
+			close(cur);
+		return r;
+	}
+	return cur;
+}
+
+/* The path of an object we hold, as the step sees it (d_path of its mount). */
+static int held_path(int fd, char *buf, size_t cap)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(p, buf, cap - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	/* an unlinked file keeps the path it had, marked; where it was decides */
+	static const char del[] = " (deleted)";
+	size_t dl = sizeof(del) - 1;
+	if ((size_t)n > dl && strcmp(buf + n - dl, del) == 0)
+		buf[n - dl] = '\0';
+	return buf[0] == '/' ? 0 : -EACCES; /* "socket:[..]", "anon_inode:": no place */
+}
+
+static bool beneath_any(const struct strv *dirs, const char *path)
+{
+	for (size_t i = 0; i < dirs->n; i++)
+		if (path_beneath(path, dirs->v[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Whether the object we hold (fd, at path as the step sees it) lies where the
+ * step may write: beneath a write grant, or on one of the namespaces' private
+ * tmpfs itself (not on a host folder bound inside it: its device tells).
+ */
+static bool writable_place(struct call *c, int fd, const char *path)
+{
+	struct supervisor *s = c->s;
+	if (beneath_any(&s->write, path))
+		return true;
+	struct stat obj;
+	if (fstat(fd, &obj) < 0)
+		return false;
+	for (size_t i = 0; i < s->private_dirs.n; i++) {
+		if (!path_beneath(path, s->private_dirs.v[i]))
+			continue;
+		int p = resolve(c, (uint64_t)(unsigned)AT_FDCWD, s->private_dirs.v[i], false);
+		struct stat st;
+		bool same = p >= 0 && fstat(p, &st) == 0 && st.st_dev == obj.st_dev;
+		if (p >= 0)
+			close(p);
+		if (same)
+			return true;
+	}
+	return false;
+}
+
+static void note_denial(const struct call *c, enum explain_op op, const char *path, int port)
+{
+	char p[64], comm[32] = "";
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)c->tid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, comm, sizeof(comm) - 1);
+		comm[n > 0 ? n : 0] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		close(fd);
+	}
+	struct supervisor *s = c->s;
+	pthread_mutex_lock(&s->lock);
+	if (s->ndenied < EXPLAIN_MAX &&
+	    strv_grow(&s->denied, &s->capdenied, s->ndenied, sizeof(*s->denied), 16) == 0) {
+		struct sup_denial *d = &s->denied[s->ndenied];
+		d->op = op;
+		d->pid = c->tid;
+		d->port = port;
+		snprintf(d->program, sizeof(d->program), "%s", comm);
+		d->path = path ? strdup(path) : NULL;
+		if (d->path || !path)
+			s->ndenied++;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- sockets ------------------------------------------------------------ */
+
+/* One message of a send, or the address of a connect, copied from the step. */
+struct net_msg {
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	int target;         /* pinned pathname socket the address now names, or -1 */
+	char *data;
+	size_t len;
+	char *control;
+	size_t controllen;
+	int *fds;           /* our copies of SCM_RIGHTS fds, closed after */
+	size_t nfds, capfds;
+	uint64_t len_addr;  /* sendmmsg: where the step reads msg_len */
+};
+
+struct net_op {
+	struct call c;      /* req owned by the op */
+	int sock;           /* our copy of the step's socket */
+	int flags;
+	bool tcp_rules;     /* perform in a thread under the step's TCP rules */
+	bool sigpipe;       /* the step did not ask for MSG_NOSIGNAL */
+	struct net_msg *m;
+	size_t nm;
+};
+
+static void msg_release(struct net_msg *m)
+{
+	if (m->target >= 0)
+		close(m->target);
+	for (size_t i = 0; i < m->nfds; i++)
+		close(m->fds[i]);
+	free(m->fds);
+	free(m->data);
+	free(m->control);
+}
+
+static void op_free(struct net_op *op)
+{
+	for (size_t i = 0; i < op->nm; i++)
+		msg_release(&op->m[i]);
+	free(op->m);
+	if (op->sock >= 0)
+		close(op->sock);
+	if (op->c.pidfd >= 0)
+		close(op->c.pidfd);
+	free(op->c.req);
+	free(op);
+}
+
+static int sock_domain(int fd)
+{
+	int d = -1;
+	socklen_t l = sizeof(d);
+	return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &d, &l) < 0 ? -errno : d;
+}
+
+/* The inode of the socket bound to an abstract name in our network namespace. */
+static ino_t abstract_holder(const char *name, socklen_t len)
+{
+	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (nl < 0)
+		return 0;
+	struct {
+		struct nlmsghdr h;
+		struct unix_diag_req r;
+	} req = {
+		.h = {sizeof(req), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0},
+		.r = {.sdiag_family = AF_UNIX, .udiag_states = ~0u, .udiag_show = UDIAG_SHOW_NAME},
+	};
+	ino_t found = 0;
+	if (send(nl, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
+		close(nl);
+		return 0;
+	}
+	char buf[16384] __attribute__((aligned(8)));
+	for (bool done = false; !done && !found;) {
+		ssize_t n = recv(nl, buf, sizeof(buf), 0);
+		if (n <= 0)
+			break;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+		     h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+				done = true;
+				break;
+			}
+			struct unix_diag_msg *m = NLMSG_DATA(h);
+			struct rtattr *a = (struct rtattr *)(m + 1);
+			int rl = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+			for (; RTA_OK(a, rl); a = RTA_NEXT(a, rl)) {
+				size_t al = RTA_PAYLOAD(a);
+				if (a->rta_type == UNIX_DIAG_NAME && al == (size_t)len &&
+				    memcmp(RTA_DATA(a), name, al) == 0)
+					found = m->udiag_ino;
+			}
+		}
+	}
+	close(nl);
+	return found;
+}
+
+/*
+ * An abstract name may be reached when a process of the step bound it and a
+ * socket of the step still holds it (a host process may take a name the step
+ * let go of). In a network namespace of its own every name is the step's.
+ */
+static bool abstract_ok(struct supervisor *s, const char *name, socklen_t len)
+{
+	if (s->own_netns)
+		return true;
+	ino_t held = abstract_holder(name, len);
+	bool ok = false;
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; held && !ok && i < s->nnames; i++)
+		ok = s->names[i].len == len && s->names[i].ino == held &&
+		     memcmp(s->names[i].name, name, len) == 0;
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
+static void remember_name(struct supervisor *s, int sock)
+{
+	struct sockaddr_un a;
+	socklen_t al = sizeof(a);
+	struct stat st;
+	if (getsockname(sock, (struct sockaddr *)&a, &al) < 0 || fstat(sock, &st) < 0 ||
+	    al <= offsetof(struct sockaddr_un, sun_path) + 1 || a.sun_path[0] != '\0')
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (s->nnames < SUP_MAX_NAMES &&
+	    strv_grow(&s->names, &s->capnames, s->nnames, sizeof(*s->names), 16) == 0) {
+		struct sup_name *n = &s->names[s->nnames++];
+		n->len = al - (socklen_t)offsetof(struct sockaddr_un, sun_path);
+		memcpy(n->name, a.sun_path, n->len);
+		n->ino = st.st_ino;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/*
+ * Decide where one message or connect may go, on our copy of its address.
+ * A pathname is resolved as the step would, the socket pinned, checked, and
+ * the address rewritten to /proc/self/fd/<pin>: what we checked is what we
+ * reach. 0, or the errno the step gets.
+ */
+static int decide(struct net_op *op, struct net_msg *m, int domain)
+{
+	if (domain != AF_UNIX || m->addrlen <= offsetof(struct sockaddr_un, sun_path) ||
+	    m->addr.ss_family != AF_UNIX)
+		return 0; /* no unix address: the kernel judges it on our copy */
+	struct sockaddr_un *un = (struct sockaddr_un *)&m->addr;
+	size_t plen = m->addrlen - offsetof(struct sockaddr_un, sun_path);
+	if (un->sun_path[0] == '\0') {
+		if (abstract_ok(op->c.s, un->sun_path, (socklen_t)plen))
+			return 0;
+		char shown[sizeof(un->sun_path) + 1] = "@";
+		memcpy(shown + 1, un->sun_path + 1, plen - 1);
+		shown[plen] = '\0';
+		note_denial(&op->c, OP_CONNECT, shown, -1);
+		return EPERM;
+	}
+	char path[sizeof(un->sun_path) + 1];
+	memcpy(path, un->sun_path, plen);
+	path[plen] = '\0';
+	int fd = resolve(&op->c, AT_FDCWD, path, true);
+	if (fd < 0)
+		return -fd;
+	struct stat st;
+	char where[PATH_MAX];
+	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		close(fd);
+		return ECONNREFUSED; /* what connecting to a non-socket gives */
+	}
+	bool known = held_path(fd, where, sizeof(where)) == 0;
+	if (!known || !(writable_place(&op->c, fd, where) ||
+			beneath_any(&op->c.s->unix_dirs, where))) {
+		close(fd);
+		note_denial(&op->c, OP_CONNECT, known ? where : path, -1);
+		return EACCES;
+	}
+	m->target = fd;
+	memset(un->sun_path, 0, sizeof(un->sun_path));
+	int n = snprintf(un->sun_path, sizeof(un->sun_path), "/proc/self/fd/%d", fd);
+	m->addrlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
+	return 0;
+}
+
+/* Copy the step's iovecs into one buffer (bounded). */
+static int read_iov(const struct call *c, uint64_t iov_addr, uint64_t iovlen, struct net_msg *m)
+{
+	if (iovlen > SUP_MAX_IOV)
+		return -EMSGSIZE;
+	struct iovec *iov = calloc(iovlen ? iovlen : 1, sizeof(*iov));
+	if (!iov)
+		return -ENOMEM;
+	int r = read_mem(c, iov_addr, iov, iovlen * sizeof(*iov));
+	size_t total = 0;
+	for (size_t i = 0; r == 0 && i < iovlen; i++) {
+		if (iov[i].iov_len > SUP_MAX_DATA - total)
+			r = -EMSGSIZE;
+		else
+			total += iov[i].iov_len;
+	}
+	if (r == 0 && !(m->data = malloc(total ? total : 1)))
+		r = -ENOMEM;
+	size_t at = 0;
+	for (size_t i = 0; r == 0 && i < iovlen; i++) {
+		r = read_mem(c, (uint64_t)(uintptr_t)iov[i].iov_base, m->data + at, iov[i].iov_len);
+		at += iov[i].iov_len;
+	}
+	m->len = total;
+	free(iov);
+	return r;
+}
+
+/* Copy the control data, replacing the step's SCM_RIGHTS fds by our copies. */
+static int read_control(const struct call *c, uint64_t addr, uint64_t len, struct net_msg *m)
+{
+	if (!addr || !len)
+		return 0;
+	if (len > SUP_MAX_CONTROL)
+		return -ENOBUFS;
+	if (!(m->control = calloc(1, len)))
+		return -ENOMEM;
+	m->controllen = len;
+	int r = read_mem(c, addr, m->control, len);
+	struct msghdr h = {.msg_control = m->control, .msg_controllen = len};
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&h); r == 0 && cm; cm = CMSG_NXTHDR(&h, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+		    cm->cmsg_len < CMSG_LEN(0))
+			continue;
+		size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int *fds = (int *)CMSG_DATA(cm);
+		for (size_t i = 0; r == 0 && i < n; i++) {
+			if (strv_grow(&m->fds, &m->capfds, m->nfds, sizeof(int), n) < 0) {
+				r = -ENOMEM;
+				break;
+			}
+			int ours = step_fd(c, (uint64_t)(unsigned)fds[i]);
+			if (ours < 0) {
+				r = ours;
+				break;
+			}
+			m->fds[m->nfds++] = ours;
+			fds[i] = ours;
+		}
+	}
+	return r;
+}
+
+/* One struct msghdr of the step's into m. */
+static int read_msghdr(const struct call *c, uint64_t addr, struct net_msg *m)
+{
+	struct msghdr h;
+	int r = read_mem(c, addr, &h, sizeof(h));
+	if (r < 0)
+		return r;
+	if (h.msg_name && h.msg_namelen) {
+		if (h.msg_namelen > sizeof(m->addr))
+			return -EINVAL;
+		m->addrlen = h.msg_namelen;
+		if ((r = read_mem(c, (uint64_t)(uintptr_t)h.msg_name, &m->addr, h.msg_namelen)) < 0)
+			return r;
+	}
+	if ((r = read_iov(c, (uint64_t)(uintptr_t)h.msg_iov, h.msg_iovlen, m)) < 0)
+		return r;
+	return read_control(c, (uint64_t)(uintptr_t)h.msg_control, h.msg_controllen, m);
+}
+
+static ssize_t send_one(const struct net_op *op, const struct net_msg *m)
+{
+	struct iovec iov = {m->data, m->len};
+	struct msghdr h = {
+		.msg_name = m->addrlen ? (void *)&m->addr : NULL,
+		.msg_namelen = m->addrlen,
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = m->control,
+		.msg_controllen = m->controllen,
+	};
+	/* never a SIGPIPE for us: the step gets it when it asked for it */
+	return sendmsg(op->sock, &h, op->flags | MSG_NOSIGNAL);
+}
+
+/* Perform the call on our copies and answer the step. */
+static void perform(struct net_op *op)
+{
+	int nr = op->c.req->data.nr;
+	long val = 0;
+	int e = 0;
+	if (nr == SYS_connect) {
+		const struct net_msg *m = &op->m[0];
+		if (connect(op->sock, (const struct sockaddr *)&m->addr, m->addrlen) < 0)
+			e = errno;
+		/* refused by the step's port rules, which this thread obeys */
+		if (e == EACCES && op->tcp_rules && m->addrlen >= sizeof(struct sockaddr_in))
+			note_denial(&op->c, OP_CONNECT, NULL,
+				    ntohs(((const struct sockaddr_in *)&m->addr)->sin_port));
+	} else if (nr == SYS_sendmmsg) {
+		size_t sent = 0;
+		for (; sent < op->nm; sent++) {
+			ssize_t n = send_one(op, &op->m[sent]);
+			if (n < 0) {
+				e = errno;
+				break;
+			}
+			unsigned len = (unsigned)n;
+			if (write_mem(&op->c, op->m[sent].len_addr, &len, sizeof(len)) < 0) {
+				e = EFAULT;
+				break;
+			}
+		}
+		if (sent > 0) { /* as the kernel: a later failure is not reported */
+			val = (long)sent;
+			e = 0;
+		}
+	} else {
+		ssize_t n = send_one(op, &op->m[0]);
+		if (n < 0)
+			e = errno;
+		val = n;
+	}
+	if (e == EPIPE && op->sigpipe)
+		syscall(SYS_pidfd_send_signal, op->c.pidfd, SIGPIPE, NULL, 0);
+	respond(&op->c, val, e);
+}
+
+static void *worker(void *arg)
+{
+	struct net_op *op = arg;
+	struct supervisor *s = op->c.s;
+	/* a TCP connect obeys the step's own rules: the same ruleset, here */
+	if (op->tcp_rules && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+			      landlock_enforce(s->net_ruleset, 0) < 0))
+		respond(&op->c, 0, EACCES);
+	else
+		perform(op);
+	op_free(op);
+	pthread_mutex_lock(&s->lock);
+	s->workers--;
+	pthread_mutex_unlock(&s->lock);
+	sup_unref(s);
+	return NULL;
+}
+
+/*
+ * A call that may block (a blocking socket, a TCP connect under port rules)
+ * runs on a thread of its own, so one slow peer stalls only its own call.
+ */
+static void run_op(struct net_op *op)
+{
+	int fl = fcntl(op->sock, F_GETFL);
+	bool blocking = !(op->flags & MSG_DONTWAIT) && fl >= 0 && !(fl & O_NONBLOCK);
+	struct supervisor *s = op->c.s;
+	if (blocking || op->tcp_rules) {
+		pthread_mutex_lock(&s->lock);
+		bool room = s->workers < SUP_MAX_WORKERS;
+		if (room) {
+			s->workers++;
+			s->refs++;
+		}
+		pthread_mutex_unlock(&s->lock);
+		pthread_t t;
+		pthread_attr_t attr;
+		if (room && pthread_attr_init(&attr) == 0) {
+			pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+			int r = pthread_create(&t, &attr, worker, op);
+			pthread_attr_destroy(&attr);
+			if (r == 0)
+				return;
+		}
+		if (room) {
+			pthread_mutex_lock(&s->lock);
+			s->workers--;
+			s->refs--;
+			pthread_mutex_unlock(&s->lock);
+		}
+		if (op->tcp_rules) { /* never unrestricted */
+			respond(&op->c, 0, EAGAIN);
+			op_free(op);
+			return;
+		}
+	}
+	perform(op);
+	op_free(op);
+}
+
+/* connect, bind, sendto, sendmsg, sendmmsg: copy, decide, perform. */
+static void serve_net(struct call *c)
+{
+	const uint64_t *a = (const uint64_t *)c->req->data.args;
+	int nr = c->req->data.nr;
+	struct net_op *op = calloc(1, sizeof(*op));
+	if (!op) {
+		respond(c, 0, ENOMEM);
+		return;
+	}
+	op->c = *c;
+	op->sock = -1;
+	/* the op owns the request and pidfd from here */
+	c->req = NULL;
+	c->pidfd = -1;
+	int r = 0;
+	op->nm = nr == SYS_sendmmsg ? (a[2] < SUP_MAX_MMSG ? a[2] : SUP_MAX_MMSG) : 1;
+	if (op->nm == 0) {
+		respond(&op->c, 0, 0);
+		op_free(op);
+		return;
+	}
+	if (!(op->m = calloc(op->nm, sizeof(*op->m))))
+		r = -ENOMEM;
+	for (size_t i = 0; op->m && i < op->nm; i++)
+		op->m[i].target = -1;
+	if (r == 0 && (op->sock = step_fd(&op->c, a[0])) < 0)
+		r = op->sock;
+	int domain = r == 0 ? sock_domain(op->sock) : -1;
+	if (r == 0 && domain < 0)
+		r = domain;
+	struct net_msg *m = op->m;
+	if (r == 0 && (nr == SYS_connect || nr == SYS_bind)) {
+		if (a[2] > sizeof(m->addr))
+			r = -EINVAL;
+		else if ((r = read_mem(&op->c, a[1], &m->addr, a[2])) == 0)
+			m->addrlen = (socklen_t)a[2];
+	} else if (r == 0 && nr == SYS_sendto) {
+		op->flags = (int)a[3];
+		if (a[5] > sizeof(m->addr))
+			r = -EINVAL;
+		else if (a[2] > SUP_MAX_DATA)
+			r = -EMSGSIZE;
+		else if (!(m->data = malloc(a[2] ? a[2] : 1)))
+			r = -ENOMEM;
+		else if ((r = read_mem(&op->c, a[1], m->data, a[2])) == 0 &&
+			 (r = read_mem(&op->c, a[4], &m->addr, a[5])) == 0) {
+			m->len = a[2];
+			m->addrlen = (socklen_t)a[5];
+		}
+	} else if (r == 0 && nr == SYS_sendmsg) {
+		op->flags = (int)a[2];
+		r = read_msghdr(&op->c, a[1], m);
+	} else if (r == 0) { /* sendmmsg */
+		op->flags = (int)a[3];
+		for (size_t i = 0; r == 0 && i < op->nm; i++) {
+			uint64_t at = a[1] + i * sizeof(struct mmsghdr);
+			op->m[i].len_addr = at + offsetof(struct mmsghdr, msg_len);
+			r = read_msghdr(&op->c, at, &op->m[i]);
+		}
+	}
+	op->sigpipe = !(op->flags & MSG_NOSIGNAL);
+	if (r == 0 && nr == SYS_bind) {
+		/*
+		 * An abstract name (or an autobind) is bound here and recorded, so
+		 * the step may later connect to it. Any other bind the kernel does
+		 * in the step's own context, with its Landlock rules, mounts and
+		 * umask: the only thing that could differ from what we read is an
+		 * unrecorded abstract name, which then refuses the step's connects.
+		 */
+		const struct sockaddr_un *un = (const struct sockaddr_un *)&m->addr;
+		bool abstract = domain == AF_UNIX && m->addr.ss_family == AF_UNIX &&
+				(m->addrlen == sizeof(sa_family_t) ||
+				 (m->addrlen > sizeof(sa_family_t) && un->sun_path[0] == '\0'));
+		if (!abstract) {
+			struct seccomp_notif_resp resp = {op->c.req->id, 0, 0,
+							  SECCOMP_USER_NOTIF_FLAG_CONTINUE};
+			ioctl(op->c.s->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+		} else if (bind(op->sock, (const struct sockaddr *)&m->addr, m->addrlen) < 0) {
+			respond(&op->c, 0, errno);
+		} else {
+			remember_name(op->c.s, op->sock);
+			respond(&op->c, 0, 0);
+		}
+		op_free(op);
+		return;
+	}
+	for (size_t i = 0; r == 0 && i < op->nm; i++)
+		r = -decide(op, &op->m[i], domain);
+	if (r < 0) {
+		respond(&op->c, 0, -r);
+		op_free(op);
+		return;
+	}
+	op->tcp_rules = nr == SYS_connect && op->c.s->net_ruleset >= 0 &&
+			(domain == AF_INET || domain == AF_INET6);
+	run_op(op);
+}
+
+/* ---- metadata (Landlock alone) ------------------------------------------ */
+
+enum meta_kind { M_CHMOD, M_CHOWN, M_TIMES, M_SETXATTR, M_RMXATTR, M_FLAGS, M_FSXATTR, M_SETATTR };
+
+/* Where a metadata call names its object, and what it does. */
+struct meta_call {
+	enum meta_kind kind;
+	int fd_arg;   /* the fd (an fd form), or the dirfd; -1: AT_FDCWD */
+	int path_arg; /* the path, or -1 for an fd form */
+	bool follow;
+	int flags_arg; /* AT_* flags, or -1 */
+};
+
+static bool meta_shape(int nr, const uint64_t *a, struct meta_call *m)
+{
+	*m = (struct meta_call){M_CHMOD, -1, -1, true, -1};
+	switch (nr) {
+	case SYS_chmod: m->path_arg = 0; return true;
+	case SYS_fchmod: m->fd_arg = 0; return true;
+	case SYS_fchmodat: m->fd_arg = 0; m->path_arg = 1; return true;
+	case NR_FCHMODAT2: m->fd_arg = 0; m->path_arg = 1; m->flags_arg = 3; return true;
+	case SYS_chown: m->kind = M_CHOWN; m->path_arg = 0; return true;
+	case SYS_lchown: m->kind = M_CHOWN; m->path_arg = 0; m->follow = false; return true;
+	case SYS_fchown: m->kind = M_CHOWN; m->fd_arg = 0; return true;
+	case SYS_fchownat:
+		m->kind = M_CHOWN; m->fd_arg = 0; m->path_arg = 1; m->flags_arg = 4;
+		return true;
+	case SYS_utime: case SYS_utimes: m->kind = M_TIMES; m->path_arg = 0; return true;
+	case SYS_futimesat: m->kind = M_TIMES; m->fd_arg = 0; m->path_arg = 1; return true;
+	case SYS_utimensat:
+		m->kind = M_TIMES; m->fd_arg = 0; m->path_arg = a[1] ? 1 : -1; m->flags_arg = 3;
+		return true;
+	case SYS_setxattr: m->kind = M_SETXATTR; m->path_arg = 0; return true;
+	case SYS_lsetxattr: m->kind = M_SETXATTR; m->path_arg = 0; m->follow = false; return true;
+	case SYS_fsetxattr: m->kind = M_SETXATTR; m->fd_arg = 0; return true;
+	case SYS_removexattr: m->kind = M_RMXATTR; m->path_arg = 0; return true;
+	case SYS_lremovexattr: m->kind = M_RMXATTR; m->path_arg = 0; m->follow = false; return true;
+	case SYS_fremovexattr: m->kind = M_RMXATTR; m->fd_arg = 0; return true;
+	case NR_SETXATTRAT:
+		m->kind = M_SETXATTR; m->fd_arg = 0; m->path_arg = 1; m->flags_arg = 2;
+		return true;
+	case NR_REMOVEXATTRAT:
+		m->kind = M_RMXATTR; m->fd_arg = 0; m->path_arg = 1; m->flags_arg = 2;
+		return true;
+	case NR_FILE_SETATTR:
+		m->kind = M_SETATTR; m->fd_arg = 0; m->path_arg = 1; m->flags_arg = 4;
+		return true;
+	case SYS_ioctl:
+		m->kind = (unsigned)a[1] == FS_IOC_FSSETXATTR ? M_FSXATTR : M_FLAGS;
+		m->fd_arg = 0;
+		return true;
+	}
+	return false;
+}
+
+/* Do the call on the object we hold (fd: a real fd for fd forms, else O_PATH). */
+static int meta_do(struct call *c, const struct meta_call *mc, int fd, bool is_fd_form,
+		   bool is_link)
+{
+	const uint64_t *a = (const uint64_t *)c->req->data.args;
+	int nr = c->req->data.nr;
+	char via[64];
+	snprintf(via, sizeof(via), "/proc/self/fd/%d", fd);
+	int r = 0;
+	switch (mc->kind) {
+	case M_CHMOD: {
+		mode_t mode = (mode_t)(nr == SYS_chmod || nr == SYS_fchmod ? a[1] : a[2]);
+		if (is_link)
+			return -EOPNOTSUPP; /* a symlink's mode cannot change */
+		r = is_fd_form ? fchmod(fd, mode) : chmod(via, mode);
+		break;
+	}
+	case M_CHOWN: {
+		int i = nr == SYS_fchownat ? 2 : 1;
+		uid_t u = (uid_t)a[i];
+		gid_t g = (gid_t)a[i + 1];
+		r = is_fd_form ? fchown(fd, u, g) : fchownat(fd, "", u, g, AT_EMPTY_PATH);
+		break;
+	}
+	case M_TIMES: {
+		struct timespec ts[2];
+		struct timespec *tp = ts;
+		uint64_t at = nr == SYS_utime || nr == SYS_utimes ? a[1] : a[2];
+		if (!at) {
+			tp = NULL;
+		} else if (nr == SYS_utime) {
+			struct { long actime, modtime; } ub;
+			if ((r = read_mem(c, at, &ub, sizeof(ub))) < 0)
+				return r;
+			ts[0] = (struct timespec){ub.actime, 0};
+			ts[1] = (struct timespec){ub.modtime, 0};
+		} else if (nr == SYS_utimes || nr == SYS_futimesat) {
+			struct timeval tv[2];
+			if ((r = read_mem(c, at, tv, sizeof(tv))) < 0)
+				return r;
+			for (int i = 0; i < 2; i++)
+				ts[i] = (struct timespec){tv[i].tv_sec, tv[i].tv_usec * 1000};
+		} else if ((r = read_mem(c, at, ts, sizeof(ts))) < 0) {
+			return r;
+		}
+		if (is_fd_form)
+			r = futimens(fd, tp);
+		else if (is_link)
+			r = utimensat(fd, "", tp, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+		else
+			r = utimensat(AT_FDCWD, via, tp, 0);
+		break;
+	}
+	case M_SETXATTR:
+	case M_RMXATTR: {
+		char name[256];
+		uint64_t name_at = nr == NR_SETXATTRAT || nr == NR_REMOVEXATTRAT ? a[3] : a[1];
+		if ((r = read_str(c, name_at, name, sizeof(name))) < 0)
+			return r == -ENAMETOOLONG ? -ERANGE : r;
+		if (is_link)
+			return -EPERM; /* user xattrs are for files and folders only */
+		if (mc->kind == M_RMXATTR) {
+			r = is_fd_form ? fremovexattr(fd, name) : removexattr(via, name);
+			break;
+		}
+		uint64_t val_at = a[2], size = a[3];
+		int flags = (int)a[4];
+		if (nr == NR_SETXATTRAT) {
+			struct { uint64_t value; uint32_t size, flags; } xa;
+			if (a[5] < sizeof(xa))
+				return -EINVAL;
+			if ((r = read_mem(c, a[4], &xa, sizeof(xa))) < 0)
+				return r;
+			val_at = xa.value;
+			size = xa.size;
+			flags = (int)xa.flags;
+		}
+		if (size > 65536)
+			return -E2BIG;
+		char *val = malloc(size ? size : 1);
+		if (!val)
+			return -ENOMEM;
+		if ((r = read_mem(c, val_at, val, size)) == 0)
+			r = is_fd_form ? fsetxattr(fd, name, val, size, flags)
+				       : setxattr(via, name, val, size, flags);
+		free(val);
+		break;
+	}
+	case M_FLAGS: {
+		int v;
+		if ((r = read_mem(c, a[2], &v, sizeof(v))) < 0)
+			return r;
+		r = ioctl(fd, FS_IOC_SETFLAGS, &v);
+		break;
+	}
+	case M_FSXATTR: {
+		struct fsxattr fx;
+		if ((r = read_mem(c, a[2], &fx, sizeof(fx))) < 0)
+			return r;
+		r = ioctl(fd, FS_IOC_FSSETXATTR, &fx);
+		break;
+	}
+	case M_SETATTR: {
+		char attr[256];
+		if (a[3] > sizeof(attr))
+			return -E2BIG;
+		if ((r = read_mem(c, a[2], attr, a[3])) < 0)
+			return r;
+		r = (int)syscall(NR_FILE_SETATTR, fd, "", attr, (size_t)a[3],
+				 AT_EMPTY_PATH | (is_link ? AT_SYMLINK_NOFOLLOW : 0));
+		break;
+	}
+	}
+	return r < 0 ? -errno : 0;
+}
+
+static void serve_meta(struct call *c)
+{
+	const uint64_t *a = (const uint64_t *)c->req->data.args;
+	struct meta_call mc;
+	if (!meta_shape(c->req->data.nr, a, &mc)) {
+		respond(c, 0, ENOSYS);
+		return;
+	}
+	int flags = mc.flags_arg >= 0 ? (int)a[mc.flags_arg] : 0;
+	bool follow = mc.follow && !(flags & AT_SYMLINK_NOFOLLOW);
+	char path[PATH_MAX];
+	bool fd_form = mc.path_arg < 0;
+	int r = 0;
+	if (!fd_form && (r = read_str(c, a[mc.path_arg], path, sizeof(path))) == 0 && !path[0]) {
+		/* AT_EMPTY_PATH with "": the dirfd is the object */
+		fd_form = (flags & AT_EMPTY_PATH) != 0;
+		r = fd_form ? 0 : -ENOENT;
+	}
+	int fd = -1;
+	if (r == 0 && fd_form) {
+		/*
+		 * fchmod and the other fd forms act on an open file: our copy of
+		 * it. A utimensat or fchownat on "" may name an O_PATH fd, which
+		 * pidfd_getfd cannot copy: the step's magic link reaches it.
+		 */
+		fd = step_fd(c, a[mc.fd_arg]);
+		if (fd == -EBADF && mc.kind != M_CHMOD && mc.kind != M_FLAGS && mc.kind != M_FSXATTR &&
+		    (int)a[mc.fd_arg] >= 0) {
+			char what[32];
+			snprintf(what, sizeof(what), "fd/%d", (int)a[mc.fd_arg]);
+			fd = proc_open(c, what, O_PATH);
+			fd_form = false;
+		}
+		r = fd < 0 ? fd : 0;
+	} else if (r == 0) {
+		uint64_t dirfd = mc.fd_arg >= 0 ? a[mc.fd_arg] : (uint64_t)(unsigned)AT_FDCWD;
+		fd = resolve(c, dirfd, path, follow);
+		r = fd < 0 ? fd : 0;
+	}
+	char where[PATH_MAX];
+	struct stat st;
+	bool known = r == 0 && held_path(fd, where, sizeof(where)) == 0;
+	if (r == 0 && (!known || fstat(fd, &st) < 0 || !writable_place(c, fd, where))) {
+		note_denial(c, OP_METADATA, known ? where : fd_form ? "?" : path, -1);
+		r = -EACCES;
+	}
+	if (r == 0)
+		r = meta_do(c, &mc, fd, fd_form, S_ISLNK(st.st_mode));
+	if (fd >= 0)
+		close(fd);
+	respond(c, 0, -r);
+}
+
+/* ---- the dispatcher ----------------------------------------------------- */
+
+/*
+ * The thread that performs calls for the step holds the step's own
+ * credentials: the caller's uid, gid and groups, and no capability but
+ * CAP_SYS_PTRACE (to copy the step's fds and memory). Capabilities are per
+ * thread; the rest of stepbox keeps its own.
+ */
+static int drop_caps_here(void)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &hdr, d) < 0)
+		return -errno;
+	d[0].effective &= 1u << CAP_SYS_PTRACE;
+	d[1].effective = 0;
+	d[0].inheritable = d[1].inheritable = 0;
+	return syscall(SYS_capset, &hdr, d) < 0 ? -errno : 0;
+}
+
+static void serve(struct supervisor *s, struct seccomp_notif *req)
+{
+	struct call c = {s, req, -1, (pid_t)req->pid, -1, -1};
+	/* the notifying thread's process; a thread pidfd where the kernel has them */
+	c.pidfd = (int)syscall(SYS_pidfd_open, c.tid, PIDFD_THREAD);
+	if (c.pidfd < 0)
+		c.pidfd = (int)syscall(SYS_pidfd_open, c.tid, 0);
+	if (c.pidfd < 0) {
+		pid_t tgid = -1;
+		char p[64], line[128];
+		snprintf(p, sizeof(p), "/proc/%d/status", (int)c.tid);
+		FILE *f = fopen(p, "re");
+		while (f && fgets(line, sizeof(line), f))
+			if (strncmp(line, "Tgid:", 5) == 0)
+				tgid = (pid_t)strtol(line + 5, NULL, 10);
+		if (f)
+			fclose(f);
+		c.pidfd = tgid > 0 ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1;
+	}
+	if (c.pidfd < 0 || !still_waiting(&c)) {
+		respond(&c, 0, ESRCH);
+	} else {
+		int nr = req->data.nr;
+		if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto || nr == SYS_sendmsg ||
+		    nr == SYS_sendmmsg)
+			serve_net(&c); /* takes req and the pidfd */
+		else if (s->meta)
+			serve_meta(&c);
+		else
+			respond(&c, 0, ENOSYS);
+	}
+	if (c.pidfd >= 0)
+		close(c.pidfd);
+	free(c.req);
+}
+
+static void *dispatch(void *arg)
+{
+	struct supervisor *s = arg;
+	if (drop_caps_here() < 0)
+		s->meta = false; /* fail closed below: every metadata call refused */
+	for (;;) {
+		struct pollfd p[2] = {{s->listener, POLLIN, 0}, {s->stop[0], POLLIN, 0}};
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+			break; /* every process that had the filter is gone */
+		struct seccomp_notif *req = calloc(1, s->sizes.seccomp_notif);
+		if (!req)
+			break;
+		if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
+			free(req);
+			if (errno == EINTR || errno == ENOENT)
+				continue;
+			break;
+		}
+		serve(s, req);
+	}
+	close(s->listener);
+	sup_unref(s);
+	return NULL;
+}
+
+int supervise_probe(struct stepbox_err *err)
+{
+	struct seccomp_notif_sizes sz;
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
+		err_set(err, ERR_UNAVAILABLE, errno, "seccomp user notification is missing");
+		err_hint(err, "the supervisor needs Linux 5.6 or newer");
+		return -ENOSYS;
+	}
+	if (syscall(SYS_pidfd_getfd, -1, 0, 0) < 0 && errno == ENOSYS) {
+		err_set(err, ERR_UNAVAILABLE, ENOSYS, "pidfd_getfd is missing");
+		err_hint(err, "the supervisor needs Linux 5.6 or newer");
+		return -ENOSYS;
+	}
+	return 0;
+}
+
+int supervise_start(struct supervisor **out, const struct supervise_config *cfg, int listener,
+		    struct stepbox_err *err)
+{
+	*out = NULL;
+	struct supervisor *s = calloc(1, sizeof(*s));
+	int r = s ? 0 : -ENOMEM;
+	if (s) {
+		s->listener = listener;
+		s->stop[0] = s->stop[1] = -1;
+		s->net_ruleset = -1;
+		s->meta = cfg->meta;
+		s->own_netns = cfg->own_netns;
+		s->refs = 2; /* the owner and the dispatcher */
+		pthread_mutex_init(&s->lock, NULL);
+	}
+	for (size_t i = 0; r == 0 && i < cfg->nwrite; i++)
+		r = strv_push(&s->write, cfg->write_dirs[i]);
+	for (size_t i = 0; r == 0 && i < cfg->nunix; i++)
+		r = strv_push(&s->unix_dirs, cfg->unix_dirs[i]);
+	for (size_t i = 0; r == 0 && i < cfg->nprivate; i++)
+		r = strv_push(&s->private_dirs, cfg->private_dirs[i]);
+	if (r == 0 && cfg->net_ruleset >= 0 &&
+	    (s->net_ruleset = fcntl(cfg->net_ruleset, F_DUPFD_CLOEXEC, 3)) < 0)
+		r = -errno;
+	if (r == 0 && syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &s->sizes) < 0)
+		r = -errno;
+	if (r == 0 && s->sizes.seccomp_notif < sizeof(struct seccomp_notif))
+		s->sizes.seccomp_notif = sizeof(struct seccomp_notif);
+	if (r == 0 && pipe2(s->stop, O_CLOEXEC) < 0)
+		r = -errno;
+	if (r == 0 && (r = -pthread_create(&s->thread, NULL, dispatch, s)) == 0) {
+		*out = s;
+		return 0;
+	}
+	if (s) {
+		if (s->stop[0] >= 0) {
+			close(s->stop[0]);
+			close(s->stop[1]);
+		}
+		s->refs = 1;
+		sup_unref(s);
+	}
+	close(listener);
+	return err_set(err, ERR_UNAVAILABLE, -r, "start the supervisor");
+}
+
+void supervise_stop(struct supervisor *s, struct explain *x)
+{
+	if (!s)
+		return;
+	close(s->stop[1]);
+	pthread_join(s->thread, NULL);
+	close(s->stop[0]);
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; x && i < s->ndenied; i++)
+		explain_add(x, s->denied[i].op, s->denied[i].program, s->denied[i].pid,
+			    s->denied[i].path, s->denied[i].port);
+	pthread_mutex_unlock(&s->lock);
+	sup_unref(s);
+}

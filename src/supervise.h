@@ -1,0 +1,77 @@
+/*
+ * supervise: what the kernel's layers cannot decide, decided in the stepbox
+ * parent through seccomp user notification.
+ *
+ * Below Landlock ABI 9 nothing in the kernel limits which pathname UNIX
+ * socket a step may connect to, and a namespace cannot hide a socket that
+ * lies inside a read-only grant; Landlock alone does not mediate metadata
+ * (chmod, chown, utimes, xattrs, inode flags) at all. The step's seccomp
+ * filter sends those calls here. The supervisor reads the call's arguments
+ * once (its own copy: the step's memory can change under it), resolves any
+ * path as the step would, pins the object it names with an O_PATH fd, checks
+ * it against the policy, and performs the call itself on the pinned object,
+ * on a copy of the step's socket (pidfd_getfd), with the step's own
+ * credentials (its capabilities dropped in the thread doing it). Nothing is
+ * ever sent back with "continue": the kernel would re-read what the step can
+ * change.
+ *
+ * What is allowed:
+ *  - connect and addressed sends to a pathname socket only beneath a write
+ *    location (a write grant, or the private /tmp and /dev/shm of the
+ *    namespace layers) or beneath a unix_sockets entry; otherwise EACCES;
+ *  - connect and addressed sends to an abstract socket only when a process of
+ *    the step bound that name (recorded when the supervisor binds it for the
+ *    step) and a socket of the step still holds it; otherwise EPERM, as
+ *    Landlock's scoping answers;
+ *  - TCP connects as the step's own Landlock ruleset allows (the thread doing
+ *    them is restricted by the same network rules);
+ *  - metadata changes (Landlock alone) only beneath write grants other than
+ *    device nodes; otherwise EACCES.
+ */
+#ifndef STEPBOX_SUPERVISE_H
+#define STEPBOX_SUPERVISE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+#include "explain.h"
+
+struct supervise_config {
+	char *const *write_dirs; /* canonical, as the step sees them */
+	size_t nwrite;
+	char *const *unix_dirs; /* unix_sockets entries, canonical */
+	size_t nunix;
+	const char *const *private_dirs; /* the namespaces' private tmpfs (/tmp, /dev/shm) */
+	size_t nprivate;
+	bool meta;      /* metadata calls come too (Landlock alone) */
+	bool own_netns; /* the step has a network namespace of its own */
+	int net_ruleset; /* Landlock ruleset handling TCP for on-behalf connects, or -1 */
+};
+
+struct supervisor;
+
+/*
+ * Whether this kernel can supervise: user notification, pidfd_open and
+ * pidfd_getfd (Linux 5.6). 0, or a negative errno with err saying what is
+ * missing.
+ */
+int supervise_probe(struct stepbox_err *err);
+
+/*
+ * Serve the notifications of listener (taken over: closed by the supervisor)
+ * in a thread of its own until supervise_stop. The config is copied. 0 or
+ * -errno with err.
+ */
+int supervise_start(struct supervisor **out, const struct supervise_config *c, int listener,
+		    struct stepbox_err *err);
+
+/*
+ * Stop serving once the step's processes are gone, and add what was refused
+ * to x (when not NULL). A call still being performed for the step (a TCP
+ * connect that waits for its peer) finishes on its own thread; what it
+ * shares is freed by whichever of them ends last. NULL is a no-op.
+ */
+void supervise_stop(struct supervisor *s, struct explain *x);
+
+#endif

@@ -1,0 +1,125 @@
+#!/bin/bash
+# t0302 (red team): UNIX sockets. A step reached the host's control sockets
+# (a tmux server, a D-Bus bus, a Docker-style socket, an ssh-agent) by path,
+# and host services on abstract names. Rule for every backend: connect and
+# addressed sends to a pathname socket only beneath a write grant (or a
+# unix_sockets entry); abstract names only when the step bound them.
+. "$(dirname "$0")/lib.sh"
+
+mkdir -p "$T/host"
+# a host service on a pathname socket (stream and datagram) and an abstract name,
+# readable by every user; the step is given read access to the folder
+python3 - "$T/host" "$$" <<'PY' &
+import os, socket, sys, time
+d, tag = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX); s.bind(d + "/svc.sock"); s.listen(8)
+g = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); g.bind(d + "/log.sock")
+a = socket.socket(socket.AF_UNIX); a.bind("\0stepbox-host-" + tag); a.listen(8)
+for p in ("/svc.sock", "/log.sock"):
+    os.chmod(d + p, 0o777)
+open(d + "/ready", "w").close()
+time.sleep(120)
+PY
+BG_PIDS="$BG_PIDS $!"
+for _ in $(seq 50); do [ -e "$T/host/ready" ] && break; sleep 0.1; done
+chmod -R a+rx "$T/host"
+ln -s "$T/host/svc.sock" "$T/w/link.sock"
+
+probe() { # connect/sendto a target from inside: prints OK or the errno name
+	cat <<PY
+import errno, socket, sys
+def go(kind, addr):
+    try:
+        if kind == "dgram":
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b"x", addr)
+        elif kind == "dgram-connect":
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.connect(addr); s.send(b"x")
+        else:
+            s = socket.socket(socket.AF_UNIX); s.connect(addr)
+        print("OK")
+    except OSError as e:
+        print(errno.errorcode.get(e.errno, e.errno))
+go(sys.argv[1], sys.argv[2].replace("@", "\0", 1) if sys.argv[2].startswith("@") else sys.argv[2])
+PY
+}
+probe >"$T/w/probe.py"
+
+# outside every write grant: refused, whatever the way of naming it
+for case in "stream:$T/host/svc.sock" "dgram:$T/host/log.sock" "dgram-connect:$T/host/log.sock" \
+	"stream:link.sock" "stream:../w/../host/svc.sock"; do
+	kind=${case%%:*} addr=${case#*:}
+	run_sb run -r "$T/host" -- python3 probe.py "$kind" "$addr"
+	if [ "$RC" = 0 ] && [ "$OUT" = EACCES ]; then ok "$kind $addr outside the write grants: EACCES"
+	else notok "$kind $addr outside the write grants: EACCES" "rc=$RC out=$OUT"; fi
+done
+# the same socket through /proc/self/fd (an O_PATH fd opened outside Landlock's reach)
+run_sb run -r "$T/host" -- python3 -c "
+import os, socket, errno
+fd = os.open('$T/host/svc.sock', os.O_PATH)
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect('/proc/self/fd/%d' % fd); print('OK')
+except OSError as e:
+    print(errno.errorcode.get(e.errno))"
+[ "$RC" = 0 ] && [ "$OUT" = EACCES ] && ok "through /proc/self/fd: EACCES" || notok "through /proc/self/fd: EACCES" "rc=$RC out=$OUT"
+
+# positive controls: the same program, the same socket, once its folder is granted
+run_sb run -w "$T/host" -- python3 probe.py stream "$T/host/svc.sock"
+[ "$RC" = 0 ] && [ "$OUT" = OK ] && ok "the same socket beneath a write grant connects" || notok "the same socket beneath a write grant connects" "rc=$RC out=$OUT"
+run_sb run -w "$T/host" -- python3 probe.py dgram "$T/host/log.sock"
+[ "$RC" = 0 ] && [ "$OUT" = OK ] && ok "a datagram beneath a write grant is sent" || notok "a datagram beneath a write grant is sent" "rc=$RC out=$OUT"
+run_sb run -- python3 -c "
+import socket, os
+a = socket.socket(socket.AF_UNIX); a.bind('in.sock'); a.listen(1)
+b = socket.socket(socket.AF_UNIX); b.connect('in.sock')
+c, _ = a.accept(); b.send(b'hi'); assert c.recv(2) == b'hi'
+d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); d.bind('d.sock')
+e = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); e.sendto(b'yo', 'd.sock'); assert d.recv(2) == b'yo'
+x, y = socket.socketpair(); x.sendmsg([b'pair']); assert y.recv(4) == b'pair'
+print('OK')"
+[ "$RC" = 0 ] && [ "$OUT" = OK ] && ok "sockets the step makes in its workdir work (stream, datagram, pair)" || notok "sockets the step makes in its workdir work" "rc=$RC out=$OUT"
+# fds passed over a socket arrive (the supervisor performs sendmsg with SCM_RIGHTS)
+run_sb run -- python3 -c "
+import socket, os, array
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+r, w = os.pipe()
+d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); d.bind('fdp.sock')
+e = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+e.sendmsg([b'f'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [w]))], 0, 'fdp.sock')
+msg, anc, _, _ = d.recvmsg(1, socket.CMSG_SPACE(4))
+fd = array.array('i', anc[0][2])[0]
+os.write(fd, b'ok'); print(os.read(r, 2).decode().upper())"
+[ "$RC" = 0 ] && [ "$OUT" = OK ] && ok "SCM_RIGHTS through an addressed sendmsg" || notok "SCM_RIGHTS through an addressed sendmsg" "rc=$RC out=$OUT"
+
+# abstract names: a host service's is refused; one the step bound is reached
+run_sb run -- python3 probe.py stream "@stepbox-host-$$"
+if [ "$RC" = 0 ] && { [ "$OUT" = EPERM ] || [ "$OUT" = ECONNREFUSED ]; }; then ok "a host abstract name is refused ($OUT)"
+else notok "a host abstract name is refused" "rc=$RC out=$OUT"; fi
+run_sb run --net none -- python3 probe.py stream "@stepbox-host-$$"
+if [ "$RC" = 0 ] && [ "$OUT" != OK ]; then ok "a host abstract name is refused with --net none ($OUT)"
+else notok "a host abstract name is refused with --net none" "rc=$RC out=$OUT"; fi
+run_sb run -- python3 -c "
+import socket
+a = socket.socket(socket.AF_UNIX); a.bind('\0stepbox-inner-$$'); a.listen(1)
+b = socket.socket(socket.AF_UNIX); b.connect('\0stepbox-inner-$$')
+u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); u.bind('')
+v = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); v.sendto(b'x', u.getsockname()); assert u.recv(1) == b'x'
+print('OK')"
+[ "$RC" = 0 ] && [ "$OUT" = OK ] && ok "abstract names (and autobind) the step binds are reached" || notok "abstract names the step binds are reached" "rc=$RC out=$OUT"
+# a name the step let go of and the host took is refused
+run_sb run -- python3 -c "
+import socket, subprocess, sys, time, errno
+a = socket.socket(socket.AF_UNIX); a.bind('\0stepbox-reuse-$$'); a.listen(1); a.close()
+h = subprocess.Popen([sys.executable, '-c', 'import socket,time; s=socket.socket(socket.AF_UNIX); s.bind(\"\\\\0stepbox-reuse-$$\"); s.listen(1); print(1, flush=True); time.sleep(5)'], stdout=subprocess.PIPE)
+h.stdout.readline()
+try:
+    socket.socket(socket.AF_UNIX).connect('\0stepbox-reuse-$$'); print('OK')
+except OSError as e:
+    print('refused' if e.errno in (errno.EPERM, errno.EACCES) else e)
+h.kill()" 2>&1
+# inside the sandbox the helper that re-binds is itself part of the step: allowed
+[ "$RC" = 0 ] && [ "$OUT" = OK ] && ok "a name re-bound inside the step is the step's" || notok "a name re-bound inside the step is the step's" "rc=$RC out=$OUT"
+
+# the denial is named by --explain
+run_sb run --explain -r "$T/host" -- python3 probe.py stream "$T/host/svc.sock"
+grep -q "connect '$T/host/svc.sock'" "$T/out/err" && ok "--explain names the refused socket" || notok "--explain names the refused socket"

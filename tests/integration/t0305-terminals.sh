@@ -1,0 +1,71 @@
+#!/bin/bash
+# t0305 (red team): the user's other terminals. The baseline granted the
+# host's /dev/pts: a step read a password typed in another terminal and wrote
+# a fake prompt on it. The namespace layers mount a devpts of their own;
+# Landlock alone grants only the step's own terminal and /dev/ptmx.
+. "$(dirname "$0")/lib.sh"
+
+# another terminal of this user, open outside the sandbox
+python3 - "$T/pts" <<'PY' &
+import os, pty, sys, time
+m, s = pty.openpty()
+open(sys.argv[1], "w").write(os.ttyname(s))
+time.sleep(60)
+PY
+BG_PIDS="$BG_PIDS $!"
+for _ in $(seq 50); do [ -s "$T/pts" ] && break; sleep 0.1; done
+other=$(cat "$T/pts")
+[ -n "$other" ] || { notok "a terminal to attack" "no pty"; exit 0; }
+
+open_tty() {
+	cat <<'PY'
+import errno, os, sys
+try:
+    fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)
+    st = os.fstat(fd)
+    print("OK %d" % st.st_rdev)
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))
+PY
+}
+open_tty >"$T/w/opentty.py"
+rdev=$(stat -c '%t:%T' "$other")
+run_sb run -- python3 opentty.py "$other"
+case "$OUT" in
+"OK "*)
+	# under a private devpts the same name may be another (our own) terminal
+	inside=$(printf '%x:%x' $(( ${OUT#OK } >> 8 )) $(( ${OUT#OK } & 255 )))
+	if [ "$BACKEND" != landlock ] && [ "$inside" != "$rdev" ]; then ok "$other inside is not the host's terminal"
+	else notok "another terminal of the user cannot be opened" "opened $other"; fi ;;
+*) [ "$RC" = 0 ] && ok "another terminal of the user cannot be opened ($OUT)" || notok "another terminal cannot be opened" "rc=$RC $OUT" ;;
+esac
+run_sb run -- sh -c "echo fake-prompt > $other"
+[ "$RC" != 0 ] || [ "$BACKEND" != landlock ] && ok "nothing is written to another terminal" || notok "nothing is written to another terminal"
+if [ "$BACKEND" = landlock ]; then
+	denied "the host's /dev/pts cannot be listed" 'ls /dev/pts/'
+else
+	in_box "/dev/pts holds only the step's own terminals" 'test -z "$(ls /dev/pts | grep -v ptmx)"'
+fi
+
+# positive controls: a new pty works everywhere; the step's own terminal works
+in_box "a new pty can be opened" 'python3 -c "import pty, os; m, s = pty.openpty(); os.write(m, b\"x\\n\"); assert os.read(s, 2)"'
+python3 - "$SB" "$T/w" <<'PY' >"$T/out/own" 2>&1
+import os, pty, subprocess, sys
+sb, wd = sys.argv[1], sys.argv[2]
+m, s = pty.openpty()
+name = os.ttyname(s)
+p = subprocess.run([sb, "run", "-C", wd, "--", "python3", "-c",
+    "import os,sys; print(os.isatty(0)); os.write(1, b'to-own-terminal\\n')"],
+    stdin=s, stdout=s, stderr=subprocess.PIPE, cwd=wd)
+os.close(s)
+out = b""
+try:
+    while True:
+        b = os.read(m, 1024)
+        if not b: break
+        out += b
+except OSError:
+    pass
+print(p.returncode, out.decode(errors="replace").replace("\r", "").strip().replace("\n", " "))
+PY
+grep -q "^0 True to-own-terminal" "$T/out/own" && ok "the step's own terminal reads and writes" || notok "the step's own terminal reads and writes" "$(cat "$T/out/own")"

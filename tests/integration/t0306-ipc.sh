@@ -1,0 +1,75 @@
+#!/bin/bash
+# t0306 (red team): host System V IPC, /dev/shm and /proc. A step attached a
+# host program's shared memory segment and rewrote it, used the host's
+# /dev/shm (files that outlive the run) and read every host process's command
+# line. The namespace layers give a new IPC namespace, a private /dev/shm and
+# a private procfs; Landlock alone refuses System V IPC and /dev/shm.
+. "$(dirname "$0")/lib.sh"
+
+# a host segment with a known key, and a host process with a secret argument
+key=$((0x5b000000 + $$ % 65536))
+python3 - "$key" "$T/shm" <<'PY' &
+import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+key = int(sys.argv[1])
+sid = libc.shmget(key, 4096, 0o1666)  # IPC_CREAT | 0666
+assert sid >= 0, ctypes.get_errno()
+addr = libc.shmat(sid, None, 0)
+ctypes.memmove(addr, b"host-data", 9)
+open(sys.argv[2], "w").write(str(sid))
+time.sleep(60)
+libc.shmctl(sid, 0, None)  # IPC_RMID
+PY
+BG_PIDS="$BG_PIDS $!"
+for _ in $(seq 50); do [ -s "$T/shm" ] && break; sleep 0.1; done
+sleep 300 --stepbox-secret-argument-$$ 2>/dev/null &
+BG_PIDS="$BG_PIDS $!"
+sleep 300 &
+victim=$!
+BG_PIDS="$BG_PIDS $victim"
+
+cat >"$T/w/shm.py" <<'PY'
+import ctypes, errno, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+sid = libc.shmget(int(sys.argv[1]), 0, 0)
+if sid < 0:
+    print(errno.errorcode.get(ctypes.get_errno())); sys.exit()
+addr = libc.shmat(sid, None, 0)
+if addr in (None, ctypes.c_void_p(-1).value):
+    print(errno.errorcode.get(ctypes.get_errno())); sys.exit()
+ctypes.memmove(addr, b"PWNED-BY-STEP", 13)
+print("ATTACHED")
+PY
+# positive control: the same program outside the sandbox finds the segment
+python3 "$T/w/shm.py" "$key" >/dev/null 2>&1
+outside=$(python3 -c "
+import ctypes,sys; l=ctypes.CDLL(None); print(l.shmget($key, 0, 0) >= 0)")
+[ "$outside" = True ] && ok "the host segment exists (positive control)" || notok "the host segment exists"
+run_sb run -- python3 shm.py "$key"
+[ "$RC" = 0 ] && [ "$OUT" != ATTACHED ] && ok "the host's System V segment is out of reach ($OUT)" ||
+	notok "the host's System V segment is out of reach" "rc=$RC out=$OUT"
+in_box "System V message queues of the host are out of reach" "python3 -c '
+import ctypes; l = ctypes.CDLL(None, use_errno=True)
+q = l.msgget($key, 0)
+assert q < 0, q'"
+if [ "$BACKEND" = landlock ]; then
+	denied "System V IPC is refused (no IPC namespace)" "python3 -c '
+import ctypes, os; l = ctypes.CDLL(None, use_errno=True)
+if l.shmget(0, 4096, 0o1600) < 0: raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))'"
+	denied "the host's /dev/shm is refused" 'echo x > /dev/shm/stepbox-leak'
+	[ ! -e /dev/shm/stepbox-leak ] && ok "nothing was left in the host's /dev/shm" || { rm -f /dev/shm/stepbox-leak; notok "nothing was left in the host's /dev/shm"; }
+	skip "host processes hidden" "Landlock alone: the host's /proc stays visible (docs/security.md)"
+	denied "/proc/PID/environ of a host process" "cat /proc/$victim/environ"
+else
+	in_box "System V IPC of its own works (an IPC namespace)" "python3 -c '
+import ctypes; l = ctypes.CDLL(None, use_errno=True)
+assert l.shmget(0, 4096, 0o1600) >= 0'"
+	in_box "a private /dev/shm works" 'echo x > /dev/shm/stepbox-private && python3 -c "
+import multiprocessing as m; l = m.Lock(); l.acquire(); l.release()"'
+	[ ! -e /dev/shm/stepbox-private ] && ok "the private /dev/shm does not reach the host" || { rm -f /dev/shm/stepbox-private; notok "the private /dev/shm does not reach the host"; }
+	run_sb run -- sh -c "cat /proc/*/cmdline | tr '\\0' ' '"
+	echo "$OUT" | grep -q "stepbox-secret-argument-$$" && notok "host command lines are not visible" || ok "host command lines are not visible"
+	denied "a host process is not there" "cat /proc/$victim/status"
+fi
