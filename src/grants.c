@@ -15,22 +15,52 @@
 #define RX (GRANT_READ | GRANT_EXEC)
 #define DEVRW (GRANT_READ | GRANT_WRITE | GRANT_DEV)
 
-/* DESIGN.md, "What every command may touch". */
+/* Which layers a baseline entry is for. */
+enum { BOTH, NS_ONLY };
+
+/*
+ * DESIGN.md, "What every command may touch". Under the namespaces /proc,
+ * /dev/pts, /dev/shm and /tmp are made anew for the step (GRANT_PRIVATE):
+ * nothing of the host's. Landlock alone has no private ones: the host's
+ * /proc stays, only the step's own terminal is granted (grants_host.ttys)
+ * besides /dev/ptmx, and /dev/shm and /tmp are not granted at all.
+ */
 static const struct {
 	const char *path;
 	unsigned access;
+	int when;
 } baseline[] = {
-	{"/usr", RX},        {"/bin", RX},
-	{"/sbin", RX},       {"/lib", RX},
-	{"/lib32", RX},      {"/lib64", RX},
-	{"/libx32", RX},     {"/etc", GRANT_READ},
-	{"/proc", GRANT_READ}, {"/sys/devices/system/cpu", GRANT_READ},
-	{"/dev/null", DEVRW}, {"/dev/zero", DEVRW},
-	{"/dev/full", DEVRW}, {"/dev/random", DEVRW},
-	{"/dev/urandom", DEVRW}, {"/dev/tty", DEVRW},
-	{"/dev/pts", DEVRW}, {"/dev/ptmx", DEVRW},
-	{"/dev/shm", GRANT_READ | GRANT_WRITE},
+	{"/usr", RX, BOTH},
+	{"/bin", RX, BOTH},
+	{"/sbin", RX, BOTH},
+	{"/lib", RX, BOTH},
+	{"/lib32", RX, BOTH},
+	{"/lib64", RX, BOTH},
+	{"/libx32", RX, BOTH},
+	{"/etc", GRANT_READ, BOTH},
+	{"/proc", GRANT_READ, BOTH},
+	{"/sys/devices/system/cpu", GRANT_READ, BOTH},
+	{"/dev/null", DEVRW, BOTH},
+	{"/dev/zero", DEVRW, BOTH},
+	{"/dev/full", DEVRW, BOTH},
+	{"/dev/random", DEVRW, BOTH},
+	{"/dev/urandom", DEVRW, BOTH},
+	{"/dev/tty", DEVRW, BOTH},
+	{"/dev/ptmx", DEVRW, BOTH},
+	{"/dev/pts", DEVRW | GRANT_PRIVATE, NS_ONLY},
+	{"/dev/shm", GRANT_READ | GRANT_WRITE | GRANT_PRIVATE, NS_ONLY},
+	{"/tmp", GRANT_READ | GRANT_WRITE | GRANT_EXEC | GRANT_PRIVATE, NS_ONLY},
 };
+
+/* The access of baseline entry i under host's layers; 0: not for them. */
+static unsigned baseline_access(size_t i, const struct grants_host *host)
+{
+	if (baseline[i].when == NS_ONLY && !host->namespaces)
+		return 0;
+	if (strcmp(baseline[i].path, "/proc") == 0 && host->namespaces)
+		return baseline[i].access | GRANT_PRIVATE;
+	return baseline[i].access;
+}
 
 /*
  * A rule on /etc does not follow the symlinks inside it: on systemd-resolved
@@ -272,8 +302,9 @@ int grants_canon(const char *root, const char *path, char **out, bool *exists)
 bool grants_covers(const struct grants *g, const char *path, unsigned access)
 {
 	unsigned have = 0;
+	/* a private place (the namespaces' /tmp) holds nothing of the host's path */
 	for (size_t i = 0; i < g->n; i++)
-		if (path_beneath(path, g->v[i].path))
+		if (!(g->v[i].access & GRANT_PRIVATE) && path_beneath(path, g->v[i].path))
 			have |= g->v[i].access;
 	return (have & access) == access;
 }
@@ -489,27 +520,10 @@ static int note_locations(struct build *b)
 	if (r == 0 && cfg->persist)
 		r = note_location(b, cfg->persist, "persistent folder", true);
 	/*
-	 * The baseline's own writable folders: under Landlock alone /dev/shm is
-	 * the host's. Not its device files, and nothing in /proc: /dev/stdin
-	 * resolves through /proc/self/fd, a link no step planted.
+	 * The baseline writes no host folder: its device files are not folders,
+	 * and its writable folders (/tmp, /dev/shm) are private tmpfs under the
+	 * namespaces and not granted under Landlock alone.
 	 */
-	for (size_t i = 0; r == 0 && i < sizeof(baseline) / sizeof(baseline[0]); i++) {
-		char *canon = NULL, hp[PATH_MAX * 2];
-		bool exists;
-		struct stat st;
-		if (!(baseline[i].access & GRANT_WRITE) ||
-		    grants_canon(b->host->root, baseline[i].path, &canon, &exists) < 0 || !exists ||
-		    path_beneath(canon, "/proc") ||
-		    host_path(b->host->root, canon, hp, sizeof(hp)) < 0 || lstat(hp, &st) < 0 ||
-		    !S_ISDIR(st.st_mode)) {
-			free(canon);
-			continue;
-		}
-		r = wlocs_push(&b->check, canon, "baseline write grant");
-		free(canon);
-		if (r < 0)
-			err_set(b->err, ERR_USAGE, -r, "baseline grant '%s'", baseline[i].path);
-	}
 	if (r < 0)
 		return r;
 	const char *wd = cfg->workdir ? cfg->workdir : b->host->cwd;
@@ -740,13 +754,25 @@ static int add_requested(struct build *b, const char *req, unsigned access,
 static int add_baseline(struct build *b)
 {
 	for (size_t i = 0; i < sizeof(baseline) / sizeof(baseline[0]); i++) {
-		int r = add_requested(b, baseline[i].path, baseline[i].access, ORIGIN_BASELINE,
-				      false);
+		unsigned access = baseline_access(i, b->host);
+		int r = 0;
+		/* a private place is made anew at its path: the host's is irrelevant */
+		if (access & GRANT_PRIVATE)
+			r = add(b->g, strdup(baseline[i].path), strdup(baseline[i].path), access,
+				ORIGIN_BASELINE, true);
+		else if (access)
+			r = add_requested(b, baseline[i].path, access, ORIGIN_BASELINE, false);
 		if (r < 0 && b->refused)
 			return r;
 		if (r < 0)
 			return err_set(b->err, ERR_UNAVAILABLE, -r, "baseline grant '%s'",
 				       baseline[i].path);
+	}
+	/* Landlock alone: the step's own terminal, never the host's other ones */
+	for (size_t i = 0; !b->host->namespaces && b->host->ttys && b->host->ttys[i]; i++) {
+		int r = add_requested(b, b->host->ttys[i], DEVRW, ORIGIN_BASELINE, false);
+		if (r < 0 && b->refused)
+			return r;
 	}
 	for (size_t i = 0; i < sizeof(etc_explicit) / sizeof(etc_explicit[0]); i++) {
 		char *canon = NULL, hp[PATH_MAX * 2];
@@ -1002,6 +1028,8 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 		{&cfg->read_flag, RX, ORIGIN_FLAG},
 		{&cfg->write_policy, RX | GRANT_WRITE, ORIGIN_POLICY},
 		{&cfg->write_flag, RX | GRANT_WRITE, ORIGIN_FLAG},
+		{&cfg->unix_policy, GRANT_CONNECT, ORIGIN_POLICY},
+		{&cfg->unix_flag, GRANT_CONNECT, ORIGIN_FLAG},
 	};
 	for (size_t l = 0; r == 0 && l < sizeof(reqs) / sizeof(reqs[0]); l++) {
 		for (size_t i = 0; r == 0 && i < reqs[l].list->n; i++) {

@@ -17,6 +17,14 @@
 #define GRANT_EXEC 2u  /* execute files */
 #define GRANT_WRITE 4u /* write, create, delete, rename, truncate beneath */
 #define GRANT_DEV 8u   /* ioctl on the device nodes beneath */
+/*
+ * Made anew by the namespace layers, never the host's: a private procfs,
+ * devpts or tmpfs mounted at the path. Landlock gets no rule for the host's
+ * path; the child adds one for what it mounted.
+ */
+#define GRANT_PRIVATE 16u
+/* Connect to the pathname UNIX sockets beneath (unix_sockets, --unix): nothing else. */
+#define GRANT_CONNECT 32u
 
 enum grant_origin {
 	ORIGIN_BASELINE,
@@ -83,6 +91,8 @@ struct grants_host {
 	 */
 	bool hide_etc_secrets;
 	bool keep_links;         /* record symlinks of split folders (mountns needs them) */
+	bool namespaces;         /* the namespace layers run: private /proc, /dev/pts, /dev/shm, /tmp */
+	const char *const *ttys; /* Landlock alone: the step's own terminal(s), NULL-terminated */
 };
 
 /*
@@ -117,7 +127,10 @@ typedef int (*grants_link_fn)(void *arg, const char *link, const char *target);
 int grants_canon_links(const char *root, const char *path, char **out, bool *exists,
 		       grants_link_fn on_link, void *arg);
 
-/* Whether some grant allows every bit of access on canonical path. */
+/*
+ * Whether some grant allows every bit of access on the host's canonical path
+ * (a private place of the namespaces covers none of the host's paths).
+ */
 bool grants_covers(const struct grants *g, const char *path, unsigned access);
 
 /*

@@ -214,6 +214,8 @@ int landlock_build(const struct landlock_features *f, const struct grants *g,
 	}
 	for (size_t i = 0; i < g->n; i++) {
 		const struct grant *gr = &g->v[i];
+		if (gr->access & GRANT_PRIVATE)
+			continue; /* made anew in the child, which adds its own rule */
 		/*
 		 * A grant is canonical: no symlink on its way. One there now was
 		 * planted since it was resolved (a step running beside this one),

@@ -616,8 +616,13 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 	}
 	const char *what = rep.step >= 0 && rep.step < STEP_LISTENER ? step_names[rep.step]
 								     : "set up the child";
+	res->ns_failed = rep.step == STEP_MOUNTNS;
 	if (rep.step == STEP_MOUNTNS)
 		err_set(err, ERR_UNAVAILABLE, rep.errnum, "namespaces: %.250s", rep.detail);
+	if (rep.step == STEP_MOUNTNS && rep.errnum == EPERM && strstr(rep.detail, "new /proc"))
+		err_hint(err, "the kernel refuses a new procfs in a user namespace while parts of the "
+			      "host's /proc are covered by other mounts (a container's masked /proc); "
+			      "unmask /proc, run as root, or use --backend landlock");
 	else
 		err_set(err, ERR_UNAVAILABLE, rep.errnum, "cannot %s", what);
 	if (rep.step == STEP_LANDLOCK)
@@ -677,6 +682,7 @@ int launch_run(const struct launch_spec *s, struct launch_result *res, struct st
 	struct supervisor *sup = NULL;
 	if (pid < 0) {
 		int e = errno;
+		res->ns_failed = s->mountns != NULL;
 		r = s->mountns ? mountns_unavailable(s->mountns, e, err)
 			       : err_set(err, ERR_UNAVAILABLE, e, "fork");
 	} else {

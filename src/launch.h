@@ -38,6 +38,7 @@ struct launch_result {
 	int signal;      /* the signal that killed it, or 0 */
 	bool timed_out;
 	bool started;    /* the command was exec'd */
+	bool ns_failed;  /* the namespace layers could not be built (nothing ran) */
 	pid_t child;     /* stepbox's child: the creator of the Landlock domain */
 	double duration_s;
 };

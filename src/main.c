@@ -39,8 +39,9 @@ static const char usage[] =
 	"      --allow-broad-grants  accept a workdir or write grant that is /, a\n"
 	"                         top-level system folder (/usr, /etc, /var...) or HOME\n"
 	"      --persist DIR      the workflow's persistent tool folder (created 0700)\n"
+	"      --unix PATH        allow connecting to pathname UNIX sockets beneath PATH\n"
 	"      --net MODE         allow (default) | none | tcp:PORT[,PORT...] (connect)\n"
-	"      --backend NAME     auto (default) | landlock | mountns | none\n"
+	"      --backend NAME     auto (default) | stacked | landlock | mountns | none\n"
 	"      --env NAME=VALUE   set a variable; --env NAME keeps an inherited one\n"
 	"      --unset NAME       remove an inherited variable\n"
 	"      --clean-env        start from PATH HOME USER LOGNAME LANG LC_* TERM TZ\n"
@@ -58,7 +59,7 @@ static const char usage[] =
 
 enum { OPT_CONSUME = 256, OPT_WD_RO, OPT_PERSIST, OPT_NET, OPT_BACKEND, OPT_ENV, OPT_UNSET,
        OPT_CLEAN_ENV, OPT_TIMEOUT, OPT_EXPLAIN, OPT_ENABLE_AUDIT, OPT_REPORT, OPT_JSON,
-       OPT_VERSION, OPT_ALLOW_BROAD };
+       OPT_VERSION, OPT_ALLOW_BROAD, OPT_UNIX };
 
 static const struct option options[] = {
 	{"policy", required_argument, NULL, 'p'},
@@ -69,6 +70,7 @@ static const struct option options[] = {
 	{"workdir-readonly", no_argument, NULL, OPT_WD_RO},
 	{"allow-broad-grants", no_argument, NULL, OPT_ALLOW_BROAD},
 	{"persist", required_argument, NULL, OPT_PERSIST},
+	{"unix", required_argument, NULL, OPT_UNIX},
 	{"net", required_argument, NULL, OPT_NET},
 	{"backend", required_argument, NULL, OPT_BACKEND},
 	{"env", required_argument, NULL, OPT_ENV},
@@ -140,6 +142,9 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, bool *json,
 			break;
 		case 'w':
 			r = add_path(&cfg->write_flag, optarg, "--write", err);
+			break;
+		case OPT_UNIX:
+			r = add_path(&cfg->unix_flag, optarg, "--unix", err);
 			break;
 		case 'C':
 			r = set_once(&cfg->workdir, optarg, "--workdir", err);

@@ -69,17 +69,19 @@ static int push(struct mountns_plan *p, size_t *cap, struct mountns_entry e)
 	return 0;
 }
 
-/* The kind of mount a granted path gets: the special places are made anew. */
-static enum mountns_kind kind_of(const char *path, bool only_baseline)
+/*
+ * The kind of mount a granted path gets. /proc and /dev/pts are always made
+ * anew (the host's would show its processes and terminals); a private place
+ * (/tmp, /dev/shm) is a tmpfs of the step's own unless a grant names the
+ * host's folder there too.
+ */
+static enum mountns_kind kind_of(const char *path, bool private_only)
 {
 	if (strcmp(path, "/proc") == 0)
 		return MNT_PROC;
 	if (strcmp(path, "/dev/pts") == 0)
 		return MNT_DEVPTS;
-	/* /tmp and /dev/shm are the step's own unless a grant names the host's */
-	if (only_baseline && (strcmp(path, "/dev/shm") == 0 || strcmp(path, "/tmp") == 0))
-		return MNT_TMPFS;
-	return MNT_BIND;
+	return private_only ? MNT_TMPFS : MNT_BIND;
 }
 
 /*
@@ -99,29 +101,26 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 		v[i] = &g->v[i];
 	qsort(v, g->n, sizeof(*v), by_grant_path);
 	int r = 0;
-	bool tmp = false, proc = false;
+	bool proc = false;
 	for (size_t i = 0; r == 0 && i < g->n;) {
 		/* one mount per path: the union of every grant's access */
 		size_t j = i;
 		unsigned access = 0;
-		bool only_baseline = true;
+		bool private_only = true;
 		for (; j < g->n && strcmp(v[j]->path, v[i]->path) == 0; j++) {
 			access |= v[j]->access;
-			only_baseline &= v[j]->origin == ORIGIN_BASELINE;
+			private_only &= (v[j]->access & GRANT_PRIVATE) != 0;
 		}
 		const char *path = v[i]->path;
 		i = j;
 		if (strcmp(path, "/dev/ptmx") == 0)
 			continue; /* a link into the new devpts, below */
-		enum mountns_kind k = kind_of(path, only_baseline);
-		tmp |= strcmp(path, "/tmp") == 0;
+		enum mountns_kind k = kind_of(path, private_only);
 		proc |= k == MNT_PROC;
 		r = push(p, &cap, (struct mountns_entry){k, path, NULL, access,
 							 !(access & GRANT_WRITE)});
 	}
 	free(v);
-	if (r == 0 && !tmp)
-		r = push(p, &cap, (struct mountns_entry){MNT_TMPFS, "/tmp", NULL, 0, false});
 	for (size_t i = 0; r == 0 && proc && i < sizeof(proc_masks) / sizeof(proc_masks[0]); i++)
 		r = push(p, &cap, (struct mountns_entry){MNT_MASK, proc_masks[i], NULL, 0, true});
 	if (r < 0)

@@ -20,6 +20,8 @@ void policy_release(struct stepbox_config *cfg)
 {
 	strv_release(&cfg->read_policy);
 	strv_release(&cfg->read_flag);
+	strv_release(&cfg->unix_policy);
+	strv_release(&cfg->unix_flag);
 	strv_release(&cfg->write_policy);
 	strv_release(&cfg->write_flag);
 	strv_release(&cfg->env_set);
@@ -610,6 +612,8 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 		return get_paths(ld, key, v, &cfg->read_policy);
 	if (strcmp(key, "write_paths") == 0)
 		return get_paths(ld, key, v, &cfg->write_policy);
+	if (strcmp(key, "unix_sockets") == 0)
+		return get_paths(ld, key, v, &cfg->unix_policy);
 	if (strcmp(key, "network") == 0)
 		return load_network(ld, v);
 	if (strcmp(key, "env") == 0)
@@ -648,7 +652,8 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 	}
 	return bad(ld, key,
 		   "unknown key (version 1 knows version, workdir, read_paths, write_paths, "
-		   "persistent_dir, network, env, timeout_s, backend, allow_broad_grants)");
+		   "persistent_dir, network, env, timeout_s, backend, allow_broad_grants, "
+		   "unix_sockets)");
 }
 
 int policy_load_buffer(struct stepbox_config *cfg, const char *name, const char *buf, size_t len,

@@ -34,6 +34,7 @@ struct stepbox_config {
 	/* Requested grants, by where they came from (policy file first). */
 	struct strv read_policy, read_flag;
 	struct strv write_policy, write_flag;
+	struct strv unix_policy, unix_flag; /* unix_sockets / --unix */
 	char *workdir; /* absolute; NULL means the current folder */
 	bool workdir_readonly;
 	char *persist; /* --persist or persistent_dir, absolute */

@@ -76,6 +76,10 @@ int report_policy(FILE *out, const struct stepbox_config *cfg, const struct gran
 			json_object_set_new(o, "requested", json_string(gr->requested));
 		if (o && !gr->exists)
 			json_object_set_new(o, "created", json_true());
+		if (o && (gr->access & GRANT_PRIVATE))
+			json_object_set_new(o, "private", json_true());
+		if (o && (gr->access & GRANT_CONNECT))
+			json_object_set_new(o, "unix_sockets", json_true());
 		json_array_append_new(grants, o);
 	}
 	for (size_t i = 0; i < g->nskipped; i++)

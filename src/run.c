@@ -11,10 +11,35 @@
 #include "harden.h"
 #include "report.h"
 
+/*
+ * The step's own terminal: a terminal on stdin, stdout or stderr, by name
+ * (Landlock alone grants it, and /dev/ptmx, instead of the host's /dev/pts).
+ */
+static const char *const *own_ttys(struct run_ctx *ctx)
+{
+	size_t n = 0;
+	for (int fd = 0; fd < 3; fd++) {
+		char name[sizeof(ctx->tty_names[0])];
+		if (!isatty(fd) || ttyname_r(fd, name, sizeof(name)) != 0 ||
+		    strncmp(name, "/dev/pts/", 9) != 0)
+			continue;
+		bool seen = false;
+		for (size_t i = 0; i < n; i++)
+			seen |= strcmp(ctx->tty_names[i], name) == 0;
+		if (!seen)
+			memcpy(ctx->tty_names[n++], name, sizeof(name));
+	}
+	for (size_t i = 0; i < n; i++)
+		ctx->ttys[i] = ctx->tty_names[i];
+	ctx->ttys[n] = NULL;
+	return ctx->ttys;
+}
+
 int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct run_ctx *ctx,
 		struct stepbox_err *err)
 {
 	memset(ctx, 0, sizeof(*ctx));
+	ctx->inherited = inherited;
 	int r = landlock_probe(&ctx->features, backend_abi_cap(), err);
 	if (r == 0)
 		r = backend_choose(cfg, &ctx->features, &ctx->backend, err);
@@ -30,6 +55,9 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct
 		.browser_exe = getenv("AGENT_BROWSER_EXECUTABLE_PATH"),
 		.hide_etc_secrets = grants_should_hide_etc(),
 		.keep_links = ctx->backend.ns,
+		.namespaces = ctx->backend.ns,
+		.home = getenv("HOME"),
+		.ttys = own_ttys(ctx),
 	};
 	r = grants_build(cfg, &host, &ctx->grants, err);
 	if (r == 0)
@@ -80,18 +108,36 @@ static void say_what_is_missing(const struct stepbox_config *cfg, const struct r
 	strv_release(&missing);
 }
 
+static int fall_back(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
+		     bool learn)
+{
+	struct stepbox_config alone = *cfg;
+	struct stepbox_err err = {0};
+	char *const *inherited = ctx->inherited;
+	alone.backend = BACKEND_LANDLOCK;
+	run_release(ctx);
+	if (run_prepare(&alone, inherited, ctx, &err) < 0) {
+		err_print(&err);
+		return 125;
+	}
+	return run_exec(&alone, ctx, argv, learn);
+}
+
 /*
  * Where the supervisor lets a step reach a pathname socket or change
  * metadata: its write grants (not the device nodes: chmod /dev/null is no
  * step's business); the private /tmp and /dev/shm of the namespaces apart.
  */
-static int supervised_places(const struct run_ctx *ctx, struct strv *out, struct stepbox_err *err)
+static int supervised_places(const struct run_ctx *ctx, struct strv *out, struct strv *unix_dirs,
+			     struct stepbox_err *err)
 {
 	int r = 0;
 	for (size_t i = 0; r == 0 && i < ctx->grants.n; i++) {
 		const struct grant *g = &ctx->grants.v[i];
-		if ((g->access & GRANT_WRITE) && !(g->access & GRANT_DEV))
+		if ((g->access & GRANT_WRITE) && !(g->access & (GRANT_DEV | GRANT_PRIVATE)))
 			r = strv_push(out, g->path);
+		if (r == 0 && (g->access & GRANT_CONNECT))
+			r = strv_push(unix_dirs, g->path);
 	}
 	return r < 0 ? err_set(err, ERR_UNAVAILABLE, -r, "list the supervised places") : 0;
 }
@@ -129,6 +175,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 			fprintf(stderr, "stepbox: explain: %s; using the tracer\n", au.why);
 	}
 	int ruleset = -1, net_ruleset = -1, code = 125;
+	bool retry = false;
 	const struct backend *b = &ctx->backend;
 	int rc = grants_prepare_dirs(&ctx->grants, &err);
 	if (rc == 0)
@@ -149,9 +196,9 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.supervise_meta = b->supervise_meta,
 	};
 	harden_prepare(&h, cfg, &ho);
-	struct strv write = STRV_INIT;
+	struct strv write = STRV_INIT, unix_dirs = STRV_INIT;
 	if (rc == 0)
-		rc = supervised_places(ctx, &write, &err);
+		rc = supervised_places(ctx, &write, &unix_dirs, &err);
 	if (rc < 0)
 		goto out;
 	say_what_is_missing(cfg, ctx);
@@ -159,6 +206,8 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	struct supervise_config sc = {
 		.write_dirs = write.v,
 		.nwrite = write.n,
+		.unix_dirs = unix_dirs.v,
+		.nunix = unix_dirs.n,
 		.private_dirs = priv,
 		.nprivate = b->ns ? mountns_private_dirs(&ctx->mountns, priv, 4) : 0,
 		.meta = b->supervise_meta,
@@ -183,6 +232,12 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	};
 	struct launch_result res;
 	rc = launch_run(&spec, &res, &err);
+	/*
+	 * auto chose stacked from a probe, and the real mounts failed (a
+	 * container's masked /proc, a security module): the attempt was the
+	 * better probe. Nothing ran; Landlock alone is what auto picks next.
+	 */
+	retry = rc < 0 && res.ns_failed && cfg->backend == BACKEND_AUTO && b->landlock;
 	if (rc < 0)
 		goto out;
 	code = res.exit_code;
@@ -197,14 +252,18 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 					   cfg->explain ? &x : NULL, &err) < 0)
 		err_print(&err); /* the command ran: its status stands */
 out:
-	if (rc < 0)
+	if (rc < 0 && !retry)
 		err_print(&err);
+	else if (retry && cfg->verbosity > 0)
+		fprintf(stderr, "stepbox: the namespaces failed here (%s); using Landlock alone\n",
+			err.msg);
 	if (ruleset >= 0)
 		close(ruleset);
 	if (net_ruleset >= 0)
 		close(net_ruleset);
 	strv_release(&write);
+	strv_release(&unix_dirs);
 	audit_release(&au);
 	explain_release(&x);
-	return code;
+	return retry ? fall_back(cfg, ctx, argv, learn) : code;
 }

@@ -79,3 +79,24 @@ if is_root; then
 else
 	skip "user namespaces switched off" "needs root to make a user namespace that maps other users"
 fi
+
+# a masked /proc (as in a container): the kernel refuses a new procfs to a user
+# namespace; auto falls back to Landlock alone, a forced stacked says why
+if is_root && [ "$BACKEND" = stacked ]; then
+	mkdir -p "$T/masked"
+	chmod 777 "$T/masked"
+	out=$(unshare -m --propagation private sh -c "mount --bind /dev/null /proc/timer_list &&
+		cd '$T/masked' && setpriv --reuid=65534 --regid=65534 --clear-groups env PATH=/usr/bin:/bin \
+		'$STEPBOX' run -v --report '$T/masked/r.json' -- sh -c 'echo ran'" 2>&1)
+	echo "$out" | grep -q "^ran$" && echo "$out" | grep -q "using Landlock alone" &&
+		python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["backend"] == "landlock"' "$T/masked/r.json" &&
+		ok "masked /proc: auto runs under Landlock alone, and says so with -v" ||
+		notok "masked /proc: auto runs under Landlock alone" "$out"
+	out=$(unshare -m --propagation private sh -c "mount --bind /dev/null /proc/timer_list &&
+		cd '$T/masked' && setpriv --reuid=65534 --regid=65534 --clear-groups env PATH=/usr/bin:/bin \
+		'$STEPBOX' run --backend stacked -- sh -c 'echo ran'" 2>&1)
+	rc=$?
+	[ "$rc" = 125 ] && echo "$out" | grep -q "SANDBOX_UNAVAILABLE: namespaces: cannot mount a new /proc" &&
+		echo "$out" | grep -q "hint:.*masked /proc" && ! echo "$out" | grep -q "^ran$" &&
+		ok "masked /proc: --backend stacked is 125 naming the cause" || notok "masked /proc: --backend stacked is 125 naming the cause" "rc=$rc $out"
+fi

@@ -120,6 +120,31 @@ h.kill()" 2>&1
 # inside the sandbox the helper that re-binds is itself part of the step: allowed
 [ "$RC" = 0 ] && [ "$OUT" = OK ] && ok "a name re-bound inside the step is the step's" || notok "a name re-bound inside the step is the step's" "rc=$RC out=$OUT"
 
+# unix_sockets / --unix: sockets beneath the folder connect, nothing else is granted
+echo private >"$T/host/notes"
+run_sb run --unix "$T/host" -- python3 probe.py stream "$T/host/svc.sock"
+[ "$RC" = 0 ] && [ "$OUT" = OK ] && ok "--unix: a socket beneath it connects" || notok "--unix: a socket beneath it connects" "rc=$RC out=$OUT"
+run_sb run --unix "$T/host" -- python3 probe.py dgram "$T/host/log.sock"
+[ "$RC" = 0 ] && [ "$OUT" = OK ] && ok "--unix: a datagram beneath it is sent" || notok "--unix: a datagram beneath it is sent" "rc=$RC out=$OUT"
+printf '{"version": 1, "unix_sockets": ["%s"]}' "$T/host" >"$T/unix.json"
+run_sb run -p "$T/unix.json" -- python3 probe.py stream "$T/host/svc.sock"
+[ "$RC" = 0 ] && [ "$OUT" = OK ] && ok "unix_sockets in a policy" || notok "unix_sockets in a policy" "rc=$RC out=$OUT"
+# (beneath the private /tmp of the namespaces, Landlock's rule on that /tmp
+# covers the folder too: the check uses a folder outside /tmp)
+if [ "$BACKEND" = mountns ]; then
+	skip "--unix grants no reading" "mountns alone binds the folder read-only: its files are readable (docs/security.md)"
+elif U=$(mktemp -d /var/tmp/stepbox-unix.XXXXXX 2>/dev/null); then
+	echo private >"$U/notes"
+	chmod -R a+rX "$U"
+	denied "--unix grants no reading" "cat '$U/notes'" --unix "$U"
+	in_box "--unix: the folder's files are read with a read grant (positive control)" "cat '$U/notes'" --unix "$U" -r "$U"
+	rm -rf "$U"
+else
+	skip "--unix grants no reading" "no /var/tmp folder for the test"
+fi
+run_sb run --unix "$T/host" -- python3 probe.py stream "$T/w/link.sock"
+[ "$RC" = 0 ] && [ "$OUT" = OK ] && ok "--unix: a link in the workdir to a socket beneath it connects" || notok "--unix: a link to a socket beneath it" "rc=$RC out=$OUT"
+
 # the denial is named by --explain
 run_sb run --explain -r "$T/host" -- python3 probe.py stream "$T/host/svc.sock"
 grep -q "connect '$T/host/svc.sock'" "$T/out/err" && ok "--explain names the refused socket" || notok "--explain names the refused socket"

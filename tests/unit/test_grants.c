@@ -201,9 +201,11 @@ static void test_planted_links(void)
 	h.extra_paths = "/opt/tools:/w/link";
 	REFUSED(&cfg, &h, "SANDBOX_EXTRA_SYSTEM_PATHS path '/w/link'", "'/w/link'", "write grant");
 	h.extra_paths = NULL;
-	/* in the baseline's own writable folder */
+	/* the baseline writes no host folder: /dev/shm is private or not granted */
 	flags(&cfg, (const char *[]){"/dev/shm/x", NULL}, NULL);
-	REFUSED(&cfg, &h, "'/dev/shm/x'", "'/dev/shm/x'", "baseline write grant '/dev/shm'");
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(grants_covers(&g, "/home/u/.config", GRANT_READ));
+	grants_release(&g);
 
 	/* in the persistent folder */
 	flags(&cfg, (const char *[]){"/srv/wf2/.sandbox-cache/bin", NULL}, NULL);
@@ -466,6 +468,49 @@ static void test_prepare_dirs(void)
 	grants_release(&g);
 }
 
+/* The baseline follows the layers: private places under the namespaces,
+ * the step's own terminal (and no /dev/pts, /dev/shm, /tmp) under Landlock alone. */
+static void test_baseline_layers(void)
+{
+	struct stepbox_config cfg;
+	struct stepbox_err err = {0};
+	struct grants g;
+	policy_init(&cfg);
+	struct grants_host h = host(false);
+	h.namespaces = true;
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	unsigned pts = 0, shm = 0, tmp = 0, proc = 0;
+	for (size_t i = 0; i < g.n; i++) {
+		unsigned *slot = strcmp(g.v[i].path, "/dev/pts") == 0   ? &pts
+				 : strcmp(g.v[i].path, "/dev/shm") == 0 ? &shm
+				 : strcmp(g.v[i].path, "/tmp") == 0     ? &tmp
+				 : strcmp(g.v[i].path, "/proc") == 0    ? &proc
+									: NULL;
+		if (slot)
+			*slot = g.v[i].access;
+	}
+	CHECK(pts & GRANT_PRIVATE && pts & GRANT_DEV);
+	CHECK(shm & GRANT_PRIVATE && shm & GRANT_WRITE);
+	CHECK(tmp & GRANT_PRIVATE && tmp & GRANT_WRITE);
+	CHECK(proc & GRANT_PRIVATE && !(proc & GRANT_WRITE));
+	grants_release(&g);
+	const char *ttys[] = {"/dev/pts/3", NULL};
+	h.namespaces = false;
+	h.ttys = ttys;
+	mk("/dev/pts/3", 0644);
+	mk("/dev/ptmx", 0644);
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(!grants_covers(&g, "/dev/pts/0", GRANT_READ));
+	CHECK(!grants_covers(&g, "/dev/shm/x", GRANT_READ));
+	CHECK(!grants_covers(&g, "/tmp/x", GRANT_READ));
+	CHECK(grants_covers(&g, "/dev/pts/3", GRANT_READ | GRANT_WRITE | GRANT_DEV));
+	CHECK(grants_covers(&g, "/dev/ptmx", GRANT_READ | GRANT_WRITE | GRANT_DEV));
+	for (size_t i = 0; i < g.n; i++)
+		CHECK(!(g.v[i].access & GRANT_PRIVATE));
+	grants_release(&g);
+	policy_release(&cfg);
+}
+
 int main(void)
 {
 	tree();
@@ -590,6 +635,7 @@ int main(void)
 	test_etc_split();
 	test_broad();
 	test_prepare_dirs();
+	test_baseline_layers();
 
 	CHECK_STR(grants_access_name(GRANT_READ | GRANT_EXEC), "rx");
 	CHECK_STR(grants_access_name(GRANT_READ | GRANT_WRITE | GRANT_DEV), "rw+dev");
