@@ -51,9 +51,13 @@ static const char landlock_hint[] =
 	"Landlock needs Linux 5.13 or newer with 'landlock' in the lsm= boot parameter "
 	"(CONFIG_LSM)";
 
-/* The layers of name are usable here; err says which is not, and why. */
+/*
+ * The layers of name are usable here; err says which is not, and why. The
+ * namespaces are tried for real in a child only with probe_ns: a run makes
+ * them anyway, and a failure there falls back as this would (run.c).
+ */
 static int usable(enum policy_backend name, const struct stepbox_config *cfg,
-		  const struct landlock_features *f, struct stepbox_err *err)
+		  const struct landlock_features *f, bool probe_ns, struct stepbox_err *err)
 {
 	struct backend b;
 	backend_layers(name, &b);
@@ -72,7 +76,7 @@ static int usable(enum policy_backend name, const struct stepbox_config *cfg,
 		err_hint(err, "%s", e.hint);
 		return -EOPNOTSUPP;
 	}
-	if (b.ns && backend_probe_ns(cfg, &e) < 0) {
+	if (b.ns && probe_ns && backend_probe_ns(cfg, &e) < 0) {
 		err_set(err, ERR_UNAVAILABLE, e.errnum, "%s: %s", policy_backend_name(name), e.msg);
 		err_hint(err, "%s", e.hint);
 		return -EOPNOTSUPP;
@@ -98,11 +102,12 @@ static int check_policy(const struct backend *b, const struct stepbox_config *cf
 }
 
 int backend_choose(const struct stepbox_config *cfg, const struct landlock_features *f,
-		   struct backend *b, struct stepbox_err *err)
+		   bool probe_ns, struct backend *b, struct stepbox_err *err)
 {
 	if (cfg->backend != BACKEND_AUTO) {
 		backend_layers(cfg->backend, b);
-		int r = cfg->backend == BACKEND_NONE ? 0 : usable(cfg->backend, cfg, f, err);
+		int r = cfg->backend == BACKEND_NONE ? 0
+						     : usable(cfg->backend, cfg, f, probe_ns, err);
 		return r < 0 ? r : check_policy(b, cfg, f, err);
 	}
 	/* strongest first; each refusal is kept to say why nothing ran */
@@ -111,7 +116,7 @@ int backend_choose(const struct stepbox_config *cfg, const struct landlock_featu
 	char why[3][700];
 	for (size_t i = 0; i < 3; i++) {
 		struct stepbox_err e = {0};
-		if (usable(order[i], cfg, f, &e) == 0) {
+		if (usable(order[i], cfg, f, probe_ns, &e) == 0) {
 			backend_layers(order[i], b);
 			return check_policy(b, cfg, f, err);
 		}

@@ -32,11 +32,13 @@ void backend_layers(enum policy_backend name, struct backend *b);
 
 /*
  * Choose the backend for cfg on this host (f: the Landlock probe) and fill b.
- * 0, or -errno with err saying what was tried, why each failed, and the one
- * thing that would help.
+ * probe_ns: try the namespaces in a short-lived child (check, policy, doctor);
+ * a run skips it, makes them for real, and falls back when they fail. 0, or
+ * -errno with err saying what was tried, why each failed, and the one thing
+ * that would help.
  */
 int backend_choose(const struct stepbox_config *cfg, const struct landlock_features *f,
-		   struct backend *b, struct stepbox_err *err);
+		   bool probe_ns, struct backend *b, struct stepbox_err *err);
 
 /* Whether the namespaces can be made for cfg here: 0, or -errno with err. */
 int backend_probe_ns(const struct stepbox_config *cfg, struct stepbox_err *err);

@@ -44,7 +44,7 @@ static void check_backends(struct doctor *d, const struct stepbox_config *cfg,
 	any.backend = BACKEND_AUTO;
 	struct backend pick;
 	struct stepbox_err err = {0};
-	if (backend_choose(&any, f, &pick, &err) < 0) {
+	if (backend_choose(&any, f, true, &pick, &err) < 0) {
 		verdict(d, FAIL, "backends", err.hint, "%s", err.msg);
 		return;
 	}

@@ -135,6 +135,9 @@ void grants_release(struct grants *g)
 		free(g->links[i].path);
 		free(g->links[i].target);
 	}
+	for (size_t i = 0; i < g->nsplits; i++)
+		free(g->splits[i].path);
+	free(g->splits);
 	free(g->links);
 	free(g->v);
 	free(g->skipped);
@@ -181,6 +184,20 @@ static int skip(struct grants *g, const char *path, enum grant_origin origin, co
 	sk->path = p;
 	sk->origin = origin;
 	sk->reason = r;
+	return 0;
+}
+
+/* A folder a read grant covered but that holds hidden entries. */
+static int add_split(struct grants *g, const char *path, unsigned access)
+{
+	if (g->nsplits >= STRV_MAX)
+		return -E2BIG;
+	if (strv_grow(&g->splits, &g->capsplits, g->nsplits, sizeof(*g->splits), 16) < 0)
+		return -ENOMEM;
+	char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	g->splits[g->nsplits++] = (struct grant_split){p, access};
 	return 0;
 }
 
@@ -562,34 +579,36 @@ static bool world_readable(const struct stat *st)
  * errno (-E2BIG past ETC_MAX_ENTRIES).
  */
 static int walk_readable(struct build *b, int dfd, const char *name, const char *path,
-			 const char *req, unsigned access, enum grant_origin origin, int depth)
+			 const char *req, unsigned access, enum grant_origin origin, int depth,
+			 unsigned char type)
 {
 	struct grants *g = b->g;
 	struct stat st;
+	/*
+	 * A symlink hides nothing (its target has a rule of its own or none)
+	 * and needs no rule: readdir's type spares its stat. Under the
+	 * namespaces a split folder is bound whole, so its links are there.
+	 */
+	if (type == DT_LNK)
+		return 1;
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
-	if (S_ISLNK(st.st_mode)) /* nothing to hide; the target has its own rule or none */
-		return b->host->keep_links && add_link(g, dfd, name, path) < 0 ? -ENOMEM : 1;
+	if (S_ISLNK(st.st_mode))
+		return 1;
 	if (!world_readable(&st))
 		return skip(g, path, origin, "not world-readable: hidden from the sandbox");
 	if (!S_ISDIR(st.st_mode))
 		return add(g, strdup(path), strdup(req), access, origin, true) < 0 ? -ENOMEM : 1;
 	if (depth >= ETC_MAX_DEPTH)
 		return skip(g, path, origin, "nested too deep to check for secrets");
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	struct path_dir d;
+	if (path_dir_open(&d, dfd, name) < 0)
 		return skip(g, path, origin, "cannot be listed to check for secrets");
-	}
-	size_t mark = g->n, skipmark = g->nskipped, linkmark = g->nlinks;
+	size_t mark = g->n, skipmark = g->nskipped;
 	bool whole = true;
 	int r = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
+	struct path_entry de;
+	while (path_dir_next(&d, &de)) {
 		if (b->budget == 0) {
 			r = -E2BIG;
 			break;
@@ -597,30 +616,28 @@ static int walk_readable(struct build *b, int dfd, const char *name, const char 
 		b->budget--;
 		char child[PATH_MAX];
 		if (snprintf(child, sizeof(child), "%s/%s", strcmp(path, "/") ? path : "",
-			     de->d_name) >= (int)sizeof(child)) {
+			     de.name) >= (int)sizeof(child)) {
 			whole = false; /* left out: the folder must not cover it */
 			continue;
 		}
-		r = walk_readable(b, dirfd(d), de->d_name, child, child, access, origin, depth + 1);
+		r = walk_readable(b, d.fd, de.name, child, child, access, origin, depth + 1,
+				  de.type);
 		if (r < 0)
 			break;
 		whole &= r == 1 && g->nskipped == skipmark;
 	}
-	closedir(d);
+	/* a listing cut short may have missed a secret: the folder is not whole */
+	whole &= d.err == 0;
+	path_dir_close(&d);
 	if (r < 0)
 		return r;
 	if (!whole)
-		return 0;
-	/* all clean: one rule for the folder replaces its children's and links */
+		return add_split(g, path, access);
+	/* all clean: one rule for the folder replaces its children's */
 	while (g->n > mark) {
 		g->n--;
 		free(g->v[g->n].path);
 		free(g->v[g->n].requested);
-	}
-	while (g->nlinks > linkmark) {
-		g->nlinks--;
-		free(g->links[g->nlinks].path);
-		free(g->links[g->nlinks].target);
 	}
 	return add(g, strdup(path), strdup(req), access, origin, true) < 0 ? -ENOMEM : 1;
 }
@@ -659,7 +676,7 @@ static int split_toward_etc(struct build *b, int dfd, const char *name, const ch
 		if (path_beneath(b->etc, child)) {
 			if (strcmp(child, b->etc) == 0)
 				r = walk_readable(b, dfd2, de->d_name, child, child, access, origin,
-						  0);
+						  0, de->d_type);
 			else
 				r = split_toward_etc(b, dfd2, de->d_name, child, access, origin);
 			r = r < 0 ? r : 0;
@@ -703,7 +720,7 @@ static int add_read(struct build *b, char *canon, const char *req, unsigned acce
 	if (named)
 		return add(b->g, canon, strdup(req), access, origin, true);
 	if (inside)
-		r = walk_readable(b, AT_FDCWD, hp, canon, req, access, origin, 0);
+		r = walk_readable(b, AT_FDCWD, hp, canon, req, access, origin, 0, DT_UNKNOWN);
 	else
 		r = split_toward_etc(b, AT_FDCWD, hp, canon, access, origin);
 	free(canon);
@@ -794,7 +811,7 @@ static int add_baseline(struct build *b)
 			r = host_path(b->host->root, canon, hp, sizeof(hp));
 			if (r == 0)
 				r = walk_readable(b, AT_FDCWD, hp, canon, canon, GRANT_READ,
-						  ORIGIN_BASELINE_TARGET, 0);
+						  ORIGIN_BASELINE_TARGET, 0, DT_UNKNOWN);
 			free(canon);
 		}
 		if (r < 0)

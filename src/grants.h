@@ -51,7 +51,17 @@ struct grant_skip {
 	char *reason;
 };
 
-/* A symlink inside a folder granted entry by entry (root's /etc). */
+/*
+ * A folder a read grant covered that holds entries hidden from the sandbox
+ * (root's /etc): its world-readable entries are granted one by one. The
+ * namespaces bind it whole and cover the hidden entries instead.
+ */
+struct grant_split {
+	char *path;
+	unsigned access;
+};
+
+/* A symlink in a folder split on the way to /etc (-r /). */
 struct grant_link {
 	char *path;
 	char *target; /* as readlink(2) gives it */
@@ -61,12 +71,14 @@ struct grants {
 	struct grant *v;
 	size_t n, cap;
 	/*
-	 * Symlinks of split folders: Landlock needs no rule for them (access is
-	 * decided on the target, and a rule would follow the link), but a mount
-	 * namespace must recreate them or they would not exist.
+	 * Symlinks of folders split on the way to /etc: Landlock needs no rule
+	 * for them (access is decided on the target, and a rule would follow
+	 * the link), but a mount namespace must recreate them.
 	 */
 	struct grant_link *links;
 	size_t nlinks, caplinks;
+	struct grant_split *splits;
+	size_t nsplits, capsplits;
 	struct grant_skip *skipped; /* dropped allows, each with why */
 	size_t nskipped, capskipped;
 	char *workdir; /* canonical */

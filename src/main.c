@@ -280,7 +280,7 @@ int main(int argc, char **argv)
 	cfg.explain |= learn;
 	if (doctor) /* it reports on every backend; the grants do not depend on one */
 		cfg.backend = BACKEND_NONE;
-	if (run_prepare(&cfg, environ, &ctx, &err) < 0) {
+	if (run_prepare(&cfg, environ, is_run, &ctx, &err) < 0) {
 		code = fail(&err);
 		goto out;
 	}

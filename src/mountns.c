@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 #define BASE "/tmp"
 #define NEWROOT "/newroot"
 #define OLDROOT "/oldroot"
+#define HIDDEN "/hidden" /* an empty file of mode 0 on the scratch root */
 
 /* Private tmpfs: never the host's, and never larger than a quarter of RAM. */
 #define TMPFS_OPTS "mode=1777,size=25%"
@@ -91,6 +91,54 @@ static enum mountns_kind kind_of(const char *path, bool private_only)
  * folders granted entry by entry (root's /etc) are recreated; /dev gets its
  * usual links.
  */
+/*
+ * The folders to bind whole instead of entry by entry: the outermost split
+ * folders (root's /etc), never / itself. Each holds entries hidden from the
+ * sandbox, which get covered; the grants beneath it with no more access than
+ * it has are inside the bind already. A few mounts instead of hundreds.
+ */
+static const struct grant_split *split_over(const struct grants *g, const char *path)
+{
+	for (size_t i = 0; i < g->nsplits; i++)
+		if (strcmp(g->splits[i].path, "/") != 0 && path_beneath(path, g->splits[i].path))
+			return &g->splits[i];
+	return NULL;
+}
+
+static bool outermost(const struct grants *g, const struct grant_split *s)
+{
+	for (size_t i = 0; i < g->nsplits; i++)
+		if (&g->splits[i] != s && strcmp(g->splits[i].path, "/") != 0 &&
+		    strcmp(g->splits[i].path, s->path) != 0 && path_beneath(s->path, g->splits[i].path))
+			return false;
+	return strcmp(s->path, "/") != 0;
+}
+
+static bool covered_by_split(const struct grants *g, const char *path, unsigned access)
+{
+	for (size_t i = 0; i < g->nsplits; i++)
+		if (outermost(g, &g->splits[i]) && path_beneath(path, g->splits[i].path) &&
+		    !(access & ~g->splits[i].access))
+			return true;
+	return false;
+}
+
+static int plan_splits(struct mountns_plan *p, size_t *cap, const struct grants *g)
+{
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < g->nsplits; i++)
+		if (outermost(g, &g->splits[i]))
+			r = push(p, cap, (struct mountns_entry){MNT_BIND, g->splits[i].path, NULL,
+								 g->splits[i].access, true});
+	/* what the walk left out beneath them, unless a grant names it exactly */
+	for (size_t i = 0; r == 0 && i < g->nskipped; i++) {
+		const char *path = g->skipped[i].path;
+		if (path[0] == '/' && split_over(g, path) && !grants_covers(g, path, GRANT_READ))
+			r = push(p, cap, (struct mountns_entry){MNT_HIDE, path, NULL, 0, true});
+	}
+	return r;
+}
+
 static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 {
 	size_t cap = 0;
@@ -115,12 +163,16 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 		i = j;
 		if (strcmp(path, "/dev/ptmx") == 0)
 			continue; /* a link into the new devpts, below */
+		if (covered_by_split(g, path, access))
+			continue;
 		enum mountns_kind k = kind_of(path, private_only);
 		proc |= k == MNT_PROC;
 		r = push(p, &cap, (struct mountns_entry){k, path, NULL, access,
 							 !(access & GRANT_WRITE)});
 	}
 	free(v);
+	if (r == 0)
+		r = plan_splits(p, &cap, g);
 	for (size_t i = 0; r == 0 && proc && i < sizeof(proc_masks) / sizeof(proc_masks[0]); i++)
 		r = push(p, &cap, (struct mountns_entry){MNT_MASK, proc_masks[i], NULL, 0, true});
 	if (r < 0)
@@ -133,8 +185,9 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 								 gr->path, 0, true});
 	}
 	for (size_t i = 0; r == 0 && i < g->nlinks; i++)
-		r = push(p, &cap, (struct mountns_entry){MNT_SYMLINK, g->links[i].path,
-							 g->links[i].target, 0, true});
+		if (!split_over(g, g->links[i].path))
+			r = push(p, &cap, (struct mountns_entry){MNT_SYMLINK, g->links[i].path,
+								 g->links[i].target, 0, true});
 	for (size_t i = 0; r == 0 && i < sizeof(dev_links) / sizeof(dev_links[0]); i++)
 		r = push(p, &cap, (struct mountns_entry){MNT_SYMLINK, dev_links[i].path,
 							 dev_links[i].target, 0, true});
@@ -241,20 +294,20 @@ int mountns_write_maps(const struct mountns_plan *p, pid_t child, struct stepbox
 /*
  * The tmpfs mounts that are ours: the new root and the private ones. Mount
  * points and symlinks are only ever made on these, never in a granted (host)
- * folder, even if a grant vanished between resolution and mounting.
+ * folder, even if a grant vanished between resolution and mounting. known is
+ * the last folder found to be ours: entries come in path order, so most
+ * share it.
  */
 struct ours {
 	dev_t dev[8];
 	size_t n;
+	char known[PATH_MAX];
 };
 
-static bool is_ours(const struct ours *o, const char *path)
+static bool dev_ours(const struct ours *o, dev_t dev)
 {
-	struct stat st;
-	if (lstat(path, &st) < 0)
-		return false;
 	for (size_t i = 0; i < o->n; i++)
-		if (o->dev[i] == st.st_dev)
+		if (o->dev[i] == dev)
 			return true;
 	return false;
 }
@@ -269,21 +322,37 @@ static int add_ours(struct ours *o, const char *path)
 	return 0;
 }
 
-/* mkdir -p of the parents of path, each made on one of our tmpfs mounts. */
-static int make_parents(const char *path, const struct ours *o)
+/* mkdir -p of dir, on one of our tmpfs mounts only. */
+static int ensure_dir(const char *dir, struct ours *o)
 {
-	char buf[PATH_MAX], up[PATH_MAX];
-	if (!path_parent(path, buf, sizeof(buf)))
-		return -ENAMETOOLONG;
+	if (strcmp(dir, o->known) == 0)
+		return 0;
 	struct stat st;
-	if (lstat(buf, &st) == 0)
-		return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-	int r = make_parents(buf, o);
-	if (r < 0)
-		return r;
-	if (!path_parent(buf, up, sizeof(up)) || !is_ours(o, up))
-		return -EXDEV;
-	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -errno : 0;
+	if (lstat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			return -ENOTDIR;
+		if (!dev_ours(o, st.st_dev))
+			return -EXDEV;
+	} else {
+		char up[PATH_MAX];
+		if (errno != ENOENT)
+			return -errno;
+		if (!path_parent(dir, up, sizeof(up)))
+			return -ENAMETOOLONG;
+		int r = ensure_dir(up, o); /* ours: so is what is made in it */
+		if (r < 0)
+			return r;
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	snprintf(o->known, sizeof(o->known), "%s", dir);
+	return 0;
+}
+
+static int make_parents(const char *path, struct ours *o)
+{
+	char dir[PATH_MAX];
+	return path_parent(path, dir, sizeof(dir)) ? ensure_dir(dir, o) : -ENAMETOOLONG;
 }
 
 /*
@@ -291,15 +360,12 @@ static int make_parents(const char *path, const struct ours *o)
  * one onto the other either fails or hides the wrong thing, so the type of the
  * mount point is made from the source's, and an existing one must match.
  */
-static int mount_point(const char *dst, bool dir, const struct ours *o)
+static int mount_point(const char *dst, bool dir, struct ours *o)
 {
 	struct stat st;
 	if (lstat(dst, &st) == 0)
 		return S_ISDIR(st.st_mode) == dir ? 0 : -ENOTDIR;
 	int r = make_parents(dst, o);
-	char parent[PATH_MAX];
-	if (r == 0 && (!path_parent(dst, parent, sizeof(parent)) || !is_ours(o, parent)))
-		r = -EXDEV;
 	if (r < 0)
 		return r;
 	if (dir)
@@ -311,28 +377,31 @@ static int mount_point(const char *dst, bool dir, const struct ours *o)
 	return 0;
 }
 
-/* Flags a bind mount keeps whatever we ask: the kernel locks them in a user
- * namespace, and a remount that drops one fails. */
-static unsigned long locked_flags(const char *path)
+/*
+ * Flags a bind mount keeps whatever we ask: the kernel locks them in a user
+ * namespace, and a remount that drops one fails. Read from the mount's own
+ * options in mountinfo ("rw,nosuid,nodev,relatime"), the line at hand.
+ */
+static unsigned long locked_flags(const char *opts)
 {
-	struct statvfs sv;
+	static const struct {
+		const char *name;
+		unsigned long flag;
+	} known[] = {
+		{"ro", MS_RDONLY},	   {"nosuid", MS_NOSUID},     {"nodev", MS_NODEV},
+		{"noexec", MS_NOEXEC},	   {"noatime", MS_NOATIME},   {"nodiratime", MS_NODIRATIME},
+		{"relatime", MS_RELATIME},
+	};
 	unsigned long f = 0;
-	if (statvfs(path, &sv) < 0)
-		return 0;
-	if (sv.f_flag & ST_RDONLY)
-		f |= MS_RDONLY;
-	if (sv.f_flag & ST_NOSUID)
-		f |= MS_NOSUID;
-	if (sv.f_flag & ST_NODEV)
-		f |= MS_NODEV;
-	if (sv.f_flag & ST_NOEXEC)
-		f |= MS_NOEXEC;
-	if (sv.f_flag & ST_NOATIME)
-		f |= MS_NOATIME;
-	if (sv.f_flag & ST_NODIRATIME)
-		f |= MS_NODIRATIME;
-	if (sv.f_flag & ST_RELATIME)
-		f |= MS_RELATIME;
+	for (const char *p = opts; *p;) {
+		size_t len = strcspn(p, ",");
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (strlen(known[i].name) == len && strncmp(p, known[i].name, len) == 0)
+				f |= known[i].flag;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
 	return f;
 }
 
@@ -386,10 +455,12 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 	int r = 0;
 	*what = "set the mount flags of";
 	while (r == 0 && fgets(line, sizeof(line), f)) {
+		/* id parent major:minor root mount-point options ... */
 		char *save = NULL, *mp = strtok_r(line, " ", &save);
 		for (int i = 1; mp && i < 5; i++)
 			mp = strtok_r(NULL, " ", &save);
-		if (!mp || strncmp(mp, NEWROOT "/", sizeof(NEWROOT)) != 0)
+		char *opts = mp ? strtok_r(NULL, " ", &save) : NULL;
+		if (!opts || strncmp(mp, NEWROOT "/", sizeof(NEWROOT)) != 0)
 			continue;
 		unescape(mp);
 		const char *inside = mp + sizeof(NEWROOT) - 1;
@@ -401,7 +472,7 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 			continue;
 		*path = best->path;
 		unsigned long flags = MS_REMOUNT | MS_BIND | access_flags(best->access) |
-				      locked_flags(mp);
+				      locked_flags(opts);
 		if (mount(NULL, mp, NULL, flags, NULL) < 0 && errno != ENOENT)
 			r = -errno;
 	}
@@ -414,7 +485,7 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
  * canonical: a symlink there now was planted since it was resolved), through
  * its /proc/self/fd entry, so what is mounted is what was opened.
  */
-static int bind_pinned(const struct mountns_entry *e, const char *dst, const struct ours *o,
+static int bind_pinned(const struct mountns_entry *e, const char *dst, struct ours *o,
 		       const char **what)
 {
 	char src[PATH_MAX + 16], via[64];
@@ -436,6 +507,26 @@ static int bind_pinned(const struct mountns_entry *e, const char *dst, const str
 		r = -errno;
 	close(fd);
 	return r;
+}
+
+/*
+ * A hidden entry of a folder bound whole: a file or folder nobody may open
+ * (mode 0, read-only, empty) over it. Without capabilities, root too gets
+ * EACCES, as Landlock would answer.
+ */
+static int hide(const char *dst)
+{
+	struct stat st;
+	if (lstat(dst, &st) < 0)
+		return 0; /* gone since the walk */
+	if (S_ISDIR(st.st_mode))
+		return mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			     "size=4k,mode=0000") < 0 ? -errno : 0;
+	if (mount(HIDDEN, dst, NULL, MS_BIND, NULL) < 0 ||
+	    mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV |
+					   MS_NOEXEC, NULL) < 0)
+		return -errno;
+	return 0;
 }
 
 static int mask(const char *dst)
@@ -485,6 +576,9 @@ static int apply_mount(const struct mountns_entry *e, struct ours *o, const char
 	case MNT_MASK:
 		*what = "mask";
 		return mask(dst);
+	case MNT_HIDE:
+		*what = "hide";
+		return hide(dst);
 	case MNT_SYMLINK: {
 		struct stat st;
 		if (lstat(dst, &st) == 0 && strcmp(e->path, "/dev/ptmx") == 0 &&
@@ -529,11 +623,21 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 	*what = "pivot into the scratch root";
 	if (syscall(SYS_pivot_root, BASE, BASE OLDROOT) < 0 || chdir("/") < 0)
 		return -errno;
-	struct ours o = {{0}, 0};
+	*what = "make the hiding file";
+	int hfd = open(HIDDEN, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+	if (hfd < 0 || fchmod(hfd, 0) < 0)
+		return -errno;
+	close(hfd);
+	struct ours o = {{0}, 0, ""};
 	int r = add_ours(&o, NEWROOT);
 	for (size_t i = 0; r == 0 && i < p->n; i++) {
 		*path = p->v[i].path;
 		r = apply_mount(&p->v[i], &o, what);
+		/* what was just mounted on may be a host folder now: forget it */
+		char dst[PATH_MAX + 16];
+		snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(p->v[i].path, "/") ? p->v[i].path : "");
+		if (p->v[i].kind != MNT_SYMLINK && path_beneath(o.known, dst))
+			o.known[0] = '\0';
 	}
 	if (r == 0)
 		r = remount_all(p, what, path);

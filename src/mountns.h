@@ -29,6 +29,7 @@ enum mountns_kind {
 	MNT_DEVPTS,  /* a new devpts instance */
 	MNT_TMPFS,   /* a private, size-capped tmpfs (/tmp, /dev/shm) */
 	MNT_MASK,    /* /dev/null over a file, an empty read-only tmpfs over a folder */
+	MNT_HIDE,    /* an entry hidden from the sandbox in a folder bound whole: mode 0 */
 	MNT_SYMLINK, /* a symlink to target, where nothing else is */
 };
 

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <dirent.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 bool path_beneath(const char *path, const char *dir)
@@ -158,4 +160,60 @@ int path_mkdir_nofollow(const char *path, mode_t leaf_mode, char *bad, size_t ba
 		return r;
 	}
 	return dfd;
+}
+
+#define PATH_DIR_BUF 32768
+
+int path_dir_open(struct path_dir *d, int dfd, const char *name)
+{
+	memset(d, 0, sizeof(*d));
+	d->fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d->fd < 0)
+		return -errno;
+	if (!(d->buf = malloc(PATH_DIR_BUF))) {
+		close(d->fd);
+		d->fd = -1;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The kernel's record, as getdents64 writes it. */
+struct kernel_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+bool path_dir_next(struct path_dir *d, struct path_entry *e)
+{
+	for (;;) {
+		if (d->pos >= d->len) {
+			long n = syscall(SYS_getdents64, d->fd, d->buf, PATH_DIR_BUF);
+			if (n <= 0) {
+				d->err = n < 0 ? errno : 0;
+				return false;
+			}
+			d->len = (size_t)n;
+			d->pos = 0;
+		}
+		const struct kernel_dirent64 *k = (const void *)(d->buf + d->pos);
+		d->pos += k->d_reclen;
+		if (strcmp(k->d_name, ".") == 0 || strcmp(k->d_name, "..") == 0)
+			continue;
+		e->name = k->d_name;
+		e->type = k->d_type;
+		return true;
+	}
+}
+
+void path_dir_close(struct path_dir *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->buf);
+	d->fd = -1;
+	d->buf = NULL;
 }

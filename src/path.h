@@ -43,4 +43,26 @@ int path_open_nofollow(const char *path, int extra);
  */
 int path_mkdir_nofollow(const char *path, mode_t leaf_mode, char *bad, size_t badcap);
 
+/*
+ * A folder's entries straight from getdents64 (no DIR: its fcntl and
+ * allocation per folder count when every launch walks /etc as root).
+ */
+struct path_dir {
+	int fd;
+	char *buf;
+	size_t pos, len;
+	int err; /* set when reading stopped on an error */
+};
+
+struct path_entry {
+	const char *name;
+	unsigned char type; /* DT_*: DT_UNKNOWN where the filesystem does not say */
+};
+
+/* Open name (relative to dfd) as a folder, not following a symlink. 0 or -errno. */
+int path_dir_open(struct path_dir *d, int dfd, const char *name);
+/* The next entry but "." and "..", or false at the end (d->err says if early). */
+bool path_dir_next(struct path_dir *d, struct path_entry *e);
+void path_dir_close(struct path_dir *d);
+
 #endif

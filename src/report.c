@@ -113,7 +113,7 @@ static void check_backends(json_t *o, FILE *out, const struct landlock_features 
 		one.backend = names[i];
 		struct backend b;
 		struct stepbox_err e = {0};
-		bool ok = backend_choose(&one, f, &b, &e) == 0;
+		bool ok = backend_choose(&one, f, true, &b, &e) == 0;
 		const char *name = policy_backend_name(names[i]);
 		if (o) {
 			json_object_set_new(o, name,
@@ -140,7 +140,7 @@ void report_check(FILE *out, const struct landlock_features *f,
 	any.backend = BACKEND_AUTO;
 	struct backend pick;
 	struct stepbox_err aerr = {0}, nerr = {0};
-	bool picked = backend_choose(&any, f, &pick, &aerr) == 0;
+	bool picked = backend_choose(&any, f, true, &pick, &aerr) == 0;
 	bool ns_ok = backend_probe_ns(cfg, &nerr) == 0;
 	if (json) {
 		json_t *feats = json_array(), *backends = json_object();

@@ -35,14 +35,14 @@ static const char *const *own_ttys(struct run_ctx *ctx)
 	return ctx->ttys;
 }
 
-int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct run_ctx *ctx,
-		struct stepbox_err *err)
+int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool for_run,
+		struct run_ctx *ctx, struct stepbox_err *err)
 {
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->inherited = inherited;
 	int r = landlock_probe(&ctx->features, backend_abi_cap(), err);
 	if (r == 0)
-		r = backend_choose(cfg, &ctx->features, &ctx->backend, err);
+		r = backend_choose(cfg, &ctx->features, !for_run, &ctx->backend, err);
 	if (r < 0)
 		return r;
 	char cwd[PATH_MAX];
@@ -116,7 +116,7 @@ static int fall_back(const struct stepbox_config *cfg, struct run_ctx *ctx, char
 	char *const *inherited = ctx->inherited;
 	alone.backend = BACKEND_LANDLOCK;
 	run_release(ctx);
-	if (run_prepare(&alone, inherited, ctx, &err) < 0) {
+	if (run_prepare(&alone, inherited, true, ctx, &err) < 0) {
 		err_print(&err);
 		return 125;
 	}
@@ -238,6 +238,11 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	 * better probe. Nothing ran; Landlock alone is what auto picks next.
 	 */
 	retry = rc < 0 && res.ns_failed && cfg->backend == BACKEND_AUTO && b->landlock;
+	if (rc < 0 && res.ns_failed && cfg->backend == BACKEND_AUTO && !b->landlock) {
+		/* nothing else to fall back to: say what auto tried, and why each failed */
+		struct backend none;
+		backend_choose(cfg, &ctx->features, true, &none, &err);
+	}
 	if (rc < 0)
 		goto out;
 	code = res.exit_code;

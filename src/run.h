@@ -31,8 +31,8 @@ struct run_ctx {
  * cfg, with inherited as the caller's environment. Nothing is created or
  * changed on disk. 0 or a negative errno with err filled.
  */
-int run_prepare(const struct stepbox_config *cfg, char *const *inherited, struct run_ctx *ctx,
-		struct stepbox_err *err);
+int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool for_run,
+		struct run_ctx *ctx, struct stepbox_err *err);
 void run_release(struct run_ctx *ctx);
 
 /*

@@ -36,7 +36,7 @@ fi
 # socketcall multiplexes every socket call): only where int $0x80 works
 if [ -x "$PROBE" ]; then
 	pdir=$(dirname "$PROBE")
-	out=$("$PROBE" int80 20 2>/dev/null)
+	out=$(sh -c '"$0" int80 20' "$PROBE" 2>/dev/null)
 	if [ -n "$out" ] && [ "$out" -gt 0 ] 2>/dev/null; then
 		pass "int \$0x80 getpid works outside the sandbox (positive control)"
 		for nr in 20 22 102; do
