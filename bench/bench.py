@@ -18,9 +18,10 @@ unpriv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.g
 
 
 def rules(as_user):
-    """The floor applies exactly the grants stepbox would, read from a file."""
-    out = subprocess.run(as_user + [sb, "policy", "-C", work], capture_output=True,
-                         text=True, env=env, check=True).stdout
+    """The floor applies exactly the grants stepbox's Landlock-alone backend
+    would, read from a file."""
+    out = subprocess.run(as_user + [sb, "policy", "--backend", "landlock", "-C", work],
+                         capture_output=True, text=True, env=env, check=True).stdout
     path = os.path.join(stage, "rules-%d.txt" % len(as_user))
     with open(path, "w") as f:
         for g in json.loads(out)["grants"]:
@@ -47,40 +48,43 @@ def peak_kib(cmd):
     return int(hwm.split()[1])
 
 
-print("## Start-up: `stepbox run -- /bin/true`, mean of %d runs\n" % runs)
-print("| user | /bin/true | floor | stepbox | bwrap | stepbox/floor | stepbox/bwrap |")
-print("|---|---|---|---|---|---|---|")
+# bwrap doing the namespace layers' work: a tmpfs root, the system read-only,
+# /dev, a new procfs, a private /tmp, the workdir, new PID and IPC namespaces
+# (and a user namespace when unprivileged, as bwrap makes one itself)
+bwrap_root = ["bwrap", "--tmpfs", "/", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
+              "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+              "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+              "--ro-bind", "/sys/devices/system/cpu", "/sys/devices/system/cpu",
+              "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", work, work,
+              "--unshare-pid", "--unshare-ipc", "--chdir", work]
+
+print("## Start-up: `stepbox run --backend B -- /bin/true`, mean of %d runs\n" % runs)
+print("| user | /bin/true | floor | landlock | mountns | stacked | bwrap | landlock/floor "
+      "| mountns/bwrap | stacked/bwrap |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 users = [("root" if os.geteuid() == 0 else "caller", [])]
 if unpriv:
     users.append(("unprivileged", unpriv))
 for name, u in users:
     q = lambda c: " ".join(u + c)
     r = rules(u)
-    t = hyperfine([q(["/bin/true"]), q([floor, r, "/bin/true"]),
-                   q([sb, "run", "-C", work, "--", "/bin/true"]),
-                   q(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true"])])
-    print("| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | **%.2fx** | **%.2fx** |"
-          % (name, t[0], t[1], t[2], t[3], t[2] / t[1], t[2] / t[3]))
+    t = hyperfine([q(["/bin/true"]), q([floor, r, "/bin/true"])] +
+                  [q([sb, "run", "--backend", b, "-C", work, "--", "/bin/true"])
+                   for b in ("landlock", "mountns", "stacked")] +
+                  [q(bwrap_root + ["/bin/true"])])
+    print("| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | **%.2fx** | "
+          "**%.2fx** | **%.2fx** |" % (name, t[0], t[1], t[2], t[3], t[4], t[5], t[2] / t[1],
+                                       t[3] / t[5], t[4] / t[5]))
 
-print("\nGoals (issue 2): stepbox/floor <= 1.3, stepbox/bwrap < 0.6, peak memory < 4 MiB.\n")
+print("\nGoals (issue 10): landlock/floor <= 1.3; mountns and stacked no slower than bwrap "
+      "doing the same work (<= 1.0).\n")
 
-print("## Start-up by backend: `stepbox run --backend B -- /bin/true`\n")
-print("| user | landlock | mountns | bwrap | mountns/landlock | mountns/bwrap |")
-print("|---|---|---|---|---|---|")
-for name, u in users:
-    q = lambda c: " ".join(u + c)
-    t = hyperfine([q([sb, "run", "--backend", "landlock", "-C", work, "--", "/bin/true"]),
-                   q([sb, "run", "--backend", "mountns", "-C", work, "--", "/bin/true"]),
-                   q(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true"])])
-    print("| %s | %.2f ms | %.2f ms | %.2f ms | **%.2fx** | **%.2fx** |"
-          % (name, t[0], t[1], t[2], t[1] / t[0], t[1] / t[2]))
-print()
 print("## Peak memory of the launcher (VmHWM while its command runs)\n")
 print("| stepbox | floor | bwrap |")
 print("|---|---|---|")
 print("| %.2f MiB | %.2f MiB | %.2f MiB |" % tuple(k / 1024 for k in (
     peak_kib([sb, "run", "-C", work, "--"]), peak_kib([floor, rules([])]),
-    peak_kib(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]))))
+    peak_kib(bwrap_root))))
 
 print("## Cost per grant (read_paths in a policy file)\n")
 print("| grants | stepbox run | per grant |")

@@ -197,7 +197,9 @@ static int add_split(struct grants *g, const char *path, unsigned access)
 	char *p = strdup(path);
 	if (!p)
 		return -ENOMEM;
-	g->splits[g->nsplits++] = (struct grant_split){p, access};
+	g->splits[g->nsplits].path = p;
+	g->splits[g->nsplits].access = access;
+	g->nsplits++;
 	return 0;
 }
 

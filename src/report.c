@@ -327,6 +327,10 @@ int report_run(const char *path, const struct stepbox_config *cfg, char *const *
 		"denials", x ? explain_json(x) : json_null(), "denials_source",
 		x ? json_string(x->source) : json_string("none: run with --explain to record them"),
 		"env_dropped", dropped_json(&env->dropped));
+	if (root)
+		json_object_set_new(root, "layers",
+				    json_pack("{s:b, s:b, s:b}", "namespaces", backend->ns, "landlock",
+					      backend->landlock, "supervisor", backend->supervise));
 	char tmp[PATH_MAX];
 	if (!root || snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
 		json_decref(root);

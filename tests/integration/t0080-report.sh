@@ -3,13 +3,20 @@
 . "$(dirname "$0")/lib.sh"
 
 run_sb run --report "$T/r.json" -- sh -c 'exit 7'
-python3 - "$T/r.json" "$BACKEND" <<'PY' && ok "report: exit, backend, ABI, missing" || notok "report: exit, backend, ABI, missing"
+python3 - "$T/r.json" "$BACKEND" <<'PY' && ok "report: exit, backend, layers, ABI, missing" || notok "report: exit, backend, layers, ABI, missing"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["exit_code"] == 7 and d["status"] == 7 and d["signal"] is None
 assert d["timed_out"] is False and d["started"] is True and d["backend"] == sys.argv[2]
 assert d["landlock_abi"] >= 1 and isinstance(d["missing_protections"], list)
 assert d["duration_s"] >= 0 and d["command"] == ["sh", "-c", "exit 7"]
+want = {"stacked": (True, True), "landlock": (False, True), "mountns": (True, False)}[sys.argv[2]]
+l = d["layers"]
+assert (l["namespaces"], l["landlock"]) == want and l["supervisor"], l
+if sys.argv[2] == "landlock":
+    assert "private-proc" in d["missing_protections"], d["missing_protections"]
+if sys.argv[2] == "mountns":
+    assert "tcp" in d["missing_protections"], d["missing_protections"]
 PY
 run_sb run --timeout 1 --report "$T/r2.json" -- sleep 30
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["timed_out"] and d["exit_code"] == 124' "$T/r2.json" &&
