@@ -36,11 +36,11 @@
 #include "strv.h"
 
 /* Bounds on what a step can make the supervisor copy or hold. */
-#define SUP_MAX_DATA (4u << 20) /* bytes of one message */
+#define SUP_MAX_DATA (256u << 10) /* bytes a call may make us hold */
 #define SUP_MAX_CONTROL 65536u
 #define SUP_MAX_IOV 1024u
 #define SUP_MAX_MMSG 1024u
-#define SUP_MAX_WORKERS 256u
+#define SUP_MAX_WORKERS 64u
 #define SUP_MAX_NAMES 4096u
 #define SUP_MAX_LINKS 40
 #define SUP_PROC_MAGIC 0x9fa0 /* PROC_SUPER_MAGIC */
@@ -640,8 +640,13 @@ static int decide(struct net_op *op, struct net_msg *m, int domain)
 	return 0;
 }
 
-/* Copy the step's iovecs into one buffer (bounded). */
-static int read_iov(const struct call *c, uint64_t iov_addr, uint64_t iovlen, struct net_msg *m)
+/*
+ * Copy the step's iovecs into one buffer of at most *budget bytes, which it
+ * spends. More than that: a stream sends the first *budget bytes (a short
+ * write, as a full socket buffer gives), a datagram is EMSGSIZE.
+ */
+static int read_iov(const struct call *c, uint64_t iov_addr, uint64_t iovlen, bool stream,
+		    size_t *budget, struct net_msg *m)
 {
 	if (iovlen > SUP_MAX_IOV)
 		return -EMSGSIZE;
@@ -651,10 +656,11 @@ static int read_iov(const struct call *c, uint64_t iov_addr, uint64_t iovlen, st
 	int r = read_mem(c, iov_addr, iov, iovlen * sizeof(*iov));
 	size_t total = 0;
 	for (size_t i = 0; r == 0 && i < iovlen; i++) {
-		if (iov[i].iov_len > SUP_MAX_DATA - total)
+		size_t room = *budget - total;
+		if (iov[i].iov_len > room && !stream)
 			r = -EMSGSIZE;
-		else
-			total += iov[i].iov_len;
+		iov[i].iov_len = iov[i].iov_len > room ? room : iov[i].iov_len;
+		total += iov[i].iov_len;
 	}
 	if (r == 0 && !(m->data = malloc(total ? total : 1)))
 		r = -ENOMEM;
@@ -664,6 +670,7 @@ static int read_iov(const struct call *c, uint64_t iov_addr, uint64_t iovlen, st
 		at += iov[i].iov_len;
 	}
 	m->len = total;
+	*budget -= total;
 	free(iov);
 	return r;
 }
@@ -704,7 +711,8 @@ static int read_control(const struct call *c, uint64_t addr, uint64_t len, struc
 }
 
 /* One struct msghdr of the step's into m. */
-static int read_msghdr(const struct call *c, uint64_t addr, struct net_msg *m)
+static int read_msghdr(const struct call *c, uint64_t addr, bool stream, size_t *budget,
+		       struct net_msg *m)
 {
 	struct msghdr h;
 	int r = read_mem(c, addr, &h, sizeof(h));
@@ -717,7 +725,7 @@ static int read_msghdr(const struct call *c, uint64_t addr, struct net_msg *m)
 		if ((r = read_mem(c, (uint64_t)(uintptr_t)h.msg_name, &m->addr, h.msg_namelen)) < 0)
 			return r;
 	}
-	if ((r = read_iov(c, (uint64_t)(uintptr_t)h.msg_iov, h.msg_iovlen, m)) < 0)
+	if ((r = read_iov(c, (uint64_t)(uintptr_t)h.msg_iov, h.msg_iovlen, stream, budget, m)) < 0)
 		return r;
 	return read_control(c, (uint64_t)(uintptr_t)h.msg_control, h.msg_controllen, m);
 }
@@ -871,6 +879,12 @@ static void serve_net(struct call *c)
 	int domain = r == 0 ? sock_domain(op->sock) : -1;
 	if (r == 0 && domain < 0)
 		r = domain;
+	int type = 0;
+	socklen_t tl = sizeof(type);
+	if (r == 0 && getsockopt(op->sock, SOL_SOCKET, SO_TYPE, &type, &tl) < 0)
+		r = -errno;
+	bool stream = type == SOCK_STREAM;
+	size_t budget = SUP_MAX_DATA;
 	struct net_msg *m = op->m;
 	if (r == 0 && (nr == SYS_connect || nr == SYS_bind)) {
 		if (a[2] > sizeof(m->addr))
@@ -881,24 +895,31 @@ static void serve_net(struct call *c)
 		op->flags = (int)a[3];
 		if (a[5] > sizeof(m->addr))
 			r = -EINVAL;
-		else if (a[2] > SUP_MAX_DATA)
+		else if (a[2] > budget && !stream)
 			r = -EMSGSIZE;
-		else if (!(m->data = malloc(a[2] ? a[2] : 1)))
+		else if (!(m->data = malloc(a[2] > budget ? budget : a[2] ? a[2] : 1)))
 			r = -ENOMEM;
-		else if ((r = read_mem(&op->c, a[1], m->data, a[2])) == 0 &&
+		else if ((r = read_mem(&op->c, a[1], m->data, a[2] > budget ? budget : a[2])) == 0 &&
 			 (r = read_mem(&op->c, a[4], &m->addr, a[5])) == 0) {
-			m->len = a[2];
+			m->len = a[2] > budget ? budget : a[2];
 			m->addrlen = (socklen_t)a[5];
 		}
 	} else if (r == 0 && nr == SYS_sendmsg) {
 		op->flags = (int)a[2];
-		r = read_msghdr(&op->c, a[1], m);
+		r = read_msghdr(&op->c, a[1], stream, &budget, m);
 	} else if (r == 0) { /* sendmmsg */
 		op->flags = (int)a[3];
 		for (size_t i = 0; r == 0 && i < op->nm; i++) {
 			uint64_t at = a[1] + i * sizeof(struct mmsghdr);
 			op->m[i].len_addr = at + offsetof(struct mmsghdr, msg_len);
-			r = read_msghdr(&op->c, at, &op->m[i]);
+			r = read_msghdr(&op->c, at, stream, &budget, &op->m[i]);
+			/* past the budget: send the messages that fit, as a short sendmmsg */
+			if (i > 0 && (r == -EMSGSIZE || (r == 0 && budget == 0 && i + 1 < op->nm))) {
+				if (r < 0)
+					msg_release(&op->m[i]);
+				op->nm = r < 0 ? i : i + 1;
+				r = 0;
+			}
 		}
 	}
 	op->sigpipe = !(op->flags & MSG_NOSIGNAL);
@@ -1167,9 +1188,12 @@ static void serve_meta(struct call *c)
 
 /*
  * The thread that performs calls for the step holds the step's own
- * credentials: the caller's uid, gid and groups, and no capability but
- * CAP_SYS_PTRACE (to copy the step's fds and memory). Capabilities are per
- * thread; the rest of stepbox keeps its own.
+ * credentials: the caller's uid, gid and groups, and no effective
+ * capability, so it resolves paths and opens /proc entries with no more
+ * power than the step (a root step's /proc/1/root stays out of its reach).
+ * Copying the step's fds and memory checks the permitted set (real
+ * credentials), which the step's empty one is a subset of. Capabilities are
+ * per thread; the rest of stepbox keeps its own.
  */
 static int drop_caps_here(void)
 {
@@ -1177,8 +1201,7 @@ static int drop_caps_here(void)
 	struct __user_cap_data_struct d[2];
 	if (syscall(SYS_capget, &hdr, d) < 0)
 		return -errno;
-	d[0].effective &= 1u << CAP_SYS_PTRACE;
-	d[1].effective = 0;
+	d[0].effective = d[1].effective = 0;
 	d[0].inheritable = d[1].inheritable = 0;
 	return syscall(SYS_capset, &hdr, d) < 0 ? -errno : 0;
 }
