@@ -20,8 +20,6 @@ void backend_layers(enum policy_backend name, struct backend *b)
 	b->landlock = name == BACKEND_STACKED || name == BACKEND_LANDLOCK;
 	/* no kernel stepbox knows limits pathname UNIX sockets (Landlock ABI 9) */
 	b->supervise = true;
-	/* without read-only mounts nothing refuses chmod, chown, utimes, xattrs */
-	b->supervise_meta = !b->ns;
 	b->refuse_sysv = !b->ns;
 }
 

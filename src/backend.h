@@ -23,7 +23,6 @@ struct backend {
 	bool ns;                  /* mount, PID, IPC namespaces and a tmpfs root */
 	bool landlock;            /* a Landlock ruleset in the command */
 	bool supervise;           /* socket addresses go to the supervisor */
-	bool supervise_meta;      /* metadata calls too (no read-only mounts) */
 	bool refuse_sysv;         /* no IPC namespace: System V IPC refused */
 };
 

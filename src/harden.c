@@ -36,13 +36,13 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg,
 	else if (cfg->net == NET_TCP)
 		h->filters[h->n++] = PROG(harden_filter_net_tcp);
 	if (o->refuse_sysv)
-		h->filters[h->n++] = PROG(harden_filter_sysv_ipc);
+		h->filters[h->n++] = PROG(harden_filter_alone);
 	if (o->traced)
 		h->filters[h->n++] = PROG(harden_filter_trace);
-	if (o->supervise_meta)
-		h->notify = PROG(harden_filter_notify_all);
-	else if (o->supervise_net)
-		h->notify = PROG(harden_filter_notify_net);
+	if (o->supervise && cfg->net == NET_TCP)
+		h->notify = PROG(harden_filter_notify_listen);
+	else if (o->supervise)
+		h->notify = PROG(harden_filter_notify);
 }
 
 int harden_cloexec_fds(void)

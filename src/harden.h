@@ -18,9 +18,8 @@
 /* What the chosen layers need from seccomp besides the base filter. */
 struct harden_opts {
 	bool traced;         /* stops for stepbox's tracer (--explain without audit) */
-	bool refuse_sysv;    /* no IPC namespace: System V IPC is the host's */
-	bool supervise_net;  /* socket addresses go to the supervisor */
-	bool supervise_meta; /* metadata calls go to the supervisor (Landlock alone) */
+	bool refuse_sysv;    /* no PID or IPC namespace: the host's IPC and processes */
+	bool supervise;      /* socket addresses and metadata calls go to the supervisor */
 };
 
 struct harden {

@@ -20,6 +20,8 @@
 #include "mountns.h"
 #include "supervise.h"
 
+static void kill_children(void);
+
 /* The child's steps, reported back through the exec pipe when one fails. */
 enum child_step {
 	STEP_SETSID,
@@ -37,6 +39,7 @@ enum child_step {
 	STEP_RULES,
 	STEP_EXEC,
 	STEP_LISTENER, /* not a failure: errnum is the supervisor's listener fd */
+	STEP_PID,      /* not a failure: errnum is the command's pid (Landlock alone) */
 };
 
 static const char *const step_names[] = {
@@ -130,14 +133,31 @@ static void child_exec(const struct launch_spec *s, const char *file, const sigs
  * parent is what getppid() must answer: 0 in a new PID namespace, where the
  * parent is not visible (and the sync pipe proved it alive a moment ago).
  */
-static void child_start(pid_t parent, int fd)
+static void child_start(pid_t parent, int fd, int death)
 {
 	if (setsid() < 0)
 		child_fail(fd, STEP_SETSID, errno);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+	if (prctl(PR_SET_PDEATHSIG, death) < 0)
 		child_fail(fd, STEP_PDEATHSIG, errno);
 	if (getppid() != parent)
 		_exit(125);
+}
+
+/*
+ * Without a PID namespace the init learns that stepbox died from this
+ * signal (its parent-death signal; stepbox never forwards it) and kills the
+ * whole tree itself before it goes: as a subreaper it has every orphan of
+ * the step as its child.
+ */
+#define INIT_DEATH_SIGNAL (SIGRTMIN + 2)
+
+static void init_kill_all(void)
+{
+	for (;;) {
+		kill_children();
+		if (waitpid(-1, NULL, __WALL) < 0 && errno != EINTR)
+			_exit(137);
+	}
 }
 
 /*
@@ -162,45 +182,69 @@ static int private_rules(const struct launch_spec *s)
 }
 
 /*
- * The namespace child is PID 1 of its namespace: once the maps are written
- * (sync_fd), it installs the supervisor's filter (inherited by the command),
- * builds the new root, forks the command and stays as a minimal init that
- * reaps orphans. Its exit kills every process in the namespace, so the
- * command's tree dies with it, and with stepbox (parent-death signal). The
- * command's raw wait status goes back over status_fd.
+ * The init: stepbox's child, the command's parent. With the namespaces it is
+ * PID 1 of the new PID namespace: once the maps are written (sync_fd) it
+ * builds the new root; its exit kills every process in the namespace, so the
+ * command's tree dies with it, and with stepbox (parent-death signal).
+ * Without them (Landlock alone) it is a subreaper outside the step's Landlock
+ * domain (signals from the step cannot reach it from ABI 6), and it kills
+ * the tree itself when stepbox dies. Either way it installs the supervisor's
+ * filter for the command, forks it, reaps orphans, and passes the command's
+ * raw wait status back over status_fd.
  */
-static void mountns_child(const struct launch_spec *s, const char *file, const sigset_t *oldmask,
-			  int fd, int sync_fd, int status_fd, int ack)
+static void init_child(const struct launch_spec *s, const char *file, const sigset_t *oldmask,
+		       int fd, int sync_fd, int status_fd, int ack, pid_t parent)
 {
 	char c;
-	if (read(sync_fd, &c, 1) != 1)
+	if (sync_fd >= 0 && read(sync_fd, &c, 1) != 1)
 		_exit(125); /* the parent gave up */
-	close(sync_fd);
-	child_start(0, fd);
-	if (ack >= 0)
-		hand_listener(s, fd, ack);
-	const char *what = NULL, *path = NULL;
-	int r = mountns_setup_root(s->mountns, &what, &path);
-	if (r < 0) {
-		struct child_report rep = {STEP_MOUNTNS, -r, ""};
-		snprintf(rep.detail, sizeof(rep.detail), "cannot %s%s%s%s", what, path ? " '" : "",
-			 path ? path : "", path ? "'" : "");
-		ssize_t w = write(fd, &rep, sizeof(rep));
-		(void)w;
-		_exit(125);
+	if (sync_fd >= 0)
+		close(sync_fd);
+	int r;
+	if (!s->mountns) {
+		/* held until the wait below takes it: its default action is death */
+		sigset_t death;
+		sigemptyset(&death);
+		sigaddset(&death, INIT_DEATH_SIGNAL);
+		if (sigprocmask(SIG_BLOCK, &death, NULL) < 0)
+			child_fail(fd, STEP_SIGMASK, errno);
+		child_start(parent, fd, INIT_DEATH_SIGNAL);
+		/* the listener needs no_new_privs without CAP_SYS_ADMIN; this never execs */
+		if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || (r = harden_no_new_privs()) < 0)
+			child_fail(fd, STEP_NNP, errno);
+	} else {
+		child_start(0, fd, SIGKILL);
+		const char *what = NULL, *path = NULL;
+		r = mountns_setup_root(s->mountns, &what, &path);
+		if (r < 0) {
+			struct child_report rep = {STEP_MOUNTNS, -r, ""};
+			snprintf(rep.detail, sizeof(rep.detail), "cannot %s%s%s%s", what,
+				 path ? " '" : "", path ? path : "", path ? "'" : "");
+			ssize_t w = write(fd, &rep, sizeof(rep));
+			(void)w;
+			_exit(125);
+		}
+		/*
+		 * Stacked: the init enters the Landlock domain itself (it holds
+		 * CAP_SYS_ADMIN in its namespace, so no no_new_privs is needed),
+		 * and the command inherits it: the domain's creator is then the
+		 * process stepbox knows, whose audit records --explain reads. The
+		 * init keeps its capabilities, so the command (with none) cannot
+		 * trace it, and as a PID namespace's init it ignores the command's
+		 * signals.
+		 */
+		if (s->ruleset_fd >= 0 && (r = private_rules(s)) < 0)
+			child_fail(fd, STEP_RULES, -r);
+		if (s->ruleset_fd >= 0 && (r = landlock_enforce(s->ruleset_fd, s->restrict_flags)) < 0)
+			child_fail(fd, STEP_LANDLOCK, -r);
 	}
 	/*
-	 * Stacked: the init enters the Landlock domain itself (it holds
-	 * CAP_SYS_ADMIN in its namespace, so no no_new_privs is needed), and
-	 * the command inherits it: the domain's creator is then the process
-	 * stepbox knows, whose audit records --explain reads. The init keeps
-	 * its capabilities, so the command (with none) cannot trace it, and as
-	 * a PID namespace's init it ignores the command's signals.
+	 * The supervisor's filter, inherited by the command, goes on last (the
+	 * root's building chmods: a supervised call the supervisor, with no
+	 * capability, must not be asked to perform for this init).
 	 */
-	if (s->ruleset_fd >= 0 && (r = private_rules(s)) < 0)
-		child_fail(fd, STEP_RULES, -r);
-	if (s->ruleset_fd >= 0 && (r = landlock_enforce(s->ruleset_fd, s->restrict_flags)) < 0)
-		child_fail(fd, STEP_LANDLOCK, -r);
+	if (ack >= 0)
+		hand_listener(s, fd, ack);
 	pid_t cmd = fork();
 	if (cmd < 0)
 		child_fail(fd, STEP_FORK, errno);
@@ -208,18 +252,34 @@ static void mountns_child(const struct launch_spec *s, const char *file, const s
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 			child_fail(fd, STEP_PDEATHSIG, errno);
 		close(status_fd);
-		child_exec(s, file, oldmask, fd, -1, false);
+		/* Landlock alone: the command is the domain's creator */
+		child_exec(s, file, oldmask, fd, -1, !s->mountns && s->ruleset_fd >= 0);
+	}
+	if (!s->mountns) {
+		/* for --explain's audit records: the domain's creator */
+		struct child_report rep = {STEP_PID, (int)cmd, ""};
+		if (write(fd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
+			init_kill_all();
 	}
 	close(fd); /* the parent's read ends when the command has exec'd */
+	sigset_t wait_for;
+	sigemptyset(&wait_for);
+	sigaddset(&wait_for, SIGCHLD);
+	sigaddset(&wait_for, INIT_DEATH_SIGNAL);
 	for (;;) {
 		int st;
-		pid_t w = waitpid(-1, &st, 0);
-		if (w == cmd) {
-			ssize_t n = write(status_fd, &st, sizeof(st));
-			_exit(n == (ssize_t)sizeof(st) ? 0 : 125);
+		pid_t w;
+		while ((w = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
+			if (w == cmd) {
+				ssize_t n = write(status_fd, &st, sizeof(st));
+				_exit(n == (ssize_t)sizeof(st) ? 0 : 125);
+			}
 		}
-		if (w < 0 && errno != EINTR)
+		if (w < 0 && errno == ECHILD)
 			_exit(125);
+		siginfo_t si;
+		if (sigwaitinfo(&wait_for, &si) == INIT_DEATH_SIGNAL)
+			init_kill_all(); /* stepbox is gone: so is the step */
 	}
 }
 
@@ -517,6 +577,12 @@ static void pipes_close(struct pipes *p)
 	close_pair(p->ack);
 }
 
+/* Every sandbox runs its command under an init; --backend none does not. */
+static bool uses_init(const struct launch_spec *s)
+{
+	return s->mountns || s->ruleset_fd >= 0 || s->supervise;
+}
+
 static int pipes_open(struct pipes *p, const struct launch_spec *s, struct stepbox_err *err)
 {
 	memset(p, 0xff, sizeof(*p)); /* every fd -1 */
@@ -524,7 +590,7 @@ static int pipes_open(struct pipes *p, const struct launch_spec *s, struct stepb
 	/* the child waits on sync until its maps are written and it is traced */
 	if (r == 0 && (s->mountns || s->explain))
 		r = pipe2(p->sync, O_CLOEXEC);
-	if (r == 0 && s->mountns)
+	if (r == 0 && uses_init(s))
 		r = pipe2(p->status, O_CLOEXEC);
 	if (r == 0 && s->supervise)
 		r = pipe2(p->ack, O_CLOEXEC);
@@ -549,16 +615,16 @@ static void child_main(const struct launch_spec *s, const char *file, const sigs
 {
 	close_fd(&p->report[0]);
 	close_fd(&p->ack[1]);
-	if (!s->mountns) {
+	close_fd(&p->sync[1]);
+	close_fd(&p->status[0]);
+	if (!uses_init(s)) { /* --backend none */
 		char c;
 		if (p->sync[0] >= 0 && read(p->sync[0], &c, 1) != 1)
 			_exit(125); /* the parent gave up */
-		child_start(parent, p->report[1]);
+		child_start(parent, p->report[1], SIGKILL);
 		child_exec(s, file, oldmask, p->report[1], p->ack[0], s->ruleset_fd >= 0);
 	}
-	close_fd(&p->sync[1]);
-	close_fd(&p->status[0]);
-	mountns_child(s, file, oldmask, p->report[1], p->sync[0], p->status[1], p->ack[0]);
+	init_child(s, file, oldmask, p->report[1], p->sync[0], p->status[1], p->ack[0], parent);
 }
 
 /* Copy the child's listener (fd number n in its table) and start serving it. */
@@ -572,7 +638,21 @@ static int take_listener(const struct launch_spec *s, pid_t pid, int n, struct s
 		close(pidfd);
 	if (l < 0)
 		return err_set(err, ERR_UNAVAILABLE, e, "take the supervisor's listener");
-	return supervise_start(sup, s->supervise, l, err);
+	/* the namespaces are built and the command not yet forked: their mounts */
+	struct supervise_config c = *s->supervise;
+	struct mountns_mounts mm = {0};
+	int r = s->mountns ? mountns_read_mounts(s->mountns, pid, &mm) : 0;
+	if (r < 0) {
+		close(l);
+		return err_set(err, ERR_UNAVAILABLE, -r, "read the namespace's mounts");
+	}
+	c.write_mnt = mm.write;
+	c.nwrite_mnt = mm.nwrite;
+	c.unix_mnt = mm.unix_;
+	c.nunix_mnt = mm.nunix;
+	r = supervise_start(sup, &c, l, err);
+	mountns_mounts_release(&mm);
+	return r;
 }
 
 /*
@@ -600,7 +680,11 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 	struct child_report rep;
 	ssize_t n;
 	while ((n = await_exec(p->report[0], &rep, s->explain)) == (ssize_t)sizeof(rep) &&
-	       rep.step == STEP_LISTENER && p->ack[1] >= 0) {
+	       (rep.step == STEP_PID || (rep.step == STEP_LISTENER && p->ack[1] >= 0))) {
+		if (rep.step == STEP_PID) {
+			res->domain_creator = rep.errnum;
+			continue;
+		}
 		r = take_listener(s, pid, rep.errnum, sup, err);
 		if (r == 0 && write(p->ack[1], "x", 1) != 1)
 			r = err_set(err, ERR_UNAVAILABLE, EPIPE, "start the supervisor");
@@ -696,6 +780,8 @@ int launch_run(const struct launch_spec *s, struct launch_result *res, struct st
 		} else {
 			res->started = true;
 			res->child = pid;
+			if (!res->domain_creator)
+				res->domain_creator = pid; /* with the namespaces, the init */
 			r = wait_loop(s, pid, &set, p.status[0], res);
 			res->duration_s = now_s() - start;
 		}

@@ -39,7 +39,8 @@ struct launch_result {
 	bool timed_out;
 	bool started;    /* the command was exec'd */
 	bool ns_failed;  /* the namespace layers could not be built (nothing ran) */
-	pid_t child;     /* stepbox's child: the creator of the Landlock domain */
+	pid_t child;     /* stepbox's child: the init */
+	pid_t domain_creator; /* the process that entered the Landlock domain */
 	double duration_s;
 };
 

@@ -221,14 +221,6 @@ void mountns_release(struct mountns_plan *p)
 	p->n = 0;
 }
 
-size_t mountns_private_dirs(const struct mountns_plan *p, const char **out, size_t cap)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < p->n && k < cap; i++)
-		if (p->v[i].kind == MNT_TMPFS)
-			out[k++] = p->v[i].path;
-	return k;
-}
 
 int mountns_probe(const struct mountns_plan *p, struct stepbox_err *err)
 {
@@ -437,6 +429,16 @@ static void unescape(char *s)
 	*w = '\0';
 }
 
+/* The deepest entry of the plan that covers a mount point, or NULL. */
+static const struct mountns_entry *covering(const struct mountns_plan *p, const char *inside)
+{
+	const struct mountns_entry *best = NULL;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].kind != MNT_SYMLINK && path_beneath(inside, p->v[i].path))
+			best = &p->v[i]; /* path order: the last match is the deepest */
+	return best;
+}
+
 /*
  * Give every mount under NEWROOT the flags of the deepest entry that covers
  * it: a grant's own bind mount, and the submounts a recursive bind brought
@@ -464,10 +466,7 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 			continue;
 		unescape(mp);
 		const char *inside = mp + sizeof(NEWROOT) - 1;
-		const struct mountns_entry *best = NULL;
-		for (size_t i = 0; i < p->n; i++)
-			if (p->v[i].kind != MNT_SYMLINK && path_beneath(inside, p->v[i].path))
-				best = &p->v[i]; /* path order: the last match is the deepest */
+		const struct mountns_entry *best = covering(p, inside);
 		if (!best || best->kind != MNT_BIND)
 			continue;
 		*path = best->path;
@@ -655,4 +654,56 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 		  NULL) < 0)
 		return -errno;
 	return 0;
+}
+
+static int push_id(struct mountns_mounts *mm, bool unix_, int id)
+{
+	int **v = unix_ ? &mm->unix_ : &mm->write;
+	size_t *n = unix_ ? &mm->nunix : &mm->nwrite, *cap = unix_ ? &mm->capunix : &mm->capwrite;
+	if (strv_grow(v, cap, *n, sizeof(int), 32) < 0)
+		return -ENOMEM;
+	(*v)[(*n)++] = id;
+	return 0;
+}
+
+int mountns_read_mounts(const struct mountns_plan *p, pid_t init, struct mountns_mounts *mm)
+{
+	memset(mm, 0, sizeof(*mm));
+	char path[64], line[4096];
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)init);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	int r = 0;
+	while (r == 0 && fgets(line, sizeof(line), f)) {
+		/* id parent major:minor root mount-point ...; mount points as init sees them */
+		char *save = NULL, *id = strtok_r(line, " ", &save), *mp = id;
+		for (int i = 1; mp && i < 5; i++)
+			mp = strtok_r(NULL, " ", &save);
+		if (!mp)
+			continue;
+		unescape(mp);
+		const struct mountns_entry *e = covering(p, mp);
+		if (!e)
+			continue;
+		bool priv = e->kind == MNT_TMPFS || e->kind == MNT_DEVPTS;
+		bool wr = e->kind == MNT_BIND && (e->access & GRANT_WRITE) && !(e->access & GRANT_DEV);
+		bool ux = e->kind == MNT_BIND && (e->access & GRANT_CONNECT);
+		/* a private mount counts as itself only, not a host folder bound in it */
+		if (priv && strcmp(mp, e->path) != 0)
+			continue;
+		if (priv || wr || ux)
+			r = push_id(mm, ux && !wr && !priv, atoi(id));
+	}
+	fclose(f);
+	if (r < 0)
+		mountns_mounts_release(mm);
+	return r;
+}
+
+void mountns_mounts_release(struct mountns_mounts *mm)
+{
+	free(mm->write);
+	free(mm->unix_);
+	memset(mm, 0, sizeof(*mm));
 }

@@ -59,8 +59,25 @@ int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
 		 const struct grants *g);
 void mountns_release(struct mountns_plan *p);
 
-/* The private places the plan makes writable (/tmp, /dev/shm), for the supervisor. */
-size_t mountns_private_dirs(const struct mountns_plan *p, const char **out, size_t cap);
+/*
+ * The mounts of a built namespace by what the step may do on them, by mount
+ * id: write (a write grant's bind and the submounts it brought, the private
+ * tmpfs and devpts) and unix (a unix_sockets bind). The supervisor judges an
+ * object by the mount it lies on, never by a path the step can rename its
+ * way around.
+ */
+struct mountns_mounts {
+	int *write, *unix_;
+	size_t nwrite, nunix, capwrite, capunix;
+};
+
+/*
+ * Read init's mountinfo (before the command runs, so every mount point is
+ * still where the plan put it). 0 or -errno; release with
+ * mountns_mounts_release.
+ */
+int mountns_read_mounts(const struct mountns_plan *p, pid_t init, struct mountns_mounts *mm);
+void mountns_mounts_release(struct mountns_mounts *mm);
 
 /*
  * Whether this kernel lets the caller create the namespaces (tried in a

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "harden.h"
+#include "path.h"
 #include "run.h"
 
 static json_t *strv_json(const struct strv *sv)
@@ -307,7 +308,8 @@ static json_t *dropped_json(const struct strv *dropped)
 	return a;
 }
 
-int report_run(const char *path, const struct stepbox_config *cfg, char *const *argv,
+int report_run(const char *path, const char *dir, const struct stepbox_config *cfg,
+	       char *const *argv,
 	       const struct backend *backend, const struct landlock_features *f,
 	       const struct env_result *env, const struct launch_result *res,
 	       const struct explain *x, struct stepbox_err *err)
@@ -331,25 +333,42 @@ int report_run(const char *path, const struct stepbox_config *cfg, char *const *
 		json_object_set_new(root, "layers",
 				    json_pack("{s:b, s:b, s:b}", "namespaces", backend->ns, "landlock",
 					      backend->landlock, "supervisor", backend->supervise));
-	char tmp[PATH_MAX];
-	if (!root || snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
+	/*
+	 * The folder was resolved before the step ran and may lie in its write
+	 * grants: opened again without following any symlink (one there now was
+	 * planted), and everything after relative to it.
+	 */
+	const char *name = path_base(path);
+	char tmp[NAME_MAX + 32];
+	int dfd = path_open_nofollow(dir, O_DIRECTORY);
+	if (!root || dfd < 0 ||
+	    snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", name, (int)getpid()) >= (int)sizeof(tmp)) {
+		int e = dfd < 0 ? -dfd : root ? ENAMETOOLONG : ENOMEM;
 		json_decref(root);
-		return err_set(err, ERR_USAGE, ENAMETOOLONG, "write report '%s'", path);
+		if (dfd >= 0)
+			close(dfd);
+		err_set(err, ERR_USAGE, e, "write report '%s'", path);
+		if (e == ELOOP)
+			err_hint(err, "a symlink appeared in the report's folder '%s' during the run; "
+				      "keep reports out of the step's write grants", dir);
+		return -e;
 	}
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	FILE *f_out = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f_out) {
 		int e = errno;
 		if (fd >= 0)
 			close(fd);
+		close(dfd);
 		json_decref(root);
-		return err_set(err, ERR_USAGE, e, "write report '%s'", tmp);
+		return err_set(err, ERR_USAGE, e, "write report '%s/%s'", dir, tmp);
 	}
 	int r = dump(f_out, root);
-	if (fclose(f_out) != 0 || r < 0 || rename(tmp, path) < 0) {
-		int e = errno ? errno : EIO;
-		unlink(tmp);
-		return err_set(err, ERR_USAGE, e, "write report '%s'", path);
+	int e = 0;
+	if (fclose(f_out) != 0 || r < 0 || renameat(dfd, tmp, dfd, name) < 0) {
+		e = errno ? errno : EIO;
+		unlinkat(dfd, tmp, 0);
 	}
-	return 0;
+	close(dfd);
+	return e ? err_set(err, ERR_USAGE, e, "write report '%s'", path) : 0;
 }

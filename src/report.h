@@ -36,10 +36,12 @@ void report_guide(FILE *out, const struct stepbox_config *cfg, const struct gran
 void report_env(FILE *out, const struct env_result *r);
 
 /*
- * Write the run report to path (atomically: a temporary file, then rename).
+ * Write the run report to path (atomically: a temporary file, then rename),
+ * in dir: path's folder, resolved to a canonical path before the run.
  * env gives the dropped variables, by name and reason, never their values.
  */
-int report_run(const char *path, const struct stepbox_config *cfg, char *const *argv,
+int report_run(const char *path, const char *dir, const struct stepbox_config *cfg,
+	       char *const *argv,
 	       const struct backend *backend, const struct landlock_features *f,
 	       const struct env_result *env, const struct launch_result *res,
 	       const struct explain *x, struct stepbox_err *err);

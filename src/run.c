@@ -9,6 +9,7 @@
 
 #include "audit.h"
 #include "harden.h"
+#include "path.h"
 #include "report.h"
 
 /*
@@ -33,6 +34,18 @@ static const char *const *own_ttys(struct run_ctx *ctx)
 		ctx->ttys[i] = ctx->tty_names[i];
 	ctx->ttys[n] = NULL;
 	return ctx->ttys;
+}
+
+/* A symlink on the way to the report's folder that lies where a step writes. */
+static int planted(void *arg, const char *link, const char *target)
+{
+	(void)target;
+	const struct grants *g = arg;
+	for (size_t i = 0; i < g->n; i++)
+		if ((g->v[i].access & GRANT_WRITE) && !(g->v[i].access & GRANT_PRIVATE) &&
+		    path_beneath(link, g->v[i].path))
+			return -ELOOP;
+	return 0;
 }
 
 int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool for_run,
@@ -62,6 +75,26 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	r = grants_build(cfg, &host, &ctx->grants, err);
 	if (r == 0)
 		r = env_build(cfg, &ctx->grants, inherited, &ctx->env, err);
+	/* the report's folder, before the step can plant anything on the way */
+	if (r == 0 && cfg->report_file) {
+		char dir[PATH_MAX];
+		bool exists = false;
+		if (!path_parent(cfg->report_file, dir, sizeof(dir)))
+			r = -ENAMETOOLONG;
+		else
+			r = grants_canon_links("/", dir, &ctx->report_dir, &exists, planted,
+					       &ctx->grants);
+		if (r == -ELOOP && ctx->report_dir == NULL) {
+			r = err_set(err, ERR_USAGE, 0, "report folder of '%s' goes through a "
+				    "symlink in a write grant", cfg->report_file);
+			err_hint(err, "a step may have planted it: remove the link, or keep "
+				      "reports out of the step's write grants");
+		} else if (r < 0 || !exists) {
+			r = err_set(err, ERR_USAGE, r < 0 ? -r : ENOENT, "report folder of '%s'",
+				    cfg->report_file);
+			err_hint(err, "--report names a file in a folder that exists");
+		}
+	}
 	if (r == 0 && ctx->backend.ns && (r = mountns_plan(&ctx->mountns, cfg, &ctx->grants)) < 0)
 		err_set(err, ERR_UNAVAILABLE, -r, "plan the mounts");
 	if (r < 0)
@@ -72,6 +105,8 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 void run_release(struct run_ctx *ctx)
 {
 	mountns_release(&ctx->mountns);
+	free(ctx->report_dir);
+	ctx->report_dir = NULL;
 	grants_release(&ctx->grants);
 	env_release(&ctx->env);
 }
@@ -192,8 +227,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	struct harden_opts ho = {
 		.traced = cfg->explain && !use_audit,
 		.refuse_sysv = b->refuse_sysv,
-		.supervise_net = b->supervise,
-		.supervise_meta = b->supervise_meta,
+		.supervise = b->supervise,
 	};
 	harden_prepare(&h, cfg, &ho);
 	struct strv write = STRV_INIT, unix_dirs = STRV_INIT;
@@ -202,15 +236,12 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	if (rc < 0)
 		goto out;
 	say_what_is_missing(cfg, ctx);
-	const char *priv[4];
 	struct supervise_config sc = {
 		.write_dirs = write.v,
 		.nwrite = write.n,
 		.unix_dirs = unix_dirs.v,
 		.nunix = unix_dirs.n,
-		.private_dirs = priv,
-		.nprivate = b->ns ? mountns_private_dirs(&ctx->mountns, priv, 4) : 0,
-		.meta = b->supervise_meta,
+		.by_mount = b->ns,
 		.own_netns = b->ns && cfg->net == NET_NONE,
 		.net_ruleset = net_ruleset,
 	};
@@ -247,12 +278,13 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		goto out;
 	code = res.exit_code;
 	if (use_audit)
-		audit_collect(&au, res.child, &x);
+		audit_collect(&au, res.domain_creator, &x);
 	if (learn)
 		explain_fragment(stdout, &x);
 	else if (cfg->explain)
 		explain_print(stderr, &x);
-	if (cfg->report_file && report_run(cfg->report_file, cfg, argv, &ctx->backend,
+	if (cfg->report_file && report_run(cfg->report_file, ctx->report_dir, cfg, argv,
+					   &ctx->backend,
 					   &ctx->features, &ctx->env, &res,
 					   cfg->explain ? &x : NULL, &err) < 0)
 		err_print(&err); /* the command ran: its status stands */

@@ -19,6 +19,7 @@ struct run_ctx {
 	char *const *inherited; /* the caller's environment */
 	char tty_names[3][64];  /* the step's own terminals */
 	const char *ttys[4];
+	char *report_dir; /* --report's folder, canonical before the run */
 	struct landlock_features features;
 	struct backend backend; /* resolved: never BACKEND_AUTO */
 	struct grants grants;

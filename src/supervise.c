@@ -43,6 +43,7 @@
 #define SUP_MAX_WORKERS 64u
 #define SUP_MAX_NAMES 4096u
 #define SUP_MAX_LINKS 40
+#define SUP_MAX_SCM_FDS 253
 #define SUP_PROC_MAGIC 0x9fa0 /* PROC_SUPER_MAGIC */
 
 #ifndef SECCOMP_IOCTL_NOTIF_ID_VALID
@@ -78,8 +79,12 @@ struct supervisor {
 	unsigned refs; /* the owner, the dispatcher and each worker */
 	int listener;
 	int stop[2]; /* the owner closes stop[1] to end the dispatcher */
-	struct strv write, unix_dirs, private_dirs;
-	bool meta, own_netns;
+	struct strv write, unix_dirs;
+	bool by_mount;
+	int *write_mnt, *unix_mnt;
+	size_t nwrite_mnt, nunix_mnt;
+	bool own_netns;
+	bool broken; /* its credentials could not be narrowed: refuse everything */
 	int net_ruleset;
 	struct sup_denial *denied; /* what was refused, for --explain and the report */
 	size_t ndenied, capdenied;
@@ -110,7 +115,8 @@ static void sup_unref(struct supervisor *s)
 		close(s->net_ruleset);
 	strv_release(&s->write);
 	strv_release(&s->unix_dirs);
-	strv_release(&s->private_dirs);
+	free(s->write_mnt);
+	free(s->unix_mnt);
 	for (size_t i = 0; i < s->ndenied; i++)
 		free(s->denied[i].path);
 	free(s->denied);
@@ -155,10 +161,17 @@ static int read_mem(const struct call *c, uint64_t addr, void *buf, size_t len)
 	return still_waiting(c) ? 0 : -ESRCH;
 }
 
-static int write_mem(const struct call *c, uint64_t addr, const void *buf, size_t len)
+/*
+ * Write into the step's memory through mem, its /proc/<tid>/mem opened while
+ * its call was still pending: the fd holds that process's memory itself, so
+ * however long the call lasted, a pid reused meanwhile (a step can recycle
+ * its pids at will) is never written to. Only while the step still waits.
+ */
+static int write_mem(const struct call *c, int mem, uint64_t addr, const void *buf, size_t len)
 {
-	struct iovec local = {(void *)buf, len}, remote = {(void *)(uintptr_t)addr, len};
-	return process_vm_writev(c->tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+	if (mem < 0 || addr > INT64_MAX || !still_waiting(c))
+		return -EFAULT;
+	return pwrite(mem, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -EFAULT;
 }
 
 /* A NUL-terminated string of the step's, read a page at a time. */
@@ -265,6 +278,7 @@ static int resolve(struct call *c, uint64_t dirfd, const char *path, bool follow
 		return cur;
 	}
 	int links = 0, r = 0;
+	long proc_pid = -1; /* the /proc/<pid> entry the walk is in, if any */
 	char *p = pending;
 	while (r == 0) {
 		while (*p == '/')
@@ -298,7 +312,14 @@ static int resolve(struct call *c, uint64_t dirfd, const char *path, bool follow
 		struct statfs sf;
 		struct stat st;
 		bool procfs = fstatfs(cur, &sf) == 0 && sf.f_type == SUP_PROC_MAGIC;
-		if (procfs && fstat(cur, &st) == 0 && st.st_ino == 1 &&
+		bool proc_top = procfs && fstat(cur, &st) == 0 && st.st_ino == 1;
+		if (proc_top) {
+			/* which process's entry the walk enters (a number, or not one) */
+			char *end;
+			long n = strtol(comp, &end, 10);
+			proc_pid = *end == '\0' && end != comp ? n : -1;
+		}
+		if (proc_top &&
 		    (strcmp(comp, "self") == 0 || strcmp(comp, "thread-self") == 0)) {
 			/* the step's own entry, in its procfs's numbering */
 			if (c->ns_tgid < 0)
@@ -340,7 +361,18 @@ static int resolve(struct call *c, uint64_t dirfd, const char *path, bool follow
 		}
 		target[tl] = '\0';
 		if (procfs && (target[0] == '/' || strstr(target, ":["))) {
-			/* a magic link: the kernel follows it to the step's object */
+			/*
+			 * A magic link: the kernel follows it to its object. Only in
+			 * the calling process's own entry: another process's root or
+			 * cwd may lie in a mount namespace the step cannot see.
+			 */
+			if (c->ns_tgid < 0)
+				step_ids(c);
+			if (proc_pid < 0 || (proc_pid != c->ns_tgid && proc_pid != c->ns_tid)) {
+				close(fd);
+				r = -EACCES;
+				break;
+			}
 			close(fd);
 			fd = openat(cur, comp, O_PATH | O_CLOEXEC);
 			if (fd < 0) {
@@ -399,31 +431,50 @@ static bool beneath_any(const struct strv *dirs, const char *path)
 	return false;
 }
 
+/* The id of the mount an object we hold lies on, or -1. */
+static int mount_id(int fd)
+{
+	struct statx sx;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) == 0 &&
+	    (sx.stx_mask & STATX_MNT_ID))
+		return (int)sx.stx_mnt_id;
+	char p[64], buf[512];
+	snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", fd); /* before Linux 5.8 */
+	int f = open(p, O_RDONLY | O_CLOEXEC);
+	ssize_t n = f >= 0 ? read(f, buf, sizeof(buf) - 1) : -1;
+	if (f >= 0)
+		close(f);
+	buf[n > 0 ? n : 0] = '\0';
+	char *m = strstr(buf, "mnt_id:");
+	return m ? atoi(m + 7) : -1;
+}
+
+static bool has_id(const int *v, size_t n, int id)
+{
+	for (size_t i = 0; id >= 0 && i < n; i++)
+		if (v[i] == id)
+			return true;
+	return false;
+}
+
 /*
  * Whether the object we hold (fd, at path as the step sees it) lies where the
- * step may write: beneath a write grant, or on one of the namespaces' private
- * tmpfs itself (not on a host folder bound inside it: its device tells).
+ * step may write, or (unix) beneath a unix_sockets entry. Under the
+ * namespaces by the mount it lies on: a write grant's bind and what it
+ * brought along, the private tmpfs and devpts (not a host folder bound in
+ * them, and however the step renamed the folders it owns around the mount
+ * points). Under Landlock alone by path: the step renames nothing outside
+ * its write grants there.
  */
-static bool writable_place(struct call *c, int fd, const char *path)
+static bool allowed_place(const struct call *c, int fd, const char *path, bool unix_too)
 {
-	struct supervisor *s = c->s;
-	if (beneath_any(&s->write, path))
-		return true;
-	struct stat obj;
-	if (fstat(fd, &obj) < 0)
-		return false;
-	for (size_t i = 0; i < s->private_dirs.n; i++) {
-		if (!path_beneath(path, s->private_dirs.v[i]))
-			continue;
-		int p = resolve(c, (uint64_t)(unsigned)AT_FDCWD, s->private_dirs.v[i], false);
-		struct stat st;
-		bool same = p >= 0 && fstat(p, &st) == 0 && st.st_dev == obj.st_dev;
-		if (p >= 0)
-			close(p);
-		if (same)
-			return true;
+	const struct supervisor *s = c->s;
+	if (s->by_mount) {
+		int id = mount_id(fd);
+		return has_id(s->write_mnt, s->nwrite_mnt, id) ||
+		       (unix_too && has_id(s->unix_mnt, s->nunix_mnt, id));
 	}
-	return false;
+	return beneath_any(&s->write, path) || (unix_too && beneath_any(&s->unix_dirs, path));
 }
 
 static void note_denial(const struct call *c, enum explain_op op, const char *path, int port)
@@ -472,6 +523,7 @@ struct net_msg {
 struct net_op {
 	struct call c;      /* req owned by the op */
 	int sock;           /* our copy of the step's socket */
+	int mem;            /* sendmmsg: the step's memory, to answer msg_len */
 	int flags;
 	bool tcp_rules;     /* perform in a thread under the step's TCP rules */
 	bool sigpipe;       /* the step did not ask for MSG_NOSIGNAL */
@@ -497,6 +549,8 @@ static void op_free(struct net_op *op)
 	free(op->m);
 	if (op->sock >= 0)
 		close(op->sock);
+	if (op->mem >= 0)
+		close(op->mem);
 	if (op->c.pidfd >= 0)
 		close(op->c.pidfd);
 	free(op->c.req);
@@ -603,6 +657,8 @@ static int decide(struct net_op *op, struct net_msg *m, int domain)
 	if (domain != AF_UNIX || m->addrlen <= offsetof(struct sockaddr_un, sun_path) ||
 	    m->addr.ss_family != AF_UNIX)
 		return 0; /* no unix address: the kernel judges it on our copy */
+	if (m->addrlen > sizeof(struct sockaddr_un))
+		return EINVAL; /* as unix_validate_addr says, before anything reads it */
 	struct sockaddr_un *un = (struct sockaddr_un *)&m->addr;
 	size_t plen = m->addrlen - offsetof(struct sockaddr_un, sun_path);
 	if (un->sun_path[0] == '\0') {
@@ -627,8 +683,7 @@ static int decide(struct net_op *op, struct net_msg *m, int domain)
 		return ECONNREFUSED; /* what connecting to a non-socket gives */
 	}
 	bool known = held_path(fd, where, sizeof(where)) == 0;
-	if (!known || !(writable_place(&op->c, fd, where) ||
-			beneath_any(&op->c.s->unix_dirs, where))) {
+	if (!known || !allowed_place(&op->c, fd, where, true)) {
 		close(fd);
 		note_denial(&op->c, OP_CONNECT, known ? where : path, -1);
 		return EACCES;
@@ -688,10 +743,16 @@ static int read_control(const struct call *c, uint64_t addr, uint64_t len, struc
 	int r = read_mem(c, addr, m->control, len);
 	struct msghdr h = {.msg_control = m->control, .msg_controllen = len};
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&h); r == 0 && cm; cm = CMSG_NXTHDR(&h, cm)) {
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-		    cm->cmsg_len < CMSG_LEN(0))
+		/* the step wrote cmsg_len: it must lie within what was copied, as
+		 * the kernel's __scm_send checks, or it is EINVAL */
+		size_t at = (size_t)((char *)cm - m->control);
+		if (cm->cmsg_len < sizeof(*cm) || cm->cmsg_len > len - at)
+			return -EINVAL;
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			continue;
 		size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		if (n > SUP_MAX_SCM_FDS)
+			return -EINVAL; /* the kernel's SCM_MAX_FD */
 		int *fds = (int *)CMSG_DATA(cm);
 		for (size_t i = 0; r == 0 && i < n; i++) {
 			if (strv_grow(&m->fds, &m->capfds, m->nfds, sizeof(int), n) < 0) {
@@ -768,7 +829,7 @@ static void perform(struct net_op *op)
 				break;
 			}
 			unsigned len = (unsigned)n;
-			if (write_mem(&op->c, op->m[sent].len_addr, &len, sizeof(len)) < 0) {
+			if (write_mem(&op->c, op->mem, op->m[sent].len_addr, &len, sizeof(len)) < 0) {
 				e = EFAULT;
 				break;
 			}
@@ -807,48 +868,76 @@ static void *worker(void *arg)
 }
 
 /*
- * A call that may block (a blocking socket, a TCP connect under port rules)
- * runs on a thread of its own, so one slow peer stalls only its own call.
+ * The dispatcher never blocks: a connect, and a send on a blocking socket,
+ * run on a thread of their own, so one slow peer stalls only its own call
+ * and stepbox always gets back to the timeout. A send on a non-blocking
+ * socket runs here, with MSG_DONTWAIT whatever the step flips meanwhile.
+ * With every worker busy a call is EAGAIN.
  */
 static void run_op(struct net_op *op)
 {
 	int fl = fcntl(op->sock, F_GETFL);
-	bool blocking = !(op->flags & MSG_DONTWAIT) && fl >= 0 && !(fl & O_NONBLOCK);
+	bool connect_ = op->c.req->data.nr == SYS_connect;
+	bool blocking = !(op->flags & MSG_DONTWAIT) && (fl < 0 || !(fl & O_NONBLOCK));
 	struct supervisor *s = op->c.s;
-	if (blocking || op->tcp_rules) {
-		pthread_mutex_lock(&s->lock);
-		bool room = s->workers < SUP_MAX_WORKERS;
-		if (room) {
-			s->workers++;
-			s->refs++;
-		}
-		pthread_mutex_unlock(&s->lock);
-		pthread_t t;
-		pthread_attr_t attr;
-		if (room && pthread_attr_init(&attr) == 0) {
-			pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-			int r = pthread_create(&t, &attr, worker, op);
-			pthread_attr_destroy(&attr);
-			if (r == 0)
-				return;
-		}
-		if (room) {
-			pthread_mutex_lock(&s->lock);
-			s->workers--;
-			s->refs--;
-			pthread_mutex_unlock(&s->lock);
-		}
-		if (op->tcp_rules) { /* never unrestricted */
-			respond(&op->c, 0, EAGAIN);
-			op_free(op);
-			return;
-		}
+	if (!connect_ && !blocking) {
+		op->flags |= MSG_DONTWAIT;
+		perform(op);
+		op_free(op);
+		return;
 	}
-	perform(op);
+	pthread_mutex_lock(&s->lock);
+	bool room = s->workers < SUP_MAX_WORKERS;
+	if (room) {
+		s->workers++;
+		s->refs++;
+	}
+	pthread_mutex_unlock(&s->lock);
+	pthread_t t;
+	pthread_attr_t attr;
+	if (room && pthread_attr_init(&attr) == 0) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		int r = pthread_create(&t, &attr, worker, op);
+		pthread_attr_destroy(&attr);
+		if (r == 0)
+			return;
+	}
+	if (room) {
+		pthread_mutex_lock(&s->lock);
+		s->workers--;
+		s->refs--;
+		pthread_mutex_unlock(&s->lock);
+	}
+	respond(&op->c, 0, EAGAIN);
 	op_free(op);
 }
 
-/* connect, bind, sendto, sendmsg, sendmmsg: copy, decide, perform. */
+/*
+ * listen(), under a port list: Landlock has no hook for it, and an unbound
+ * TCP socket that listens binds an ephemeral port the policy never allowed
+ * (the host could then connect in). A bound one was checked when it bound.
+ */
+static void serve_listen(struct net_op *op, int domain, int backlog)
+{
+	int e = 0;
+	if (domain == AF_INET || domain == AF_INET6) {
+		struct sockaddr_storage a;
+		socklen_t al = sizeof(a);
+		if (getsockname(op->sock, (struct sockaddr *)&a, &al) < 0)
+			e = errno;
+		else if ((domain == AF_INET ? ((struct sockaddr_in *)&a)->sin_port
+					    : ((struct sockaddr_in6 *)&a)->sin6_port) == 0) {
+			note_denial(&op->c, OP_BIND, NULL, 0);
+			e = EACCES;
+		}
+	}
+	if (e == 0 && listen(op->sock, backlog) < 0)
+		e = errno;
+	respond(&op->c, 0, e);
+	op_free(op);
+}
+
+/* connect, bind, sendto, sendmsg, sendmmsg, listen: copy, decide, perform. */
 static void serve_net(struct call *c)
 {
 	const uint64_t *a = (const uint64_t *)c->req->data.args;
@@ -860,6 +949,7 @@ static void serve_net(struct call *c)
 	}
 	op->c = *c;
 	op->sock = -1;
+	op->mem = -1;
 	/* the op owns the request and pidfd from here */
 	c->req = NULL;
 	c->pidfd = -1;
@@ -885,6 +975,10 @@ static void serve_net(struct call *c)
 		r = -errno;
 	bool stream = type == SOCK_STREAM;
 	size_t budget = SUP_MAX_DATA;
+	if (r == 0 && nr == SYS_listen) {
+		serve_listen(op, domain, (int)a[1]);
+		return;
+	}
 	struct net_msg *m = op->m;
 	if (r == 0 && (nr == SYS_connect || nr == SYS_bind)) {
 		if (a[2] > sizeof(m->addr))
@@ -909,6 +1003,8 @@ static void serve_net(struct call *c)
 		r = read_msghdr(&op->c, a[1], stream, &budget, m);
 	} else if (r == 0) { /* sendmmsg */
 		op->flags = (int)a[3];
+		if ((op->mem = proc_open(&op->c, "mem", O_RDWR)) < 0 || !still_waiting(&op->c))
+			r = op->mem < 0 ? op->mem : -ESRCH;
 		for (size_t i = 0; r == 0 && i < op->nm; i++) {
 			uint64_t at = a[1] + i * sizeof(struct mmsghdr);
 			op->m[i].len_addr = at + offsetof(struct mmsghdr, msg_len);
@@ -1104,10 +1200,15 @@ static int meta_do(struct call *c, const struct meta_call *mc, int fd, bool is_f
 		break;
 	}
 	case M_FLAGS: {
+		/* inode flags or generation: an int, whichever of these it is */
+		unsigned long cmd = (unsigned)a[1];
+		if (cmd != FS_IOC_SETFLAGS && cmd != FS_IOC32_SETFLAGS && cmd != FS_IOC_SETVERSION &&
+		    cmd != FS_IOC32_SETVERSION)
+			return -ENOTTY;
 		int v;
 		if ((r = read_mem(c, a[2], &v, sizeof(v))) < 0)
 			return r;
-		r = ioctl(fd, FS_IOC_SETFLAGS, &v);
+		r = ioctl(fd, cmd, &v);
 		break;
 	}
 	case M_FSXATTR: {
@@ -1173,7 +1274,7 @@ static void serve_meta(struct call *c)
 	char where[PATH_MAX];
 	struct stat st;
 	bool known = r == 0 && held_path(fd, where, sizeof(where)) == 0;
-	if (r == 0 && (!known || fstat(fd, &st) < 0 || !writable_place(c, fd, where))) {
+	if (r == 0 && (!known || fstat(fd, &st) < 0 || !allowed_place(c, fd, where, false))) {
 		note_denial(c, OP_METADATA, known ? where : fd_form ? "?" : path, -1);
 		r = -EACCES;
 	}
@@ -1202,6 +1303,7 @@ static int drop_caps_here(void)
 	if (syscall(SYS_capget, &hdr, d) < 0)
 		return -errno;
 	d[0].effective = d[1].effective = 0;
+	d[0].permitted = d[1].permitted = 0; /* for good: nothing to win back */
 	d[0].inheritable = d[1].inheritable = 0;
 	return syscall(SYS_capset, &hdr, d) < 0 ? -errno : 0;
 }
@@ -1229,13 +1331,13 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 		respond(&c, 0, ESRCH);
 	} else {
 		int nr = req->data.nr;
-		if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto || nr == SYS_sendmsg ||
-		    nr == SYS_sendmmsg)
+		if (s->broken)
+			respond(&c, 0, EPERM);
+		else if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto ||
+			 nr == SYS_sendmsg || nr == SYS_sendmmsg || nr == SYS_listen)
 			serve_net(&c); /* takes req and the pidfd */
-		else if (s->meta)
-			serve_meta(&c);
 		else
-			respond(&c, 0, ENOSYS);
+			serve_meta(&c);
 	}
 	if (c.pidfd >= 0)
 		close(c.pidfd);
@@ -1246,7 +1348,7 @@ static void *dispatch(void *arg)
 {
 	struct supervisor *s = arg;
 	if (drop_caps_here() < 0)
-		s->meta = false; /* fail closed below: every metadata call refused */
+		s->broken = true; /* fail closed: every call refused */
 	for (;;) {
 		struct pollfd p[2] = {{s->listener, POLLIN, 0}, {s->stop[0], POLLIN, 0}};
 		if (poll(p, 2, -1) < 0) {
@@ -1300,7 +1402,6 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 		s->listener = listener;
 		s->stop[0] = s->stop[1] = -1;
 		s->net_ruleset = -1;
-		s->meta = cfg->meta;
 		s->own_netns = cfg->own_netns;
 		s->refs = 2; /* the owner and the dispatcher */
 		pthread_mutex_init(&s->lock, NULL);
@@ -1309,8 +1410,20 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 		r = strv_push(&s->write, cfg->write_dirs[i]);
 	for (size_t i = 0; r == 0 && i < cfg->nunix; i++)
 		r = strv_push(&s->unix_dirs, cfg->unix_dirs[i]);
-	for (size_t i = 0; r == 0 && i < cfg->nprivate; i++)
-		r = strv_push(&s->private_dirs, cfg->private_dirs[i]);
+	s->by_mount = cfg->by_mount;
+	if (r == 0 && cfg->nwrite_mnt &&
+	    !(s->write_mnt = malloc(cfg->nwrite_mnt * sizeof(int))))
+		r = -ENOMEM;
+	if (r == 0 && cfg->nunix_mnt && !(s->unix_mnt = malloc(cfg->nunix_mnt * sizeof(int))))
+		r = -ENOMEM;
+	if (r == 0) {
+		if (cfg->nwrite_mnt)
+			memcpy(s->write_mnt, cfg->write_mnt, cfg->nwrite_mnt * sizeof(int));
+		if (cfg->nunix_mnt)
+			memcpy(s->unix_mnt, cfg->unix_mnt, cfg->nunix_mnt * sizeof(int));
+		s->nwrite_mnt = cfg->nwrite_mnt;
+		s->nunix_mnt = cfg->nunix_mnt;
+	}
 	if (r == 0 && cfg->net_ruleset >= 0 &&
 	    (s->net_ruleset = fcntl(cfg->net_ruleset, F_DUPFD_CLOEXEC, 3)) < 0)
 		r = -errno;

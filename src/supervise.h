@@ -42,9 +42,13 @@ struct supervise_config {
 	size_t nwrite;
 	char *const *unix_dirs; /* unix_sockets entries, canonical */
 	size_t nunix;
-	const char *const *private_dirs; /* the namespaces' private tmpfs (/tmp, /dev/shm) */
-	size_t nprivate;
-	bool meta;      /* metadata calls come too (Landlock alone) */
+	/*
+	 * Under the namespaces the write places and unix_sockets are judged by
+	 * mount id (mountns_read_mounts), the strings above only name them.
+	 */
+	bool by_mount;
+	const int *write_mnt, *unix_mnt;
+	size_t nwrite_mnt, nunix_mnt;
 	bool own_netns; /* the step has a network namespace of its own */
 	int net_ruleset; /* Landlock ruleset handling TCP for on-behalf connects, or -1 */
 };

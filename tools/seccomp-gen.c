@@ -27,6 +27,10 @@
 #include <stdbool.h>
 #include <linux/filter.h>
 #include <linux/fs.h>
+#include <linux/fscrypt.h>
+#include <linux/fsverity.h>
+#include <linux/ioprio.h>
+#include <sys/resource.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -58,10 +62,26 @@ static const char *const denied[] = {
 #define NR_REMOVEXATTRAT 466
 #define NR_FILE_SETATTR 469
 
-/* System V IPC: shared across the host unless an IPC namespace hides it. */
+/*
+ * System V IPC and POSIX message queues: shared across the host unless an IPC
+ * namespace hides them (mq_open and mq_unlink act on the host's queues before
+ * Landlock's open hook could refuse anything).
+ */
 static const char *const sysv[] = {
 	"shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
-	"semget", "semop", "semtimedop", "semctl", NULL,
+	"semget", "semop", "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend",
+	"mq_timedreceive", "mq_notify", "mq_getsetattr", NULL,
+};
+
+/*
+ * Calls that act on another process by pid with no hook Landlock has: its
+ * limits, priority, scheduling, CPU affinity and I/O priority. Without a PID
+ * namespace the host's processes are among the pids: only the caller itself
+ * (pid 0) may be named.
+ */
+static const char *const self_only[] = {
+	"prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam",
+	"sched_setattr", NULL,
 };
 
 /*
@@ -120,6 +140,14 @@ static void base_rules(scmp_filter_ctx ctx)
 	add(ctx, eperm, SCMP_SYS(unshare), "unshare", 1, &newuser);
 	add(ctx, eperm, SCMP_SYS(clone), "clone", 1, &newuser);
 	add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), "clone3", 0, NULL);
+	/* fs-verity and fscrypt setters make a file immutable or encrypted: no
+	 * step needs them, and Landlock does not see ioctls on files */
+	const unsigned long fs_setters[] = {FS_IOC_ENABLE_VERITY, FS_IOC_SET_ENCRYPTION_POLICY,
+					    FS_IOC_ADD_ENCRYPTION_KEY, FS_IOC_SETFSLABEL};
+	for (size_t i = 0; i < sizeof(fs_setters) / sizeof(fs_setters[0]); i++) {
+		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, fs_setters[i]);
+		add(ctx, eperm, SCMP_SYS(ioctl), "fs setter ioctl", 1, &c);
+	}
 	struct scmp_arg_cmp sti = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI);
 	struct scmp_arg_cmp linux_ = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX);
 	add(ctx, eperm, SCMP_SYS(ioctl), "TIOCSTI", 1, &sti);
@@ -222,17 +250,43 @@ static void notify_meta_rules(scmp_filter_ctx ctx)
 	struct scmp_arg_cmp fl = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, FS_IOC_SETFLAGS);
 	struct scmp_arg_cmp fl32 = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, FS_IOC32_SETFLAGS);
 	struct scmp_arg_cmp fsx = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, FS_IOC_FSSETXATTR);
+	struct scmp_arg_cmp ver = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, FS_IOC_SETVERSION);
+	struct scmp_arg_cmp ver32 = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, FS_IOC32_SETVERSION);
 	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), "FS_IOC_SETFLAGS", 1, &fl);
 	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), "FS_IOC32_SETFLAGS", 1, &fl32);
 	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), "FS_IOC_FSSETXATTR", 1, &fsx);
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), "FS_IOC_SETVERSION", 1, &ver);
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), "FS_IOC32_SETVERSION", 1, &ver32);
 }
 
 /*
  * A notification goes to the listener of the filter that asked for it, and a
  * task gets one listener per filter: so the supervisor's calls are one
- * filter, with the metadata calls (Landlock alone) or without them.
+ * filter, with listen() under a port list (Landlock has no hook for it: an
+ * unbound socket that listens takes an ephemeral port nobody allowed).
  */
-enum filter { F_BASE, F_NET_NONE, F_NET_TCP, F_SYSV, F_TRACE, F_NOTIFY_NET, F_NOTIFY_ALL };
+enum filter { F_BASE, F_NET_NONE, F_NET_TCP, F_ALONE, F_TRACE, F_NOTIFY, F_NOTIFY_LISTEN };
+
+/* Without a PID or IPC namespace: the host's IPC, and its processes by pid. */
+static void alone_rules(scmp_filter_ctx ctx)
+{
+	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+	add_names(ctx, eperm, sysv);
+	struct scmp_arg_cmp not_self = SCMP_A0(SCMP_CMP_NE, 0, 0);
+	for (size_t i = 0; self_only[i]; i++) {
+		int nr = seccomp_syscall_resolve_name(self_only[i]);
+		if (nr != __NR_SCMP_ERROR)
+			add(ctx, eperm, nr, self_only[i], 1, &not_self);
+	}
+	/* setpriority(PRIO_PROCESS, 0, ...) only: not a group, not a user's processes */
+	struct scmp_arg_cmp not_process = SCMP_A0(SCMP_CMP_NE, PRIO_PROCESS, 0);
+	struct scmp_arg_cmp not_zero = SCMP_A1(SCMP_CMP_NE, 0, 0);
+	add(ctx, eperm, SCMP_SYS(setpriority), "setpriority which", 1, &not_process);
+	add(ctx, eperm, SCMP_SYS(setpriority), "setpriority who", 1, &not_zero);
+	struct scmp_arg_cmp io_not_process = SCMP_A0(SCMP_CMP_NE, IOPRIO_WHO_PROCESS, 0);
+	add(ctx, eperm, SCMP_SYS(ioprio_set), "ioprio_set which", 1, &io_not_process);
+	add(ctx, eperm, SCMP_SYS(ioprio_set), "ioprio_set who", 1, &not_zero);
+}
 
 static void emit(const char *name, enum filter which)
 {
@@ -252,18 +306,18 @@ static void emit(const char *name, enum filter which)
 	case F_NET_TCP:
 		net_rules(ctx, which == F_NET_NONE);
 		break;
-	case F_SYSV:
-		add_names(ctx, SCMP_ACT_ERRNO(EPERM), sysv);
+	case F_ALONE:
+		alone_rules(ctx);
 		break;
 	case F_TRACE:
 		add_names(ctx, SCMP_ACT_TRACE(0), traced);
 		break;
-	case F_NOTIFY_NET:
-		notify_net_rules(ctx);
-		break;
-	case F_NOTIFY_ALL:
+	case F_NOTIFY:
+	case F_NOTIFY_LISTEN:
 		notify_net_rules(ctx);
 		notify_meta_rules(ctx);
+		if (which == F_NOTIFY_LISTEN)
+			add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), "listen", 0, NULL);
 		break;
 	}
 	FILE *tmp = tmpfile();
@@ -301,9 +355,9 @@ int main(void)
 	emit("harden_filter_base", F_BASE);
 	emit("harden_filter_net_none", F_NET_NONE);
 	emit("harden_filter_net_tcp", F_NET_TCP);
-	emit("harden_filter_sysv_ipc", F_SYSV);
+	emit("harden_filter_alone", F_ALONE);
 	emit("harden_filter_trace", F_TRACE);
-	emit("harden_filter_notify_net", F_NOTIFY_NET);
-	emit("harden_filter_notify_all", F_NOTIFY_ALL);
+	emit("harden_filter_notify", F_NOTIFY);
+	emit("harden_filter_notify_listen", F_NOTIFY_LISTEN);
 	return 0;
 }
