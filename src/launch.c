@@ -174,6 +174,7 @@ static int private_rules(const struct launch_spec *s)
 		unsigned access = e->kind == MNT_PROC	 ? GRANT_READ
 				  : e->kind == MNT_DEVPTS ? GRANT_READ | GRANT_WRITE | GRANT_DEV
 				  : e->kind == MNT_TMPFS  ? GRANT_READ | GRANT_WRITE | GRANT_EXEC
+				  : e->kind == MNT_MQUEUE ? GRANT_READ | GRANT_WRITE
 							  : 0;
 		if (access)
 			r = landlock_add_path(s->ruleset_fd, s->features, e->path, access);
@@ -650,6 +651,8 @@ static int take_listener(const struct launch_spec *s, pid_t pid, int n, struct s
 	c.nwrite_mnt = mm.nwrite;
 	c.unix_mnt = mm.unix_;
 	c.nunix_mnt = mm.nunix;
+	c.all_mnt = mm.all;
+	c.nall_mnt = mm.nall;
 	r = supervise_start(sup, &c, l, err);
 	mountns_mounts_release(&mm);
 	return r;

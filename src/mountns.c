@@ -173,6 +173,9 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 	free(v);
 	if (r == 0)
 		r = plan_splits(p, &cap, g);
+	/* the IPC namespace's own queues, where Landlock can see (and allow) them */
+	if (r == 0)
+		r = push(p, &cap, (struct mountns_entry){MNT_MQUEUE, "/dev/mqueue", NULL, 0, false});
 	for (size_t i = 0; r == 0 && proc && i < sizeof(proc_masks) / sizeof(proc_masks[0]); i++)
 		r = push(p, &cap, (struct mountns_entry){MNT_MASK, proc_masks[i], NULL, 0, true});
 	if (r < 0)
@@ -572,6 +575,12 @@ static int apply_mount(const struct mountns_entry *e, struct ours *o, const char
 		    mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, TMPFS_OPTS) < 0)
 			r = -errno;
 		return r < 0 ? r : add_ours(o, dst);
+	case MNT_MQUEUE:
+		*what = "mount the message queues at";
+		if ((r = mount_point(dst, true, o)) == 0 &&
+		    mount("mqueue", dst, "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+			r = -errno;
+		return r;
 	case MNT_MASK:
 		*what = "mask";
 		return mask(dst);
@@ -656,10 +665,8 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 	return 0;
 }
 
-static int push_id(struct mountns_mounts *mm, bool unix_, int id)
+static int push_id(int **v, size_t *n, size_t *cap, int id)
 {
-	int **v = unix_ ? &mm->unix_ : &mm->write;
-	size_t *n = unix_ ? &mm->nunix : &mm->nwrite, *cap = unix_ ? &mm->capunix : &mm->capwrite;
 	if (strv_grow(v, cap, *n, sizeof(int), 32) < 0)
 		return -ENOMEM;
 	(*v)[(*n)++] = id;
@@ -683,17 +690,22 @@ int mountns_read_mounts(const struct mountns_plan *p, pid_t init, struct mountns
 		if (!mp)
 			continue;
 		unescape(mp);
+		long n = strtol(id, NULL, 10);
+		int mid = n > 0 && n < INT_MAX ? (int)n : -1;
+		r = push_id(&mm->all, &mm->nall, &mm->capall, mid);
 		const struct mountns_entry *e = covering(p, mp);
-		if (!e)
+		if (r < 0 || !e)
 			continue;
-		bool priv = e->kind == MNT_TMPFS || e->kind == MNT_DEVPTS;
+		bool priv = e->kind == MNT_TMPFS || e->kind == MNT_DEVPTS || e->kind == MNT_MQUEUE;
 		bool wr = e->kind == MNT_BIND && (e->access & GRANT_WRITE) && !(e->access & GRANT_DEV);
 		bool ux = e->kind == MNT_BIND && (e->access & GRANT_CONNECT);
 		/* a private mount counts as itself only, not a host folder bound in it */
 		if (priv && strcmp(mp, e->path) != 0)
 			continue;
-		if (priv || wr || ux)
-			r = push_id(mm, ux && !wr && !priv, atoi(id));
+		if (priv || wr)
+			r = push_id(&mm->write, &mm->nwrite, &mm->capwrite, mid);
+		else if (ux)
+			r = push_id(&mm->unix_, &mm->nunix, &mm->capunix, mid);
 	}
 	fclose(f);
 	if (r < 0)
@@ -705,5 +717,6 @@ void mountns_mounts_release(struct mountns_mounts *mm)
 {
 	free(mm->write);
 	free(mm->unix_);
+	free(mm->all);
 	memset(mm, 0, sizeof(*mm));
 }

@@ -28,6 +28,7 @@ enum mountns_kind {
 	MNT_PROC,    /* a new procfs of the PID namespace, read-only */
 	MNT_DEVPTS,  /* a new devpts instance */
 	MNT_TMPFS,   /* a private, size-capped tmpfs (/tmp, /dev/shm) */
+	MNT_MQUEUE,  /* the IPC namespace's POSIX message queues (/dev/mqueue) */
 	MNT_MASK,    /* /dev/null over a file, an empty read-only tmpfs over a folder */
 	MNT_HIDE,    /* an entry hidden from the sandbox in a folder bound whole: mode 0 */
 	MNT_SYMLINK, /* a symlink to target, where nothing else is */
@@ -67,8 +68,8 @@ void mountns_release(struct mountns_plan *p);
  * way around.
  */
 struct mountns_mounts {
-	int *write, *unix_;
-	size_t nwrite, nunix, capwrite, capunix;
+	int *write, *unix_, *all; /* all: every mount of the namespace */
+	size_t nwrite, nunix, nall, capwrite, capunix, capall;
 };
 
 /*

@@ -81,8 +81,8 @@ struct supervisor {
 	int stop[2]; /* the owner closes stop[1] to end the dispatcher */
 	struct strv write, unix_dirs;
 	bool by_mount;
-	int *write_mnt, *unix_mnt;
-	size_t nwrite_mnt, nunix_mnt;
+	int *write_mnt, *unix_mnt, *all_mnt;
+	size_t nwrite_mnt, nunix_mnt, nall_mnt;
 	bool own_netns;
 	bool broken; /* its credentials could not be narrowed: refuse everything */
 	int net_ruleset;
@@ -117,6 +117,7 @@ static void sup_unref(struct supervisor *s)
 	strv_release(&s->unix_dirs);
 	free(s->write_mnt);
 	free(s->unix_mnt);
+	free(s->all_mnt);
 	for (size_t i = 0; i < s->ndenied; i++)
 		free(s->denied[i].path);
 	free(s->denied);
@@ -446,7 +447,8 @@ static int mount_id(int fd)
 		close(f);
 	buf[n > 0 ? n : 0] = '\0';
 	char *m = strstr(buf, "mnt_id:");
-	return m ? atoi(m + 7) : -1;
+	long id = m ? strtol(m + 7, NULL, 10) : -1;
+	return id >= 0 && id < INT_MAX ? (int)id : -1;
 }
 
 static bool has_id(const int *v, size_t n, int id)
@@ -463,17 +465,18 @@ static bool has_id(const int *v, size_t n, int id)
  * namespaces by the mount it lies on: a write grant's bind and what it
  * brought along, the private tmpfs and devpts (not a host folder bound in
  * them, and however the step renamed the folders it owns around the mount
- * points). Under Landlock alone by path: the step renames nothing outside
- * its write grants there.
+ * points). An object on none of the namespace's mounts (a host file the step
+ * was given as stdout) and everything under Landlock alone by path, as the
+ * host sees it: the step renames nothing outside its write grants there.
  */
 static bool allowed_place(const struct call *c, int fd, const char *path, bool unix_too)
 {
 	const struct supervisor *s = c->s;
-	if (s->by_mount) {
-		int id = mount_id(fd);
+	int id = s->by_mount ? mount_id(fd) : -1;
+	if (s->by_mount && has_id(s->all_mnt, s->nall_mnt, id))
 		return has_id(s->write_mnt, s->nwrite_mnt, id) ||
 		       (unix_too && has_id(s->unix_mnt, s->nunix_mnt, id));
-	}
+	/* not the namespace's: a host file the step was given (fds 0-2), by host path */
 	return beneath_any(&s->write, path) || (unix_too && beneath_any(&s->unix_dirs, path));
 }
 
@@ -1392,6 +1395,16 @@ int supervise_probe(struct stepbox_err *err)
 	return 0;
 }
 
+static int copy_ids(int **to, size_t *nto, const int *from, size_t n)
+{
+	if (n && !(*to = malloc(n * sizeof(int))))
+		return -ENOMEM;
+	if (n)
+		memcpy(*to, from, n * sizeof(int));
+	*nto = n;
+	return 0;
+}
+
 int supervise_start(struct supervisor **out, const struct supervise_config *cfg, int listener,
 		    struct stepbox_err *err)
 {
@@ -1411,19 +1424,12 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 	for (size_t i = 0; r == 0 && i < cfg->nunix; i++)
 		r = strv_push(&s->unix_dirs, cfg->unix_dirs[i]);
 	s->by_mount = cfg->by_mount;
-	if (r == 0 && cfg->nwrite_mnt &&
-	    !(s->write_mnt = malloc(cfg->nwrite_mnt * sizeof(int))))
-		r = -ENOMEM;
-	if (r == 0 && cfg->nunix_mnt && !(s->unix_mnt = malloc(cfg->nunix_mnt * sizeof(int))))
-		r = -ENOMEM;
-	if (r == 0) {
-		if (cfg->nwrite_mnt)
-			memcpy(s->write_mnt, cfg->write_mnt, cfg->nwrite_mnt * sizeof(int));
-		if (cfg->nunix_mnt)
-			memcpy(s->unix_mnt, cfg->unix_mnt, cfg->nunix_mnt * sizeof(int));
-		s->nwrite_mnt = cfg->nwrite_mnt;
-		s->nunix_mnt = cfg->nunix_mnt;
-	}
+	if (r == 0)
+		r = copy_ids(&s->write_mnt, &s->nwrite_mnt, cfg->write_mnt, cfg->nwrite_mnt);
+	if (r == 0)
+		r = copy_ids(&s->unix_mnt, &s->nunix_mnt, cfg->unix_mnt, cfg->nunix_mnt);
+	if (r == 0)
+		r = copy_ids(&s->all_mnt, &s->nall_mnt, cfg->all_mnt, cfg->nall_mnt);
 	if (r == 0 && cfg->net_ruleset >= 0 &&
 	    (s->net_ruleset = fcntl(cfg->net_ruleset, F_DUPFD_CLOEXEC, 3)) < 0)
 		r = -errno;

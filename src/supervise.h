@@ -47,8 +47,8 @@ struct supervise_config {
 	 * mount id (mountns_read_mounts), the strings above only name them.
 	 */
 	bool by_mount;
-	const int *write_mnt, *unix_mnt;
-	size_t nwrite_mnt, nunix_mnt;
+	const int *write_mnt, *unix_mnt, *all_mnt; /* all: every mount of the namespace */
+	size_t nwrite_mnt, nunix_mnt, nall_mnt;
 	bool own_netns; /* the step has a network namespace of its own */
 	int net_ruleset; /* Landlock ruleset handling TCP for on-behalf connects, or -1 */
 };

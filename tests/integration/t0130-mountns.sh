@@ -35,7 +35,7 @@ run_sb run -- sh -c "test -e '$sentinel'"
 in_box "a granted /tmp is there" "test -e '$sentinel'" -r /tmp
 rm -f "$sentinel"
 run_sb run -- ls /dev
-want="fd full null ptmx pts random shm stderr stdin stdout tty urandom zero"
+want="fd full mqueue null ptmx pts random shm stderr stdin stdout tty urandom zero"
 [ "$(echo $OUT)" = "$want" ] && ok "/dev holds only the baseline nodes" || notok "/dev holds only the baseline nodes" "$(echo $OUT)"
 in_box "/proc shows only the sandbox's processes" 'test "$(ls -d /proc/[0-9]* | wc -l)" -le 8 && test -d /proc/1 && ! ps -e | grep -q "sleep 300"'
 in_box "pid 1 is stepbox's init, the command is its child" 'test "$(cat /proc/1/comm)" = stepbox && test "$(cut -d" " -f4 /proc/$$/stat)" = 1'

@@ -82,3 +82,18 @@ in_box "control: a link outside the write grants is followed" "grep -q topsecret
 # nothing in the target changed
 [ "$(ls -A "$T/target")" = secret ] && [ "$(cat "$T/target/secret")" = topsecret ] &&
 	ok "the link target is untouched" || notok "the link target is untouched" "$(ls -A "$T/target")"
+
+# the report's folder in the workdir, replaced by a symlink during the run:
+# the report is not written through it
+mkdir -p "$T/reports-out" "$T/w/rep"
+run_sb run --report "$T/w/rep/r.json" -- sh -c "rm -rf '$T/w/rep' && ln -s '$T/reports-out' '$T/w/rep'"
+[ ! -e "$T/reports-out/r.json" ] && grep -q "symlink appeared" "$T/out/err" && ok "a report folder replaced by a symlink during the run is not written through" ||
+	notok "a report folder replaced by a symlink during the run is not written through" "rc=$RC"
+rm -f "$T/w/rep"
+mkdir -p "$T/w/rep"
+run_sb run --report "$T/w/rep/r.json" -- true
+[ -s "$T/w/rep/r.json" ] && ok "a report in a real folder is written (positive control)" || notok "a report in a real folder is written"
+rm -rf "$T/w/rep"
+ln -s "$T/reports-out" "$T/w/rep"
+expect "a report folder that is a symlink in a write grant is 125" 125 "symlink in a write grant" -- run --report "$T/w/rep/r.json" -- true
+rm -f "$T/w/rep"

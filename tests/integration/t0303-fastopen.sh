@@ -58,3 +58,17 @@ run_sb run --net "tcp:$allowed" -- python3 tfo.py "$allowed" connect
 [ "$RC" = 0 ] && [ "$OUT" = OK ] && ok "connect to the listed port works (positive control)" || notok "connect to the listed port works" "rc=$RC out=$OUT"
 run_sb run -- python3 tfo.py "$other" sendto
 [ "$RC" = 0 ] && [ "$OUT" = OK ] && ok "MSG_FASTOPEN with --net allow works (positive control)" || notok "MSG_FASTOPEN with --net allow works" "rc=$RC out=$OUT"
+
+# listen() on an unbound TCP socket autobinds an ephemeral port nobody allowed:
+# refused under a port list; listening on a listed bind port works
+run_sb run --net "tcp:$allowed" -- python3 -c "
+import socket, errno
+s = socket.socket()
+try: s.listen(1); print('LISTENING', s.getsockname()[1])
+except OSError as e: print(errno.errorcode[e.errno])"
+[ "$RC" = 0 ] && [ "$OUT" = EACCES ] && ok "listen without bind under a port list: EACCES" || notok "listen without bind under a port list: EACCES" "rc=$RC out=$OUT"
+printf '{"version": 1, "network": {"connect_tcp": [%s], "bind_tcp": [%s]}}' "$allowed" "$((other + 1))" >"$T/bind.json"
+run_sb run -p "$T/bind.json" -- python3 -c "
+import socket
+s = socket.socket(); s.bind(('127.0.0.1', $((other + 1)))); s.listen(1); print('OK')"
+[ "$RC" = 0 ] && [ "$OUT" = OK ] && ok "bind to a listed port, then listen, works (positive control)" || notok "bind to a listed port, then listen" "rc=$RC out=$OUT"

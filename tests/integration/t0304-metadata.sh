@@ -76,3 +76,26 @@ except OSError as e:
     print(errno.errorcode.get(e.errno))"
 	[ "$RC" = 0 ] && [ "$OUT" != OK ] && ok "chmod $f refused ($OUT)" || notok "chmod $f refused" "rc=$RC out=$OUT"
 done
+
+# fds 0-2 are the caller's files: a file outside every grant given as stdout
+# (a root step made it a setuid program), and the step's own terminal
+echo before >"$T/ro/stdout-file"
+chmod 644 "$T/ro/stdout-file"
+"$SB" run -- python3 -c "
+import os, errno, sys
+out = []
+for name, f in [('fchmod', lambda: os.fchmod(1, 0o4755)), ('chmod /dev/stdout', lambda: os.chmod('/dev/stdout', 0o4755)),
+                ('chmod /proc/self/fd/1', lambda: os.chmod('/proc/self/fd/1', 0o4755)),
+                ('futimens', lambda: os.utime(1, (0, 0))), ('fchown', lambda: os.fchown(1, -1, -1))]:
+    try: f(); out.append(name + '=OK')
+    except OSError as e: out.append(name + '=' + errno.errorcode[e.errno])
+print(' '.join(out), file=sys.stderr)" >>"$T/ro/stdout-file" 2>"$T/out/err"
+got=$(cat "$T/out/err")
+case "$got" in
+*=OK*) notok "metadata of a file outside the grants given as stdout is refused" "$got" ;;
+*) ok "metadata of a file outside the grants given as stdout is refused ($got)" ;;
+esac
+[ "$(stat -c %a "$T/ro/stdout-file")" = 644 ] && ok "the stdout file keeps its mode" || notok "the stdout file keeps its mode" "$(stat -c %a "$T/ro/stdout-file")"
+# positive control: stdout given as a file beneath the write grant
+"$SB" run -- python3 -c "import os; os.fchmod(1, 0o600)" >"$T/w/out-file"
+[ "$(stat -c %a "$T/w/out-file")" = 600 ] && ok "fchmod of stdout beneath the write grant works" || notok "fchmod of stdout beneath the write grant works"

@@ -73,3 +73,34 @@ import multiprocessing as m; l = m.Lock(); l.acquire(); l.release()"'
 	echo "$OUT" | grep -q "stepbox-secret-argument-$$" && notok "host command lines are not visible" || ok "host command lines are not visible"
 	denied "a host process is not there" "cat /proc/$victim/status"
 fi
+
+# POSIX message queues and other processes by pid (limits, priority, affinity)
+mq=stepbox-mq-$$
+python3 -c "import ctypes, os; l = ctypes.CDLL(None); assert l.mq_open(b'/$mq', os.O_CREAT | os.O_RDWR, 0o666, None) >= 0"
+run_sb run -- python3 -c "
+import ctypes, os; l = ctypes.CDLL(None, use_errno=True)
+print(l.mq_unlink(b'/$mq'), l.mq_open(b'/$mq-new', os.O_CREAT | os.O_RDWR, 0o666, None))"
+python3 -c "import ctypes; l = ctypes.CDLL(None); raise SystemExit(l.mq_unlink(b'/$mq') != 0)" &&
+	ok "a host message queue survives the step" || notok "a host message queue survives the step" "$OUT"
+python3 -c "import ctypes; l = ctypes.CDLL(None); raise SystemExit(l.mq_unlink(b'/$mq-new') == 0)" &&
+	ok "the step made no host message queue" || notok "the step made no host message queue"
+in_box "a message queue of its own works (positive control where there is an IPC namespace)" \
+	"[ $BACKEND = landlock ] || python3 -c \"
+import ctypes, os; l = ctypes.CDLL(None); assert l.mq_open(b'/mine', os.O_CREAT | os.O_RDWR, 0o600, None) >= 0\""
+run_sb run -- python3 -c "
+import os, errno, resource
+out = []
+for name, f in [('prlimit', lambda: resource.prlimit($victim, resource.RLIMIT_NOFILE, (17, 17))),
+                ('setpriority', lambda: os.setpriority(os.PRIO_PROCESS, $victim, 19)),
+                ('affinity', lambda: os.sched_setaffinity($victim, {0}))]:
+    try: f(); out.append(name + '=OK')
+    except OSError as e: out.append(name + '=' + errno.errorcode[e.errno])
+print(' '.join(out))"
+case "$OUT" in
+*=OK*) notok "limits, priority and affinity of a host process are out of reach" "$OUT" ;;
+*) [ "$RC" = 0 ] && ok "limits, priority and affinity of a host process are out of reach ($OUT)" || notok "host process by pid" "rc=$RC" ;;
+esac
+[ "$(prlimit --nofile --noheadings --output SOFT --pid "$victim")" != 17 ] && ok "the host process keeps its limits" || notok "the host process keeps its limits"
+in_box "the step sets its own limits and priority (positive control)" "python3 -c \"
+import os, resource
+resource.prlimit(0, resource.RLIMIT_NOFILE, (64, 64)); os.setpriority(os.PRIO_PROCESS, 0, 5)\""

@@ -47,3 +47,16 @@ bystander=$!
 run_sb run -- sh -c "kill -0 $bystander 2>/dev/null; exit 0"
 kill -0 "$bystander" && ok "a bystander process survives" || notok "a bystander process survives"
 kill "$bystander" 2>/dev/null
+
+# stepbox SIGKILLed: every process of the step goes with it, on every backend
+m=$((RANDOM % 900 + 100))
+"$SB" run -- sh -c "sleep 5${m}1 & (setsid sleep 5${m}2 &); sleep 5${m}3" &
+sb=$!
+sleep 1
+kill -KILL "$sb"
+wait "$sb" 2>/dev/null
+sleep 0.7
+! pgrep -f "sleep 5${m}[123]" >/dev/null && ok "killing stepbox kills the whole tree, setsid'd grandchildren too" || {
+	notok "killing stepbox kills the whole tree, setsid'd grandchildren too"
+	pkill -f "sleep 5${m}[123]"
+}
