@@ -178,6 +178,8 @@ static int private_rules(const struct launch_spec *s)
 							  : 0;
 		if (access)
 			r = landlock_add_path(s->ruleset_fd, s->features, e->path, access);
+		if (r == -ENOENT && e->kind == MNT_MQUEUE)
+			r = 0; /* not made: a host /dev granted whole has no place for it */
 	}
 	return r;
 }
@@ -706,12 +708,12 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 	res->ns_failed = rep.step == STEP_MOUNTNS;
 	if (rep.step == STEP_MOUNTNS)
 		err_set(err, ERR_UNAVAILABLE, rep.errnum, "namespaces: %.250s", rep.detail);
+	else
+		err_set(err, ERR_UNAVAILABLE, rep.errnum, "cannot %s", what);
 	if (rep.step == STEP_MOUNTNS && rep.errnum == EPERM && strstr(rep.detail, "new /proc"))
 		err_hint(err, "the kernel refuses a new procfs in a user namespace while parts of the "
 			      "host's /proc are covered by other mounts (a container's masked /proc); "
 			      "unmask /proc, run as root, or use --backend landlock");
-	else
-		err_set(err, ERR_UNAVAILABLE, rep.errnum, "cannot %s", what);
 	if (rep.step == STEP_LANDLOCK)
 		err_hint(err, "try a lower STEPBOX_LANDLOCK_ABI, or check `stepbox check`");
 	return -(rep.errnum ? rep.errnum : EINVAL);

@@ -48,7 +48,7 @@ struct mountns_plan {
 	uid_t uid;           /* the caller's, mapped to itself */
 	gid_t gid;
 	struct mountns_entry *v; /* mounts in path order, then symlinks */
-	size_t n;
+	size_t n, nmounts;
 };
 
 /*
