@@ -24,15 +24,14 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include "landlock.h"
 #include "path.h"
+#include "stepview.h"
 #include "strv.h"
 
 /* Bounds on what a step can make the supervisor copy or hold. */
@@ -42,16 +41,8 @@
 #define SUP_MAX_MMSG 1024u
 #define SUP_MAX_WORKERS 64u
 #define SUP_MAX_NAMES 4096u
-#define SUP_MAX_LINKS 40
 #define SUP_MAX_SCM_FDS 253
-#define SUP_PROC_MAGIC 0x9fa0 /* PROC_SUPER_MAGIC */
 
-#ifndef SECCOMP_IOCTL_NOTIF_ID_VALID
-#define SECCOMP_IOCTL_NOTIF_ID_VALID SECCOMP_IOW(2, __u64)
-#endif
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
 /* Newer than Debian 12's headers; one number on every architecture. */
 #define NR_FCHMODAT2 452
 #define NR_SETXATTRAT 463
@@ -99,9 +90,7 @@ struct supervisor {
 struct call {
 	struct supervisor *s;
 	struct seccomp_notif *req;
-	int pidfd;         /* the calling thread's process */
-	pid_t tid;         /* the calling thread, in our PID namespace */
-	long ns_tgid, ns_tid; /* the same, in the step's PID namespace (its /proc/self) */
+	struct stepview v; /* the calling thread, as its own process sees itself */
 };
 
 static void sup_unref(struct supervisor *s)
@@ -128,12 +117,6 @@ static void sup_unref(struct supervisor *s)
 
 /* ---- talking to the step ------------------------------------------------ */
 
-static bool still_waiting(const struct call *c)
-{
-	uint64_t id = c->req->id;
-	return ioctl(c->s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
-}
-
 static void respond(const struct call *c, long val, int errnum)
 {
 	struct seccomp_notif_resp resp;
@@ -144,284 +127,6 @@ static void respond(const struct call *c, long val, int errnum)
 	/* ENOENT: the step gave up waiting (it was killed); nothing to tell */
 	while (ioctl(c->s->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno == EINTR)
 		;
-}
-
-/*
- * Copy len bytes of the step's memory. The pid in the notification may have
- * been reused by the time the copy is made: the id still being valid after
- * the copy proves the copy came from the step.
- */
-static int read_mem(const struct call *c, uint64_t addr, void *buf, size_t len)
-{
-	if (len == 0)
-		return 0;
-	struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
-	ssize_t n = process_vm_readv(c->tid, &local, 1, &remote, 1, 0);
-	if (n != (ssize_t)len)
-		return -EFAULT;
-	return still_waiting(c) ? 0 : -ESRCH;
-}
-
-/*
- * Write into the step's memory through mem, its /proc/<tid>/mem opened while
- * its call was still pending: the fd holds that process's memory itself, so
- * however long the call lasted, a pid reused meanwhile (a step can recycle
- * its pids at will) is never written to. Only while the step still waits.
- */
-static int write_mem(const struct call *c, int mem, uint64_t addr, const void *buf, size_t len)
-{
-	if (mem < 0 || addr > INT64_MAX || !still_waiting(c))
-		return -EFAULT;
-	return pwrite(mem, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -EFAULT;
-}
-
-/* A NUL-terminated string of the step's, read a page at a time. */
-static int read_str(const struct call *c, uint64_t addr, char *buf, size_t cap)
-{
-	size_t got = 0;
-	while (got < cap) {
-		size_t page = 4096 - ((addr + got) & 4095);
-		size_t want = page < cap - got ? page : cap - got;
-		struct iovec local = {buf + got, want}, remote = {(void *)(uintptr_t)(addr + got), want};
-		ssize_t n = process_vm_readv(c->tid, &local, 1, &remote, 1, 0);
-		if (n <= 0)
-			return -EFAULT;
-		char *nul = memchr(buf + got, '\0', (size_t)n);
-		got += (size_t)n;
-		if (nul)
-			return still_waiting(c) ? 0 : -ESRCH;
-	}
-	return -ENAMETOOLONG;
-}
-
-/* Our own copy of one of the step's fds (not O_PATH ones: EBADF, as the kernel). */
-static int step_fd(const struct call *c, uint64_t fd)
-{
-	if (fd > INT_MAX)
-		return -EBADF;
-	int r = (int)syscall(SYS_pidfd_getfd, c->pidfd, (int)fd, 0);
-	if (r < 0)
-		return -errno;
-	if (!still_waiting(c)) {
-		close(r);
-		return -ESRCH;
-	}
-	return r;
-}
-
-/* Open /proc/<tid>/what in our view: the step's cwd, root or one of its fds. */
-static int proc_open(const struct call *c, const char *what, int flags)
-{
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/%s", (int)c->tid, what);
-	int fd = open(p, flags | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-static void step_ids(struct call *c)
-{
-	char p[64], line[256];
-	snprintf(p, sizeof(p), "/proc/%d/status", (int)c->tid);
-	FILE *f = fopen(p, "re");
-	c->ns_tgid = c->ns_tid = -1;
-	while (f && fgets(line, sizeof(line), f)) {
-		long *slot = strncmp(line, "NStgid:", 7) == 0  ? &c->ns_tgid
-			     : strncmp(line, "NSpid:", 6) == 0 ? &c->ns_tid
-							       : NULL;
-		if (!slot)
-			continue;
-		char *last = strrchr(line, '\t');
-		*slot = last ? strtol(last + 1, NULL, 10) : -1;
-	}
-	if (f)
-		fclose(f);
-}
-
-/* ---- resolving a path as the step would -------------------------------- */
-
-static bool same_file(int a, int b)
-{
-	struct stat x, y;
-	return fstat(a, &x) == 0 && fstat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
-}
-
-/*
- * Resolve path from dirfd (the step's; AT_FDCWD: its cwd) in the step's
- * root, following symlinks ourselves so that every component is opened
- * relative to the one before (O_NOFOLLOW): nothing is resolved in our own
- * context. /proc/self and /proc/thread-self mean the step, not us; the
- * step's magic links (/proc/PID/fd/N, cwd, root) are followed by the kernel
- * to the object they stand for. Returns an O_PATH fd of the object (of the
- * symlink itself when !follow and the last component is one), or -errno.
- */
-static int resolve(struct call *c, uint64_t dirfd, const char *path, bool follow)
-{
-	char pending[PATH_MAX * 2];
-	if (!*path)
-		return -ENOENT;
-	if (snprintf(pending, sizeof(pending), "%s", path) >= (int)sizeof(pending))
-		return -ENAMETOOLONG;
-	int root = proc_open(c, "root", O_PATH | O_DIRECTORY);
-	if (root < 0)
-		return root;
-	int cur;
-	if (path[0] == '/')
-		cur = (cur = dup(root)) < 0 ? -errno : cur;
-	else if ((int)dirfd == AT_FDCWD)
-		cur = proc_open(c, "cwd", O_PATH | O_DIRECTORY);
-	else {
-		char what[32];
-		snprintf(what, sizeof(what), "fd/%d", (int)dirfd);
-		cur = dirfd > INT_MAX ? -EBADF : proc_open(c, what, O_PATH | O_DIRECTORY);
-	}
-	if (cur < 0) {
-		close(root);
-		return cur;
-	}
-	int links = 0, r = 0;
-	long proc_pid = -1; /* the /proc/<pid> entry the walk is in, if any */
-	char *p = pending;
-	while (r == 0) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		char comp[NAME_MAX + 1];
-		size_t len = strcspn(p, "/");
-		if (len > NAME_MAX) {
-			r = -ENAMETOOLONG;
-			break;
-		}
-		memcpy(comp, p, len);
-		comp[len] = '\0';
-		p += len;
-		bool last = *p == '\0';
-		if (strcmp(comp, ".") == 0)
-			continue;
-		if (strcmp(comp, "..") == 0) {
-			if (same_file(cur, root))
-				continue; /* the step's root is its top */
-			int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-			if (up < 0) {
-				r = -errno;
-				break;
-			}
-			close(cur);
-			cur = up;
-			continue;
-		}
-		struct statfs sf;
-		struct stat st;
-		bool procfs = fstatfs(cur, &sf) == 0 && sf.f_type == SUP_PROC_MAGIC;
-		bool proc_top = procfs && fstat(cur, &st) == 0 && st.st_ino == 1;
-		if (proc_top) {
-			/* which process's entry the walk enters (a number, or not one) */
-			char *end;
-			long n = strtol(comp, &end, 10);
-			proc_pid = *end == '\0' && end != comp ? n : -1;
-		}
-		if (proc_top &&
-		    (strcmp(comp, "self") == 0 || strcmp(comp, "thread-self") == 0)) {
-			/* the step's own entry, in its procfs's numbering */
-			if (c->ns_tgid < 0)
-				step_ids(c);
-			char rest[PATH_MAX * 2];
-			if (comp[0] == 's')
-				snprintf(rest, sizeof(rest), "%ld%s", c->ns_tgid, p);
-			else
-				snprintf(rest, sizeof(rest), "%ld/task/%ld%s", c->ns_tgid, c->ns_tid, p);
-			snprintf(pending, sizeof(pending), "%s", rest);
-			p = pending;
-			continue;
-		}
-		int fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 || fstat(fd, &st) < 0) {
-			r = -errno;
-			if (fd >= 0)
-				close(fd);
-			break;
-		}
-		if (!S_ISLNK(st.st_mode) || (last && !follow)) {
-			close(cur);
-			cur = fd;
-			if (!last && !S_ISDIR(st.st_mode))
-				r = -ENOTDIR;
-			continue;
-		}
-		if (++links > SUP_MAX_LINKS) {
-			close(fd);
-			r = -ELOOP;
-			break;
-		}
-		char target[PATH_MAX];
-		ssize_t tl = readlinkat(fd, "", target, sizeof(target) - 1);
-		if (tl < 0) {
-			r = -errno;
-			close(fd);
-			break;
-		}
-		target[tl] = '\0';
-		if (procfs && (target[0] == '/' || strstr(target, ":["))) {
-			/*
-			 * A magic link: the kernel follows it to its object. Only in
-			 * the calling process's own entry: another process's root or
-			 * cwd may lie in a mount namespace the step cannot see.
-			 */
-			if (c->ns_tgid < 0)
-				step_ids(c);
-			if (proc_pid < 0 || (proc_pid != c->ns_tgid && proc_pid != c->ns_tid)) {
-				close(fd);
-				r = -EACCES;
-				break;
-			}
-			close(fd);
-			fd = openat(cur, comp, O_PATH | O_CLOEXEC);
-			if (fd < 0) {
-				r = -errno;
-				break;
-			}
-			close(cur);
-			cur = fd;
-			continue;
-		}
-		close(fd);
-		char rest[PATH_MAX * 2];
-		if (snprintf(rest, sizeof(rest), "%s%s", target, p) >= (int)sizeof(rest)) {
-			r = -ENAMETOOLONG;
-			break;
-		}
-		snprintf(pending, sizeof(pending), "%s", rest);
-		p = pending;
-		if (target[0] == '/') {
-			close(cur);
-			if ((cur = dup(root)) < 0)
-				r = -errno;
-		}
-	}
-	close(root);
-	if (r < 0) {
-		if (cur >= 0)
-			close(cur);
-		return r;
-	}
-	return cur;
-}
-
-/* The path of an object we hold, as the step sees it (d_path of its mount). */
-static int held_path(int fd, char *buf, size_t cap)
-{
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	ssize_t n = readlink(p, buf, cap - 1);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	/* an unlinked file keeps the path it had, marked; where it was decides */
-	static const char del[] = " (deleted)";
-	size_t dl = sizeof(del) - 1;
-	if ((size_t)n > dl && strcmp(buf + n - dl, del) == 0)
-		buf[n - dl] = '\0';
-	return buf[0] == '/' ? 0 : -EACCES; /* "socket:[..]", "anon_inode:": no place */
 }
 
 static bool beneath_any(const struct strv *dirs, const char *path)
@@ -483,7 +188,7 @@ static bool allowed_place(const struct call *c, int fd, const char *path, bool u
 static void note_denial(const struct call *c, enum explain_op op, const char *path, int port)
 {
 	char p[64], comm[32] = "";
-	snprintf(p, sizeof(p), "/proc/%d/comm", (int)c->tid);
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)c->v.tid);
 	int fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		ssize_t n = read(fd, comm, sizeof(comm) - 1);
@@ -497,7 +202,7 @@ static void note_denial(const struct call *c, enum explain_op op, const char *pa
 	    strv_grow(&s->denied, &s->capdenied, s->ndenied, sizeof(*s->denied), 16) == 0) {
 		struct sup_denial *d = &s->denied[s->ndenied];
 		d->op = op;
-		d->pid = c->tid;
+		d->pid = c->v.tid;
 		d->port = port;
 		snprintf(d->program, sizeof(d->program), "%s", comm);
 		d->path = path ? strdup(path) : NULL;
@@ -554,8 +259,7 @@ static void op_free(struct net_op *op)
 		close(op->sock);
 	if (op->mem >= 0)
 		close(op->mem);
-	if (op->c.pidfd >= 0)
-		close(op->c.pidfd);
+	stepview_close(&op->c.v);
 	free(op->c.req);
 	free(op);
 }
@@ -676,7 +380,7 @@ static int decide(struct net_op *op, struct net_msg *m, int domain)
 	char path[sizeof(un->sun_path) + 1];
 	memcpy(path, un->sun_path, plen);
 	path[plen] = '\0';
-	int fd = resolve(&op->c, AT_FDCWD, path, true);
+	int fd = stepview_resolve(&op->c.v, AT_FDCWD, path, true);
 	if (fd < 0)
 		return -fd;
 	struct stat st;
@@ -685,7 +389,7 @@ static int decide(struct net_op *op, struct net_msg *m, int domain)
 		close(fd);
 		return ECONNREFUSED; /* what connecting to a non-socket gives */
 	}
-	bool known = held_path(fd, where, sizeof(where)) == 0;
+	bool known = stepview_held_path(fd, where, sizeof(where)) == 0;
 	if (!known || !allowed_place(&op->c, fd, where, true)) {
 		close(fd);
 		note_denial(&op->c, OP_CONNECT, known ? where : path, -1);
@@ -711,7 +415,7 @@ static int read_iov(const struct call *c, uint64_t iov_addr, uint64_t iovlen, bo
 	struct iovec *iov = calloc(iovlen ? iovlen : 1, sizeof(*iov));
 	if (!iov)
 		return -ENOMEM;
-	int r = read_mem(c, iov_addr, iov, iovlen * sizeof(*iov));
+	int r = stepview_read(&c->v, iov_addr, iov, iovlen * sizeof(*iov));
 	size_t total = 0;
 	for (size_t i = 0; r == 0 && i < iovlen; i++) {
 		size_t room = *budget - total;
@@ -724,7 +428,7 @@ static int read_iov(const struct call *c, uint64_t iov_addr, uint64_t iovlen, bo
 		r = -ENOMEM;
 	size_t at = 0;
 	for (size_t i = 0; r == 0 && i < iovlen; i++) {
-		r = read_mem(c, (uint64_t)(uintptr_t)iov[i].iov_base, m->data + at, iov[i].iov_len);
+		r = stepview_read(&c->v, (uint64_t)(uintptr_t)iov[i].iov_base, m->data + at, iov[i].iov_len);
 		at += iov[i].iov_len;
 	}
 	m->len = total;
@@ -743,7 +447,7 @@ static int read_control(const struct call *c, uint64_t addr, uint64_t len, struc
 	if (!(m->control = calloc(1, len)))
 		return -ENOMEM;
 	m->controllen = len;
-	int r = read_mem(c, addr, m->control, len);
+	int r = stepview_read(&c->v, addr, m->control, len);
 	struct msghdr h = {.msg_control = m->control, .msg_controllen = len};
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&h); r == 0 && cm; cm = CMSG_NXTHDR(&h, cm)) {
 		/* the step wrote cmsg_len: it must lie within what was copied, as
@@ -762,7 +466,7 @@ static int read_control(const struct call *c, uint64_t addr, uint64_t len, struc
 				r = -ENOMEM;
 				break;
 			}
-			int ours = step_fd(c, (uint64_t)(unsigned)fds[i]);
+			int ours = stepview_fd(&c->v, (uint64_t)(unsigned)fds[i]);
 			if (ours < 0) {
 				r = ours;
 				break;
@@ -779,14 +483,14 @@ static int read_msghdr(const struct call *c, uint64_t addr, bool stream, size_t 
 		       struct net_msg *m)
 {
 	struct msghdr h;
-	int r = read_mem(c, addr, &h, sizeof(h));
+	int r = stepview_read(&c->v, addr, &h, sizeof(h));
 	if (r < 0)
 		return r;
 	if (h.msg_name && h.msg_namelen) {
 		if (h.msg_namelen > sizeof(m->addr))
 			return -EINVAL;
 		m->addrlen = h.msg_namelen;
-		if ((r = read_mem(c, (uint64_t)(uintptr_t)h.msg_name, &m->addr, h.msg_namelen)) < 0)
+		if ((r = stepview_read(&c->v, (uint64_t)(uintptr_t)h.msg_name, &m->addr, h.msg_namelen)) < 0)
 			return r;
 	}
 	if ((r = read_iov(c, (uint64_t)(uintptr_t)h.msg_iov, h.msg_iovlen, stream, budget, m)) < 0)
@@ -832,7 +536,7 @@ static void perform(struct net_op *op)
 				break;
 			}
 			unsigned len = (unsigned)n;
-			if (write_mem(&op->c, op->mem, op->m[sent].len_addr, &len, sizeof(len)) < 0) {
+			if (stepview_write(&op->c.v, op->mem, op->m[sent].len_addr, &len, sizeof(len)) < 0) {
 				e = EFAULT;
 				break;
 			}
@@ -848,7 +552,7 @@ static void perform(struct net_op *op)
 		val = n;
 	}
 	if (e == EPIPE && op->sigpipe)
-		syscall(SYS_pidfd_send_signal, op->c.pidfd, SIGPIPE, NULL, 0);
+		syscall(SYS_pidfd_send_signal, op->c.v.pidfd, SIGPIPE, NULL, 0);
 	respond(&op->c, val, e);
 }
 
@@ -955,7 +659,7 @@ static void serve_net(struct call *c)
 	op->mem = -1;
 	/* the op owns the request and pidfd from here */
 	c->req = NULL;
-	c->pidfd = -1;
+	c->v.pidfd = -1;
 	int r = 0;
 	op->nm = nr == SYS_sendmmsg ? (a[2] < SUP_MAX_MMSG ? a[2] : SUP_MAX_MMSG) : 1;
 	if (op->nm == 0) {
@@ -967,7 +671,7 @@ static void serve_net(struct call *c)
 		r = -ENOMEM;
 	for (size_t i = 0; op->m && i < op->nm; i++)
 		op->m[i].target = -1;
-	if (r == 0 && (op->sock = step_fd(&op->c, a[0])) < 0)
+	if (r == 0 && (op->sock = stepview_fd(&op->c.v, a[0])) < 0)
 		r = op->sock;
 	int domain = r == 0 ? sock_domain(op->sock) : -1;
 	if (r == 0 && domain < 0)
@@ -986,7 +690,7 @@ static void serve_net(struct call *c)
 	if (r == 0 && (nr == SYS_connect || nr == SYS_bind)) {
 		if (a[2] > sizeof(m->addr))
 			r = -EINVAL;
-		else if ((r = read_mem(&op->c, a[1], &m->addr, a[2])) == 0)
+		else if ((r = stepview_read(&op->c.v, a[1], &m->addr, a[2])) == 0)
 			m->addrlen = (socklen_t)a[2];
 	} else if (r == 0 && nr == SYS_sendto) {
 		op->flags = (int)a[3];
@@ -996,8 +700,8 @@ static void serve_net(struct call *c)
 			r = -EMSGSIZE;
 		else if (!(m->data = malloc(a[2] > budget ? budget : a[2] ? a[2] : 1)))
 			r = -ENOMEM;
-		else if ((r = read_mem(&op->c, a[1], m->data, a[2] > budget ? budget : a[2])) == 0 &&
-			 (r = read_mem(&op->c, a[4], &m->addr, a[5])) == 0) {
+		else if ((r = stepview_read(&op->c.v, a[1], m->data, a[2] > budget ? budget : a[2])) == 0 &&
+			 (r = stepview_read(&op->c.v, a[4], &m->addr, a[5])) == 0) {
 			m->len = a[2] > budget ? budget : a[2];
 			m->addrlen = (socklen_t)a[5];
 		}
@@ -1006,7 +710,8 @@ static void serve_net(struct call *c)
 		r = read_msghdr(&op->c, a[1], stream, &budget, m);
 	} else if (r == 0) { /* sendmmsg */
 		op->flags = (int)a[3];
-		if ((op->mem = proc_open(&op->c, "mem", O_RDWR)) < 0 || !still_waiting(&op->c))
+		if ((op->mem = stepview_proc_open(&op->c.v, "mem", O_RDWR)) < 0 ||
+		    !stepview_waiting(&op->c.v))
 			r = op->mem < 0 ? op->mem : -ESRCH;
 		for (size_t i = 0; r == 0 && i < op->nm; i++) {
 			uint64_t at = a[1] + i * sizeof(struct mmsghdr);
@@ -1146,17 +851,17 @@ static int meta_do(struct call *c, const struct meta_call *mc, int fd, bool is_f
 			tp = NULL;
 		} else if (nr == SYS_utime) {
 			struct { long actime, modtime; } ub;
-			if ((r = read_mem(c, at, &ub, sizeof(ub))) < 0)
+			if ((r = stepview_read(&c->v, at, &ub, sizeof(ub))) < 0)
 				return r;
 			ts[0] = (struct timespec){ub.actime, 0};
 			ts[1] = (struct timespec){ub.modtime, 0};
 		} else if (nr == SYS_utimes || nr == SYS_futimesat) {
 			struct timeval tv[2];
-			if ((r = read_mem(c, at, tv, sizeof(tv))) < 0)
+			if ((r = stepview_read(&c->v, at, tv, sizeof(tv))) < 0)
 				return r;
 			for (int i = 0; i < 2; i++)
 				ts[i] = (struct timespec){tv[i].tv_sec, tv[i].tv_usec * 1000};
-		} else if ((r = read_mem(c, at, ts, sizeof(ts))) < 0) {
+		} else if ((r = stepview_read(&c->v, at, ts, sizeof(ts))) < 0) {
 			return r;
 		}
 		if (is_fd_form)
@@ -1171,7 +876,7 @@ static int meta_do(struct call *c, const struct meta_call *mc, int fd, bool is_f
 	case M_RMXATTR: {
 		char name[256];
 		uint64_t name_at = nr == NR_SETXATTRAT || nr == NR_REMOVEXATTRAT ? a[3] : a[1];
-		if ((r = read_str(c, name_at, name, sizeof(name))) < 0)
+		if ((r = stepview_read_str(&c->v, name_at, name, sizeof(name))) < 0)
 			return r == -ENAMETOOLONG ? -ERANGE : r;
 		if (is_link)
 			return -EPERM; /* user xattrs are for files and folders only */
@@ -1185,7 +890,7 @@ static int meta_do(struct call *c, const struct meta_call *mc, int fd, bool is_f
 			struct { uint64_t value; uint32_t size, flags; } xa;
 			if (a[5] < sizeof(xa))
 				return -EINVAL;
-			if ((r = read_mem(c, a[4], &xa, sizeof(xa))) < 0)
+			if ((r = stepview_read(&c->v, a[4], &xa, sizeof(xa))) < 0)
 				return r;
 			val_at = xa.value;
 			size = xa.size;
@@ -1196,7 +901,7 @@ static int meta_do(struct call *c, const struct meta_call *mc, int fd, bool is_f
 		char *val = malloc(size ? size : 1);
 		if (!val)
 			return -ENOMEM;
-		if ((r = read_mem(c, val_at, val, size)) == 0)
+		if ((r = stepview_read(&c->v, val_at, val, size)) == 0)
 			r = is_fd_form ? fsetxattr(fd, name, val, size, flags)
 				       : setxattr(via, name, val, size, flags);
 		free(val);
@@ -1209,14 +914,14 @@ static int meta_do(struct call *c, const struct meta_call *mc, int fd, bool is_f
 		    cmd != FS_IOC32_SETVERSION)
 			return -ENOTTY;
 		int v;
-		if ((r = read_mem(c, a[2], &v, sizeof(v))) < 0)
+		if ((r = stepview_read(&c->v, a[2], &v, sizeof(v))) < 0)
 			return r;
 		r = ioctl(fd, cmd, &v);
 		break;
 	}
 	case M_FSXATTR: {
 		struct fsxattr fx;
-		if ((r = read_mem(c, a[2], &fx, sizeof(fx))) < 0)
+		if ((r = stepview_read(&c->v, a[2], &fx, sizeof(fx))) < 0)
 			return r;
 		r = ioctl(fd, FS_IOC_FSSETXATTR, &fx);
 		break;
@@ -1225,7 +930,7 @@ static int meta_do(struct call *c, const struct meta_call *mc, int fd, bool is_f
 		char attr[256];
 		if (a[3] > sizeof(attr))
 			return -E2BIG;
-		if ((r = read_mem(c, a[2], attr, a[3])) < 0)
+		if ((r = stepview_read(&c->v, a[2], attr, a[3])) < 0)
 			return r;
 		r = (int)syscall(NR_FILE_SETATTR, fd, "", attr, (size_t)a[3],
 				 AT_EMPTY_PATH | (is_link ? AT_SYMLINK_NOFOLLOW : 0));
@@ -1248,7 +953,7 @@ static void serve_meta(struct call *c)
 	char path[PATH_MAX];
 	bool fd_form = mc.path_arg < 0;
 	int r = 0;
-	if (!fd_form && (r = read_str(c, a[mc.path_arg], path, sizeof(path))) == 0 && !path[0]) {
+	if (!fd_form && (r = stepview_read_str(&c->v, a[mc.path_arg], path, sizeof(path))) == 0 && !path[0]) {
 		/* AT_EMPTY_PATH with "": the dirfd is the object */
 		fd_form = (flags & AT_EMPTY_PATH) != 0;
 		r = fd_form ? 0 : -ENOENT;
@@ -1260,23 +965,23 @@ static void serve_meta(struct call *c)
 		 * it. A utimensat or fchownat on "" may name an O_PATH fd, which
 		 * pidfd_getfd cannot copy: the step's magic link reaches it.
 		 */
-		fd = step_fd(c, a[mc.fd_arg]);
+		fd = stepview_fd(&c->v, a[mc.fd_arg]);
 		if (fd == -EBADF && mc.kind != M_CHMOD && mc.kind != M_FLAGS && mc.kind != M_FSXATTR &&
 		    (int)a[mc.fd_arg] >= 0) {
 			char what[32];
 			snprintf(what, sizeof(what), "fd/%d", (int)a[mc.fd_arg]);
-			fd = proc_open(c, what, O_PATH);
+			fd = stepview_proc_open(&c->v, what, O_PATH);
 			fd_form = false;
 		}
 		r = fd < 0 ? fd : 0;
 	} else if (r == 0) {
 		uint64_t dirfd = mc.fd_arg >= 0 ? a[mc.fd_arg] : (uint64_t)(unsigned)AT_FDCWD;
-		fd = resolve(c, dirfd, path, follow);
+		fd = stepview_resolve(&c->v, dirfd, path, follow);
 		r = fd < 0 ? fd : 0;
 	}
 	char where[PATH_MAX];
 	struct stat st;
-	bool known = r == 0 && held_path(fd, where, sizeof(where)) == 0;
+	bool known = r == 0 && stepview_held_path(fd, where, sizeof(where)) == 0;
 	if (r == 0 && (!known || fstat(fd, &st) < 0 || !allowed_place(c, fd, where, false))) {
 		note_denial(c, OP_METADATA, known ? where : fd_form ? "?" : path, -1);
 		r = -EACCES;
@@ -1313,24 +1018,8 @@ static int drop_caps_here(void)
 
 static void serve(struct supervisor *s, struct seccomp_notif *req)
 {
-	struct call c = {s, req, -1, (pid_t)req->pid, -1, -1};
-	/* the notifying thread's process; a thread pidfd where the kernel has them */
-	c.pidfd = (int)syscall(SYS_pidfd_open, c.tid, PIDFD_THREAD);
-	if (c.pidfd < 0)
-		c.pidfd = (int)syscall(SYS_pidfd_open, c.tid, 0);
-	if (c.pidfd < 0) {
-		pid_t tgid = -1;
-		char p[64], line[128];
-		snprintf(p, sizeof(p), "/proc/%d/status", (int)c.tid);
-		FILE *f = fopen(p, "re");
-		while (f && fgets(line, sizeof(line), f))
-			if (strncmp(line, "Tgid:", 5) == 0)
-				tgid = (pid_t)strtol(line + 5, NULL, 10);
-		if (f)
-			fclose(f);
-		c.pidfd = tgid > 0 ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1;
-	}
-	if (c.pidfd < 0 || !still_waiting(&c)) {
+	struct call c = {s, req, {0}};
+	if (stepview_open(&c.v, s->listener, req->id, (pid_t)req->pid) < 0) {
 		respond(&c, 0, ESRCH);
 	} else {
 		int nr = req->data.nr;
@@ -1342,8 +1031,7 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 		else
 			serve_meta(&c);
 	}
-	if (c.pidfd >= 0)
-		close(c.pidfd);
+	stepview_close(&c.v);
 	free(c.req);
 }
 

@@ -1,0 +1,341 @@
+#include "stepview.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define SV_MAX_LINKS 40
+#define SV_PROC_MAGIC 0x9fa0 /* PROC_SUPER_MAGIC */
+
+#ifndef SECCOMP_IOCTL_NOTIF_ID_VALID
+#define SECCOMP_IOCTL_NOTIF_ID_VALID SECCOMP_IOW(2, __u64)
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+int stepview_open(struct stepview *v, int listener, uint64_t id, pid_t tid)
+{
+	*v = (struct stepview){listener, id, -1, tid, -1, -1};
+	v->pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	if (v->pidfd < 0)
+		v->pidfd = (int)syscall(SYS_pidfd_open, tid, 0);
+	if (v->pidfd < 0) {
+		/* before Linux 6.9 a pidfd names a process: the thread's leader */
+		pid_t tgid = -1;
+		char p[64], line[128];
+		snprintf(p, sizeof(p), "/proc/%d/status", (int)tid);
+		FILE *f = fopen(p, "re");
+		while (f && fgets(line, sizeof(line), f))
+			if (strncmp(line, "Tgid:", 5) == 0)
+				tgid = (pid_t)strtol(line + 5, NULL, 10);
+		if (f)
+			fclose(f);
+		v->pidfd = tgid > 0 ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1;
+	}
+	if (v->pidfd < 0)
+		return -ESRCH;
+	return stepview_waiting(v) ? 0 : -ESRCH;
+}
+
+void stepview_close(struct stepview *v)
+{
+	if (v->pidfd >= 0)
+		close(v->pidfd);
+	v->pidfd = -1;
+}
+
+bool stepview_waiting(const struct stepview *v)
+{
+	uint64_t id = v->id;
+	return ioctl(v->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+/*
+ * Copy len bytes of the step's memory. The pid in the notification may have
+ * been reused by the time the copy is made: the id still being valid after
+ * the copy proves the copy came from the step.
+ */
+int stepview_read(const struct stepview *v, uint64_t addr, void *buf, size_t len)
+{
+	if (len == 0)
+		return 0;
+	struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
+	ssize_t n = process_vm_readv(v->tid, &local, 1, &remote, 1, 0);
+	if (n != (ssize_t)len)
+		return -EFAULT;
+	return stepview_waiting(v) ? 0 : -ESRCH;
+}
+
+/*
+ * Write into the step's memory through mem, its /proc/<tid>/mem opened while
+ * its call was still pending: the fd holds that process's memory itself, so
+ * however long the call lasted, a pid reused meanwhile (a step can recycle
+ * its pids at will) is never written to. Only while the step still waits.
+ */
+int stepview_write(const struct stepview *v, int mem, uint64_t addr, const void *buf, size_t len)
+{
+	if (mem < 0 || addr > INT64_MAX || !stepview_waiting(v))
+		return -EFAULT;
+	return pwrite(mem, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* A NUL-terminated string of the step's, read a page at a time. */
+int stepview_read_str(const struct stepview *v, uint64_t addr, char *buf, size_t cap)
+{
+	size_t got = 0;
+	while (got < cap) {
+		size_t page = 4096 - ((addr + got) & 4095);
+		size_t want = page < cap - got ? page : cap - got;
+		struct iovec local = {buf + got, want}, remote = {(void *)(uintptr_t)(addr + got), want};
+		ssize_t n = process_vm_readv(v->tid, &local, 1, &remote, 1, 0);
+		if (n <= 0)
+			return -EFAULT;
+		char *nul = memchr(buf + got, '\0', (size_t)n);
+		got += (size_t)n;
+		if (nul)
+			return stepview_waiting(v) ? 0 : -ESRCH;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* Our own copy of one of the step's fds (not O_PATH ones: EBADF, as the kernel). */
+int stepview_fd(const struct stepview *v, uint64_t fd)
+{
+	if (fd > INT_MAX)
+		return -EBADF;
+	int r = (int)syscall(SYS_pidfd_getfd, v->pidfd, (int)fd, 0);
+	if (r < 0)
+		return -errno;
+	if (!stepview_waiting(v)) {
+		close(r);
+		return -ESRCH;
+	}
+	return r;
+}
+
+/* Open /proc/<tid>/what in our view: the step's cwd, root or one of its fds. */
+int stepview_proc_open(const struct stepview *v, const char *what, int flags)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/%s", (int)v->tid, what);
+	int fd = open(p, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static void step_ids(struct stepview *v)
+{
+	char p[64], line[256];
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)v->tid);
+	FILE *f = fopen(p, "re");
+	v->ns_tgid = v->ns_tid = -1;
+	while (f && fgets(line, sizeof(line), f)) {
+		long *slot = strncmp(line, "NStgid:", 7) == 0  ? &v->ns_tgid
+			     : strncmp(line, "NSpid:", 6) == 0 ? &v->ns_tid
+							       : NULL;
+		if (!slot)
+			continue;
+		char *last = strrchr(line, '\t');
+		*slot = last ? strtol(last + 1, NULL, 10) : -1;
+	}
+	if (f)
+		fclose(f);
+}
+
+/* ---- resolving a path as the step would -------------------------------- */
+
+static bool same_file(int a, int b)
+{
+	struct stat x, y;
+	return fstat(a, &x) == 0 && fstat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/*
+ * Resolve path from dirfd (the step's; AT_FDCWD: its cwd) in the step's
+ * root, following symlinks ourselves so that every component is opened
+ * relative to the one before (O_NOFOLLOW): nothing is resolved in our own
+ * context. /proc/self and /proc/thread-self mean the step, not us; the
+ * step's magic links (/proc/PID/fd/N, cwd, root) are followed by the kernel
+ * to the object they stand for. Returns an O_PATH fd of the object (of the
+ * symlink itself when !follow and the last component is one), or -errno.
+ */
+int stepview_resolve(struct stepview *v, uint64_t dirfd, const char *path, bool follow)
+{
+	char pending[PATH_MAX * 2];
+	if (!*path)
+		return -ENOENT;
+	if (snprintf(pending, sizeof(pending), "%s", path) >= (int)sizeof(pending))
+		return -ENAMETOOLONG;
+	int root = stepview_proc_open(v, "root", O_PATH | O_DIRECTORY);
+	if (root < 0)
+		return root;
+	int cur;
+	if (path[0] == '/')
+		cur = (cur = dup(root)) < 0 ? -errno : cur;
+	else if ((int)dirfd == AT_FDCWD)
+		cur = stepview_proc_open(v, "cwd", O_PATH | O_DIRECTORY);
+	else {
+		char what[32];
+		snprintf(what, sizeof(what), "fd/%d", (int)dirfd);
+		cur = dirfd > INT_MAX ? -EBADF : stepview_proc_open(v, what, O_PATH | O_DIRECTORY);
+	}
+	if (cur < 0) {
+		close(root);
+		return cur;
+	}
+	int links = 0, r = 0;
+	long proc_pid = -1; /* the /proc/<pid> entry the walk is in, if any */
+	char *p = pending;
+	while (r == 0) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		char comp[NAME_MAX + 1];
+		size_t len = strcspn(p, "/");
+		if (len > NAME_MAX) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		p += len;
+		bool last = *p == '\0';
+		if (strcmp(comp, ".") == 0)
+			continue;
+		if (strcmp(comp, "..") == 0) {
+			if (same_file(cur, root))
+				continue; /* the step's root is its top */
+			int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (up < 0) {
+				r = -errno;
+				break;
+			}
+			close(cur);
+			cur = up;
+			continue;
+		}
+		struct statfs sf;
+		struct stat st;
+		bool procfs = fstatfs(cur, &sf) == 0 && sf.f_type == SV_PROC_MAGIC;
+		bool proc_top = procfs && fstat(cur, &st) == 0 && st.st_ino == 1;
+		if (proc_top) {
+			/* which process's entry the walk enters (a number, or not one) */
+			char *end;
+			long n = strtol(comp, &end, 10);
+			proc_pid = *end == '\0' && end != comp ? n : -1;
+		}
+		if (proc_top &&
+		    (strcmp(comp, "self") == 0 || strcmp(comp, "thread-self") == 0)) {
+			/* the step's own entry, in its procfs's numbering */
+			if (v->ns_tgid < 0)
+				step_ids(v);
+			char rest[PATH_MAX * 2];
+			if (comp[0] == 's')
+				snprintf(rest, sizeof(rest), "%ld%s", v->ns_tgid, p);
+			else
+				snprintf(rest, sizeof(rest), "%ld/task/%ld%s", v->ns_tgid, v->ns_tid, p);
+			snprintf(pending, sizeof(pending), "%s", rest);
+			p = pending;
+			continue;
+		}
+		int fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			r = -errno;
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		if (!S_ISLNK(st.st_mode) || (last && !follow)) {
+			close(cur);
+			cur = fd;
+			if (!last && !S_ISDIR(st.st_mode))
+				r = -ENOTDIR;
+			continue;
+		}
+		if (++links > SV_MAX_LINKS) {
+			close(fd);
+			r = -ELOOP;
+			break;
+		}
+		char target[PATH_MAX];
+		ssize_t tl = readlinkat(fd, "", target, sizeof(target) - 1);
+		if (tl < 0) {
+			r = -errno;
+			close(fd);
+			break;
+		}
+		target[tl] = '\0';
+		if (procfs && (target[0] == '/' || strstr(target, ":["))) {
+			/*
+			 * A magic link: the kernel follows it to its object. Only in
+			 * the calling process's own entry: another process's root or
+			 * cwd may lie in a mount namespace the step cannot see.
+			 */
+			if (v->ns_tgid < 0)
+				step_ids(v);
+			if (proc_pid < 0 || (proc_pid != v->ns_tgid && proc_pid != v->ns_tid)) {
+				close(fd);
+				r = -EACCES;
+				break;
+			}
+			close(fd);
+			fd = openat(cur, comp, O_PATH | O_CLOEXEC);
+			if (fd < 0) {
+				r = -errno;
+				break;
+			}
+			close(cur);
+			cur = fd;
+			continue;
+		}
+		close(fd);
+		char rest[PATH_MAX * 2];
+		if (snprintf(rest, sizeof(rest), "%s%s", target, p) >= (int)sizeof(rest)) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		snprintf(pending, sizeof(pending), "%s", rest);
+		p = pending;
+		if (target[0] == '/') {
+			close(cur);
+			if ((cur = dup(root)) < 0)
+				r = -errno;
+		}
+	}
+	close(root);
+	if (r < 0) {
+		if (cur >= 0)
+			close(cur);
+		return r;
+	}
+	return cur;
+}
+
+/* The path of an object we hold, as the step sees it (d_path of its mount). */
+int stepview_held_path(int fd, char *buf, size_t cap)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(p, buf, cap - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	/* an unlinked file keeps the path it had, marked; where it was decides */
+	static const char del[] = " (deleted)";
+	size_t dl = sizeof(del) - 1;
+	if ((size_t)n > dl && strcmp(buf + n - dl, del) == 0)
+		buf[n - dl] = '\0';
+	return buf[0] == '/' ? 0 : -EACCES; /* "socket:[..]", "anon_inode:": no place */
+}
+

@@ -1,0 +1,66 @@
+/*
+ * stepview: a supervised step as it sees itself, for the supervisor that
+ * acts on its behalf: its memory, its fds and its paths. Every copy is
+ * proven fresh by the step's call still pending (a pid can be reused), and
+ * every path is resolved in the step's root, from its cwd or dirfd, one
+ * component at a time: nothing is resolved in the supervisor's own context.
+ */
+#ifndef STEPBOX_STEPVIEW_H
+#define STEPBOX_STEPVIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct stepview {
+	int listener;   /* the supervisor's listener: proves the call still waits */
+	uint64_t id;    /* the notification */
+	int pidfd;      /* the calling thread's process */
+	pid_t tid;      /* the calling thread, in our PID namespace */
+	long ns_tgid, ns_tid; /* the same in the step's PID namespace (its /proc/self), or -1 */
+};
+
+/*
+ * Fill v for the thread tid whose call id waits on listener, with a pidfd of
+ * its process (a thread pidfd where the kernel has them). 0 or -errno; close
+ * with stepview_close (also after a failure).
+ */
+int stepview_open(struct stepview *v, int listener, uint64_t id, pid_t tid);
+void stepview_close(struct stepview *v);
+
+/* Whether the step still waits for the answer to its call. */
+bool stepview_waiting(const struct stepview *v);
+
+/* Copy len bytes of the step's memory: 0, -EFAULT, or -ESRCH when the call is gone. */
+int stepview_read(const struct stepview *v, uint64_t addr, void *buf, size_t len);
+/* A NUL-terminated string of the step's: 0, -EFAULT, -ENAMETOOLONG, -ESRCH. */
+int stepview_read_str(const struct stepview *v, uint64_t addr, char *buf, size_t cap);
+/*
+ * Write into the step's memory through mem, its /proc/<tid>/mem opened while
+ * its call was pending, and only while it still waits. 0 or -EFAULT.
+ */
+int stepview_write(const struct stepview *v, int mem, uint64_t addr, const void *buf,
+		   size_t len);
+
+/* Our own copy of one of the step's fds (not an O_PATH one: -EBADF, as the kernel). */
+int stepview_fd(const struct stepview *v, uint64_t fd);
+/* Open /proc/<tid>/what: the step's cwd, root, mem or one of its fds. fd or -errno. */
+int stepview_proc_open(const struct stepview *v, const char *what, int flags);
+
+/*
+ * Resolve path from dirfd (the step's; AT_FDCWD: its cwd) in the step's root:
+ * an O_PATH fd of the object (of the symlink itself when !follow and the last
+ * component is one), or -errno. Magic links are followed only in the calling
+ * process's own /proc entry (-EACCES elsewhere).
+ */
+int stepview_resolve(struct stepview *v, uint64_t dirfd, const char *path, bool follow);
+
+/*
+ * The path of an object we hold, as its mount shows it (a mount of the step's
+ * namespace: as the step sees it); " (deleted)" taken off. 0, or -EACCES for
+ * an object with no place ("socket:[..]").
+ */
+int stepview_held_path(int fd, char *buf, size_t cap);
+
+#endif
