@@ -233,8 +233,13 @@ static int host_path(const char *root, const char *path, char *buf, size_t cap)
 	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
-int grants_canon_links(const char *root, const char *path, char **out, bool *exists,
-		       grants_link_fn on_link, void *arg)
+/*
+ * grants_canon_links, remembering in dirs (when not NULL) the folders it
+ * found real (not symlinks): a build resolves dozens of paths under /etc,
+ * /usr, /dev and the workdir's parents, and each lstat costs a syscall.
+ */
+static int canon_memo(const char *root, const char *path, char **out, bool *exists,
+		 grants_link_fn on_link, void *arg, struct strv *dirs)
 {
 	/* pending: what is left to walk; done: the resolved prefix ("" is /) */
 	char pending[PATH_MAX * 2], done[PATH_MAX], hp[PATH_MAX * 2];
@@ -275,6 +280,8 @@ int grants_canon_links(const char *root, const char *path, char **out, bool *exi
 		if (!*exists)
 			continue; /* beneath a missing folder: keep the rest as written */
 		struct stat st;
+		if (*p && dirs && strv_find(dirs, done) >= 0)
+			continue; /* a real folder, seen already in this build */
 		if (host_path(root, done, hp, sizeof(hp)) < 0)
 			return -ENAMETOOLONG;
 		if (lstat(hp, &st) < 0) {
@@ -308,9 +315,17 @@ int grants_canon_links(const char *root, const char *path, char **out, bool *exi
 		}
 		if (*p && !S_ISDIR(st.st_mode))
 			return -ENOTDIR;
+		if (*p && dirs && dirs->n < 256 && strv_push(dirs, done) < 0)
+			return -ENOMEM;
 	}
 	*out = strdup(done[0] ? done : "/");
 	return *out ? 0 : -ENOMEM;
+}
+
+int grants_canon_links(const char *root, const char *path, char **out, bool *exists,
+		       grants_link_fn on_link, void *arg)
+{
+	return canon_memo(root, path, out, exists, on_link, arg, NULL);
 }
 
 int grants_canon(const char *root, const char *path, char **out, bool *exists)
@@ -381,6 +396,7 @@ struct build {
 	const char *req;        /* the grant being resolved, for messages */
 	enum grant_origin origin;
 	bool refused; /* err holds a refusal that must reach the caller as is */
+	struct strv dirs; /* real folders resolution has met (canon_memo) */
 };
 
 static void wlocs_release(struct wlocs *l)
@@ -463,7 +479,7 @@ static int resolve(struct build *b, const char *req, enum grant_origin origin, c
 {
 	b->req = req;
 	b->origin = origin;
-	return grants_canon_links(b->host->root, req, canon, exists, check_link, b);
+	return canon_memo(b->host->root, req, canon, exists, check_link, b, &b->dirs);
 }
 
 /* Why path is too broad to be a workdir or write grant, or NULL when it is not. */
@@ -1073,6 +1089,7 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 	free(b.home_norm);
 	wlocs_release(&b.all);
 	wlocs_release(&b.check);
+	strv_release(&b.dirs);
 	if (r < 0)
 		grants_release(g);
 	return r;

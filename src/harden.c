@@ -76,10 +76,11 @@ int harden_drop_caps(void)
 						     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
 			return -errno;
 		for (int cap = 0; cap < 64; cap++) {
-			if (prctl(PR_CAPBSET_READ, cap) < 0)
+			if (prctl(PR_CAPBSET_DROP, cap) == 0)
+				continue; /* dropping one already gone is no error */
+			if (errno == EINVAL)
 				break; /* past the kernel's last capability */
-			if (prctl(PR_CAPBSET_DROP, cap) < 0)
-				return -errno;
+			return -errno;
 		}
 	}
 	/* without CAP_SETPCAP the bounding set stays, but no_new_privs makes it
