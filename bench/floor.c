@@ -41,8 +41,9 @@ int main(int argc, char **argv)
 			g.cap = g.cap ? g.cap * 2 : 256;
 			g.v = realloc(g.v, g.cap * sizeof(*g.v));
 		}
-		g.v[g.n++] = (struct grant){strdup(path), strdup(path), parse_access(acc),
-					    ORIGIN_POLICY, true};
+		g.v[g.n++] = (struct grant){.path = strdup(path), .requested = strdup(path),
+					    .access = parse_access(acc), .origin = ORIGIN_POLICY,
+					    .exists = true};
 	}
 	if (in)
 		fclose(in);

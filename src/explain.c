@@ -540,10 +540,7 @@ void explain_print(FILE *out, const struct explain *x)
 		} else if (d->op == OP_SIGNAL) {
 			fprintf(out, "a process outside the sandbox\n");
 		} else {
-			bool hidden = false;
-			for (size_t k = 0; k < x->grants->nskipped; k++)
-				hidden |= d->path && strcmp(x->grants->skipped[k].path, d->path) == 0;
-			if (hidden)
+			if (d->path && grants_hidden(x->grants, d->path))
 				fprintf(out, "hidden on purpose: not world-readable\n");
 			else
 				fprintf(out, "outside every %s grant; grant with %s %s\n",

@@ -159,7 +159,7 @@ static int add(struct grants *g, char *path, char *requested, unsigned access,
 	}
 	if (strv_grow(&g->v, &g->cap, g->n, sizeof(*g->v), 64) < 0)
 		goto nomem;
-	g->v[g->n++] = (struct grant){path, requested, access, origin, exists};
+	g->v[g->n++] = (struct grant){path, requested, access, origin, exists, false};
 	return 0;
 nomem:
 	free(path);
@@ -333,14 +333,58 @@ int grants_canon(const char *root, const char *path, char **out, bool *exists)
 	return grants_canon_links(root, path, out, exists, NULL, NULL);
 }
 
+static bool world_readable(const struct stat *st)
+{
+	if (S_ISDIR(st->st_mode))
+		return (st->st_mode & (S_IROTH | S_IXOTH)) == (S_IROTH | S_IXOTH);
+	return st->st_mode & S_IROTH;
+}
+
+/*
+ * Whether others may reach path from top, as on an idmapped mount whose
+ * owners are all unmapped: every folder on the way searchable by others,
+ * path itself world-readable.
+ */
+static bool open_to_others(const char *top, const char *path)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf) || lstat(buf, &st) < 0 ||
+	    !world_readable(&st))
+		return false;
+	size_t stop = strcmp(top, "/") == 0 ? 1 : strlen(top);
+	for (char *slash; (slash = strrchr(buf, '/')) && (size_t)(slash - buf) >= stop;) {
+		*slash = '\0';
+		if (lstat(buf[0] ? buf : "/", &st) < 0 || !(st.st_mode & S_IXOTH))
+			return false;
+	}
+	return true;
+}
+
 bool grants_covers(const struct grants *g, const char *path, unsigned access)
 {
 	unsigned have = 0;
-	/* a private place (the namespaces' /tmp) holds nothing of the host's path */
-	for (size_t i = 0; i < g->n; i++)
-		if (!(g->v[i].access & GRANT_PRIVATE) && path_beneath(path, g->v[i].path))
-			have |= g->v[i].access;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct grant *gr = &g->v[i];
+		/* a private place (the namespaces' /tmp) holds nothing of the host's path */
+		if ((gr->access & GRANT_PRIVATE) || !path_beneath(path, gr->path))
+			continue;
+		if (!gr->world_readable_only || open_to_others(gr->path, path))
+			have |= gr->access;
+	}
 	return (have & access) == access;
+}
+
+bool grants_hidden(const struct grants *g, const char *path)
+{
+	for (size_t i = 0; i < g->nskipped; i++)
+		if (strcmp(g->skipped[i].path, path) == 0)
+			return true;
+	for (size_t i = 0; i < g->n; i++)
+		if (g->v[i].world_readable_only && path_beneath(path, g->v[i].path) &&
+		    !open_to_others(g->v[i].path, path))
+			return true;
+	return false;
 }
 
 /* The absolute path with "//", "." and ".." taken out as text, as a reader sees it. */
@@ -577,13 +621,6 @@ static int note_locations(struct build *b)
 	return 0;
 }
 
-static bool world_readable(const struct stat *st)
-{
-	if (S_ISDIR(st->st_mode))
-		return (st->st_mode & (S_IROTH | S_IXOTH)) == (S_IROTH | S_IXOTH);
-	return st->st_mode & S_IROTH;
-}
-
 /*
  * Grant path (and what is beneath it) with access, leaving out everything that
  * is not world-readable: as root, DAC no longer protects /etc/shadow, SSH host
@@ -661,6 +698,27 @@ static int walk_readable(struct build *b, int dfd, const char *name, const char 
 }
 
 /*
+ * Grant path showing only what others may read: whole, bound through an
+ * idmapped mount, where the namespaces can make one on its file system
+ * (nothing to walk at each launch); else by the walk. Returns as
+ * walk_readable does.
+ */
+static int add_world_readable(struct build *b, int dfd, const char *name, const char *path,
+			      const char *req, unsigned access, enum grant_origin origin,
+			      unsigned char type)
+{
+	struct stat st;
+	if (!b->host->idmap || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    st.st_dev != b->host->idmap_dev || S_ISLNK(st.st_mode))
+		return walk_readable(b, dfd, name, path, req, access, origin, 0, type);
+	int r = add(b->g, strdup(path), strdup(req), access, origin, true);
+	if (r < 0)
+		return r;
+	b->g->v[b->g->n - 1].world_readable_only = true;
+	return 1;
+}
+
+/*
  * A read grant of a folder that holds /etc (-r /): each entry but the one on
  * the way to /etc becomes a rule of its own with the same access, the way
  * down continues, and /etc itself is walked. Symlinks get no rule (their
@@ -693,8 +751,8 @@ static int split_toward_etc(struct build *b, int dfd, const char *name, const ch
 		int dfd2 = dirfd(d);
 		if (path_beneath(b->etc, child)) {
 			if (strcmp(child, b->etc) == 0)
-				r = walk_readable(b, dfd2, de->d_name, child, child, access, origin,
-						  0, de->d_type);
+				r = add_world_readable(b, dfd2, de->d_name, child, child, access,
+						       origin, de->d_type);
 			else
 				r = split_toward_etc(b, dfd2, de->d_name, child, access, origin);
 			r = r < 0 ? r : 0;
@@ -738,7 +796,7 @@ static int add_read(struct build *b, char *canon, const char *req, unsigned acce
 	if (named)
 		return add(b->g, canon, strdup(req), access, origin, true);
 	if (inside)
-		r = walk_readable(b, AT_FDCWD, hp, canon, req, access, origin, 0, DT_UNKNOWN);
+		r = add_world_readable(b, AT_FDCWD, hp, canon, req, access, origin, DT_UNKNOWN);
 	else
 		r = split_toward_etc(b, AT_FDCWD, hp, canon, access, origin);
 	free(canon);
@@ -828,8 +886,8 @@ static int add_baseline(struct build *b)
 		} else {
 			r = host_path(b->host->root, canon, hp, sizeof(hp));
 			if (r == 0)
-				r = walk_readable(b, AT_FDCWD, hp, canon, canon, GRANT_READ,
-						  ORIGIN_BASELINE_TARGET, 0, DT_UNKNOWN);
+				r = add_world_readable(b, AT_FDCWD, hp, canon, canon, GRANT_READ,
+						       ORIGIN_BASELINE_TARGET, DT_UNKNOWN);
 			free(canon);
 		}
 		if (r < 0)

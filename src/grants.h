@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "err.h"
 #include "policy.h"
@@ -43,6 +44,13 @@ struct grant {
 	unsigned access;
 	enum grant_origin origin;
 	bool exists;     /* false only for a workdir or persistent folder to create */
+	/*
+	 * Only what others may read is open beneath it (root's /etc under the
+	 * namespaces): bound through an idmapped mount on which every owner is
+	 * unmapped, so the kernel's own permission check hides the rest and
+	 * nothing is walked. See grants_host.idmap.
+	 */
+	bool world_readable_only;
 };
 
 struct grant_skip {
@@ -102,6 +110,15 @@ struct grants_host {
 	 * it); set when the sandboxed user is root or has groups.
 	 */
 	bool hide_etc_secrets;
+	/*
+	 * The namespaces can bind a folder through an idmapped mount that leaves
+	 * only its world-readable entries open (mountns_idmap_userns worked):
+	 * such read grants are granted whole, world_readable_only, instead of
+	 * walked entry by entry at every launch, when they lie on idmap_dev
+	 * (the file system the idmap was tried on).
+	 */
+	bool idmap;
+	dev_t idmap_dev;
 	bool keep_links;         /* record symlinks of split folders (mountns needs them) */
 	bool namespaces;         /* the namespace layers run: private /proc, /dev/pts, /dev/shm, /tmp */
 	const char *const *ttys; /* Landlock alone: the step's own terminal(s), NULL-terminated */
@@ -144,6 +161,11 @@ int grants_canon_links(const char *root, const char *path, char **out, bool *exi
  * (a private place of the namespaces covers none of the host's paths).
  */
 bool grants_covers(const struct grants *g, const char *path, unsigned access);
+/*
+ * path is hidden from the sandbox on purpose: the walk left it out, or it
+ * lies beneath a world_readable_only grant and is not open to others.
+ */
+bool grants_hidden(const struct grants *g, const char *path);
 
 /*
  * mkdir -p: parents 0755, the last component leaf_mode. 0 or -errno.

@@ -219,6 +219,9 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 		child_start(0, fd, SIGKILL);
 		const char *what = NULL, *path = NULL;
 		r = mountns_setup_root(s->mountns, &what, &path);
+		/* no step needs it; root could enter it (its owner) */
+		if (s->mountns->idmap_userns >= 0)
+			close(s->mountns->idmap_userns);
 		if (r < 0) {
 			struct child_report rep = {STEP_MOUNTNS, -r, ""};
 			snprintf(rep.detail, sizeof(rep.detail), "cannot %s%s%s%s", what,

@@ -129,12 +129,12 @@ static int plan_splits(struct mountns_plan *p, size_t *cap, const struct grants 
 	for (size_t i = 0; r == 0 && i < g->nsplits; i++)
 		if (outermost(g, &g->splits[i]))
 			r = push(p, cap, (struct mountns_entry){MNT_BIND, g->splits[i].path, NULL,
-								 g->splits[i].access, true});
+								 g->splits[i].access, true, false});
 	/* what the walk left out beneath them, unless a grant names it exactly */
 	for (size_t i = 0; r == 0 && i < g->nskipped; i++) {
 		const char *path = g->skipped[i].path;
 		if (path[0] == '/' && split_over(g, path) && !grants_covers(g, path, GRANT_READ))
-			r = push(p, cap, (struct mountns_entry){MNT_HIDE, path, NULL, 0, true});
+			r = push(p, cap, (struct mountns_entry){MNT_HIDE, path, NULL, 0, true, false});
 	}
 	return r;
 }
@@ -143,21 +143,27 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 {
 	size_t cap = 0;
 	const struct grant **v = malloc((g->n ? g->n : 1) * sizeof(*v));
-	if (!v)
+	size_t *idmapped = malloc((g->n ? g->n : 1) * sizeof(*idmapped));
+	if (!v || !idmapped) {
+		free(v);
+		free(idmapped);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < g->n; i++)
 		v[i] = &g->v[i];
 	qsort(v, g->n, sizeof(*v), by_grant_path);
 	int r = 0;
 	bool proc = false;
+	size_t nidmap = 0;
 	for (size_t i = 0; r == 0 && i < g->n;) {
 		/* one mount per path: the union of every grant's access */
 		size_t j = i;
 		unsigned access = 0;
-		bool private_only = true;
+		bool private_only = true, idmap = true;
 		for (; j < g->n && strcmp(v[j]->path, v[i]->path) == 0; j++) {
 			access |= v[j]->access;
 			private_only &= (v[j]->access & GRANT_PRIVATE) != 0;
+			idmap &= v[j]->world_readable_only;
 		}
 		const char *path = v[i]->path;
 		i = j;
@@ -165,19 +171,29 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 			continue; /* a link into the new devpts, below */
 		if (covered_by_split(g, path, access))
 			continue;
+		/* inside an idmapped bind that allows as much: there already, hidden alike */
+		bool inside = false;
+		for (size_t k = 0; idmap && k < nidmap; k++)
+			inside |= path_beneath(path, p->v[idmapped[k]].path) &&
+				  !(access & ~p->v[idmapped[k]].access);
+		if (inside)
+			continue;
+		if (idmap) /* path order: an idmapped folder comes before what it holds */
+			idmapped[nidmap++] = p->n;
 		enum mountns_kind k = kind_of(path, private_only);
 		proc |= k == MNT_PROC;
 		r = push(p, &cap, (struct mountns_entry){k, path, NULL, access,
-							 !(access & GRANT_WRITE)});
+							 !(access & GRANT_WRITE), idmap && k == MNT_BIND});
 	}
 	free(v);
+	free(idmapped);
 	if (r == 0)
 		r = plan_splits(p, &cap, g);
 	/* the IPC namespace's own queues, where Landlock can see (and allow) them */
 	if (r == 0)
-		r = push(p, &cap, (struct mountns_entry){MNT_MQUEUE, "/dev/mqueue", NULL, 0, false});
+		r = push(p, &cap, (struct mountns_entry){MNT_MQUEUE, "/dev/mqueue", NULL, 0, false, false});
 	for (size_t i = 0; r == 0 && proc && i < sizeof(proc_masks) / sizeof(proc_masks[0]); i++)
-		r = push(p, &cap, (struct mountns_entry){MNT_MASK, proc_masks[i], NULL, 0, true});
+		r = push(p, &cap, (struct mountns_entry){MNT_MASK, proc_masks[i], NULL, 0, true, false});
 	if (r < 0)
 		return r;
 	qsort(p->v, p->n, sizeof(*p->v), by_entry_path);
@@ -186,15 +202,15 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 		const struct grant *gr = &g->v[i];
 		if (strcmp(gr->requested, gr->path) != 0 && gr->requested[0] == '/')
 			r = push(p, &cap, (struct mountns_entry){MNT_SYMLINK, gr->requested,
-								 gr->path, 0, true});
+								 gr->path, 0, true, false});
 	}
 	for (size_t i = 0; r == 0 && i < g->nlinks; i++)
 		if (!split_over(g, g->links[i].path))
 			r = push(p, &cap, (struct mountns_entry){MNT_SYMLINK, g->links[i].path,
-								 g->links[i].target, 0, true});
+								 g->links[i].target, 0, true, false});
 	for (size_t i = 0; r == 0 && i < sizeof(dev_links) / sizeof(dev_links[0]); i++)
 		r = push(p, &cap, (struct mountns_entry){MNT_SYMLINK, dev_links[i].path,
-							 dev_links[i].target, 0, true});
+							 dev_links[i].target, 0, true, false});
 	return r;
 }
 
@@ -203,6 +219,7 @@ int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
 {
 	memset(p, 0, sizeof(*p));
 	p->clone_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
+	p->idmap_userns = -1;
 	/* root needs no user namespace: it may mount already */
 	p->userns = geteuid() != 0;
 	if (p->userns)
@@ -225,6 +242,75 @@ void mountns_release(struct mountns_plan *p)
 	p->n = p->nmounts = 0;
 }
 
+
+/* The child that holds the new user namespace until its maps are written. */
+static int idmap_holder(void *arg)
+{
+	char c;
+	/* shares our descriptors: returns once the parent closes the write end */
+	return (int)read(*(int *)arg, &c, 1);
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = write(fd, text, strlen(text));
+	int r = n == (ssize_t)strlen(text) ? 0 : n < 0 ? -errno : -EIO;
+	close(fd);
+	return r;
+}
+
+int mountns_idmap_userns(const char *probe, dev_t *dev)
+{
+	/*
+	 * One id, the highest a map may name, for itself: no file system owner
+	 * is ever that id, so every owner shows as unmapped.
+	 */
+	static const char map[] = "4294967294 4294967294 1\n";
+	static char stack[8192] __attribute__((aligned(16)));
+	struct stat st;
+	if (stat(probe, &st) < 0)
+		return -errno;
+	*dev = st.st_dev;
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	/* CLONE_VM: nothing to copy; the child only blocks on the pipe */
+	pid_t pid = clone(idmap_holder, stack + sizeof(stack),
+			  CLONE_NEWUSER | CLONE_VM | CLONE_FILES | SIGCHLD, &pipefd[0]);
+	int r = pid < 0 ? -errno : 0, ns = -1;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
+	if (r == 0)
+		r = write_file(path, map);
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
+	if (r == 0)
+		r = write_file(path, map);
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	if (r == 0 && (ns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		r = -errno;
+	close(pipefd[1]);
+	if (pid > 0)
+		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
+	close(pipefd[0]);
+	/* the file system, and every mount beneath probe, must take the idmap */
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (__u64)ns};
+	int t = r == 0 ? open_tree(AT_FDCWD, probe, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+							  AT_RECURSIVE)
+		       : -1;
+	if (r == 0 && t < 0)
+		r = -errno;
+	if (r == 0 && mount_setattr(t, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+		r = -errno;
+	if (t >= 0)
+		close(t);
+	if (r < 0 && ns >= 0)
+		close(ns);
+	return r < 0 ? r : ns;
+}
 
 int mountns_probe(const struct mountns_plan *p, struct stepbox_err *err)
 {
@@ -252,17 +338,6 @@ int mountns_unavailable(const struct mountns_plan *p, int e, struct stepbox_err 
 	else
 		err_hint(err, "a container may forbid mount namespaces (its seccomp profile or "
 			      "missing CAP_SYS_ADMIN)");
-	return -e;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = write(fd, text, strlen(text));
-	int e = n == (ssize_t)strlen(text) ? 0 : (n < 0 ? errno : EIO);
-	close(fd);
 	return -e;
 }
 
@@ -509,13 +584,30 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 	return r;
 }
 
+/* A detached copy of what fd is, owners unmapped through userns, mounted on dst. */
+static int bind_idmapped(int fd, const char *dst, int userns, const char **what)
+{
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (__u64)userns};
+	*what = "bind (idmapped)";
+	int t = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+					  AT_RECURSIVE);
+	if (t < 0)
+		return -errno;
+	int r = 0;
+	if (mount_setattr(t, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0 ||
+	    move_mount(t, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		r = -errno;
+	close(t);
+	return r;
+}
+
 /*
  * Bind the host's path, pinned without following any symlink (a grant is
  * canonical: a symlink there now was planted since it was resolved), through
  * its /proc/self/fd entry, so what is mounted is what was opened.
  */
-static int bind_pinned(const struct mountns_entry *e, const char *dst, struct ours *o,
-		       const char **what)
+static int bind_pinned(const struct mountns_entry *e, const char *dst, int userns,
+		       struct ours *o, const char **what)
 {
 	char src[PATH_MAX + 16], via[64];
 	snprintf(src, sizeof(src), OLDROOT "%s", strcmp(e->path, "/") ? e->path : "");
@@ -532,7 +624,9 @@ static int bind_pinned(const struct mountns_entry *e, const char *dst, struct ou
 		r = mount_point(dst, S_ISDIR(st.st_mode), o);
 	snprintf(via, sizeof(via), OLDROOT "/proc/self/fd/%d", fd);
 	*what = "bind-mount";
-	if (r == 0 && mount(via, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+	if (r == 0 && e->idmap)
+		r = bind_idmapped(fd, dst, userns, what);
+	else if (r == 0 && mount(via, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
 		r = -errno;
 	close(fd);
 	return r;
@@ -573,14 +667,15 @@ static int mask(const char *dst)
 	return 0;
 }
 
-static int apply_mount(const struct mountns_entry *e, struct ours *o, const char **what)
+static int apply_mount(const struct mountns_entry *e, int userns, struct ours *o,
+		       const char **what)
 {
 	char dst[PATH_MAX + 16];
 	snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(e->path, "/") ? e->path : "");
 	int r = 0;
 	switch (e->kind) {
 	case MNT_BIND:
-		return bind_pinned(e, dst, o, what);
+		return bind_pinned(e, dst, userns, o, what);
 	case MNT_PROC:
 		/* a procfs of the new PID namespace: no host process is visible */
 		*what = "mount a new /proc at";
@@ -668,7 +763,7 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 	int r = add_ours(&o, NEWROOT);
 	for (size_t i = 0; r == 0 && i < p->n; i++) {
 		*path = p->v[i].path;
-		r = apply_mount(&p->v[i], &o, what);
+		r = apply_mount(&p->v[i], p->idmap_userns, &o, what);
 		/* what was just mounted on may be a host folder now: forget it */
 		char dst[PATH_MAX + 16];
 		snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(p->v[i].path, "/") ? p->v[i].path : "");

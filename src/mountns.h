@@ -40,6 +40,7 @@ struct mountns_entry {
 	const char *target; /* MNT_SYMLINK */
 	unsigned access;    /* MNT_BIND: the union of the grants on path */
 	bool optional;      /* a read grant or mask that may have vanished: skip it */
+	bool idmap;         /* MNT_BIND: through an idmapped mount (world_readable_only) */
 };
 
 struct mountns_plan {
@@ -47,6 +48,7 @@ struct mountns_plan {
 	bool userns;         /* unprivileged: map our uid and gid */
 	uid_t uid;           /* the caller's, mapped to itself */
 	gid_t gid;
+	int idmap_userns;    /* for idmap entries: mountns_idmap_userns's, not owned; or -1 */
 	struct mountns_entry *v; /* mounts in path order, then symlinks */
 	size_t n, nmounts;
 };
@@ -79,6 +81,18 @@ struct mountns_mounts {
  */
 int mountns_read_mounts(const struct mountns_plan *p, pid_t init, struct mountns_mounts *mm);
 void mountns_mounts_release(struct mountns_mounts *mm);
+
+/*
+ * A user namespace for idmapped mounts on which no owner is mapped: every
+ * file's owner and group are unmapped there, so only the permissions for
+ * others apply, to root too (it holds no capability in the sandbox, and none
+ * would count for an unmapped owner). Needs CAP_SYS_ADMIN over the file
+ * system (root). Checked on a detached copy of probe, its submounts
+ * included, so a file system that cannot be idmapped is found here. Returns
+ * the namespace's fd (close-on-exec) and probe's device in *dev, or a
+ * negative errno: the caller then walks what it would have idmapped.
+ */
+int mountns_idmap_userns(const char *probe, dev_t *dev);
 
 /*
  * Whether this kernel lets the caller create the namespaces (tried in a

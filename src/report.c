@@ -81,6 +81,8 @@ int report_policy(FILE *out, const struct stepbox_config *cfg, const struct gran
 			json_object_set_new(o, "private", json_true());
 		if (o && (gr->access & GRANT_CONNECT))
 			json_object_set_new(o, "unix_sockets", json_true());
+		if (o && gr->world_readable_only)
+			json_object_set_new(o, "world_readable_only", json_true());
 		json_array_append_new(grants, o);
 	}
 	for (size_t i = 0; i < g->nskipped; i++)

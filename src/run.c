@@ -52,6 +52,7 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 		struct run_ctx *ctx, struct stepbox_err *err)
 {
 	memset(ctx, 0, sizeof(*ctx));
+	ctx->idmap_userns = -1;
 	ctx->inherited = inherited;
 	int r = landlock_probe(&ctx->features, backend_abi_cap(), err);
 	if (r == 0)
@@ -61,12 +62,26 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	char cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof(cwd)))
 		return err_set(err, ERR_USAGE, errno, "cannot read the current folder");
+	bool hide_etc = grants_should_hide_etc();
+	/*
+	 * Root under the namespaces: /etc is bound through an idmapped mount
+	 * that shows it as others see it, instead of walked at every launch.
+	 * STEPBOX_IDMAP=0 walks anyway (tests of the walk; a file system that
+	 * takes an idmap but misbehaves).
+	 */
+	const char *want_idmap = getenv("STEPBOX_IDMAP");
+	dev_t idmap_dev = 0;
+	if (ctx->backend.ns && hide_etc && geteuid() == 0 &&
+	    !(want_idmap && strcmp(want_idmap, "0") == 0))
+		ctx->idmap_userns = mountns_idmap_userns("/etc", &idmap_dev);
 	struct grants_host host = {
 		.root = "/",
 		.cwd = cwd,
 		.extra_paths = getenv("SANDBOX_EXTRA_SYSTEM_PATHS"),
 		.browser_exe = getenv("AGENT_BROWSER_EXECUTABLE_PATH"),
-		.hide_etc_secrets = grants_should_hide_etc(),
+		.hide_etc_secrets = hide_etc,
+		.idmap = ctx->idmap_userns >= 0,
+		.idmap_dev = idmap_dev,
 		.keep_links = ctx->backend.ns,
 		.namespaces = ctx->backend.ns,
 		.home = getenv("HOME"),
@@ -97,6 +112,7 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	}
 	if (r == 0 && ctx->backend.ns && (r = mountns_plan(&ctx->mountns, cfg, &ctx->grants)) < 0)
 		err_set(err, ERR_UNAVAILABLE, -r, "plan the mounts");
+	ctx->mountns.idmap_userns = ctx->idmap_userns;
 	if (r < 0)
 		run_release(ctx);
 	return r;
@@ -105,6 +121,9 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 void run_release(struct run_ctx *ctx)
 {
 	mountns_release(&ctx->mountns);
+	if (ctx->idmap_userns >= 0)
+		close(ctx->idmap_userns);
+	ctx->idmap_userns = -1;
 	free(ctx->report_dir);
 	ctx->report_dir = NULL;
 	grants_release(&ctx->grants);

@@ -25,6 +25,7 @@ struct run_ctx {
 	struct grants grants;
 	struct env_result env;
 	struct mountns_plan mountns; /* with the mountns backend */
+	int idmap_userns; /* root's /etc bound idmapped (mountns_idmap_userns), or -1 */
 };
 
 /*

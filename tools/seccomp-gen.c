@@ -46,7 +46,7 @@ static const char *const denied[] = {
 	"reboot", "swapon", "swapoff", "settimeofday", "clock_settime", "clock_adjtime",
 	"adjtimex", "bpf", "perf_event_open", "keyctl", "add_key", "request_key",
 	"mount", "umount2", "pivot_root", "fsopen", "fsconfig", "fsmount", "fspick",
-	"open_tree", "move_mount", "mount_setattr", "open_by_handle_at", "syslog",
+	"open_tree", "move_mount", "mount_setattr", "open_by_handle_at", "syslog", "setns",
 	"userfaultfd", "acct", "quotactl", "quotactl_fd", "iopl", "ioperm", "uselib", "vhangup",
 	"io_uring_setup", "io_uring_enter", "io_uring_register",
 	NULL,

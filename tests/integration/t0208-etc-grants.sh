@@ -52,15 +52,47 @@ hidden "-r /etc/ssl: secrets hidden" -r /etc/ssl
 hidden "-r /etc and -r /etc/ssl/certs: secrets hidden" -r /etc -r /etc/ssl/certs
 hidden "read-only workdir /, allowed: secrets hidden" --allow-broad-grants --workdir-readonly -C /
 
-# stepbox policy says what it hid
-run_sb policy -r /etc
-echo "$OUT" | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-assert any(s["path"] == "/etc/shadow" and "hidden" in s["reason"] for s in d["skipped"])
-assert not any(g["path"] in ("/etc", "/etc/shadow") for g in d["grants"])
-assert any(g["path"] == "/etc/passwd" and g["origin"] == "flag" for g in d["grants"])
-' && ok "policy lists /etc/shadow under skipped, no rule for /etc" || notok "policy lists /etc/shadow under skipped, no rule for /etc"
+# the namespaces' way (an idmapped /etc) and the walk's, which Landlock alone
+# and a file system without idmapped mounts use: the walk is tried under the
+# namespaces too (STEPBOX_IDMAP=0), so its hiding mounts are tested here
+if [ "$BACKEND" != landlock ]; then
+	STEPBOX_IDMAP=0 hidden "walked, not idmapped: baseline secrets hidden"
+	STEPBOX_IDMAP=0 hidden "walked, not idmapped: -r /etc and -r /etc/ssl/certs" -r /etc -r /etc/ssl/certs
+	STEPBOX_IDMAP=0 hidden "walked, not idmapped: -r /" -r /
+fi
+
+# stepbox policy says what it hid, and how
+policy_says() { # NAME MODE [ENV...]: MODE walk or idmap
+	local name=$1 mode=$2
+	shift 2
+	env "$@" "$SB" policy -r /etc >"$T/out/policy" 2>"$T/out/err"
+	MODE=$mode python3 -c '
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+g = {x["path"]: x for x in d["grants"]}
+if os.environ["MODE"] == "walk":
+    assert any(s["path"] == "/etc/shadow" and "hidden" in s["reason"] for s in d["skipped"]), "no skip"
+    assert "/etc" not in g and "/etc/shadow" not in g, "rule for /etc"
+    assert g["/etc/passwd"]["origin"] == "flag", "no /etc/passwd rule"
+else:
+    assert g["/etc"].get("world_readable_only") is True, "/etc not world-readable-only"
+    assert "/etc/shadow" not in g, "rule for /etc/shadow"
+' "$T/out/policy" && ok "$name" || notok "$name" "$(head -c 300 "$T/out/policy")"
+}
+if [ "$BACKEND" = landlock ]; then
+	policy_says "policy: /etc walked under Landlock alone, /etc/shadow skipped" walk
+else
+	policy_says "policy: /etc bound idmapped, world-readable only" idmap
+	policy_says "policy: STEPBOX_IDMAP=0 walks /etc, /etc/shadow skipped" walk STEPBOX_IDMAP=0
+fi
+
+# --explain names the reason, whichever way it was hidden
+run_sb run --explain -- sh -c 'head -c1 /etc/passwd >/dev/null && echo CONTROL-OK; cat /etc/shadow'
+if echo "$OUT" | grep -q CONTROL-OK && grep -q "read '/etc/shadow': hidden on purpose: not world-readable" "$T/out/err"; then
+	ok "explain: /etc/shadow hidden on purpose"
+else
+	notok "explain: /etc/shadow hidden on purpose" "exit $RC: $OUT"
+fi
 
 # naming the entry exactly grants it (and only it)
 run_sb run -r /etc/shadow -- sh -c 'head -c1 /etc/shadow >/dev/null && echo SHADOW-READ; head -c1 /etc/gshadow >/dev/null 2>&1 && echo GSHADOW-READ; true'

@@ -15,7 +15,7 @@ static struct grants g;
 static void grant(const char *path, unsigned access, enum grant_origin o)
 {
 	g.v = realloc(g.v, (g.n + 1) * sizeof(*g.v));
-	g.v[g.n++] = (struct grant){strdup(path), strdup(path), access, o, true};
+	g.v[g.n++] = (struct grant){.path = strdup(path), .requested = strdup(path), .access = access, .origin = o, .exists = true};
 }
 
 #define W (GRANT_READ | GRANT_WRITE | GRANT_EXEC)

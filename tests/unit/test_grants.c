@@ -583,6 +583,29 @@ int main(void)
 	CHECK(grants_covers(&g, "/etc/ssl/certs/ca.pem", GRANT_READ));
 	grants_release(&g);
 
+	/* as root under the namespaces: /etc whole, idmapped, nothing walked */
+	h = host(true);
+	char etc[128];
+	struct stat est;
+	snprintf(etc, sizeof(etc), "%s/etc", root);
+	CHECK(stat(etc, &est) == 0);
+	h.idmap = true;
+	h.idmap_dev = est.st_dev;
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	gr = find(&g, "/etc");
+	CHECK(gr && gr->world_readable_only && gr->access == GRANT_READ);
+	CHECK(!find(&g, "/etc/passwd") && !skipped(&g, "/etc/shadow") && g.nsplits == 0);
+	gr = find(&g, "/run/systemd/resolve/stub-resolv.conf"); /* a baseline target, same device */
+	CHECK(gr && gr->world_readable_only);
+	gr = find(&g, "/usr/bin");
+	CHECK(gr && !gr->world_readable_only);
+	grants_release(&g);
+	/* on another device than the one tried: walked as before */
+	h.idmap_dev = est.st_dev + 1;
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(!find(&g, "/etc") && find(&g, "/etc/passwd") && skipped(&g, "/etc/shadow"));
+	grants_release(&g);
+
 	/* extras: several, one missing, one relative; the browser's folder */
 	h = host(false);
 	h.extra_paths = "/opt/tools::/opt/missing:rel/x";

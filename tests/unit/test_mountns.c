@@ -1,0 +1,94 @@
+/* The mount plan: pure, from grants to the mounts the child makes. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mountns.h"
+#include "tap.h"
+
+static struct grants g;
+
+static void grant(const char *path, unsigned access, bool world_readable_only)
+{
+	g.v = realloc(g.v, (g.n + 1) * sizeof(*g.v));
+	g.v[g.n++] = (struct grant){.path = strdup(path), .requested = strdup(path),
+				    .access = access, .origin = ORIGIN_POLICY, .exists = true,
+				    .world_readable_only = world_readable_only};
+}
+
+static const struct mountns_entry *at(const struct mountns_plan *p, const char *path)
+{
+	for (size_t i = 0; i < p->nmounts; i++)
+		if (strcmp(p->v[i].path, path) == 0)
+			return &p->v[i];
+	return NULL;
+}
+
+int main(void)
+{
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	g.workdir = strdup("/w");
+	grant("/usr", GRANT_READ | GRANT_EXEC, false);
+	grant("/etc", GRANT_READ, true);
+	/* inside the idmapped /etc, asking no more: no mount of its own */
+	grant("/etc/ssl", GRANT_READ, true);
+	/* asking more (exec): a mount of its own, idmapped too */
+	grant("/etc/scripts", GRANT_READ | GRANT_EXEC, true);
+	/* a hidden entry named exactly: bound as it is, over the idmapped /etc */
+	grant("/etc/shadow", GRANT_READ, false);
+	/* a write grant beneath: taken as given */
+	grant("/etc/app", GRANT_READ | GRANT_WRITE, false);
+	/* a file both ways: idmapped only if every grant on it is */
+	grant("/usr/lib/os-release", GRANT_READ, true);
+	grant("/usr/lib/os-release", GRANT_READ, false);
+	grant("/proc", GRANT_READ | GRANT_PRIVATE, false);
+	grant("/tmp", GRANT_READ | GRANT_WRITE | GRANT_PRIVATE, false);
+	grant("/w", GRANT_READ | GRANT_WRITE, false);
+
+	struct mountns_plan p;
+	CHECK(mountns_plan(&p, &cfg, &g) == 0);
+	CHECK(p.idmap_userns == -1); /* the caller hands its own in */
+	CHECK(p.clone_flags & CLONE_NEWNS);
+	const struct mountns_entry *e = at(&p, "/etc");
+	CHECK(e && e->kind == MNT_BIND && e->idmap && e->access == GRANT_READ);
+	CHECK(!at(&p, "/etc/ssl"));
+	e = at(&p, "/etc/scripts");
+	CHECK(e && e->kind == MNT_BIND && e->idmap);
+	e = at(&p, "/etc/shadow");
+	CHECK(e && e->kind == MNT_BIND && !e->idmap);
+	e = at(&p, "/etc/app");
+	CHECK(e && !e->idmap && (e->access & GRANT_WRITE) && !e->optional);
+	e = at(&p, "/usr/lib/os-release");
+	CHECK(e && !e->idmap);
+	e = at(&p, "/usr");
+	CHECK(e && !e->idmap);
+	e = at(&p, "/proc");
+	CHECK(e && e->kind == MNT_PROC);
+	e = at(&p, "/tmp");
+	CHECK(e && e->kind == MNT_TMPFS && !e->idmap);
+	/* mounts in path order: /etc before what is mounted inside it */
+	bool ordered = true;
+	for (size_t i = 1; i < p.nmounts; i++)
+		ordered &= strcmp(p.v[i - 1].path, p.v[i].path) < 0;
+	CHECK(ordered);
+	/* the masks of the private procfs */
+	e = at(&p, "/proc/kcore");
+	CHECK(e && e->kind == MNT_MASK);
+	mountns_release(&p);
+
+	/* no grant is world-readable-only: nothing idmapped */
+	for (size_t i = 0; i < g.n; i++)
+		g.v[i].world_readable_only = false;
+	CHECK(mountns_plan(&p, &cfg, &g) == 0);
+	bool none = true;
+	for (size_t i = 0; i < p.nmounts; i++)
+		none &= !p.v[i].idmap;
+	CHECK(none);
+	CHECK(at(&p, "/etc/ssl") != NULL); /* a plain bind of its own again */
+	mountns_release(&p);
+
+	grants_release(&g);
+	policy_release(&cfg);
+	return tap_done();
+}
