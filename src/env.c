@@ -48,6 +48,27 @@ const struct env_route env_routes[] = {
 	{NULL, NULL, NULL, NULL},
 };
 
+/*
+ * With P shared (read-only in this step), what tools write while they only
+ * use what is installed goes to R instead.
+ */
+static const struct {
+	const char *name, *run_sub;
+} shared_caches[] = {
+	{"PIP_CACHE_DIR", ".cache/pip"},        {"XDG_CACHE_HOME", ".cache"},
+	{"npm_config_cache", ".cache/npm"},     {"GOCACHE", ".cache/go-build"},
+	{"UV_CACHE_DIR", ".cache/uv"},          {"YARN_CACHE_FOLDER", ".cache/yarn"},
+	{"BUN_INSTALL_CACHE_DIR", ".cache/bun"}, {"GEM_SPEC_CACHE", ".cache/gem-specs"},
+};
+
+static const char *shared_cache(const char *name)
+{
+	for (size_t i = 0; i < sizeof(shared_caches) / sizeof(shared_caches[0]); i++)
+		if (strcmp(shared_caches[i].name, name) == 0)
+			return shared_caches[i].run_sub;
+	return NULL;
+}
+
 /* P's bin folders, leading PATH in this order (DESIGN.md first, then ours). */
 static const char *const persist_bins[] = {
 	"bin", "python/bin", "npm-global/bin", "go/bin", "cargo/bin",
@@ -462,13 +483,16 @@ static const char *run_base(const struct grants *g)
 	return first;
 }
 
-static int route(struct env_result *r, const char *P, const char *R)
+static int route(struct env_result *r, const char *P, const char *R, bool shared)
 {
 	int rc = 0;
 	for (size_t i = 0; env_routes[i].name && rc == 0; i++) {
 		const struct env_route *rt = &env_routes[i];
 		const char *base, *sub;
-		if (P && rt->persist_sub) {
+		if (P && shared && R && shared_cache(rt->name)) {
+			base = R;
+			sub = shared_cache(rt->name);
+		} else if (P && rt->persist_sub) {
 			base = P;
 			sub = rt->persist_sub;
 		} else if (R && rt->run_sub) {
@@ -548,7 +572,7 @@ int env_build(const struct stepbox_config *cfg, const struct grants *g, char *co
 		if ((P && !out->persist) || (R && !out->run_base))
 			rc = -ENOMEM;
 		else
-			rc = route(out, P, R);
+			rc = route(out, P, R, cfg->persist_shared);
 	}
 	/*
 	 * TCP port lists refuse UDP, so DNS can only work over TCP: when port 53

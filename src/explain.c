@@ -1,4 +1,5 @@
 #include "explain.h"
+#include "path.h"
 
 #include <jansson.h>
 
@@ -542,6 +543,10 @@ void explain_print(FILE *out, const struct explain *x)
 		} else {
 			if (d->path && grants_hidden(x->grants, d->path))
 				fprintf(out, "hidden on purpose: not world-readable\n");
+			else if (d->path && is_write(d) && x->cfg->persist_shared &&
+				 x->grants->persist && path_beneath(d->path, x->grants->persist))
+				fprintf(out, "the workflow cache is shared read-only in this step; "
+					     "install in a step that holds it (--persist)\n");
 			else
 				fprintf(out, "outside every %s grant; grant with %s %s\n",
 					d->op == OP_READ ? "read" : d->op == OP_EXECUTE ? "execute" : "write",

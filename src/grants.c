@@ -959,6 +959,27 @@ static int add_extras(struct build *b)
 	return 0;
 }
 
+/*
+ * A shared persistent folder is a read grant; under Landlock alone (rights
+ * only add up) a write grant that holds it would make it writable after all.
+ */
+static int shared_alone(const struct grants *g, struct stepbox_err *err)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		const struct grant *gr = &g->v[i];
+		if ((gr->access & GRANT_WRITE) && !(gr->access & (GRANT_PRIVATE | GRANT_DEV)) &&
+		    path_beneath(g->persist, gr->path)) {
+			err_set(err, ERR_USAGE, 0,
+				"--persist-shared '%s' lies in the write grant '%s': under Landlock "
+				"alone it cannot be made read-only there", g->persist, gr->path);
+			err_hint(err, "keep the persistent folder out of the workdir and the write "
+				      "grants, or use a backend with namespaces (stacked, mountns)");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* The persistent folder: --persist / persistent_dir, or the write path named
  * .sandbox-cache; two different candidates are an error. */
 static int find_persist(const struct stepbox_config *cfg, const struct grants_host *host,
@@ -1129,19 +1150,22 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 			const char *p = reqs[l].list->v[i];
 			bool is_persist = reqs[l].access & GRANT_WRITE &&
 					  strcmp(path_base(p), ".sandbox-cache") == 0;
-			r = add_requested(&b, p, reqs[l].access, reqs[l].origin, is_persist);
+			unsigned access = is_persist && cfg->persist_shared ? RX : reqs[l].access;
+			r = add_requested(&b, p, access, reqs[l].origin, is_persist);
 		}
 	}
 	/* as asked, so a symlink on the way to --persist is checked too */
 	if (r == 0 && g->persist)
-		r = add_requested(&b, cfg->persist ? cfg->persist : g->persist, RX | GRANT_WRITE,
-				  ORIGIN_PERSISTENT, true);
+		r = add_requested(&b, cfg->persist ? cfg->persist : g->persist,
+				  cfg->persist_shared ? RX : RX | GRANT_WRITE, ORIGIN_PERSISTENT, true);
 	if (r == 0)
 		r = add_requested(&b, cfg->workdir ? cfg->workdir : host->cwd,
 				  cfg->workdir_readonly ? RX : RX | GRANT_WRITE, ORIGIN_WORKDIR,
 				  true);
 	if (r == 0 && ((r = dedupe(g)) < 0 || (r = dedupe_skipped(g)) < 0))
 		err_set(err, ERR_USAGE, -r, "grants");
+	if (r == 0 && cfg->persist_shared && !host->namespaces)
+		r = shared_alone(g, err);
 	free(b.etc);
 	free(b.home);
 	free(b.home_norm);

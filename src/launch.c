@@ -487,16 +487,21 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 		     int status_fd, struct launch_result *res)
 {
 	double deadline = s->timeout_s ? now_s() + (double)s->timeout_s : 0;
-	int status = 0, wait_errno = 0;
+	double grace_end = 0; /* a stop signal was passed on: the tree's last moment */
+	int status = 0, wait_errno = 0, stop_sig = 0;
 	bool reaped;
 	/* reap before waiting: a SIGCHLD may have come and gone already */
 	while (!(reaped = reap(pid, status_fd, s->explain, &status))) {
 		siginfo_t si;
 		int sig;
-		if (deadline) {
-			double left = deadline - now_s();
+		double until = deadline;
+		if (grace_end && (!until || grace_end < until))
+			until = grace_end;
+		if (until) {
+			double left = until - now_s();
 			if (left <= 0) {
-				res->timed_out = true;
+				res->timed_out = until == deadline;
+				res->graced = !res->timed_out;
 				break;
 			}
 			struct timespec ts = {(time_t)left,
@@ -507,15 +512,20 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 		}
 		if (sig < 0 && errno == EINTR)
 			continue;
+		if (sig < 0 && errno == EAGAIN)
+			continue; /* the loop's head decides which deadline passed */
 		if (sig < 0) {
-			if (errno == EAGAIN)
-				res->timed_out = true;
-			else
-				wait_errno = errno;
+			wait_errno = errno;
 			break;
 		}
-		if (sig != SIGCHLD)
-			kill(-pid, sig); /* its leader is not reaped: the group is still ours */
+		if (sig == SIGCHLD)
+			continue;
+		kill(-pid, sig); /* its leader is not reaped: the group is still ours */
+		/* the engine wants the step gone: it gets its grace, then the tree dies */
+		if ((sig == SIGTERM || sig == SIGINT || sig == SIGHUP) && !grace_end) {
+			grace_end = now_s() + (double)s->grace_s;
+			stop_sig = sig;
+		}
 	}
 	kill_tree(reaped ? 0 : pid);
 	if (wait_errno) { /* never report a status we did not see */
@@ -526,6 +536,11 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 		fprintf(stderr, "stepbox: timed out after %ld s: killed the command's process tree\n",
 			s->timeout_s);
 		res->exit_code = 124;
+	} else if (res->graced) {
+		fprintf(stderr, "stepbox: the command still ran %ld s after SIG%s was passed on "
+				"(--grace): killed its process tree\n", s->grace_s, sigabbrev_np(stop_sig));
+		res->signal = SIGKILL;
+		res->exit_code = 128 + SIGKILL;
 	} else if (WIFSIGNALED(status)) {
 		res->signal = WTERMSIG(status);
 		res->exit_code = 128 + res->signal;

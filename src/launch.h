@@ -30,6 +30,7 @@ struct launch_spec {
 	const struct harden *harden;
 	const struct grants *grants; /* to explain an exec denial */
 	long timeout_s;            /* 0: none */
+	long grace_s;              /* after a passed-on SIGTERM/INT/HUP, then the tree dies */
 };
 
 struct launch_result {
@@ -37,6 +38,7 @@ struct launch_result {
 	int status;      /* the command's own exit status, or -1 */
 	int signal;      /* the signal that killed it, or 0 */
 	bool timed_out;
+	bool graced;     /* killed after --grace, a stop signal having been passed on */
 	bool started;    /* the command was exec'd */
 	bool ns_failed;  /* the namespace layers could not be built (nothing ran) */
 	pid_t child;     /* stepbox's child: the init */

@@ -38,7 +38,12 @@ static const char usage[] =
 	"      --workdir-readonly grant the workdir for reading only\n"
 	"      --allow-broad-grants  accept a workdir or write grant that is /, a\n"
 	"                         top-level system folder (/usr, /etc, /var...) or HOME\n"
-	"      --persist DIR      the workflow's persistent tool folder (created 0700)\n"
+	"      --persist DIR      the workflow's persistent tool folder (created 0700),\n"
+	"                         held by this step alone while it runs\n"
+	"      --persist-shared DIR  the same folder, read-only, held together with other\n"
+	"                         shared steps (run installed tools, install nothing)\n"
+	"      --persist-wait SECONDS  give up (exit 125) if the folder is still held\n"
+	"                         after SECONDS; default: wait\n"
 	"      --unix PATH        allow connecting to pathname UNIX sockets beneath PATH\n"
 	"      --net MODE         allow (default) | none | tcp:PORT[,PORT...] (connect)\n"
 	"      --backend NAME     auto (default) | stacked | landlock | mountns | none\n"
@@ -46,6 +51,8 @@ static const char usage[] =
 	"      --unset NAME       remove an inherited variable\n"
 	"      --clean-env        start from PATH HOME USER LOGNAME LANG LC_* TERM TZ\n"
 	"      --timeout SECONDS  kill the whole process tree after SECONDS (exit 124)\n"
+	"      --grace SECONDS    after passing on SIGTERM, SIGINT or SIGHUP, kill the\n"
+	"                         whole tree if it still runs after SECONDS (default 10)\n"
 	"      --explain          after the command ends, list what the sandbox denied\n"
 	"      --enable-audit     with --explain as root: turn the audit subsystem on for\n"
 	"                         this run if it is off (and back off after)\n"
@@ -59,7 +66,7 @@ static const char usage[] =
 
 enum { OPT_CONSUME = 256, OPT_WD_RO, OPT_PERSIST, OPT_NET, OPT_BACKEND, OPT_ENV, OPT_UNSET,
        OPT_CLEAN_ENV, OPT_TIMEOUT, OPT_EXPLAIN, OPT_ENABLE_AUDIT, OPT_REPORT, OPT_JSON,
-       OPT_VERSION, OPT_ALLOW_BROAD, OPT_UNIX };
+       OPT_VERSION, OPT_ALLOW_BROAD, OPT_UNIX, OPT_PERSIST_SHARED, OPT_PERSIST_WAIT, OPT_GRACE };
 
 static const struct option options[] = {
 	{"policy", required_argument, NULL, 'p'},
@@ -70,6 +77,9 @@ static const struct option options[] = {
 	{"workdir-readonly", no_argument, NULL, OPT_WD_RO},
 	{"allow-broad-grants", no_argument, NULL, OPT_ALLOW_BROAD},
 	{"persist", required_argument, NULL, OPT_PERSIST},
+	{"persist-shared", required_argument, NULL, OPT_PERSIST_SHARED},
+	{"persist-wait", required_argument, NULL, OPT_PERSIST_WAIT},
+	{"grace", required_argument, NULL, OPT_GRACE},
 	{"unix", required_argument, NULL, OPT_UNIX},
 	{"net", required_argument, NULL, OPT_NET},
 	{"backend", required_argument, NULL, OPT_BACKEND},
@@ -157,6 +167,16 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, bool *json,
 			break;
 		case OPT_PERSIST:
 			r = set_once(&cfg->persist, optarg, "--persist", err);
+			break;
+		case OPT_PERSIST_SHARED:
+			r = set_once(&cfg->persist, optarg, "--persist-shared", err);
+			cfg->persist_shared = true;
+			break;
+		case OPT_PERSIST_WAIT:
+			r = policy_set_seconds(&cfg->persist_wait_s, "--persist-wait", optarg, err);
+			break;
+		case OPT_GRACE:
+			r = policy_set_seconds(&cfg->grace_s, "--grace", optarg, err);
 			break;
 		case OPT_NET:
 			r = policy_set_net(cfg, optarg, err);

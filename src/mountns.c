@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "path.h"
+#include "persist.h"
 
 /* The scratch mount the new root is built in, and where the host root goes. */
 #define BASE "/tmp"
@@ -189,6 +190,13 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 	free(idmapped);
 	if (r == 0)
 		r = plan_splits(p, &cap, g);
+	/* the lock of the persistent folder: the step can neither open nor remove it */
+	if (r == 0 && g->persist) {
+		p->lock_path = strv_fmt("%s/%s", g->persist, PERSIST_LOCK_NAME);
+		r = p->lock_path ? push(p, &cap, (struct mountns_entry){MNT_HIDE, p->lock_path, NULL,
+									 0, true, false})
+				 : -ENOMEM;
+	}
 	/* the IPC namespace's own queues, where Landlock can see (and allow) them */
 	if (r == 0)
 		r = push(p, &cap, (struct mountns_entry){MNT_MQUEUE, "/dev/mqueue", NULL, 0, false, false});
@@ -237,6 +245,8 @@ int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
 
 void mountns_release(struct mountns_plan *p)
 {
+	free(p->lock_path);
+	p->lock_path = NULL;
 	free(p->v);
 	p->v = NULL;
 	p->n = p->nmounts = 0;

@@ -49,6 +49,7 @@ struct mountns_plan {
 	uid_t uid;           /* the caller's, mapped to itself */
 	gid_t gid;
 	int idmap_userns;    /* for idmap entries: mountns_idmap_userns's, not owned; or -1 */
+	char *lock_path;     /* the persistent folder's lock, covered inside (persist.h) */
 	struct mountns_entry *v; /* mounts in path order, then symlinks */
 	size_t n, nmounts;
 };

@@ -14,6 +14,8 @@ void policy_init(struct stepbox_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->backend = BACKEND_AUTO;
+	cfg->persist_wait_s = -1;
+	cfg->grace_s = POLICY_DEFAULT_GRACE;
 }
 
 void policy_release(struct stepbox_config *cfg)
@@ -220,6 +222,17 @@ int policy_set_backend(struct stepbox_config *cfg, const char *name, struct step
 			       policy_backend_name(cfg->backend), name);
 	cfg->backend = b;
 	cfg->backend_set = true;
+	return 0;
+}
+
+int policy_set_seconds(long *out, const char *flag, const char *text, struct stepbox_err *err)
+{
+	long v;
+	if (policy_parse_long(text, 0, POLICY_MAX_TIMEOUT, &v) < 0)
+		return err_set(err, ERR_USAGE, 0,
+			       "%s '%s' is not a whole number of seconds from 0 to %ld", flag, text,
+			       POLICY_MAX_TIMEOUT);
+	*out = v;
 	return 0;
 }
 
@@ -629,6 +642,13 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 		cfg->timeout_s = t;
 		return 0;
 	}
+	if (strcmp(key, "persistent_shared") == 0) {
+		if (!json_is_boolean(v))
+			return bad(ld, key, "must be true or false");
+		/* only ever narrows: the flag or the file may ask for it */
+		cfg->persist_shared |= json_is_true(v);
+		return 0;
+	}
 	if (strcmp(key, "allow_broad_grants") == 0) {
 		if (!json_is_boolean(v))
 			return bad(ld, key, "must be true or false");
@@ -652,8 +672,8 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 	}
 	return bad(ld, key,
 		   "unknown key (version 1 knows version, workdir, read_paths, write_paths, "
-		   "persistent_dir, network, env, timeout_s, backend, allow_broad_grants, "
-		   "unix_sockets)");
+		   "persistent_dir, persistent_shared, network, env, timeout_s, backend, "
+		   "allow_broad_grants, unix_sockets)");
 }
 
 int policy_load_buffer(struct stepbox_config *cfg, const char *name, const char *buf, size_t len,

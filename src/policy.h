@@ -17,6 +17,7 @@
 #define POLICY_MAX_PATHS 16384        /* per list */
 #define POLICY_MAX_ENV 4096           /* env.set entries */
 #define POLICY_MAX_TIMEOUT 2592000L   /* 30 days */
+#define POLICY_DEFAULT_GRACE 10L      /* --grace */
 
 enum policy_backend { BACKEND_AUTO, BACKEND_STACKED, BACKEND_LANDLOCK, BACKEND_MOUNTNS, BACKEND_NONE };
 
@@ -38,6 +39,13 @@ struct stepbox_config {
 	char *workdir; /* absolute; NULL means the current folder */
 	bool workdir_readonly;
 	char *persist; /* --persist or persistent_dir, absolute */
+	/*
+	 * --persist-shared / persistent_shared: the persistent folder is held
+	 * shared and granted read-only (many readers, or one writer, at a time).
+	 */
+	bool persist_shared;
+	long persist_wait_s; /* --persist-wait: give up waiting for P after; -1: never */
+	long grace_s;        /* --grace: after a forwarded SIGTERM/INT/HUP, kill the tree */
 	/*
 	 * allow_broad_grants / --allow-broad-grants: accept a workdir or write
 	 * grant that is /, a top-level system folder or HOME itself, taken as
@@ -81,6 +89,8 @@ int policy_load_buffer(struct stepbox_config *cfg, const char *name, const char 
 
 /* Command-line setters; each checks its input and reports conflicts. */
 int policy_set_backend(struct stepbox_config *cfg, const char *name, struct stepbox_err *err);
+/* --persist-wait and --grace: whole seconds, 0 to POLICY_MAX_TIMEOUT. */
+int policy_set_seconds(long *out, const char *flag, const char *text, struct stepbox_err *err);
 int policy_set_timeout(struct stepbox_config *cfg, const char *text, struct stepbox_err *err);
 /* --net allow | none | tcp:PORT[,PORT...] (connect) */
 int policy_set_net(struct stepbox_config *cfg, const char *text, struct stepbox_err *err);

@@ -102,6 +102,8 @@ int report_policy(FILE *out, const struct stepbox_config *cfg, const struct gran
 		"skipped", skipped, "env", "set", strv_json(&cfg->env_set), "unset",
 		strv_json(&cfg->env_unset), "keep", strv_json(&cfg->env_keep), "clean",
 		cfg->clean_env, "routed_dirs", strv_json(&env->dirs));
+	if (root && g->persist)
+		json_object_set_new(root, "persistent_shared", json_boolean(cfg->persist_shared));
 	return dump(out, root);
 }
 
@@ -250,7 +252,15 @@ void report_guide(FILE *out, const struct stepbox_config *cfg, const struct gran
 	fprintf(out, "\n## You may read (besides the system: /usr, /etc, /proc)\n\n");
 	list_grants(out, g, false);
 	fprintf(out, "\n## Installing tools\n\n");
-	if (env->persist) {
+	if (env->persist && cfg->persist_shared) {
+		fprintf(out,
+			"The workflow's tools in `$SANDBOX_PERSISTENT_DIR` (`%s`) are on `PATH` "
+			"and may be run, but the workflow cache is shared read-only in this "
+			"step: nothing can be installed or changed there (other steps use it at "
+			"the same time). Install in a step that holds it (`--persist`). Caches "
+			"go to `%s`.\n",
+			env->persist, env->run_base ? env->run_base : "nowhere writable");
+	} else if (env->persist) {
 		fprintf(out,
 			"Installs work and persist for this workflow: `pip install --user`, "
 			"`npm install -g`, `go install`, `cargo install`, `pipx`, `uv tool` "
@@ -314,7 +324,7 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 	       char *const *argv,
 	       const struct backend *backend, const struct landlock_features *f,
 	       const struct env_result *env, const struct launch_result *res,
-	       const struct explain *x, struct stepbox_err *err)
+	       const struct persist_lock *lock, const struct explain *x, struct stepbox_err *err)
 {
 	json_t *cmd = json_array();
 	for (char *const *a = argv; *a; a++)
@@ -331,6 +341,15 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 		"denials", x ? explain_json(x) : json_null(), "denials_source",
 		x ? json_string(x->source) : json_string("none: run with --explain to record them"),
 		"env_dropped", dropped_json(&env->dropped));
+	if (root && env->persist)
+		json_object_set_new(root, "persistent",
+				    json_pack("{s:s, s:s, s:f, s:o}", "path", env->persist, "mode",
+					      lock->shared ? "shared" : "exclusive", "waited_s",
+					      lock->waited_s, "waited_for",
+					      lock->waited_s > 0 && lock->holder[0]
+						      ? json_string(lock->holder) : json_null()));
+	if (root)
+		json_object_set_new(root, "graced", json_boolean(res->graced));
 	if (root)
 		json_object_set_new(root, "layers",
 				    json_pack("{s:b, s:b, s:b}", "namespaces", backend->ns, "landlock",

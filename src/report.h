@@ -15,6 +15,7 @@
 #include "grants.h"
 #include "landlock.h"
 #include "launch.h"
+#include "persist.h"
 #include "policy.h"
 
 /* The effective policy as JSON: every path canonical, with its origin. */
@@ -38,12 +39,14 @@ void report_env(FILE *out, const struct env_result *r);
 /*
  * Write the run report to path (atomically: a temporary file, then rename),
  * in dir: path's folder, resolved to a canonical path before the run.
- * env gives the dropped variables, by name and reason, never their values.
+ * env gives the dropped variables, by name and reason, never their values;
+ * lock how the persistent folder was held and how long the step waited.
  */
 int report_run(const char *path, const char *dir, const struct stepbox_config *cfg,
 	       char *const *argv,
 	       const struct backend *backend, const struct landlock_features *f,
 	       const struct env_result *env, const struct launch_result *res,
-	       const struct explain *x, struct stepbox_err *err);
+	       const struct persist_lock *lock, const struct explain *x,
+	       struct stepbox_err *err);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "audit.h"
 #include "harden.h"
+#include "persist.h"
 #include "path.h"
 #include "report.h"
 
@@ -231,7 +232,12 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	int ruleset = -1, net_ruleset = -1, code = 125;
 	bool retry = false;
 	const struct backend *b = &ctx->backend;
+	struct persist_lock lock = {.fd = -1};
 	int rc = grants_prepare_dirs(&ctx->grants, &err);
+	/* the cache is this step's (or shared) before anything is made in it */
+	if (rc == 0 && ctx->grants.persist)
+		rc = persist_lock(&lock, ctx->grants.persist, cfg->persist_shared,
+				  cfg->persist_wait_s, cfg->verbosity < 0, &err);
 	if (rc == 0)
 		rc = env_prepare_dirs(&ctx->env, &err);
 	if (rc == 0 && b->landlock) {
@@ -277,6 +283,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.harden = &h,
 		.grants = &ctx->grants,
 		.timeout_s = cfg->timeout_s,
+		.grace_s = cfg->grace_s,
 		.explain = cfg->explain && !use_audit ? &x : NULL,
 		.denials = cfg->explain ? &x : NULL,
 	};
@@ -296,6 +303,10 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	if (rc < 0)
 		goto out;
 	code = res.exit_code;
+	if (!persist_intact(&lock, ctx->grants.persist))
+		err_warn("the step removed or replaced '%s/%s': a step started meanwhile may have "
+			 "written in the workflow cache beside this one", ctx->grants.persist,
+			 PERSIST_LOCK_NAME);
 	if (use_audit)
 		audit_collect(&au, res.domain_creator, &x);
 	if (learn)
@@ -304,7 +315,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		explain_print(stderr, &x);
 	if (cfg->report_file && report_run(cfg->report_file, ctx->report_dir, cfg, argv,
 					   &ctx->backend,
-					   &ctx->features, &ctx->env, &res,
+					   &ctx->features, &ctx->env, &res, &lock,
 					   cfg->explain ? &x : NULL, &err) < 0)
 		err_print(&err); /* the command ran: its status stands */
 out:
@@ -313,6 +324,8 @@ out:
 	else if (retry && cfg->verbosity > 0)
 		fprintf(stderr, "stepbox: the namespaces failed here (%s); using Landlock alone\n",
 			err.msg);
+	/* the tree is gone (launch_run waits for all of it): the next step may start */
+	persist_unlock(&lock);
 	if (ruleset >= 0)
 		close(ruleset);
 	if (net_ruleset >= 0)
