@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Build a minimal pure-Python wheel (a zip file) without network or build
-tools: mkwheel.py OUTDIR NAME VERSION [CONSOLE_SCRIPT]. The package NAME has
-one module whose hello() returns a fixed text; with CONSOLE_SCRIPT a command of
-that name prints it. Prints the wheel's path."""
+tools: mkwheel.py OUTDIR NAME VERSION [CONSOLE_SCRIPT|- [NFILES]]. The package
+NAME has one module whose hello() returns a fixed text; with CONSOLE_SCRIPT a
+command of that name prints it; NFILES more modules (m00000.py...) make it big.
+Prints the wheel's path."""
 import base64, hashlib, os, sys, zipfile
 
 out, name, version = sys.argv[1:4]
-script = sys.argv[4] if len(sys.argv) > 4 else None
+script = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] != "-" else None
+nfiles = int(sys.argv[5]) if len(sys.argv) > 5 else 0
 dist = f"{name}-{version}.dist-info"
 files = {
     f"{name}/__init__.py": f'def hello():\n    return "{name} {version} works"\n'
@@ -15,6 +17,8 @@ files = {
     f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: stepbox-mkwheel\n"
                      "Root-Is-Purelib: true\nTag: py3-none-any\n",
 }
+for i in range(nfiles):
+    files[f"{name}/m{i:05d}.py"] = f"N = {i}\n"
 if script:
     files[f"{dist}/entry_points.txt"] = f"[console_scripts]\n{script} = {name}:main\n"
 record = []

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "path.h"
+#include "strv.h"
 
 /* The holder's line: fixed size, rewritten in place, never truncated. */
 #define RECORD_SIZE 128
@@ -40,10 +42,16 @@ static void arm(double after)
 	setitimer(ITIMER_REAL, &it, NULL);
 }
 
-static void read_holder(int fd, char *out, size_t cap)
+/*
+ * The holders' lines, each fixed size and rewritten in place: slot 0 the
+ * last exclusive holder ("running: ..." until it ended, then "ended: ..."),
+ * slot 1 the last shared one. Advisory: for the messages and for finding a
+ * writer that was killed before it ended.
+ */
+static void read_slot(int fd, int slot, char *out, size_t cap)
 {
 	char buf[RECORD_SIZE + 1];
-	ssize_t n = pread(fd, buf, RECORD_SIZE, 0);
+	ssize_t n = pread(fd, buf, RECORD_SIZE, (off_t)slot * RECORD_SIZE);
 	buf[n > 0 ? n : 0] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	size_t len = strlen(buf);
@@ -52,7 +60,19 @@ static void read_holder(int fd, char *out, size_t cap)
 	snprintf(out, cap, "%s", buf);
 }
 
-static void write_holder(int fd, bool shared)
+/* Who holds fd's lock against a request of type: the matching slot, without its state. */
+static void read_holder(int fd, short type, char *out, size_t cap)
+{
+	struct flock fl = {.l_type = type, .l_whence = SEEK_SET};
+	bool shared = fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type == F_RDLCK;
+	char rec[RECORD_SIZE + 1];
+	read_slot(fd, shared ? 1 : 0, rec, sizeof(rec));
+	const char *colon = strstr(rec, ": ");
+	snprintf(out, cap, "%s%s", colon && !shared ? colon + 2 : rec,
+		 shared && rec[0] ? " and maybe others" : "");
+}
+
+static void write_slot(int fd, bool shared, const char *state)
 {
 	char host[64] = "?", when[16] = "?", rec[RECORD_SIZE];
 	if (gethostname(host, sizeof(host)) < 0)
@@ -62,14 +82,14 @@ static void write_holder(int fd, bool shared)
 	struct tm tm;
 	if (localtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	int n = snprintf(rec, sizeof(rec), "stepbox pid %d on host %s since %s%s", (int)getpid(),
-			 host, when, shared ? " (shared)" : "");
+	int n = snprintf(rec, sizeof(rec), "%s%sstepbox pid %d on host %s since %s%s", state,
+			 state[0] ? ": " : "", (int)getpid(), host, when, shared ? " (shared)" : "");
 	if (n < 0 || n >= (int)sizeof(rec) - 1)
 		n = (int)sizeof(rec) - 2;
 	memset(rec + n, ' ', sizeof(rec) - 1 - (size_t)n);
 	rec[sizeof(rec) - 1] = '\n';
 	/* advisory only: a failed write leaves the waiters' message vaguer */
-	ssize_t w = pwrite(fd, rec, sizeof(rec), 0);
+	ssize_t w = pwrite(fd, rec, sizeof(rec), shared ? RECORD_SIZE : 0);
 	(void)w;
 }
 
@@ -174,7 +194,7 @@ int persist_lock(struct persist_lock *l, const char *dir, bool shared, long wait
 		struct flock fl = {.l_type = shared ? F_RDLCK : F_WRLCK, .l_whence = SEEK_SET};
 		r = fcntl(l->fd, F_OFD_SETLK, &fl) == 0 ? 0 : -errno;
 		if (r == -EAGAIN || r == -EACCES) {
-			read_holder(l->fd, l->holder, sizeof(l->holder));
+			read_holder(l->fd, fl.l_type, l->holder, sizeof(l->holder));
 			r = wait_lock(l, &fl, dir, wait_s, quiet, start);
 		}
 		if (r == 1) {
@@ -205,7 +225,14 @@ int persist_lock(struct persist_lock *l, const char *dir, bool shared, long wait
 	l->waited_s = now_s() - start;
 	if (l->waited_s < 0.001)
 		l->waited_s = 0;
-	write_holder(l->fd, shared);
+	if (!shared) {
+		/* the last writer never said it ended: it was killed with its step */
+		char last[RECORD_SIZE + 1];
+		read_slot(l->fd, 0, last, sizeof(last));
+		if (strncmp(last, "running: ", 9) == 0)
+			snprintf(l->killed, sizeof(l->killed), "%s", last + 9);
+	}
+	write_slot(l->fd, shared, shared ? "" : "running");
 	return 0;
 }
 
@@ -222,7 +249,50 @@ bool persist_intact(const struct persist_lock *l, const char *dir)
 
 void persist_unlock(struct persist_lock *l)
 {
+	if (l->fd >= 0 && !l->shared)
+		write_slot(l->fd, false, "ended");
 	if (l->fd >= 0)
 		close(l->fd);
 	l->fd = -1;
+}
+
+/*
+ * pip writes a distribution's RECORD last: a dist-info folder without one is
+ * an install that never finished, which pip would take as installed (and
+ * refuse to uninstall). Renamed aside, never removed: pip installs it anew.
+ */
+int persist_repair(const char *dir, struct strv *set_aside)
+{
+	char site[PATH_MAX];
+	int n = snprintf(site, sizeof(site), "%s/python/lib", dir);
+	struct path_dir lib, sp;
+	struct path_entry py, de;
+	if (n < 0 || n >= (int)sizeof(site) || path_dir_open(&lib, AT_FDCWD, site) < 0)
+		return 0;
+	int r = 0;
+	while (r == 0 && path_dir_next(&lib, &py)) {
+		if (strncmp(py.name, "python", 6) != 0)
+			continue;
+		int pfd = openat(lib.fd, py.name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (pfd < 0)
+			continue;
+		if (path_dir_open(&sp, pfd, "site-packages") == 0) {
+			while (r == 0 && path_dir_next(&sp, &de)) {
+				size_t len = strlen(de.name);
+				struct stat st;
+				char rec[NAME_MAX + 16], aside[NAME_MAX + 32];
+				if (len < 10 || strcmp(de.name + len - 10, ".dist-info") != 0 ||
+				    snprintf(rec, sizeof(rec), "%s/RECORD", de.name) >= (int)sizeof(rec) ||
+				    fstatat(sp.fd, rec, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+					continue;
+				snprintf(aside, sizeof(aside), ".%s.stepbox-unfinished", de.name);
+				if (renameat(sp.fd, de.name, sp.fd, aside) == 0)
+					r = strv_push(set_aside, de.name);
+			}
+			path_dir_close(&sp);
+		}
+		close(pfd);
+	}
+	path_dir_close(&lib);
+	return r;
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 
 #include "err.h"
+#include "strv.h"
 
 #define PERSIST_LOCK_NAME ".stepbox-lock"
 
@@ -23,6 +24,7 @@ struct persist_lock {
 	bool shared;
 	double waited_s; /* how long another step held it */
 	char holder[160];/* who held it when we started waiting, or "" */
+	char killed[160];/* the last writer, if it was killed before it ended, or "" */
 };
 
 /*
@@ -42,7 +44,14 @@ int persist_lock(struct persist_lock *l, const char *dir, bool shared, long wait
  */
 bool persist_intact(const struct persist_lock *l, const char *dir);
 
-/* Release (close) the lock; safe on a lock never taken. */
+/* Release (close) the lock, saying this writer ended; safe on a lock never taken. */
 void persist_unlock(struct persist_lock *l);
+
+/*
+ * After a writer was killed (killed[0]): set aside what it left half done
+ * where stepbox routes installs (pip's dist-info folders without a RECORD, in
+ * dir/python), by renaming, never removing. Names go to set_aside.
+ */
+int persist_repair(const char *dir, struct strv *set_aside);
 
 #endif

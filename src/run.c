@@ -197,6 +197,23 @@ static int supervised_places(const struct run_ctx *ctx, struct strv *out, struct
 	return r < 0 ? err_set(err, ERR_UNAVAILABLE, -r, "list the supervised places") : 0;
 }
 
+/* The last writer of the cache was killed mid-step: set aside what it left half done. */
+static void say_killed(const char *dir, const struct persist_lock *lock, bool quiet)
+{
+	struct strv aside = STRV_INIT;
+	int r = persist_repair(dir, &aside);
+	if (!quiet || aside.n)
+		err_warn("the last step to hold the workflow cache %s (%s) was killed before it "
+			 "ended%s", dir, lock->killed, aside.n ? "; set aside its unfinished pip "
+							       "installs, to be installed anew:"
+							     : r < 0 ? ""
+								     : "; what it installed may be "
+								       "incomplete: reinstall what fails");
+	for (size_t i = 0; i < aside.n; i++)
+		fprintf(stderr, "stepbox:   %s\n", aside.v[i]);
+	strv_release(&aside);
+}
+
 int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
 	     bool learn)
 {
@@ -238,6 +255,8 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	if (rc == 0 && ctx->grants.persist)
 		rc = persist_lock(&lock, ctx->grants.persist, cfg->persist_shared,
 				  cfg->persist_wait_s, cfg->verbosity < 0, &err);
+	if (rc == 0 && lock.killed[0])
+		say_killed(ctx->grants.persist, &lock, cfg->verbosity < 0);
 	if (rc == 0)
 		rc = env_prepare_dirs(&ctx->env, &err);
 	if (rc == 0 && b->landlock) {
@@ -324,7 +343,11 @@ out:
 	else if (retry && cfg->verbosity > 0)
 		fprintf(stderr, "stepbox: the namespaces failed here (%s); using Landlock alone\n",
 			err.msg);
-	/* the tree is gone (launch_run waits for all of it): the next step may start */
+	/*
+	 * The tree is gone (launch_run waits for all of it): the next step may
+	 * start. The init holds the lock too (inherited), so if stepbox is
+	 * killed the lock outlives it until the init has ended the tree.
+	 */
 	persist_unlock(&lock);
 	if (ruleset >= 0)
 		close(ruleset);
