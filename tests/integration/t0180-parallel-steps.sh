@@ -194,7 +194,7 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 kill -KILL $kpid
-wait $kpid 2>/dev/null
+{ wait $kpid; } 2>/dev/null
 sleep 1
 left=$(pgrep -f "find-links $src/big" | wc -l)
 step rerun "$c6" --persist-wait 5 --report "$T/wf/runs/rerun.json" -- sh -c "$pip_big && bigpkg-cli"
@@ -207,6 +207,24 @@ if [ "$left" = 0 ] && [ "$(cat "$T/wf/runs/rerun.rc")" = 0 ] && grep -q "bigpkg 
 else
 	notok "SIGKILL mid-install: the tree is gone, the next step does not wait and its install works" \
 		"left=$left rc=$(cat "$T/wf/runs/rerun.rc") $why" "$(tail -4 "$T/wf/runs/rerun.err")"
+fi
+
+# the same for npm install -g: killed once its package folder appears, then again
+c7="$T/wf/c7/.sandbox-cache"
+mkdir -p "$T/wf/runs/nkilled"
+"$SB" run -C "$T/wf/runs/nkilled" -r "$src" --persist "$c7" -- npm install -g "$tgz" >/dev/null 2>&1 &
+kpid=$!
+for _ in $(seq 300); do [ -d "$c7/npm-global/lib/node_modules/cxpkg" ] && break; sleep 0.02; done
+kill -KILL $kpid
+{ wait $kpid; } 2>/dev/null
+step nrerun "$c7" --persist-wait 5 -- sh -c "npm install -g '$tgz' 2>&1 && cxpkg"
+files=$(ls "$c7"/npm-global/lib/node_modules/cxpkg/ 2>/dev/null | grep -c '^f[0-9]*\.js$')
+if [ "$(cat "$T/wf/runs/nrerun.rc")" = 0 ] && grep -q "cxpkg ran" "$T/wf/runs/nrerun.out" && [ "$files" = 500 ] &&
+	grep -q "was killed before it ended" "$T/wf/runs/nrerun.err"; then
+	ok "SIGKILL mid npm install -g: the next step is told, its install works, every file there"
+else
+	notok "SIGKILL mid npm install -g: the next step is told, its install works, every file there" \
+		"rc=$(cat "$T/wf/runs/nrerun.rc") files=$files" "$(tail -3 "$T/wf/runs/nrerun.err")"
 fi
 
 # an engine's SIGTERM: passed on; a step that ignores it dies after --grace
