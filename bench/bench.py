@@ -139,6 +139,15 @@ print("| nothing routed | routed into P (%d folders created) | ratio |"
 print("|---|---|---|")
 print("| %.2f ms | %.2f ms | **%.2fx** |" % (t[0], t[1], t[1] / t[0]))
 
+print("\n## The workflow cache's lock, uncontended (bench/lockcost: lock and unlock)\n")
+lockdir = tempfile.mkdtemp(prefix="stepbox-lock-")
+out = subprocess.run([os.path.join(build, "lockcost"), lockdir, "2000"], capture_output=True,
+                     text=True)
+print("| per step | goal |")
+print("|---|---|")
+print("| %s us | under 100 us |" % (out.stdout.strip() if out.returncode == 0 else "failed"))
+shutil.rmtree(lockdir, ignore_errors=True)
+
 print("\n## Installs that the persistent folder made offline (npm)\n")
 deps = ["is-number@7.0.0", "is-odd@3.0.1", "kind-of@6.0.3", "ms@2.1.3", "isarray@2.0.5"]
 probe = subprocess.run(["timeout", "20", "npm", "view", "is-number", "version"], env=dict(
