@@ -174,6 +174,54 @@ static void walk_etc(int dfd, const char *path, const struct grants *g, int dept
 	closedir(dir);
 }
 
+/*
+ * The dotfiles everyday tools read from HOME: each that exists and no grant
+ * covers is named with what it breaks inside, so a deployment can hand over
+ * the ones it means to (--home-file), never a secret by accident.
+ */
+static void check_dotfiles(struct doctor *d, const struct run_ctx *ctx)
+{
+	static const struct {
+		const char *name, *breaks;
+	} dotfiles[] = {
+		{".gitconfig", "git commits carry no identity of the user's"},
+		{".config/git/config", "git commits carry no identity of the user's"},
+		{".npmrc", "the user's npm registry and its login are not used"},
+		{".yarnrc", "the user's yarn settings are not used"},
+		{".ssh/config", "ssh does not know the user's host aliases"},
+		{".config/pip/pip.conf", "the user's pip index settings are not used"},
+		{".pip/pip.conf", "the user's pip index settings are not used"},
+		{".cargo/config.toml", "the user's cargo settings are not used"},
+		{".gemrc", "the user's gem settings are not used"},
+		{".netrc", "logins that curl and git read from it are not used"},
+	};
+	const char *home = env_get(ctx->env.env.v, "HOME");
+	char list[1024] = "";
+	int n = 0;
+	for (size_t i = 0; home && i < sizeof(dotfiles) / sizeof(dotfiles[0]); i++) {
+		char path[PATH_MAX];
+		struct stat st;
+		if (snprintf(path, sizeof(path), "%s/%s", home, dotfiles[i].name) >= (int)sizeof(path) ||
+		    lstat(path, &st) < 0)
+			continue;
+		char *canon = realpath(path, NULL);
+		if (canon && !grants_covers(&ctx->grants, canon, GRANT_READ)) {
+			size_t l = strlen(list);
+			snprintf(list + l, sizeof(list) - l, "%s~/%s (%s)", n++ ? "; " : "",
+				 dotfiles[i].name, dotfiles[i].breaks);
+		}
+		free(canon);
+	}
+	if (!n)
+		verdict(d, OK, "HOME dotfiles", NULL, "no tool dotfile in HOME is left out");
+	else
+		verdict(d, WARN, "HOME dotfiles",
+			"--home-file NAME (or home_files) for those a step needs; never a file "
+			"holding a secret the step must not have",
+			"%d tool dotfile%s in HOME cannot be read inside: %s", n, n == 1 ? "" : "s",
+			list);
+}
+
 static void check_etc(struct doctor *d, const struct run_ctx *ctx, const char *etc)
 {
 	int exposed = 0, hidden = 0;
@@ -284,6 +332,7 @@ int doctor_run(FILE *out, const struct stepbox_config *cfg, const struct run_ctx
 	check_backends(&d, cfg, ctx);
 	check_path(&d, ctx);
 	check_home_config(&d, ctx);
+	check_dotfiles(&d, ctx);
 	check_etc(&d, ctx, etc_root);
 	check_resolv(&d, ctx);
 	check_missing(&d, ctx);

@@ -483,6 +483,36 @@ static const char *run_base(const struct grants *g)
 	return first;
 }
 
+/* npm reads npm_config_* case-insensitively: no upper-case rival of a routed name. */
+static int drop_npm_rivals(struct env_result *r, const char *name)
+{
+	if (strncmp(name, "npm_config_", 11) != 0)
+		return 0;
+	for (size_t k = 0; k < r->env.n;) {
+		const char *e = r->env.v[k];
+		size_t nl = strcspn(e, "=");
+		if (nl == strlen(name) && strncasecmp(e, name, nl) == 0 && strncmp(e, name, nl) != 0) {
+			int rc = note_drop(r, e, "would override the routed npm setting");
+			remove_at(&r->env, k);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		k++;
+	}
+	return 0;
+}
+
+/* Is name set, in any case (npm's way)? */
+static bool has_any_case(const struct strv *env, const char *name)
+{
+	size_t len = strlen(name);
+	for (size_t k = 0; k < env->n; k++)
+		if (strncasecmp(env->v[k], name, len) == 0 && env->v[k][len] == '=')
+			return true;
+	return false;
+}
+
 static int route(struct env_result *r, const char *P, const char *R, bool shared)
 {
 	int rc = 0;
@@ -507,20 +537,8 @@ static int route(struct env_result *r, const char *P, const char *R, bool shared
 		rc = set_var(&r->env, rt->name, val);
 		if (rc == 0 && strv_find(&r->dirs, val) < 0)
 			rc = strv_push(&r->dirs, val);
-		/* npm reads npm_config_* case-insensitively: no upper-case rival */
-		if (rc == 0 && strncmp(rt->name, "npm_config_", 11) == 0) {
-			for (size_t k = 0; k < r->env.n;) {
-				const char *e = r->env.v[k];
-				size_t nl = strcspn(e, "=");
-				if (nl == strlen(rt->name) && strncasecmp(e, rt->name, nl) == 0 &&
-				    strncmp(e, rt->name, nl) != 0) {
-					rc = note_drop(r, e, "would override the routed npm setting");
-					remove_at(&r->env, k);
-					continue;
-				}
-				k++;
-			}
-		}
+		if (rc == 0)
+			rc = drop_npm_rivals(r, rt->name);
 		free(val);
 	}
 	if (rc < 0)
@@ -559,6 +577,96 @@ static int route(struct env_result *r, const char *P, const char *R, bool shared
 	return rc;
 }
 
+/* Whether a grant lets the step read HOME/rel (canonically: HOME may be a link). */
+static bool home_granted(const struct grants *g, const char *home, const char *rel)
+{
+	char *canon = NULL, *path = strv_fmt("%s/%s", home, rel);
+	bool exists, yes = path && grants_canon("/", path, &canon, &exists) == 0 &&
+			       grants_covers(g, canon, GRANT_READ);
+	free(path);
+	free(canon);
+	return yes;
+}
+
+/* The prefix npm computes for itself: the folder above node's own (/usr for /usr/bin/node). */
+static char *npm_own_prefix(const char *path)
+{
+	for (const char *p = path; p && *p;) {
+		size_t len = strcspn(p, ":");
+		char *cand = strv_fmt("%.*s/node", (int)len, p), real[PATH_MAX];
+		bool found = cand && len && p[0] == '/' && access(cand, X_OK) == 0 && realpath(cand, real);
+		free(cand);
+		if (found) {
+			char *slash = strrchr(real, '/');
+			*slash = '\0';
+			slash = strrchr(real, '/');
+			if (slash)
+				*slash = '\0';
+			return strdup(real[0] ? real : "/");
+		}
+		p += len;
+		p += *p == ':';
+	}
+	return NULL;
+}
+
+/*
+ * Where tools keep their user-level configuration. Reads and writes land in
+ * P/config (else R/.config), so `git config --global`, `npm config set` and
+ * `pip config set` persist for the workflow, and the dotfiles in HOME are
+ * never opened (under Landlock alone they are there but unreadable, which
+ * git, cargo and yarn take as fatal). A file of HOME that a grant covers
+ * (-r ~/.gitconfig, the user's identity handed over on purpose) is read as
+ * usual. System-wide configuration is never moved: with npm's prefix
+ * routed, its globalconfig stays the etc/npmrc of npm's own prefix (a
+ * registry mirror's cafile lives there).
+ */
+static int route_config(struct env_result *r, const struct grants *g, const char *P,
+			const char *R)
+{
+	const char *home = env_get(r->env.v, "HOME");
+	if (!home || home[0] != '/')
+		home = NULL;
+	/* nowhere to write: the tools read an empty file instead of the user's */
+	char *base = P ? strv_fmt("%s/config", P) : R ? strv_fmt("%s/.config", R) : NULL;
+	char *git = base ? strv_fmt("%s/git", base) : NULL;
+	char *gitcfg = git ? strv_fmt("%s/config", git) : strdup("/dev/null");
+	char *npmrc = base ? strv_fmt("%s/npmrc", base) : strdup("/dev/null");
+	int rc = npmrc && gitcfg && (!(P || R) || git) ? 0 : -ENOMEM;
+	const char *xdg = env_get(r->env.v, "XDG_CONFIG_HOME");
+	bool xdg_granted = xdg && xdg[0] == '/' ? home_granted(g, xdg, ".")
+			   : home && home_granted(g, home, ".config");
+	if (rc == 0 && !xdg_granted && base)
+		rc = set_var(&r->env, "XDG_CONFIG_HOME", base);
+	if (rc == 0 && !(home && (home_granted(g, home, ".gitconfig") ||
+				  (xdg_granted && home_granted(g, home, ".config/git/config")))))
+		rc = set_var(&r->env, "GIT_CONFIG_GLOBAL", gitcfg);
+	if (rc == 0 && !(home && home_granted(g, home, ".npmrc"))) {
+		rc = set_var(&r->env, "npm_config_userconfig", npmrc);
+		if (rc == 0)
+			rc = drop_npm_rivals(r, "npm_config_userconfig");
+	}
+	if (rc == 0 && env_get(r->env.v, "npm_config_prefix") &&
+	    !has_any_case(&r->env, "npm_config_globalconfig")) {
+		char *prefix = npm_own_prefix(env_get(r->env.v, "PATH"));
+		char *gc = prefix ? strv_fmt("%s/etc/npmrc", strcmp(prefix, "/") ? prefix : "")
+				  : NULL;
+		if (gc)
+			rc = set_var(&r->env, "npm_config_globalconfig", gc);
+		free(prefix);
+		free(gc);
+	}
+	if (rc == 0 && base && strv_find(&r->dirs, base) < 0)
+		rc = strv_push(&r->dirs, base);
+	if (rc == 0 && git && strv_find(&r->dirs, git) < 0)
+		rc = strv_push(&r->dirs, git);
+	free(base);
+	free(git);
+	free(gitcfg);
+	free(npmrc);
+	return rc;
+}
+
 int env_build(const struct stepbox_config *cfg, const struct grants *g, char *const *inherited,
 	      struct env_result *out, struct stepbox_err *err)
 {
@@ -574,6 +682,8 @@ int env_build(const struct stepbox_config *cfg, const struct grants *g, char *co
 		else
 			rc = route(out, P, R, cfg->persist_shared);
 	}
+	if (rc == 0)
+		rc = route_config(out, g, P, R);
 	/*
 	 * TCP port lists refuse UDP, so DNS can only work over TCP: when port 53
 	 * is allowed, glibc's resolver is told to use it (RES_OPTIONS use-vc).

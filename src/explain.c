@@ -293,6 +293,9 @@ static char *grant_folder(const char *path, bool parent)
 	struct stat st;
 	if (!dup)
 		return NULL;
+	/* a file read or run: the file itself, never the folder around it (HOME, keys) */
+	if (!parent && stat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+		return dup;
 	if (parent || stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		char *slash = strrchr(dup, '/');
 		if (slash && slash != dup)
@@ -515,8 +518,23 @@ void explain_add(struct explain *x, enum explain_op op, const char *program, pid
 	       fs && path ? grant_folder(path, false) : NULL, program);
 }
 
+/* A read of a file beneath HOME: its path relative to HOME in rel. */
+static bool home_file(const struct explain_denial *d, const char *home, char *rel, size_t cap)
+{
+	struct stat st;
+	if (!home || !d->path || is_write(d) || !path_beneath(d->path, home) ||
+	    strcmp(d->path, home) == 0 || stat(d->path, &st) < 0 || S_ISDIR(st.st_mode))
+		return false;
+	snprintf(rel, cap, "%s", d->path + strlen(home) + (strcmp(home, "/") ? 1 : 0));
+	return true;
+}
+
 void explain_print(FILE *out, const struct explain *x)
 {
+	char home[PATH_MAX] = "", rel[PATH_MAX];
+	const char *h = getenv("HOME");
+	if (h && h[0] == '/')
+		canonical(h, home, sizeof(home));
 	size_t sandbox = 0, other = 0;
 	for (size_t i = 0; i < x->n; i++)
 		x->v[i].sandbox ? sandbox++ : other++;
@@ -526,9 +544,11 @@ void explain_print(FILE *out, const struct explain *x)
 		fprintf(out, "stepbox: explain: the sandbox denied %zu access%s (from the %s):\n",
 			sandbox, sandbox == 1 ? "" : "es",
 			strcmp(x->source, "audit") ? "tracer" : "kernel's audit records");
-	for (size_t i = 0; i < x->n; i++) {
-		const struct explain_denial *d = &x->v[i];
-		if (!d->sandbox)
+	/* what tools merely probe (/proc, /sys) after the denials that matter */
+	for (size_t k = 0; k < 2 * x->n; k++) {
+		const struct explain_denial *d = &x->v[k % x->n];
+		bool probe = d->path && (path_beneath(d->path, "/proc") || path_beneath(d->path, "/sys"));
+		if (!d->sandbox || probe != (k >= x->n))
 			continue;
 		describe(out, d);
 		if (d->op == OP_CONNECT || d->op == OP_BIND) {
@@ -547,6 +567,10 @@ void explain_print(FILE *out, const struct explain *x)
 				 x->grants->persist && path_beneath(d->path, x->grants->persist))
 				fprintf(out, "the workflow cache is shared read-only in this step; "
 					     "install in a step that holds it (--persist)\n");
+			else if (home_file(d, home[0] && strcmp(home, "/") ? home : NULL, rel,
+					   sizeof(rel)))
+				fprintf(out, "a file of HOME, which holds nothing of the user's unless "
+					     "granted; grant it read-only with --home-file %s\n", rel);
 			else
 				fprintf(out, "outside every %s grant; grant with %s %s\n",
 					d->op == OP_READ ? "read" : d->op == OP_EXECUTE ? "execute" : "write",

@@ -1102,6 +1102,55 @@ static int dedupe_skipped(struct grants *g)
 	return 0;
 }
 
+static bool is_system_top(const char *path)
+{
+	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
+		if (strcmp(path, system_dirs[i]) == 0)
+			return true;
+	return false;
+}
+
+/* home_files / --home-file: the user's own files, handed over read-only one by one. */
+static int add_home_files(struct build *b)
+{
+	const struct {
+		const struct strv *list;
+		enum grant_origin origin;
+	} lists[] = {{&b->cfg->home_policy, ORIGIN_POLICY}, {&b->cfg->home_flag, ORIGIN_FLAG}};
+	for (size_t l = 0; l < 2; l++) {
+		for (size_t i = 0; i < lists[l].list->n; i++) {
+			if (!b->home_norm)
+				return err_set(b->err, ERR_USAGE, 0, "home file '%s': HOME is not set to "
+					       "an absolute path", lists[l].list->v[i]);
+			char *path = strv_fmt("%s/%s", b->home_norm, lists[l].list->v[i]);
+			int r = path ? add_requested(b, path, GRANT_READ, lists[l].origin, false)
+				     : -ENOMEM;
+			free(path);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Under the namespaces HOME is a private folder of the step's own: present
+ * (tools expect it), holding nothing of the user's but the files a grant
+ * names (bound into it), and gone after the run. Not where a grant covers
+ * HOME already, or HOME is / or a system folder (a service user's).
+ */
+static int add_home(struct build *b)
+{
+	const char *home = b->home;
+	if (!b->host->namespaces || !home || strcmp(home, "/") == 0 || is_system_top(home))
+		return 0;
+	for (size_t i = 0; i < b->g->n; i++)
+		if (!(b->g->v[i].access & GRANT_PRIVATE) && path_beneath(home, b->g->v[i].path))
+			return 0;
+	return add(b->g, strdup(home), strdup(home),
+		   GRANT_PRIVATE | GRANT_READ | GRANT_WRITE | GRANT_EXEC, ORIGIN_BASELINE, true);
+}
+
 /* Canonical /etc and HOME, which every grant is compared with. */
 static int build_init(struct build *b)
 {
@@ -1154,6 +1203,8 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 			r = add_requested(&b, p, access, reqs[l].origin, is_persist);
 		}
 	}
+	if (r == 0)
+		r = add_home_files(&b);
 	/* as asked, so a symlink on the way to --persist is checked too */
 	if (r == 0 && g->persist)
 		r = add_requested(&b, cfg->persist ? cfg->persist : g->persist,
@@ -1162,6 +1213,8 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 		r = add_requested(&b, cfg->workdir ? cfg->workdir : host->cwd,
 				  cfg->workdir_readonly ? RX : RX | GRANT_WRITE, ORIGIN_WORKDIR,
 				  true);
+	if (r == 0)
+		r = add_home(&b);
 	if (r == 0 && ((r = dedupe(g)) < 0 || (r = dedupe_skipped(g)) < 0))
 		err_set(err, ERR_USAGE, -r, "grants");
 	if (r == 0 && cfg->persist_shared && !host->namespaces)

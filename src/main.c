@@ -45,6 +45,8 @@ static const char usage[] =
 	"      --persist-wait SECONDS  give up (exit 125) if the folder is still held\n"
 	"                         after SECONDS; default: wait\n"
 	"      --unix PATH        allow connecting to pathname UNIX sockets beneath PATH\n"
+	"      --home-file NAME   grant HOME/NAME read-only (.gitconfig: the user's git\n"
+	"                         identity); HOME holds nothing else of the user's\n"
 	"      --net MODE         allow (default) | none | tcp:PORT[,PORT...] (connect)\n"
 	"      --backend NAME     auto (default) | stacked | landlock | mountns | none\n"
 	"      --env NAME=VALUE   set a variable; --env NAME keeps an inherited one\n"
@@ -66,7 +68,8 @@ static const char usage[] =
 
 enum { OPT_CONSUME = 256, OPT_WD_RO, OPT_PERSIST, OPT_NET, OPT_BACKEND, OPT_ENV, OPT_UNSET,
        OPT_CLEAN_ENV, OPT_TIMEOUT, OPT_EXPLAIN, OPT_ENABLE_AUDIT, OPT_REPORT, OPT_JSON,
-       OPT_VERSION, OPT_ALLOW_BROAD, OPT_UNIX, OPT_PERSIST_SHARED, OPT_PERSIST_WAIT, OPT_GRACE };
+       OPT_VERSION, OPT_ALLOW_BROAD, OPT_UNIX, OPT_PERSIST_SHARED, OPT_PERSIST_WAIT, OPT_GRACE,
+       OPT_HOME_FILE };
 
 static const struct option options[] = {
 	{"policy", required_argument, NULL, 'p'},
@@ -81,6 +84,7 @@ static const struct option options[] = {
 	{"persist-wait", required_argument, NULL, OPT_PERSIST_WAIT},
 	{"grace", required_argument, NULL, OPT_GRACE},
 	{"unix", required_argument, NULL, OPT_UNIX},
+	{"home-file", required_argument, NULL, OPT_HOME_FILE},
 	{"net", required_argument, NULL, OPT_NET},
 	{"backend", required_argument, NULL, OPT_BACKEND},
 	{"env", required_argument, NULL, OPT_ENV},
@@ -155,6 +159,12 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, bool *json,
 			break;
 		case OPT_UNIX:
 			r = add_path(&cfg->unix_flag, optarg, "--unix", err);
+			break;
+		case OPT_HOME_FILE:
+			if (!policy_home_file_ok(optarg))
+				return err_set(err, ERR_USAGE, 0, "--home-file '%s': a path relative to "
+					       "HOME, without '..' (.gitconfig, .ssh/config)", optarg);
+			r = strv_push(&cfg->home_flag, optarg);
 			break;
 		case 'C':
 			r = set_once(&cfg->workdir, optarg, "--workdir", err);

@@ -24,6 +24,7 @@
 
 /* Private tmpfs: never the host's, and never larger than a quarter of RAM. */
 #define TMPFS_OPTS "mode=1777,size=25%"
+#define TMPFS_OWN_OPTS "mode=0700,size=25%"
 
 /*
  * What runc masks: kernel memory, keys, timers and scheduler internals,
@@ -677,6 +678,11 @@ static int mask(const char *dst)
 	return 0;
 }
 
+static bool shared_tmp(const char *path)
+{
+	return strcmp(path, "/tmp") == 0 || strcmp(path, "/dev/shm") == 0;
+}
+
 static int apply_mount(const struct mountns_entry *e, int userns, struct ours *o,
 		       const char **what)
 {
@@ -703,8 +709,10 @@ static int apply_mount(const struct mountns_entry *e, int userns, struct ours *o
 		return r;
 	case MNT_TMPFS:
 		*what = "mount a private tmpfs at";
+		/* /tmp and /dev/shm are everyone's; any other (HOME) the user's alone */
 		if ((r = mount_point(dst, true, o)) == 0 &&
-		    mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, TMPFS_OPTS) < 0)
+		    mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV,
+			  shared_tmp(e->path) ? TMPFS_OPTS : TMPFS_OWN_OPTS) < 0)
 			r = -errno;
 		return r < 0 ? r : add_ours(o, dst);
 	case MNT_MQUEUE:

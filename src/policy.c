@@ -21,6 +21,8 @@ void policy_init(struct stepbox_config *cfg)
 void policy_release(struct stepbox_config *cfg)
 {
 	strv_release(&cfg->read_policy);
+	strv_release(&cfg->home_policy);
+	strv_release(&cfg->home_flag);
 	strv_release(&cfg->read_flag);
 	strv_release(&cfg->unix_policy);
 	strv_release(&cfg->unix_flag);
@@ -483,6 +485,40 @@ static int get_paths(struct loader *ld, const char *key, json_t *v, struct strv 
 	return 0;
 }
 
+bool policy_home_file_ok(const char *name)
+{
+	if (!name[0] || name[0] == '/' || strlen(name) >= 4096)
+		return false;
+	for (const char *p = name; *p;) {
+		size_t len = strcspn(p, "/");
+		if (len == 2 && p[0] == '.' && p[1] == '.')
+			return false;
+		p += len;
+		p += *p == '/';
+	}
+	return true;
+}
+
+static int get_home_files(struct loader *ld, const char *key, json_t *v, struct strv *out)
+{
+	if (!json_is_array(v) || json_array_size(v) > POLICY_MAX_PATHS)
+		return bad(ld, key, "must be an array of at most %d paths relative to HOME",
+			   POLICY_MAX_PATHS);
+	size_t i;
+	json_t *e;
+	json_array_foreach(v, i, e)
+	{
+		char sub[64];
+		snprintf(sub, sizeof(sub), "%s/%zu", key, i);
+		if (!json_is_string(e) || !policy_home_file_ok(json_string_value(e)))
+			return bad(ld, sub, "must be a path relative to HOME, without '..' "
+					    "(\".gitconfig\", \".ssh/config\")");
+		if (strv_push(out, json_string_value(e)) < 0)
+			return err_set(ld->err, ERR_USAGE, ENOMEM, "policy");
+	}
+	return 0;
+}
+
 static int get_names(struct loader *ld, const char *key, json_t *v, struct strv *out)
 {
 	if (!json_is_array(v))
@@ -625,6 +661,8 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 		return get_paths(ld, key, v, &cfg->read_policy);
 	if (strcmp(key, "write_paths") == 0)
 		return get_paths(ld, key, v, &cfg->write_policy);
+	if (strcmp(key, "home_files") == 0)
+		return get_home_files(ld, key, v, &cfg->home_policy);
 	if (strcmp(key, "unix_sockets") == 0)
 		return get_paths(ld, key, v, &cfg->unix_policy);
 	if (strcmp(key, "network") == 0)
@@ -672,8 +710,8 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 	}
 	return bad(ld, key,
 		   "unknown key (version 1 knows version, workdir, read_paths, write_paths, "
-		   "persistent_dir, persistent_shared, network, env, timeout_s, backend, "
-		   "allow_broad_grants, unix_sockets)");
+		   "persistent_dir, persistent_shared, home_files, network, env, timeout_s, "
+		   "backend, allow_broad_grants, unix_sockets)");
 }
 
 int policy_load_buffer(struct stepbox_config *cfg, const char *name, const char *buf, size_t len,

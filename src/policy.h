@@ -36,6 +36,8 @@ struct stepbox_config {
 	struct strv read_policy, read_flag;
 	struct strv write_policy, write_flag;
 	struct strv unix_policy, unix_flag; /* unix_sockets / --unix */
+	/* home_files / --home-file: files of HOME granted read-only, relative to it */
+	struct strv home_policy, home_flag;
 	char *workdir; /* absolute; NULL means the current folder */
 	bool workdir_readonly;
 	char *persist; /* --persist or persistent_dir, absolute */
@@ -89,6 +91,9 @@ int policy_load_buffer(struct stepbox_config *cfg, const char *name, const char 
 
 /* Command-line setters; each checks its input and reports conflicts. */
 int policy_set_backend(struct stepbox_config *cfg, const char *name, struct stepbox_err *err);
+/* A home_files entry: relative to HOME, no ".." component. */
+bool policy_home_file_ok(const char *name);
+
 /* --persist-wait and --grace: whole seconds, 0 to POLICY_MAX_TIMEOUT. */
 int policy_set_seconds(long *out, const char *flag, const char *text, struct stepbox_err *err);
 int policy_set_timeout(struct stepbox_config *cfg, const char *text, struct stepbox_err *err);

@@ -244,10 +244,33 @@ void report_guide(FILE *out, const struct stepbox_config *cfg, const struct gran
 		  const struct env_result *env)
 {
 	const char *tmp = env_get(env->env.v, "TMPDIR");
+	bool ns = false; /* the namespace layers make private places */
+	const char *home = env_get(env->env.v, "HOME");
+	bool private_home = false;
+	for (size_t i = 0; i < g->n; i++) {
+		ns |= (g->v[i].access & GRANT_PRIVATE) != 0;
+		private_home |= home && (g->v[i].access & GRANT_PRIVATE) && !strcmp(g->v[i].path, home);
+	}
 	fprintf(out, "# Your sandbox\n\n"
-		     "Your commands run in a sandbox (stepbox). What it grants is all there is:\n"
-		     "a denial shows up as \"Permission denied\" or \"Operation not permitted\".\n\n"
-		     "Working folder: `%s`\n\n## You may write to\n\n", g->workdir);
+		     "Your commands run in a sandbox (stepbox). What it grants is all there is:\n%s\n\n"
+		     "Working folder: `%s`\n\n",
+		ns ? "a path that is not granted does not exist (\"No such file or directory\"), "
+		     "and a folder granted for reading only is a read-only file system."
+		   : "a denial shows up as \"Permission denied\" or \"Operation not permitted\".",
+		g->workdir);
+	if (home && private_home)
+		fprintf(out, "HOME: `%s`, a private folder of this step: it holds nothing of the "
+			     "user's but the files granted below, and what you write there is gone "
+			     "after the run.\n\n", home);
+	else if (home)
+		fprintf(out, "HOME: `%s`, the user's: nothing in it is readable unless granted "
+			     "below.\n\n", home);
+	const char *xdg = env_get(env->env.v, "XDG_CONFIG_HOME");
+	if (xdg && (env->persist || env->run_base))
+		fprintf(out, "User configuration: `git config --global`, `npm config set` and "
+			     "`pip config set` write beneath `%s`, and the next run%s sees it.\n\n",
+			xdg, env->persist ? " of this workflow" : " in this folder");
+	fprintf(out, "## You may write to\n\n");
 	list_grants(out, g, true);
 	fprintf(out, "\n## You may read (besides the system: /usr, /etc, /proc)\n\n");
 	list_grants(out, g, false);
