@@ -13,11 +13,13 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return 2;
-	int n = argc > 2 ? atoi(argv[2]) : 1000;
+	long n = argc > 2 ? strtol(argv[2], NULL, 10) : 1000;
+	if (n <= 0)
+		return 2;
 	struct timespec a, b;
 	struct stepbox_err err = {0};
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (int i = 0; i < n; i++) {
+	for (long i = 0; i < n; i++) {
 		struct persist_lock l;
 		if (persist_lock(&l, argv[1], false, 0, true, &err) < 0) {
 			err_print(&err);
@@ -27,6 +29,6 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	double us = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / 1e3;
-	printf("%.1f\n", us / n);
+	printf("%.1f\n", us / (double)n);
 	return 0;
 }

@@ -8,6 +8,8 @@ tools="meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc python3:python
 libs="libc6-dev libjansson-dev libseccomp-dev"
 if [ "${1:-}" = --test ]; then
 	tools="$tools clang:clang node:nodejs npm:npm bwrap:bubblewrap hyperfine:hyperfine unshare:util-linux"
+	# the ecosystems of tests/integration/t0195 (Debian's, at their Debian paths)
+	tools="$tools /usr/bin/go:golang-go /usr/bin/cargo:cargo /usr/bin/gem:ruby /usr/bin/pipx:pipx git:git"
 	# the kernel matrix (tests/kernels): Debian kernels booted under QEMU
 	tools="$tools qemu-system-x86_64:qemu-system-x86 cpio:cpio busybox:busybox-static file:file"
 	libs="$libs python3-venv python3-pip"

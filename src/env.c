@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "path.h"
@@ -588,6 +589,31 @@ static bool home_granted(const struct grants *g, const char *home, const char *r
 	return yes;
 }
 
+/* Under the namespaces HOME is a private place of the step's own. */
+static bool home_private(const struct grants *g, const char *home)
+{
+	char *canon = NULL;
+	bool exists, yes = false;
+	if (grants_canon("/", home, &canon, &exists) == 0)
+		for (size_t i = 0; i < g->n; i++)
+			yes |= (g->v[i].access & GRANT_PRIVATE) && path_beneath(canon, g->v[i].path);
+	free(canon);
+	return yes;
+}
+
+static bool home_has(const char *home, const char *rel)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	return snprintf(path, sizeof(path), "%s/%s", home, rel) < (int)sizeof(path) &&
+	       lstat(path, &st) == 0;
+}
+
+static int set_if_unset(struct strv *env, const char *name, const char *value)
+{
+	return env_get(env->v, name) ? 0 : set_var(env, name, value);
+}
+
 /* The prefix npm computes for itself: the folder above node's own (/usr for /usr/bin/node). */
 static char *npm_own_prefix(const char *path)
 {
@@ -655,6 +681,19 @@ static int route_config(struct env_result *r, const struct grants *g, const char
 			rc = set_var(&r->env, "npm_config_globalconfig", gc);
 		free(prefix);
 		free(gc);
+	}
+	/*
+	 * Landlock alone leaves the user's dotfiles in place but unreadable, and
+	 * cargo's libgit2 reads ~/.gitconfig whatever GIT_CONFIG_GLOBAL says and
+	 * takes EACCES as fatal: cargo fetches with the git command instead
+	 * (which honours it) and `cargo new` makes no repository. Under the
+	 * namespaces HOME is private, and nothing needs to change.
+	 */
+	if (rc == 0 && home && !home_private(g, home) && !home_granted(g, home, ".gitconfig") &&
+	    (home_has(home, ".gitconfig") || home_has(home, ".config/git/config"))) {
+		rc = set_if_unset(&r->env, "CARGO_NET_GIT_FETCH_WITH_CLI", "true");
+		if (rc == 0)
+			rc = set_if_unset(&r->env, "CARGO_CARGO_NEW_VCS", "none");
 	}
 	if (rc == 0 && base && strv_find(&r->dirs, base) < 0)
 		rc = strv_push(&r->dirs, base);

@@ -1,0 +1,131 @@
+#!/bin/bash
+# t0195: the two-run proof for every ecosystem stepbox routes (issue 11):
+# run 1 installs or builds into the persistent folder P, run 2 in a fresh run
+# folder uses it with no network. Real tools from Debian's packages
+# (scripts/deps.sh --test), or from the npm registry (skipped without it).
+. "$(dirname "$0")/lib.sh"
+
+PY=/usr/bin/python3
+unset GOPATH GOCACHE GOFLAGS GOPROXY CARGO_HOME RUSTUP_HOME GEM_HOME GEM_PATH PIPX_HOME \
+	PIPX_BIN_DIR PIP_INDEX_URL PIP_FIND_LINKS PIP_CONFIG_FILE npm_config_registry
+export PIP_DISABLE_PIP_VERSION_CHECK=1 npm_config_update_notifier=false npm_config_fund=false \
+	npm_config_audit=false GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-mod=mod
+# a HOME with the user's git identity in it: cargo's git library reads it
+printf '[user]\n\tname = Real User\n' >"$HOME/.gitconfig"
+
+P="$T/wf/.sandbox-cache"
+src="$T/src"
+mkdir -p "$src" "$T/wf/r1" "$T/wf/r2"
+# run N: a fresh run folder each time, the same P; run 2 has no network
+run1() { rm -rf "$T/wf/r1"; mkdir -p "$T/wf/r1"; run_sb run -C "$T/wf/r1" -r "$src" --persist "$P" -- sh -c "$1"; }
+run2() { rm -rf "$T/wf/r2"; mkdir -p "$T/wf/r2"; run_sb run -C "$T/wf/r2" -r "$src" --persist "$P" --net none -- sh -c "$1"; }
+need() { # TOOL: a Debian-packaged tool at its Debian path, or skip
+	[ -x "/usr/bin/$1" ] && return 0
+	skip "$2" "/usr/bin/$1 is not installed (scripts/deps.sh --test installs it)"
+	return 1
+}
+
+# go: go install persists its binary, go build reuses GOCACHE
+if need go "go: install and build cache"; then
+	mkdir -p "$src/gohello"
+	printf 'module example.org/gohello\n\ngo 1.19\n' >"$src/gohello/go.mod"
+	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("gohello ran") }\n' >"$src/gohello/main.go"
+	run1 "cp -r '$src/gohello' . && cd gohello && go build -trimpath -o hello . && go install -trimpath . && ./hello"
+	if [ "$RC" = 0 ] && [ "$OUT" = "gohello ran" ] && [ -x "$P/go/bin/gohello" ]; then
+		run2 "cp -r '$src/gohello' . && cd gohello && go build -trimpath -x -o hello . 2>&1 | grep -c '/compile ' ; gohello"
+		if [ "$RC" = 0 ] && [ "$(echo "$OUT" | head -1)" = 0 ] && echo "$OUT" | grep -q "gohello ran"; then
+			ok "go: run 2 finds go install's binary and rebuilds from GOCACHE (nothing compiled)"
+		else
+			notok "go: run 2 finds go install's binary and rebuilds from GOCACHE (nothing compiled)" "rc=$RC" "$OUT" "$ERR"
+		fi
+	else
+		notok "go: run 1 builds and installs into P" "rc=$RC" "$OUT" "$ERR"
+	fi
+fi
+
+# cargo: cargo new (its git library reads HOME's .gitconfig), install, build --offline
+if need cargo "cargo: new, install and build --offline"; then
+	run1 "cargo new -q cargohello && cd cargohello && cargo build -q && cargo install -q --path . && ./target/debug/cargohello"
+	if [ "$RC" = 0 ] && [ "$OUT" = "Hello, world!" ] && [ -x "$P/cargo/bin/cargohello" ]; then
+		cp -r "$T/wf/r1/cargohello" "$src/"
+		rm -rf "$src/cargohello/target"
+		run2 "cp -r '$src/cargohello' . && cd cargohello && cargo build -q --offline && ./target/debug/cargohello && cargohello"
+		[ "$RC" = 0 ] && [ "$(echo "$OUT" | grep -c 'Hello, world!')" = 2 ] &&
+			ok "cargo: new and install in run 1, build --offline and the installed binary in run 2" ||
+			notok "cargo: new and install in run 1, build --offline and the installed binary in run 2" "rc=$RC" "$OUT" "$ERR"
+	else
+		notok "cargo: run 1 runs cargo new, build and install" "rc=$RC" "$OUT" "$ERR"
+	fi
+fi
+
+# gem: a local gem with an executable, installed into GEM_HOME
+if need gem "gem: install and require"; then
+	mkdir -p "$src/sbgem/lib" "$src/sbgem/bin"
+	printf 'module Sbgem\n  def self.hi\n    "sbgem works"\n  end\nend\n' >"$src/sbgem/lib/sbgem.rb"
+	printf '#!/usr/bin/env ruby\nrequire "sbgem"\nputs Sbgem.hi\n' >"$src/sbgem/bin/sbgem"
+	chmod 755 "$src/sbgem/bin/sbgem"
+	cat >"$src/sbgem/sbgem.gemspec" <<'GS'
+Gem::Specification.new do |s|
+  s.name = "sbgem"
+  s.version = "1.0.0"
+  s.summary = "stepbox test gem"
+  s.authors = ["stepbox"]
+  s.files = ["lib/sbgem.rb", "bin/sbgem"]
+  s.executables = ["sbgem"]
+  s.license = "MIT"
+end
+GS
+	(cd "$src/sbgem" && gem build -q sbgem.gemspec >/dev/null 2>&1)
+	run1 "gem install --local --no-document '$src/sbgem/sbgem-1.0.0.gem' >/dev/null && sbgem"
+	if [ "$RC" = 0 ] && [ "$OUT" = "sbgem works" ]; then
+		run2 "sbgem && ruby -e 'require \"sbgem\"; puts Sbgem.hi'"
+		[ "$RC" = 0 ] && [ "$(echo "$OUT" | grep -c 'sbgem works')" = 2 ] &&
+			ok "gem: installed in run 1, its command and require work in run 2" ||
+			notok "gem: installed in run 1, its command and require work in run 2" "rc=$RC" "$OUT" "$ERR"
+	else
+		notok "gem: run 1 installs a local gem" "rc=$RC" "$OUT" "$ERR"
+	fi
+fi
+
+# pipx: a local wheel into its own venv, with no index (pip's own wheels from Debian)
+if need pipx "pipx: install"; then
+	$PY "$TESTDIR/mkwheel.py" "$src/whl" sbtool 1.0 sbtool >/dev/null
+	run1 "PIP_NO_INDEX=1 PIP_FIND_LINKS=/usr/share/python-wheels pipx install '$src/whl/sbtool-1.0-py3-none-any.whl' >/dev/null 2>&1; sbtool"
+	if [ "$RC" = 0 ] && [ "$OUT" = "sbtool 1.0 works" ]; then
+		run2 "sbtool && pipx list --short"
+		[ "$RC" = 0 ] && echo "$OUT" | grep -q "sbtool 1.0 works" && echo "$OUT" | grep -q "^sbtool 1.0" &&
+			ok "pipx: installed in run 1, its command and pipx list in run 2" ||
+			notok "pipx: installed in run 1, its command and pipx list in run 2" "rc=$RC" "$OUT" "$ERR"
+	else
+		notok "pipx: run 1 installs a local wheel" "rc=$RC" "$OUT" "$ERR"
+	fi
+fi
+
+# the npm registry's tools: yarn, pnpm, esbuild (a native binary), installed once
+if ! timeout 20 npm ping >/dev/null 2>&1; then
+	skip "yarn, pnpm and esbuild from the npm registry" "the npm registry cannot be reached"
+	exit 0
+fi
+run1 "npm install -g yarn@1 pnpm@9 esbuild >/dev/null 2>&1 && yarn --version && pnpm --version && esbuild --version"
+if [ "$RC" = 0 ] && [ "$(echo "$OUT" | wc -l)" = 3 ]; then
+	run2 "yarn --version && pnpm --version && esbuild --version && echo 'console.log(1+1)' | esbuild --minify"
+	[ "$RC" = 0 ] && [ "$(echo "$OUT" | wc -l)" = 4 ] && echo "$OUT" | tail -1 | grep -q "console.log(2)" &&
+		ok "yarn, pnpm and esbuild's native binary: installed in run 1, run offline in run 2" ||
+		notok "yarn, pnpm and esbuild's native binary: installed in run 1, run offline in run 2" "rc=$RC" "$OUT" "$ERR"
+	# yarn 1 reads the routed npmrc, never the user's (unreadable under Landlock alone)
+	printf '//registry.example.org/:_authToken=x\n' >"$HOME/.npmrc"
+	chmod 600 "$HOME/.npmrc"
+	mkdir -p "$src/yproj"
+	printf '{"name":"yproj","version":"1.0.0","license":"MIT"}\n' >"$src/yproj/package.json"
+	run2 "cp -r '$src/yproj' . && cd yproj && yarn install --offline >/dev/null && echo YARN-OK"
+	if [ "$RC" = 0 ] && echo "$OUT" | grep -q YARN-OK; then
+		ok "yarn 1 install with the user's .npmrc present: not read, no EACCES"
+	elif [ "$BACKEND" = landlock ] && is_root && grep -q "EACCES.*\.npmrc" "$T/out/err"; then
+		# yarn 1 run by root also reads $HOME/.npmrc, whatever npm_config_userconfig says
+		skip "yarn 1 as root with the user's .npmrc" "Landlock alone cannot hide it, and yarn 1 reads it as root regardless of npm_config_userconfig (docs/environment.md)"
+	else
+		notok "yarn 1 install with the user's .npmrc present: not read, no EACCES" "rc=$RC" "$OUT" "$ERR"
+	fi
+else
+	notok "npm install -g yarn pnpm esbuild in run 1" "rc=$RC" "$OUT" "$ERR"
+fi
