@@ -664,6 +664,19 @@ static int route_config(struct env_result *r, const struct grants *g, const char
 			   : home && home_granted(g, home, ".config");
 	if (rc == 0 && !xdg_granted && base)
 		rc = set_var(&r->env, "XDG_CONFIG_HOME", base);
+	/* the same for the data tools keep (gem --user-install, uv, pipx's older homes) */
+	const char *xdata = env_get(r->env.v, "XDG_DATA_HOME");
+	bool data_granted = xdata && xdata[0] == '/' ? home_granted(g, xdata, ".")
+			    : home && home_granted(g, home, ".local/share");
+	char *share = P ? strv_fmt("%s/share", P) : R ? strv_fmt("%s/.local/share", R) : NULL;
+	if (rc == 0 && (P || R) && !share)
+		rc = -ENOMEM;
+	if (rc == 0 && share && !data_granted) {
+		rc = set_var(&r->env, "XDG_DATA_HOME", share);
+		if (rc == 0 && strv_find(&r->dirs, share) < 0)
+			rc = strv_push(&r->dirs, share);
+	}
+	free(share);
 	if (rc == 0 && !(home && (home_granted(g, home, ".gitconfig") ||
 				  (xdg_granted && home_granted(g, home, ".config/git/config")))))
 		rc = set_var(&r->env, "GIT_CONFIG_GLOBAL", gitcfg);

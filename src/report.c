@@ -304,7 +304,10 @@ void report_guide(FILE *out, const struct stepbox_config *cfg, const struct gran
 		fprintf(out, "This step has no writable folder, so nothing can be installed.\n");
 	}
 	if (tmp)
-		fprintf(out, "\nTemporary files: `$TMPDIR` (`%s`).\n", tmp);
+		fprintf(out, "\nTemporary files: `$TMPDIR` (`%s`)%s.\n", tmp,
+			ns ? "; `/tmp` is a private folder of this step"
+			   : "; `/tmp` itself is not writable here, so a tool that ignores "
+			     "`$TMPDIR` (pnpm's store locks) fails");
 	guide_network(out, cfg);
 	fprintf(out, "\n## Not available\n\n"
 		     "- root, `sudo` and `apt`: you have no capabilities and cannot gain any "

@@ -304,8 +304,33 @@ static void test_prepare_dirs(void)
 	CHECK(system(cmd) == 0);
 }
 
+/* A file of HOME handed over on purpose is read as usual; with nowhere to write, /dev/null. */
+static void test_config_grants(void)
+{
+	struct grants h = {0};
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	h.workdir = strdup("/w");
+	h.v = calloc(3, sizeof(*h.v));
+	h.v[h.n++] = (struct grant){.path = strdup("/home/u/.gitconfig"),
+				     .requested = strdup("/home/u/.gitconfig"),
+				     .access = GRANT_READ, .origin = ORIGIN_FLAG, .exists = true};
+	h.v[h.n++] = (struct grant){.path = strdup("/home/u/.config"),
+				     .requested = strdup("/home/u/.config"),
+				     .access = GRANT_READ, .origin = ORIGIN_EXTRA, .exists = true};
+	struct env_result r;
+	CHECK(env_build(&cfg, &h, inherited, &r, NULL) == 0);
+	CHECK(env_get(r.env.v, "GIT_CONFIG_GLOBAL") == NULL); /* the granted ~/.gitconfig counts */
+	CHECK(env_get(r.env.v, "XDG_CONFIG_HOME") == NULL);   /* incident 1's set-up keeps working */
+	CHECK_STR(env_get(r.env.v, "npm_config_userconfig"), "/dev/null");
+	env_release(&r);
+	grants_release(&h);
+	policy_release(&cfg);
+}
+
 int main(void)
 {
+	test_config_grants();
 	struct stepbox_config cfg;
 	policy_init(&cfg);
 
@@ -333,6 +358,12 @@ int main(void)
 	CHECK_STR(env_get(e, "TMPDIR"), "/wf/runs/1/.tmp"); /* never in P */
 	CHECK_STR(env_get(e, "SANDBOX_PERSISTENT_DIR"), "/wf/.sandbox-cache");
 	CHECK_STR(env_get(e, "HOME"), "/home/u"); /* never changed */
+	/* user configuration: read and written in P, never HOME's dotfiles */
+	CHECK_STR(env_get(e, "XDG_CONFIG_HOME"), "/wf/.sandbox-cache/config");
+	CHECK_STR(env_get(e, "XDG_DATA_HOME"), "/wf/.sandbox-cache/share");
+	CHECK_STR(env_get(e, "GIT_CONFIG_GLOBAL"), "/wf/.sandbox-cache/config/git/config");
+	CHECK_STR(env_get(e, "npm_config_userconfig"), "/wf/.sandbox-cache/config/npmrc");
+	CHECK(strv_find(&r.dirs, "/wf/.sandbox-cache/config/git") >= 0);
 	CHECK_HAS(env_get(e, "PATH"),
 		  "/wf/.sandbox-cache/bin:/wf/.sandbox-cache/python/bin:"
 		  "/wf/.sandbox-cache/npm-global/bin:/wf/.sandbox-cache/go/bin:"
