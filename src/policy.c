@@ -653,10 +653,22 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 			return bad(ld, key, "this stepbox reads policy version 1");
 		return 0;
 	}
+	/* what `stepbox policy` prints of the resolution, so its output is valid input */
+	static const char *const resolved[] = {"resolved_backend", "run_base", "grants", "skipped",
+					       "routed_dirs"};
+	for (size_t i = 0; i < sizeof(resolved) / sizeof(resolved[0]); i++)
+		if (strcmp(key, resolved[i]) == 0)
+			return 0;
 	if (strcmp(key, "workdir") == 0)
 		return set_path_once(ld, key, v, &cfg->workdir);
+	if (strcmp(key, "workdir_readonly") == 0) {
+		if (!json_is_boolean(v))
+			return bad(ld, key, "must be true or false");
+		cfg->workdir_readonly |= json_is_true(v);
+		return 0;
+	}
 	if (strcmp(key, "persistent_dir") == 0)
-		return set_path_once(ld, key, v, &cfg->persist);
+		return json_is_null(v) ? 0 : set_path_once(ld, key, v, &cfg->persist);
 	if (strcmp(key, "read_paths") == 0)
 		return get_paths(ld, key, v, &cfg->read_policy);
 	if (strcmp(key, "write_paths") == 0)
@@ -710,8 +722,10 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 	}
 	return bad(ld, key,
 		   "unknown key (version 1 knows version, workdir, read_paths, write_paths, "
-		   "persistent_dir, persistent_shared, home_files, network, env, timeout_s, "
-		   "backend, allow_broad_grants, unix_sockets)");
+		   "workdir_readonly, persistent_dir, persistent_shared, home_files, network, "
+		   "env, timeout_s, backend, allow_broad_grants, unix_sockets; and ignores what "
+		   "stepbox policy adds: resolved_backend, run_base, grants, skipped, "
+		   "routed_dirs)");
 }
 
 int policy_load_buffer(struct stepbox_config *cfg, const char *name, const char *buf, size_t len,

@@ -90,19 +90,59 @@ int report_policy(FILE *out, const struct stepbox_config *cfg, const struct gran
 				      json_pack("{s:s, s:s, s:s}", "path", g->skipped[i].path,
 						"origin", grants_origin_name(g->skipped[i].origin),
 						"reason", g->skipped[i].reason));
-	json_t *root = json_pack(
-		"{s:i, s:s, s:s, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:b}, s:o}",
-		"version", 1, "backend", policy_backend_name(backend), "workdir", g->workdir,
+	/* env.set as the policy file has it: an object of NAME: value */
+	json_t *set = json_object();
+	for (size_t i = 0; set && i < cfg->env_set.n; i++) {
+		const char *e = cfg->env_set.v[i];
+		size_t nl = strcspn(e, "=");
+		char name[256];
+		snprintf(name, sizeof(name), "%.*s", (int)nl, e);
+		json_object_set_new(set, name, json_string(e + nl + 1));
+	}
+	/*
+	 * First the policy itself, so the output is valid input (`stepbox policy
+	 * > p.json && stepbox run -p p.json` means the same): the paths as
+	 * asked (policy and flags merged), then what it resolved to here, in
+	 * keys the loader ignores.
+	 */
+	struct strv reads = STRV_INIT, writes = STRV_INIT, unixes = STRV_INIT, homes = STRV_INIT;
+	int r = strv_extend(&reads, &cfg->read_policy);
+	r = r ? r : strv_extend(&reads, &cfg->read_flag);
+	r = r ? r : strv_extend(&writes, &cfg->write_policy);
+	r = r ? r : strv_extend(&writes, &cfg->write_flag);
+	r = r ? r : strv_extend(&unixes, &cfg->unix_policy);
+	r = r ? r : strv_extend(&unixes, &cfg->unix_flag);
+	r = r ? r : strv_extend(&homes, &cfg->home_policy);
+	r = r ? r : strv_extend(&homes, &cfg->home_flag);
+	json_t *root = r < 0 ? NULL : json_pack(
+		"{s:i, s:s, s:s, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:b}}",
+		"version", 1, "backend", policy_backend_name(cfg->backend), "workdir", g->workdir,
 		"workdir_readonly", cfg->workdir_readonly, "allow_broad_grants",
-		cfg->allow_broad_grants, "persistent_dir",
-		g->persist ? json_string(g->persist) : json_null(), "run_base",
-		env->run_base ? json_string(env->run_base) : json_null(), "network",
-		network_json(cfg), "timeout_s",
-		cfg->timeout_s ? json_integer(cfg->timeout_s) : json_null(), "grants", grants,
-		"skipped", skipped, "env", "set", strv_json(&cfg->env_set), "unset",
-		strv_json(&cfg->env_unset), "keep", strv_json(&cfg->env_keep), "clean",
-		cfg->clean_env, "routed_dirs", strv_json(&env->dirs));
-	if (root && g->persist)
+		cfg->allow_broad_grants, "read_paths", strv_json(&reads), "write_paths",
+		strv_json(&writes), "unix_sockets", strv_json(&unixes), "home_files",
+		strv_json(&homes), "persistent_dir",
+		g->persist ? json_string(g->persist) : json_null(), "network", network_json(cfg),
+		"env", "set", set, "unset", strv_json(&cfg->env_unset), "keep",
+		strv_json(&cfg->env_keep), "clean", cfg->clean_env);
+	strv_release(&reads);
+	strv_release(&writes);
+	strv_release(&unixes);
+	strv_release(&homes);
+	if (!root) {
+		json_decref(grants);
+		json_decref(skipped);
+		return -ENOMEM;
+	}
+	if (json_object_set_new(root, "resolved_backend",
+					json_string(policy_backend_name(backend))) == 0 &&
+	    json_object_set_new(root, "run_base",
+				env->run_base ? json_string(env->run_base) : json_null()) == 0 &&
+	    json_object_set_new(root, "grants", grants) == 0 &&
+	    json_object_set_new(root, "skipped", skipped) == 0)
+		json_object_set_new(root, "routed_dirs", strv_json(&env->dirs));
+	if (cfg->timeout_s)
+		json_object_set_new(root, "timeout_s", json_integer(cfg->timeout_s));
+	if (g->persist)
 		json_object_set_new(root, "persistent_shared", json_boolean(cfg->persist_shared));
 	return dump(out, root);
 }

@@ -46,6 +46,14 @@ int strv_push(struct strv *sv, const char *s)
 	return strv_push_owned(sv, strdup(s));
 }
 
+int strv_extend(struct strv *sv, const struct strv *from)
+{
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < from->n; i++)
+		r = strv_push(sv, from->v[i]);
+	return r;
+}
+
 long strv_find(const struct strv *sv, const char *s)
 {
 	for (size_t i = 0; i < sv->n; i++)

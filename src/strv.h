@@ -24,6 +24,8 @@ int strv_grow(void *vp, size_t *cap, size_t n, size_t elem, size_t first);
 
 /* Append a copy of s. Returns 0, -ENOMEM, or -E2BIG past STRV_MAX. */
 int strv_push(struct strv *sv, const char *s);
+/* Append a copy of every entry of from. 0, or a negative errno (partly appended). */
+int strv_extend(struct strv *sv, const struct strv *from);
 /* Append s itself, taking ownership (freed even on error). */
 int strv_push_owned(struct strv *sv, char *s);
 /* Index of the first entry equal to s, or -1. */

@@ -77,3 +77,13 @@ assert d["persistent_dir"] == T + "/wf/.sandbox-cache"
 assert d["workdir"] == T + "/wf/run" and d["timeout_s"] == 60
 assert all(x["path"].startswith("/") and "/./" not in x["path"] for x in d["grants"])
 ' "$T"; then ok "policy prints canonical grants with origins"; else notok "policy prints canonical grants with origins" "$OUT"; fi
+
+# what `stepbox policy` prints is a policy: fed back, the same step runs
+mkdir -p "$T/pr"
+echo data >"$T/pr/file"
+run_sb policy -r "$T/pr" --env STEPBOX_T=1 --timeout 30
+echo "$OUT" >"$T/printed.json"
+run_sb run -p "$T/printed.json" -- sh -c "cat '$T/pr/file' && echo \$STEPBOX_T"
+[ "$RC" = 0 ] && [ "$OUT" = "data
+1" ] && ok "stepbox policy > p.json && stepbox run -p p.json: the same grants and env" ||
+	notok "stepbox policy > p.json && stepbox run -p p.json: the same grants and env" "rc=$RC" "$OUT" "$ERR"

@@ -85,6 +85,13 @@ GS
 	else
 		notok "gem: run 1 installs a local gem" "rc=$RC" "$OUT" "$ERR"
 	fi
+	# --user-install goes to Gem.user_dir: beneath XDG_DATA_HOME, routed into P
+	run1 "gem install --user-install --local --no-document '$src/sbgem/sbgem-1.0.0.gem' >/dev/null && ruby -e 'puts Gem.user_dir'"
+	if [ "$RC" = 0 ] && echo "$OUT" | grep -q "^$P/share/gem/" && ls -d "$P"/share/gem/ruby/*/gems/sbgem-1.0.0 >/dev/null 2>&1; then
+		ok "gem install --user-install: into P (XDG_DATA_HOME), on every backend"
+	else
+		notok "gem install --user-install: into P (XDG_DATA_HOME), on every backend" "rc=$RC" "$OUT" "$ERR"
+	fi
 fi
 
 # pipx: a local wheel into its own venv, with no index (pip's own wheels from Debian)

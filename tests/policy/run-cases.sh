@@ -52,4 +52,22 @@ for line in open(T + "/case.expect"):
         raise SystemExit("bad expect line: " + line)
 PY
 	); then echo "ok - policy case $name"; else echo "not ok - policy case $name"; echo "$why" | sed 's/^/# /'; fi
+	# what policy printed is valid input, and means the same: the same grants again
+	if [ "$(cat "$T/rc")" = 0 ]; then
+		(cd "$T/run" && env -u SANDBOX_EXTRA_SYSTEM_PATHS -u STEPBOX_LANDLOCK_ABI \
+			"$STEPBOX" policy -p "$T/out" >"$T/out2" 2>"$T/err2")
+		if why=$(python3 - "$T" 2>&1 <<'PY'
+import json, sys
+T = sys.argv[1]
+a, b = json.load(open(T + "/out")), json.load(open(T + "/out2"))
+grants = lambda d: sorted((g["path"], g["access"]) for g in d["grants"])
+assert grants(a) == grants(b), "grants differ: %r / %r" % (grants(a), grants(b))
+for k in a:
+    if k not in ("grants",):
+        assert a[k] == b[k], "%s: %r then %r" % (k, a[k], b[k])
+PY
+		); then echo "ok - policy case $name: its printed policy, read back, is the same"
+		else echo "not ok - policy case $name: its printed policy, read back, is the same"
+			echo "$why" | sed 's/^/# /'; sed 's/^/# stderr: /' "$T/err2" | head -3; fi
+	fi
 done
