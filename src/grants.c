@@ -959,6 +959,14 @@ static int add_extras(struct build *b)
 	return 0;
 }
 
+/* Say where the policy file named what failed: "..., in policy 'f', line 3, ...". */
+static void err_where(struct stepbox_err *err, const char *where)
+{
+	size_t len = strlen(err->msg);
+	if (len + 4 < sizeof(err->msg))
+		snprintf(err->msg + len, sizeof(err->msg) - len, " (%s)", where);
+}
+
 /*
  * A shared persistent folder is a read grant; under Landlock alone (rights
  * only add up) a write grant that holds it would make it writable after all.
@@ -1102,6 +1110,31 @@ static int dedupe_skipped(struct grants *g)
 	return 0;
 }
 
+/*
+ * A workdir that does not exist is made, but only the folder itself: -C with
+ * a typo must not leave a tree of folders behind, wherever it points.
+ */
+static int workdir_parent(const struct grants *g, const struct grants_host *host,
+			  struct stepbox_err *err)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		const struct grant *gr = &g->v[i];
+		if (gr->origin != ORIGIN_WORKDIR || gr->exists)
+			continue;
+		char parent[PATH_MAX], hp[PATH_MAX * 2];
+		struct stat st;
+		if (!path_parent(gr->path, parent, sizeof(parent)) ||
+		    host_path(host->root, parent, hp, sizeof(hp)) < 0 ||
+		    (stat(hp, &st) == 0 && S_ISDIR(st.st_mode)))
+			return 0;
+		err_set(err, ERR_USAGE, ENOENT, "workdir '%s': its folder '%s'", gr->path, parent);
+		err_hint(err, "stepbox creates a missing workdir, not the folders above it: check "
+			      "the path, or create '%s' first", parent);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 static bool is_system_top(const char *path)
 {
 	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
@@ -1201,6 +1234,8 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 					  strcmp(path_base(p), ".sandbox-cache") == 0;
 			unsigned access = is_persist && cfg->persist_shared ? RX : reqs[l].access;
 			r = add_requested(&b, p, access, reqs[l].origin, is_persist);
+			if (r < 0 && reqs[l].list == &cfg->write_policy && i < cfg->write_where.n)
+				err_where(err, cfg->write_where.v[i]);
 		}
 	}
 	if (r == 0)
@@ -1213,6 +1248,8 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 		r = add_requested(&b, cfg->workdir ? cfg->workdir : host->cwd,
 				  cfg->workdir_readonly ? RX : RX | GRANT_WRITE, ORIGIN_WORKDIR,
 				  true);
+	if (r == 0)
+		r = workdir_parent(g, host, err);
 	if (r == 0)
 		r = add_home(&b);
 	if (r == 0 && ((r = dedupe(g)) < 0 || (r = dedupe_skipped(g)) < 0))

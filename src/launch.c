@@ -357,6 +357,12 @@ static int explain_exec_failure(const struct launch_spec *s, const char *file, i
 {
 	char *canon = realpath(file, NULL);
 	const char *shown = canon ? canon : file;
+	struct stat st;
+	if (stat(file, &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "stepbox: cannot execute '%s': it is a directory\n", shown);
+		free(canon);
+		return 126;
+	}
 	/* Landlock answers EACCES; under mountns an ungranted file is not there */
 	if ((errnum == EACCES || errnum == ENOENT) && canon &&
 	    !grants_covers(s->grants, canon, GRANT_EXEC)) {

@@ -22,6 +22,7 @@ void policy_release(struct stepbox_config *cfg)
 {
 	strv_release(&cfg->read_policy);
 	strv_release(&cfg->home_policy);
+	strv_release(&cfg->write_where);
 	strv_release(&cfg->home_flag);
 	strv_release(&cfg->read_flag);
 	strv_release(&cfg->unix_policy);
@@ -462,6 +463,14 @@ static int set_path_once(struct loader *ld, const char *key, json_t *v, char **s
 	return 0;
 }
 
+/* Where the value at path lies: "policy 'NAME', line L, column C: key[i]". */
+static char *locate(struct loader *ld, const char *path, const char *shown)
+{
+	struct jwalk w = {ld->text, ld->len, 0, 1, 1, path, 1, 1, false};
+	jw_value(&w, "", 0);
+	return strv_fmt("policy '%s', line %u, column %u: %s", ld->name, w.fline, w.fcol, shown);
+}
+
 static int get_paths(struct loader *ld, const char *key, json_t *v, struct strv *out)
 {
 	if (!json_is_array(v))
@@ -479,6 +488,12 @@ static int get_paths(struct loader *ld, const char *key, json_t *v, struct strv 
 		if (r < 0)
 			return r;
 		r = strv_push_owned(out, p);
+		/* a write path must exist: its message says where the policy named it */
+		if (r == 0 && out == &ld->cfg->write_policy) {
+			char shown[64];
+			snprintf(shown, sizeof(shown), "%s[%zu]", key, i);
+			r = strv_push_owned(&ld->cfg->write_where, locate(ld, sub, shown));
+		}
 		if (r < 0)
 			return err_set(ld->err, ERR_USAGE, -r, "policy");
 	}
@@ -809,10 +824,21 @@ int policy_load_file(struct stepbox_config *cfg, const char *path, bool consume,
 	bool is_stdin = strcmp(path, "-") == 0;
 	int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
-		err_set(err, ERR_UNAVAILABLE, errno, "read policy '%s'", path);
-		err_hint(err, "the policy file must exist and be readable; a file given with "
-			      "--consume is deleted after one run");
-		return -ENOENT;
+		int e = errno;
+		if (e == ENOENT) {
+			err_set(err, ERR_USAGE, 0, "policy file '%s' does not exist", path);
+			/* a rerun of a command line that consumed its file once */
+			if (consume)
+				err_hint(err, "with --consume a policy file is deleted once it is read: "
+					      "write it anew for each run");
+			else
+				err_hint(err, "check the path (-p FILE), or give the policy on standard "
+					      "input with -p -");
+		} else {
+			err_set(err, ERR_USAGE, e, "read policy '%s'", path);
+			err_hint(err, "the policy file must be readable by the user running stepbox");
+		}
+		return -e;
 	}
 	struct stat st;
 	if (!is_stdin && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {

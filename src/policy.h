@@ -35,6 +35,7 @@ struct stepbox_config {
 	/* Requested grants, by where they came from (policy file first). */
 	struct strv read_policy, read_flag;
 	struct strv write_policy, write_flag;
+	struct strv write_where; /* where the policy file names each write_policy entry */
 	struct strv unix_policy, unix_flag; /* unix_sockets / --unix */
 	/* home_files / --home-file: files of HOME granted read-only, relative to it */
 	struct strv home_policy, home_flag;

@@ -34,7 +34,7 @@ out=$(cat "$T/p.json" | "$SB" run -p - -- sh -c 'echo $GREETING' 2>/dev/null)
 cp "$T/p.json" "$T/once.json"
 run_sb run -p "$T/once.json" --consume -- true
 [ "$RC" = 0 ] && [ ! -e "$T/once.json" ] && ok "--consume deletes the policy" || notok "--consume deletes the policy"
-expect "a consumed policy is SANDBOX_UNAVAILABLE the second time" 125 "SANDBOX_UNAVAILABLE: read policy" -- run -p "$T/once.json" --consume -- true
+expect "a consumed policy is gone the second time, and the message says why" 125 "deleted once it is read" -- run -p "$T/once.json" --consume -- true
 expect "a missing policy names the file and hints" 125 "hint:" -- run -p "$T/missing.json" -- true
 
 # every error class: exit 125, a message with line and column, nothing runs
@@ -87,3 +87,15 @@ run_sb run -p "$T/printed.json" -- sh -c "cat '$T/pr/file' && echo \$STEPBOX_T"
 [ "$RC" = 0 ] && [ "$OUT" = "data
 1" ] && ok "stepbox policy > p.json && stepbox run -p p.json: the same grants and env" ||
 	notok "stepbox policy > p.json && stepbox run -p p.json: the same grants and env" "rc=$RC" "$OUT" "$ERR"
+
+# messages that say what is wrong (issue 12)
+expect "a missing policy file: said so, nothing about --consume" 125 "policy file '$T/nope.json' does not exist" -- run -p "$T/nope.json" -- true
+! grep -q -e consume -e SANDBOX_UNAVAILABLE "$T/out/err" && ok "a missing policy file is not called a sandbox failure" ||
+	notok "a missing policy file is not called a sandbox failure" "$ERR"
+expect "a missing policy file with --consume: the hint names it" 125 "deleted once it is read" -- run -p "$T/nope.json" --consume -- true
+expect "run -- a folder: it is a directory" 126 "cannot execute '/tmp': it is a directory" -- run -- /tmp
+! grep -q -e "refused" -e "--read" "$T/out/err" && ok "run -- a folder: no sandbox hint" || notok "run -- a folder: no sandbox hint" "$ERR"
+printf '{"version": 1,\n "write_paths": ["%s",\n   "%s/missing-w"]}\n' "$T/w" "$T" >"$T/mw.json"
+expect "a missing write path names the file, line, column and key" 125 "(policy '$T/mw.json', line 3, column 4: write_paths\[1\])" -- run -p "$T/mw.json" -- true
+expect "-C into a folder that does not exist: refused" 125 "its folder '$T/nonexist'" -- run -C "$T/nonexist/x" -- true
+[ ! -e "$T/nonexist" ] && ok "-C with a typo creates nothing" || notok "-C with a typo creates nothing" "$(find "$T/nonexist")"
