@@ -159,17 +159,19 @@ int main(void)
 	CHECK(policy_set_timeout(&cfg, "12x", &err) < 0);
 	policy_release(&cfg);
 
-	/* files: missing is SANDBOX_UNAVAILABLE; consume deletes after reading */
+	/* files: missing is said as such (exit 125 all the same); consume deletes after reading */
 	policy_init(&cfg);
 	CHECK(policy_load_file(&cfg, "/nonexistent/p.json", false, &err) < 0 &&
-	      err.kind == ERR_UNAVAILABLE);
+	      err.kind == ERR_USAGE);
+	CHECK_HAS(err.msg, "policy file '/nonexistent/p.json' does not exist");
 	char path[] = "/tmp/stepbox-test-policy-XXXXXX";
 	int fd = mkstemp(path);
 	CHECK(fd >= 0 && write(fd, "{\"version\": 1}", 14) == 14);
 	close(fd);
 	CHECK(policy_load_file(&cfg, path, false, &err) == 0 && access(path, F_OK) == 0);
 	CHECK(policy_load_file(&cfg, path, true, &err) == 0 && access(path, F_OK) < 0);
-	CHECK(policy_load_file(&cfg, path, true, &err) < 0 && err.kind == ERR_UNAVAILABLE);
+	CHECK(policy_load_file(&cfg, path, true, &err) < 0 && err.kind == ERR_USAGE);
+	CHECK_HAS(err.hint, "deleted once it is read");
 	/* size cap */
 	strcpy(path, "/tmp/stepbox-test-policy-XXXXXX");
 	fd = mkstemp(path);
