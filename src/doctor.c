@@ -338,8 +338,8 @@ int doctor_run(FILE *out, const struct stepbox_config *cfg, const struct run_ctx
 	check_missing(&d, ctx);
 	check_env(&d, ctx);
 	if (json) {
-		json_t *root = json_pack("{s:O, s:i, s:i}", "checks", d.checks, "failed", d.failed,
-					 "warnings", d.warned);
+		json_t *root = json_pack("{s:i, s:O, s:i, s:i}", "version", 1, "checks", d.checks,
+					 "failed", d.failed, "warnings", d.warned);
 		json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', out);
 		json_decref(root);

@@ -18,18 +18,18 @@
 
 extern char **environ;
 
-static const char usage[] =
+static const char synopsis[] =
 	"usage: stepbox run [OPTIONS] [--] COMMAND [ARG...]\n"
+	"       stepbox learn [OPTIONS] [--] COMMAND [ARG...]\n"
 	"       stepbox check [--json]\n"
-	"       stepbox policy [OPTIONS]   print the effective policy as JSON\n"
-	"       stepbox env [OPTIONS]      print the environment the command would get\n"
+	"       stepbox policy [OPTIONS]   print the effective policy as JSON (valid input)\n"
+	"       stepbox env [OPTIONS] [--json | -0]  the environment the command would get\n"
 	"       stepbox guide [OPTIONS]    print, for an agent, what its step may do\n"
 	"       stepbox doctor [OPTIONS] [--json]  check a deployment; non-zero if a check fails\n"
-	"       stepbox learn [OPTIONS] [--] COMMAND [ARG...]\n"
-	"                                  run with --explain; print a policy fragment that\n"
-	"                                  grants what was denied, for review\n"
-	"\n"
-	"Options of run, policy and env:\n"
+	"       stepbox COMMAND --help     that command's own help; stepbox -V: version\n";
+
+static const char options_text[] =
+	"Options:\n"
 	"  -p, --policy FILE      JSON policy (version 1); '-' reads standard input\n"
 	"      --consume          delete FILE after reading it\n"
 	"  -r, --read PATH        grant read and execute beneath PATH (repeatable)\n"
@@ -60,11 +60,94 @@ static const char usage[] =
 	"                         this run if it is off (and back off after)\n"
 	"      --report FILE      write a JSON run report\n"
 	"  -v, --verbose / -q, --quiet\n"
-	"\n"
-	"Exit status of run: the command's own; 128+N if killed by signal N; 124 on\n"
+	"  -h, --help             this command's help\n";
+
+static const char environment_text[] =
+	"\nEnvironment stepbox reads (besides the command's own):\n"
+	"  SANDBOX_EXTRA_SYSTEM_PATHS     colon-separated folders granted read and execute\n"
+	"  AGENT_BROWSER_EXECUTABLE_PATH  a browser whose folder is granted read and execute\n"
+	"  STEPBOX_LANDLOCK_ABI           use at most this Landlock ABI (tests, old kernels)\n"
+	"  STEPBOX_IDMAP=0                walk root's /etc instead of an idmapped mount\n"
+	"  HOME, PATH                     the step's HOME and command lookup\n";
+
+static const char exit_text[] =
+	"\nExit status of run: the command's own; 128+N if killed by signal N; 124 on\n"
 	"timeout; 126 if the command cannot be executed (including a sandbox denial);\n"
 	"127 if not found; 125 if stepbox failed and the command never started.\n"
 	"See stepbox(1).\n";
+
+/* Each command: its synopsis, what it does, and whether it takes the policy options. */
+static const struct command {
+	const char *name, *synopsis, *what;
+	bool options;
+} commands[] = {
+	{"run", "stepbox run [OPTIONS] [--] COMMAND [ARG...]",
+	 "Run COMMAND in a sandbox that grants only what the policy says.", true},
+	{"learn", "stepbox learn [OPTIONS] [--] COMMAND [ARG...]",
+	 "Run COMMAND with --explain, then print a policy fragment that grants what was\n"
+	 "denied, for review.", true},
+	{"check", "stepbox check [--json]",
+	 "Say what this kernel and host give: Landlock's ABI and features, the namespaces,\n"
+	 "each backend, and the one auto would choose. Exits 1 when none is usable.", false},
+	{"policy", "stepbox policy [OPTIONS]",
+	 "Print the effective policy as JSON: every path canonical, with its origin, what\n"
+	 "was skipped and why. The output is valid input for -p.", true},
+	{"env", "stepbox env [OPTIONS] [--json | -0]",
+	 "Print the environment the command would get, and what was dropped and why;\n"
+	 "--json as an object, -0 NUL-separated.", true},
+	{"guide", "stepbox guide [OPTIONS]",
+	 "Print, for an agent, where it may write, where installs go and whether they\n"
+	 "persist, the network, and what is not available.", true},
+	{"doctor", "stepbox doctor [OPTIONS] [--json]",
+	 "Check a deployment: PATH, HOME and its dotfiles, /etc secrets, resolv.conf, the\n"
+	 "environment. Exits 1 when a check fails.", true},
+};
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static void print_help(const struct command *c)
+{
+	if (!c) {
+		fputs(synopsis, stdout);
+		fputs("\n", stdout);
+		fputs(options_text, stdout);
+		fputs(environment_text, stdout);
+		fputs(exit_text, stdout);
+		return;
+	}
+	printf("usage: %s\n\n%s\n", c->synopsis, c->what);
+	if (c->options) {
+		fputs("\n", stdout);
+		fputs(options_text, stdout);
+		fputs(environment_text, stdout);
+	}
+	if (strcmp(c->name, "run") == 0 || strcmp(c->name, "learn") == 0)
+		fputs(exit_text, stdout);
+}
+
+static void print_version(void)
+{
+	printf("stepbox %s\n"
+	       "backends: stacked (namespaces and Landlock), landlock, mountns, none\n"
+	       "Landlock: ABI 1 to %d known, the kernel's used up to that\n"
+	       "seccomp: filters compiled at build time (libseccomp), a supervisor by user "
+	       "notification\n"
+	       "policy: JSON version 1 (jansson)\n"
+	       "linked: %s\n",
+	       STEPBOX_VERSION, LANDLOCK_ABI_KNOWN,
+#ifdef STEPBOX_STATIC
+	       "statically"
+#else
+	       "dynamically"
+#endif
+	);
+}
 
 enum { OPT_CONSUME = 256, OPT_WD_RO, OPT_PERSIST, OPT_NET, OPT_BACKEND, OPT_ENV, OPT_UNSET,
        OPT_CLEAN_ENV, OPT_TIMEOUT, OPT_EXPLAIN, OPT_ENABLE_AUDIT, OPT_REPORT, OPT_JSON,
@@ -98,6 +181,7 @@ static const struct option options[] = {
 	{"verbose", no_argument, NULL, 'v'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
+	{"null", no_argument, NULL, '0'},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{NULL, 0, NULL, 0},
 };
@@ -106,6 +190,15 @@ static int fail(const struct stepbox_err *err)
 {
 	err_print(err);
 	return 125;
+}
+
+/* The same, and the run report says it too: --report is written on 125 as well. */
+static int fail_report(const struct stepbox_config *cfg, const struct stepbox_err *err)
+{
+	struct stepbox_err rerr = {0};
+	if (cfg->report_file && report_error(cfg->report_file, cfg, err, &rerr) < 0)
+		err_print(&rerr);
+	return fail(err);
 }
 
 /* A path flag: absolute against the current folder, pushed to list. */
@@ -135,18 +228,26 @@ static int set_once(char **slot, const char *arg, const char *what, struct stepb
 }
 
 /* Parse options into cfg; returns optind of the first operand, or -1. */
-static int parse(int argc, char **argv, struct stepbox_config *cfg, bool *json,
+/* What the command line asks of the output, and how many policy options it gave. */
+struct cli {
+	bool json, nul;
+	int policy_options;
+};
+
+static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *cli,
 		 struct stepbox_err *err)
 {
 	int c, r = 0;
 	optind = 1;
 	opterr = 0;
-	while (r == 0 && (c = getopt_long(argc, argv, "+p:r:w:C:vqh", options, NULL)) != -1) {
+	while (r == 0 && (c = getopt_long(argc, argv, "+p:r:w:C:vqh0", options, NULL)) != -1) {
+		cli->policy_options += c != OPT_JSON && c != '0' && c != 'v' && c != 'q';
 		switch (c) {
 		case 'p':
 			if (cfg->policy_file)
 				return err_set(err, ERR_USAGE, 0, "--policy given twice");
-			cfg->policy_file = strdup(optarg);
+			if (!(cfg->policy_file = strdup(optarg)))
+				return err_set(err, ERR_USAGE, ENOMEM, "--policy");
 			break;
 		case OPT_CONSUME:
 			cfg->consume = true;
@@ -219,7 +320,10 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, bool *json,
 			r = set_once(&cfg->report_file, optarg, "--report", err);
 			break;
 		case OPT_JSON:
-			*json = true;
+			cli->json = true;
+			break;
+		case '0':
+			cli->nul = true;
 			break;
 		case 'v':
 			cfg->verbosity = 1;
@@ -228,7 +332,7 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, bool *json,
 			cfg->verbosity = -1;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			print_help(find_command(argv[0]));
 			exit(0);
 		default:
 			err_set(err, ERR_USAGE, 0, "unknown or incomplete option '%s'",
@@ -258,48 +362,58 @@ static void ensure_std_fds(void)
 int main(int argc, char **argv)
 {
 	ensure_std_fds();
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		fputs(usage, argc < 2 ? stderr : stdout);
-		return argc < 2 ? 125 : 0;
+	if (argc < 2) {
+		fputs(synopsis, stderr);
+		return 125;
 	}
-	if (strcmp(argv[1], "--version") == 0) {
-		printf("stepbox %s\n", STEPBOX_VERSION);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		print_help(argc > 2 ? find_command(argv[2]) : NULL);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		print_version();
 		return 0;
 	}
 	const char *cmd = argv[1];
 	struct stepbox_config cfg;
 	struct stepbox_err err = {0};
 	struct run_ctx ctx;
-	bool json = false;
-	policy_init(&cfg);
-	int first = parse(argc - 1, argv + 1, &cfg, &json, &err);
+	struct cli cli = {false, false, 0};
 	int code = 125;
-	if (first < 0) {
-		code = fail(&err);
-		goto out;
-	}
-	char **operands = argv + 1 + first;
-	int noperands = argc - 1 - first;
-	if (strcmp(cmd, "check") == 0) {
-		if (landlock_probe(&ctx.features, backend_abi_cap(), &err) < 0) {
-			code = fail(&err);
-			goto out;
-		}
-		report_check(stdout, &ctx.features, &cfg, json);
-		code = 0;
-		goto out;
-	}
-	bool learn = strcmp(cmd, "learn") == 0;
-	bool is_run = strcmp(cmd, "run") == 0 || learn;
-	bool doctor = strcmp(cmd, "doctor") == 0;
-	if (!is_run && strcmp(cmd, "policy") != 0 && strcmp(cmd, "env") != 0 &&
-	    strcmp(cmd, "guide") != 0 && !doctor) {
+	policy_init(&cfg);
+	if (!find_command(cmd)) {
 		err_set(&err, ERR_USAGE, 0, "unknown command '%s'", cmd);
 		err_hint(&err, "commands: run, learn, check, policy, env, guide, doctor; see stepbox "
 			       "--help");
 		code = fail(&err);
 		goto out;
 	}
+	int first = parse(argc - 1, argv + 1, &cfg, &cli, &err);
+	if (first < 0) {
+		code = fail_report(&cfg, &err);
+		goto out;
+	}
+	char **operands = argv + 1 + first;
+	int noperands = argc - 1 - first;
+	if (strcmp(cmd, "check") == 0) {
+		if (noperands > 0 || cli.policy_options > 0) {
+			err_set(&err, ERR_USAGE, 0, "check takes no arguments but --json");
+			err_hint(&err, "stepbox check [--json]");
+			code = fail(&err);
+			goto out;
+		}
+		if (landlock_probe(&ctx.features, backend_abi_cap(), &err) < 0) {
+			code = fail(&err);
+			goto out;
+		}
+		code = report_check(stdout, &ctx.features, &cfg, cli.json) ? 0 : 1;
+		goto out;
+	}
+	bool learn = strcmp(cmd, "learn") == 0;
+	bool is_run = strcmp(cmd, "run") == 0 || learn;
+	bool doctor = strcmp(cmd, "doctor") == 0;
+
 	if (is_run != (noperands > 0)) {
 		err_set(&err, ERR_USAGE, 0, is_run ? "run: no command given" : "%s takes no command",
 			cmd);
@@ -311,7 +425,7 @@ int main(int argc, char **argv)
 	if (doctor) /* it reports on every backend; the grants do not depend on one */
 		cfg.backend = BACKEND_NONE;
 	if (run_prepare(&cfg, environ, is_run, &ctx, &err) < 0) {
-		code = fail(&err);
+		code = is_run ? fail_report(&cfg, &err) : fail(&err);
 		goto out;
 	}
 	if (is_run)
@@ -319,13 +433,12 @@ int main(int argc, char **argv)
 	else if (strcmp(cmd, "policy") == 0)
 		code = report_policy(stdout, &cfg, &ctx.grants, &ctx.env, ctx.backend.name) < 0 ? 125 : 0;
 	else if (doctor)
-		code = doctor_run(stdout, &cfg, &ctx, "/etc", json) ? 1 : 0;
+		code = doctor_run(stdout, &cfg, &ctx, "/etc", cli.json) ? 1 : 0;
 	else if (strcmp(cmd, "guide") == 0) {
 		report_guide(stdout, &cfg, &ctx.grants, &ctx.env);
 		code = 0;
 	} else {
-		report_env(stdout, &ctx.env);
-		code = 0;
+		code = report_env(stdout, &ctx.env, cli.json, cli.nul) < 0 ? 125 : 0;
 	}
 	run_release(&ctx);
 out:

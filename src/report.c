@@ -178,7 +178,7 @@ static void check_backends(json_t *o, FILE *out, const struct landlock_features 
 	}
 }
 
-void report_check(FILE *out, const struct landlock_features *f,
+bool report_check(FILE *out, const struct landlock_features *f,
 		  const struct stepbox_config *cfg, bool json)
 {
 	struct stepbox_config any = *cfg;
@@ -197,8 +197,9 @@ void report_check(FILE *out, const struct landlock_features *f,
 							"available", fi->abi <= f->abi));
 		}
 		check_backends(backends, out, f, cfg);
-		dump(out, json_pack("{s:i, s:i, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}",
-				    "kernel_landlock_abi", f->kernel_abi, "landlock_abi", f->abi,
+		dump(out, json_pack("{s:i, s:i, s:i, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}",
+				    "version", 1, "kernel_landlock_abi", f->kernel_abi,
+				    "landlock_abi", f->abi,
 				    "abi_cap", f->cap >= 0 ? json_integer(f->cap) : json_null(),
 				    "features", feats, "missing", missing_json(f), "namespaces",
 				    ns_ok, "namespaces_error",
@@ -207,7 +208,7 @@ void report_check(FILE *out, const struct landlock_features *f,
 				    picked ? json_string(policy_backend_name(pick.name)) : json_null(),
 				    "auto_missing", picked ? backend_missing_json(&pick, f) : json_null(),
 				    "auto_error", picked ? json_null() : json_string(aerr.msg)));
-		return;
+		return picked;
 	}
 	landlock_describe(out, f);
 	fputs("seccomp: refuses", out);
@@ -223,7 +224,7 @@ void report_check(FILE *out, const struct landlock_features *f,
 	check_backends(NULL, out, f, cfg);
 	if (!picked) {
 		fprintf(out, "auto: no backend available (SANDBOX_UNAVAILABLE): %s\n", aerr.msg);
-		return;
+		return picked;
 	}
 	fprintf(out, "auto: %s\n", policy_backend_name(pick.name));
 	struct strv m = STRV_INIT;
@@ -235,6 +236,7 @@ void report_check(FILE *out, const struct landlock_features *f,
 	if (!pick.ns)
 		fputs("note: without namespaces the host's /proc stays visible (other processes' "
 		      "command lines), System V IPC and the host's /dev/shm are refused\n", out);
+	return picked;
 }
 
 static void list_grants(FILE *out, const struct grants *g, bool writable)
@@ -362,12 +364,32 @@ void report_guide(FILE *out, const struct stepbox_config *cfg, const struct gran
 		     "`SANDBOX_EXTRA_SYSTEM_PATHS` for a tool folder).\n");
 }
 
-void report_env(FILE *out, const struct env_result *r)
+static json_t *dropped_json(const struct strv *dropped);
+
+int report_env(FILE *out, const struct env_result *r, bool json, bool nul)
 {
+	if (json) {
+		json_t *env = json_object();
+		for (size_t i = 0; env && i < r->env.n; i++) {
+			const char *e = r->env.v[i];
+			size_t nl = strcspn(e, "=");
+			char name[256];
+			snprintf(name, sizeof(name), "%.*s", (int)nl, e);
+			json_object_set_new(env, name, json_string(e + nl + (e[nl] ? 1 : 0)));
+		}
+		return dump(out, json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "version", 1, "env", env,
+					   "dropped", dropped_json(&r->dropped), "routed_dirs",
+					   strv_json(&r->dirs), "persistent_dir",
+					   r->persist ? json_string(r->persist) : json_null(),
+					   "run_base",
+					   r->run_base ? json_string(r->run_base) : json_null()));
+	}
+	/* -0: NAME=VALUE entries, each ended by NUL, as `env -0` prints them */
 	for (size_t i = 0; i < r->env.n; i++)
-		fprintf(out, "%s\n", r->env.v[i]);
-	for (size_t i = 0; i < r->dropped.n; i++)
+		fprintf(out, "%s%c", r->env.v[i], nul ? '\0' : '\n');
+	for (size_t i = 0; !nul && i < r->dropped.n; i++)
 		fprintf(out, "# dropped %s\n", r->dropped.v[i]);
+	return 0;
 }
 
 /* "NAME: reason" entries as {"name", "reason"}; no reason holds ": ". */
@@ -384,6 +406,49 @@ static json_t *dropped_json(const struct strv *dropped)
 						   "reason", sep + 2));
 	}
 	return a;
+}
+
+/*
+ * Write root to path, atomically (a temporary file, then rename), in dir:
+ * path's folder, canonical. The folder may lie in a step's write grants: it
+ * is opened without following any symlink (one there now was planted), and
+ * everything after is relative to it. Takes root.
+ */
+static int write_report(const char *path, const char *dir, json_t *root, struct stepbox_err *err)
+{
+	const char *name = path_base(path);
+	char tmp[NAME_MAX + 32];
+	int dfd = path_open_nofollow(dir, O_DIRECTORY);
+	if (!root || dfd < 0 ||
+	    snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", name, (int)getpid()) >= (int)sizeof(tmp)) {
+		int e = dfd < 0 ? -dfd : root ? ENAMETOOLONG : ENOMEM;
+		json_decref(root);
+		if (dfd >= 0)
+			close(dfd);
+		err_set(err, ERR_USAGE, e, "write report '%s'", path);
+		if (e == ELOOP)
+			err_hint(err, "a symlink appeared in the report's folder '%s' during the run; "
+				      "keep reports out of the step's write grants", dir);
+		return -e;
+	}
+	int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	FILE *f_out = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f_out) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		close(dfd);
+		json_decref(root);
+		return err_set(err, ERR_USAGE, e, "write report '%s/%s'", dir, tmp);
+	}
+	int r = dump(f_out, root);
+	int e = 0;
+	if (fclose(f_out) != 0 || r < 0 || renameat(dfd, tmp, dfd, name) < 0) {
+		e = errno ? errno : EIO;
+		unlinkat(dfd, tmp, 0);
+	}
+	close(dfd);
+	return e ? err_set(err, ERR_USAGE, e, "write report '%s'", path) : 0;
 }
 
 int report_run(const char *path, const char *dir, const struct stepbox_config *cfg,
@@ -420,42 +485,35 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 		json_object_set_new(root, "layers",
 				    json_pack("{s:b, s:b, s:b}", "namespaces", backend->ns, "landlock",
 					      backend->landlock, "supervisor", backend->supervise));
-	/*
-	 * The folder was resolved before the step ran and may lie in its write
-	 * grants: opened again without following any symlink (one there now was
-	 * planted), and everything after relative to it.
-	 */
-	const char *name = path_base(path);
-	char tmp[NAME_MAX + 32];
-	int dfd = path_open_nofollow(dir, O_DIRECTORY);
-	if (!root || dfd < 0 ||
-	    snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", name, (int)getpid()) >= (int)sizeof(tmp)) {
-		int e = dfd < 0 ? -dfd : root ? ENAMETOOLONG : ENOMEM;
-		json_decref(root);
-		if (dfd >= 0)
-			close(dfd);
-		err_set(err, ERR_USAGE, e, "write report '%s'", path);
-		if (e == ELOOP)
-			err_hint(err, "a symlink appeared in the report's folder '%s' during the run; "
-				      "keep reports out of the step's write grants", dir);
-		return -e;
-	}
-	int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-	FILE *f_out = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f_out) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		close(dfd);
-		json_decref(root);
-		return err_set(err, ERR_USAGE, e, "write report '%s/%s'", dir, tmp);
-	}
-	int r = dump(f_out, root);
-	int e = 0;
-	if (fclose(f_out) != 0 || r < 0 || renameat(dfd, tmp, dfd, name) < 0) {
-		e = errno ? errno : EIO;
-		unlinkat(dfd, tmp, 0);
-	}
-	close(dfd);
-	return e ? err_set(err, ERR_USAGE, e, "write report '%s'", path) : 0;
+	return write_report(path, dir, root, err);
 }
+
+/*
+ * A report for a run that never started (exit 125): what failed, as the
+ * message said it, so an orchestrator reads the same thing a person does.
+ */
+int report_error(const char *path, const struct stepbox_config *cfg,
+		 const struct stepbox_err *failure, struct stepbox_err *err)
+{
+	char dir[PATH_MAX], *canon = NULL;
+	bool exists = false;
+	if (!path_parent(path, dir, sizeof(dir)) || grants_canon("/", dir, &canon, &exists) < 0 ||
+	    !exists) {
+		free(canon);
+		return err_set(err, ERR_USAGE, ENOENT, "write report '%s'", path);
+	}
+	/* the path the message is about: stepbox quotes it as '...' */
+	const char *q = strchr(failure->msg, '\''), *q2 = q ? strchr(q + 1, '\'') : NULL;
+	json_t *error = json_pack("{s:s, s:s, s:o, s:o, s:o}", "kind",
+				  failure->kind == ERR_USAGE ? "usage" : "sandbox_unavailable",
+				  "message", failure->msg, "path",
+				  q2 ? json_stringn(q + 1, (size_t)(q2 - q - 1)) : json_null(), "hint",
+				  failure->hint[0] ? json_string(failure->hint) : json_null(), "errno",
+				  failure->errnum ? json_integer(failure->errnum) : json_null());
+	json_t *root = json_pack("{s:i, s:b, s:i, s:o, s:o}", "version", 1, "started", false,
+				 "exit_code", 125, "error", error, "network", network_json(cfg));
+	int r = write_report(path, canon, root, err);
+	free(canon);
+	return r;
+}
+

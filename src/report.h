@@ -22,7 +22,8 @@
 int report_policy(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
 		  const struct env_result *env, enum policy_backend backend);
 
-void report_check(FILE *out, const struct landlock_features *f,
+/* What this host gives, as text or JSON; whether auto finds a usable backend. */
+bool report_check(FILE *out, const struct landlock_features *f,
 		  const struct stepbox_config *cfg, bool json);
 
 /*
@@ -33,8 +34,12 @@ void report_check(FILE *out, const struct landlock_features *f,
 void report_guide(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
 		  const struct env_result *env);
 
-/* NAME=VALUE lines, then "# dropped NAME: reason" lines. */
-void report_env(FILE *out, const struct env_result *r);
+/*
+ * NAME=VALUE lines, then "# dropped NAME: reason" lines; with nul each entry
+ * ends in NUL and nothing else is printed; with json an object (version, env,
+ * dropped, routed_dirs, persistent_dir, run_base).
+ */
+int report_env(FILE *out, const struct env_result *r, bool json, bool nul);
 
 /*
  * Write the run report to path (atomically: a temporary file, then rename),
@@ -48,5 +53,12 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 	       const struct env_result *env, const struct launch_result *res,
 	       const struct persist_lock *lock, const struct explain *x,
 	       struct stepbox_err *err);
+
+/*
+ * The report of a run that never started (exit 125): version, started false,
+ * and an error object (kind, message, path, hint, errno) from failure.
+ */
+int report_error(const char *path, const struct stepbox_config *cfg,
+		 const struct stepbox_err *failure, struct stepbox_err *err);
 
 #endif

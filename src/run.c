@@ -338,8 +338,12 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 					   cfg->explain ? &x : NULL, &err) < 0)
 		err_print(&err); /* the command ran: its status stands */
 out:
-	if (rc < 0 && !retry)
+	if (rc < 0 && !retry) {
+		struct stepbox_err rerr = {0};
 		err_print(&err);
+		if (cfg->report_file && report_error(cfg->report_file, cfg, &err, &rerr) < 0)
+			err_print(&rerr);
+	}
 	else if (retry && cfg->verbosity > 0)
 		fprintf(stderr, "stepbox: the namespaces failed here (%s); using Landlock alone\n",
 			err.msg);

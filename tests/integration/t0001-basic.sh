@@ -37,3 +37,25 @@ run_sb run -- printf '%s|' -r --write 'a b' ''
 # standard input reaches the command
 out=$(echo piped | "$SB" run -- cat 2>/dev/null)
 [ "$out" = piped ] && ok "stdin passed" || notok "stdin passed" "got $out"
+
+# command-line conventions (issue 12)
+for c in run learn check policy env guide doctor; do
+	"$STEPBOX" "$c" --help >"$T/out/help" 2>&1
+	if [ $? = 0 ] && head -1 "$T/out/help" | grep -q "^usage: stepbox $c"; then :; else
+		notok "$c --help prints its own usage" "$(head -2 "$T/out/help")"
+		continue
+	fi
+	ok "$c --help prints its own usage"
+done
+"$STEPBOX" -V >"$T/out/v" && grep -q "^stepbox [0-9]" "$T/out/v" && grep -q "^backends:" "$T/out/v" &&
+	ok "-V: the version and what is built in" || notok "-V: the version and what is built in" "$(cat "$T/out/v")"
+"$STEPBOX" --help | grep -q "SANDBOX_EXTRA_SYSTEM_PATHS" && "$STEPBOX" --help | grep -q "STEPBOX_LANDLOCK_ABI" &&
+	ok "--help lists the environment variables stepbox reads" || notok "--help lists the environment variables stepbox reads"
+expect "check: an unknown argument is an error" 125 "check takes no arguments" -- check --read /tmp
+"$STEPBOX" check --json | python3 -c 'import json,sys; assert json.load(sys.stdin)["version"] == 1' &&
+	ok "check --json carries a version" || notok "check --json carries a version"
+run_sb env --env SBX=1 --json
+echo "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["version"] == 1 and d["env"]["SBX"] == "1" and "dropped" in d' &&
+	ok "env --json: an object of the variables, with a version" || notok "env --json: an object of the variables, with a version" "$OUT"
+"$SB" env --env 'SBX=two words' -0 | python3 -c 'import sys; e=sys.stdin.buffer.read().split(b"\0"); assert b"SBX=two words" in e and e[-1] == b""' &&
+	ok "env -0: NUL-separated" || notok "env -0: NUL-separated"

@@ -35,3 +35,16 @@ runout=$("$SB" run -- env 2>/dev/null | sort)
 [ "$envout" = "$runout" ] && ok "env prints exactly what run gives" || notok "env prints exactly what run gives" "$(diff <(echo "$envout") <(echo "$runout") | head -5)"
 in_box "TMPDIR exists and is writable" 'test -d "$TMPDIR" && echo x > "$TMPDIR/f"'
 in_box "HOME is unchanged" "test \"\$HOME\" = '$HOME'"
+
+# a run that never started still gets its report: version, started false, the error
+run_sb run -w "$T/missing-dir" --report "$T/err.json" -- echo RAN
+if [ "$RC" = 125 ] && ! echo "$OUT" | grep -q RAN && python3 - "$T/err.json" "$T/missing-dir" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["version"] == 1 and d["started"] is False and d["exit_code"] == 125, d
+e = d["error"]
+assert e["kind"] == "usage" and e["path"] == sys.argv[2] and "write path" in e["message"], e
+assert e["hint"], e
+PY
+then ok "--report on exit 125: version, started false, error with kind, path, message, hint"
+else notok "--report on exit 125: version, started false, error with kind, path, message, hint" "rc=$RC" "$(cat "$T/err.json" 2>&1)"; fi
