@@ -592,19 +592,90 @@ void explain_print(FILE *out, const struct explain *x)
 	}
 }
 
-static json_t *unique_grants(const struct explain *x, bool write)
+static json_t *ports(const struct policy_ports *have, const struct explain *x, enum explain_op op);
+
+/* Append s to the array under key in o (made if missing) unless there; 1 if added. */
+static int add_unique(json_t *o, const char *key, const char *s)
 {
-	struct strv seen = STRV_INIT;
-	json_t *a = json_array();
-	for (size_t i = 0; a && i < x->n; i++) {
-		const struct explain_denial *d = &x->v[i];
-		if (!d->sandbox || !d->grant || is_write(d) != write || strv_find(&seen, d->grant) >= 0)
-			continue;
-		strv_push(&seen, d->grant);
-		json_array_append_new(a, json_string(d->grant));
+	json_t *a = json_object_get(o, key);
+	if (!a) {
+		a = json_array();
+		if (!a || json_object_set_new(o, key, a) < 0)
+			return 0;
 	}
-	strv_release(&seen);
-	return a;
+	size_t i;
+	json_t *e;
+	json_array_foreach(a, i, e)
+		if (json_is_string(e) && strcmp(json_string_value(e), s) == 0)
+			return 0;
+	return json_array_append_new(a, json_string(s)) == 0;
+}
+
+/* A folder holding what looks like keys or credentials, by name (not beneath). */
+static bool holds_keys(const char *dir)
+{
+	static const char *const names[] = {"id_rsa", "id_ed25519", "id_ecdsa", "id_dsa",
+					    "credentials", ".netrc", ".pgpass", "authorized_keys"};
+	static const char *const ends[] = {".pem", ".key", ".p12", ".pfx", ".kdbx", ".gpg"};
+	struct path_dir d;
+	struct path_entry e;
+	bool yes = false;
+	if (path_dir_open(&d, AT_FDCWD, dir) < 0)
+		return false;
+	while (!yes && path_dir_next(&d, &e)) {
+		size_t len = strlen(e.name);
+		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+			yes |= strcmp(e.name, names[k]) == 0;
+		for (size_t k = 0; k < sizeof(ends) / sizeof(ends[0]); k++)
+			yes |= len > strlen(ends[k]) && strcmp(e.name + len - strlen(ends[k]), ends[k]) == 0;
+	}
+	path_dir_close(&d);
+	return yes;
+}
+
+int explain_learn(const struct explain *x, json_t *policy, struct strv *refused)
+{
+	char home[PATH_MAX] = "";
+	const char *h = getenv("HOME");
+	if (h && h[0] == '/' && strcmp(h, "/") != 0)
+		canonical(h, home, sizeof(home));
+	int added = 0;
+	for (size_t i = 0; i < x->n; i++) {
+		const struct explain_denial *d = &x->v[i];
+		if (!d->sandbox || !d->grant)
+			continue;
+		struct stat st;
+		bool dir = stat(d->grant, &st) == 0 && S_ISDIR(st.st_mode);
+		char *why = NULL;
+		if (grants_hidden(x->grants, d->grant))
+			why = strv_fmt("%s: hidden on purpose (not world-readable)", d->grant);
+		else if (x->cfg->persist_shared && x->grants->persist &&
+			 path_beneath(d->grant, x->grants->persist))
+			why = strv_fmt("%s: the workflow cache is shared in this step", d->grant);
+		else if (home[0] && strcmp(d->grant, home) == 0)
+			why = strv_fmt("%s: HOME itself; grant the file it needs", d->grant);
+		else if (dir && holds_keys(d->grant))
+			why = strv_fmt("%s: holds keys or credentials", d->grant);
+		if (why) {
+			if (strv_find(refused, why) < 0)
+				strv_push(refused, why);
+			free(why);
+			continue;
+		}
+		if (!is_write(d) && !dir && home[0] && path_beneath(d->grant, home))
+			added += add_unique(policy, "home_files", d->grant + strlen(home) + 1);
+		else
+			added += add_unique(policy, is_write(d) ? "write_paths" : "read_paths", d->grant);
+	}
+	if (x->cfg->net == NET_TCP) {
+		json_t *net = json_pack("{s:o, s:o}", "connect_tcp",
+					ports(&x->cfg->connect_tcp, x, OP_CONNECT), "bind_tcp",
+					ports(&x->cfg->bind_tcp, x, OP_BIND));
+		json_t *old = json_object_get(policy, "network");
+		added += !json_equal(old, net);
+		json_object_set_new(policy, "network", net);
+	}
+	return added;
 }
 
 static json_t *ports(const struct policy_ports *have, const struct explain *x, enum explain_op op)
@@ -621,26 +692,6 @@ static json_t *ports(const struct policy_ports *have, const struct explain *x, e
 			json_array_append_new(a, json_integer(d->port));
 	}
 	return a;
-}
-
-void explain_fragment(FILE *out, const struct explain *x)
-{
-	json_t *o = json_pack("{s:i}", "version", 1);
-	json_t *r = unique_grants(x, false), *w = unique_grants(x, true);
-	if (json_array_size(r))
-		json_object_set(o, "read_paths", r);
-	if (json_array_size(w))
-		json_object_set(o, "write_paths", w);
-	json_decref(r);
-	json_decref(w);
-	if (x->cfg->net == NET_TCP)
-		json_object_set_new(o, "network",
-				    json_pack("{s:o, s:o}", "connect_tcp",
-					      ports(&x->cfg->connect_tcp, x, OP_CONNECT), "bind_tcp",
-					      ports(&x->cfg->bind_tcp, x, OP_BIND)));
-	json_dumpf(o, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', out);
-	json_decref(o);
 }
 
 json_t *explain_json(const struct explain *x)

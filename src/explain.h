@@ -68,11 +68,19 @@ void explain_add(struct explain *x, enum explain_op op, const char *program, pid
 /* The list on stderr, deduplicated, capped, each with the grant that would allow it. */
 void explain_print(FILE *out, const struct explain *x);
 
-/* A policy fragment granting what was denied, for a person to review (learn). */
-void explain_fragment(FILE *out, const struct explain *x);
+/*
+ * learn: merge into policy (a policy file's JSON, report_policy_json) the
+ * narrowest grants that would have allowed what the sandbox denied: the file
+ * read or run itself, the folder a file was to be made in, a file of HOME as
+ * a home_files entry, the ports. Never a hidden /etc entry, the shared
+ * workflow cache, HOME itself or a folder holding keys: those go to refused,
+ * each with why. Returns how many entries were added.
+ */
+struct json_t;
+int explain_learn(const struct explain *x, struct json_t *policy, struct strv *refused);
+
 
 /* The denials as a JSON array (the run report); the caller owns it. */
-struct json_t;
 struct json_t *explain_json(const struct explain *x);
 
 const char *explain_op_name(enum explain_op op);

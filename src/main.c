@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@ extern char **environ;
 
 static const char synopsis[] =
 	"usage: stepbox run [OPTIONS] [--] COMMAND [ARG...]\n"
-	"       stepbox learn [OPTIONS] [--] COMMAND [ARG...]\n"
+	"       stepbox learn [OPTIONS] [-o FILE] [--rounds N] [--] COMMAND [ARG...]\n"
 	"       stepbox check [--json]\n"
 	"       stepbox policy [OPTIONS]   print the effective policy as JSON (valid input)\n"
 	"       stepbox env [OPTIONS] [--json | -0]  the environment the command would get\n"
@@ -83,9 +84,13 @@ static const struct command {
 } commands[] = {
 	{"run", "stepbox run [OPTIONS] [--] COMMAND [ARG...]",
 	 "Run COMMAND in a sandbox that grants only what the policy says.", true},
-	{"learn", "stepbox learn [OPTIONS] [--] COMMAND [ARG...]",
-	 "Run COMMAND with --explain, then print a policy fragment that grants what was\n"
-	 "denied, for review.", true},
+	{"learn", "stepbox learn [OPTIONS] [-o FILE] [--rounds N] [--] COMMAND [ARG...]",
+	 "Run COMMAND with --explain, then print the policy (the one given, with -p and\n"
+	 "the flags) with the narrowest grants that allow what was denied, for review:\n"
+	 "the file itself, a file of HOME as home_files, never a hidden /etc entry, HOME\n"
+	 "or a folder holding keys. --rounds N runs again, up to N times, until nothing\n"
+	 "new is denied (the command runs each time). The command's own output goes to\n"
+	 "stderr; the policy to stdout, or to FILE with -o.", true},
 	{"check", "stepbox check [--json]",
 	 "Say what this kernel and host give: Landlock's ABI and features, the namespaces,\n"
 	 "each backend, and the one auto would choose. Exits 1 when none is usable.", false},
@@ -152,7 +157,7 @@ static void print_version(void)
 enum { OPT_CONSUME = 256, OPT_WD_RO, OPT_PERSIST, OPT_NET, OPT_BACKEND, OPT_ENV, OPT_UNSET,
        OPT_CLEAN_ENV, OPT_TIMEOUT, OPT_EXPLAIN, OPT_ENABLE_AUDIT, OPT_REPORT, OPT_JSON,
        OPT_VERSION, OPT_ALLOW_BROAD, OPT_UNIX, OPT_PERSIST_SHARED, OPT_PERSIST_WAIT, OPT_GRACE,
-       OPT_HOME_FILE };
+       OPT_HOME_FILE, OPT_ROUNDS };
 
 static const struct option options[] = {
 	{"policy", required_argument, NULL, 'p'},
@@ -182,6 +187,8 @@ static const struct option options[] = {
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{"null", no_argument, NULL, '0'},
+	{"output", required_argument, NULL, 'o'},
+	{"rounds", required_argument, NULL, OPT_ROUNDS},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{NULL, 0, NULL, 0},
 };
@@ -232,6 +239,8 @@ static int set_once(char **slot, const char *arg, const char *what, struct stepb
 struct cli {
 	bool json, nul;
 	int policy_options;
+	const char *output; /* learn -o FILE */
+	long rounds;        /* learn --rounds N */
 };
 
 static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *cli,
@@ -240,8 +249,9 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *
 	int c, r = 0;
 	optind = 1;
 	opterr = 0;
-	while (r == 0 && (c = getopt_long(argc, argv, "+p:r:w:C:vqh0", options, NULL)) != -1) {
-		cli->policy_options += c != OPT_JSON && c != '0' && c != 'v' && c != 'q';
+	while (r == 0 && (c = getopt_long(argc, argv, "+p:r:w:C:vqh0o:", options, NULL)) != -1) {
+		cli->policy_options += c != OPT_JSON && c != '0' && c != 'v' && c != 'q' && c != 'o' &&
+				       c != OPT_ROUNDS;
 		switch (c) {
 		case 'p':
 			if (cfg->policy_file)
@@ -325,6 +335,14 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *
 		case '0':
 			cli->nul = true;
 			break;
+		case 'o':
+			cli->output = optarg;
+			break;
+		case OPT_ROUNDS:
+			if (policy_parse_long(optarg, 1, 100, &cli->rounds) < 0)
+				return err_set(err, ERR_USAGE, 0, "--rounds '%s': a whole number from "
+					       "1 to 100", optarg);
+			break;
 		case 'v':
 			cfg->verbosity = 1;
 			break;
@@ -349,6 +367,99 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *
 	    policy_load_file(cfg, cfg->policy_file, cfg->consume, err) < 0)
 		return -EINVAL;
 	return optind;
+}
+
+/*
+ * The next round's config: the learned policy, read as a policy file is (so
+ * it is checked as one), with the settings that are not policy carried over.
+ */
+static int next_round(struct stepbox_config *cfg, json_t *policy, struct stepbox_err *err)
+{
+	struct stepbox_config next;
+	policy_init(&next);
+	char *text = json_dumps(policy, JSON_COMPACT);
+	int r = text ? policy_load_buffer(&next, "the learned policy", text, strlen(text), err)
+		     : err_set(err, ERR_USAGE, ENOMEM, "learn");
+	free(text);
+	if (r < 0) {
+		policy_release(&next);
+		return r;
+	}
+	next.explain = true;
+	next.enable_audit = cfg->enable_audit;
+	next.verbosity = cfg->verbosity;
+	next.grace_s = cfg->grace_s;
+	next.persist_wait_s = cfg->persist_wait_s;
+	next.report_file = cfg->report_file;
+	cfg->report_file = NULL;
+	policy_release(cfg);
+	*cfg = next;
+	return 0;
+}
+
+/* Write the learned policy to -o FILE, or stdout; it never overwrites a link. */
+static int write_learned(const struct cli *cli, json_t *policy)
+{
+	FILE *out = stdout;
+	if (cli->output) {
+		int fd = open(cli->output, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 || !(out = fdopen(fd, "w"))) {
+			fprintf(stderr, "stepbox: learn: cannot write '%s': %s\n", cli->output,
+				strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+	}
+	int r = json_dumpf(policy, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', out);
+	if (out != stdout && fclose(out) != 0)
+		r = -1;
+	return r;
+}
+
+/*
+ * learn: run with --explain, merge what was denied into the policy, and run
+ * again until a round adds nothing (or --rounds). The command's own stdout
+ * goes to stderr so that the learned policy alone is on stdout (or -o FILE).
+ */
+static int learn_rounds(struct stepbox_config *cfg, struct run_ctx *ctx, char **argv,
+			const struct cli *cli)
+{
+	struct learn l = {NULL, STRV_INIT, 0};
+	struct stepbox_err err = {0};
+	int saved = -1, code = 125;
+	fflush(stdout);
+	if (!cli->output && ((saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
+			     dup2(STDERR_FILENO, STDOUT_FILENO) < 0)) {
+		perror("stepbox: learn: keep the command's output apart");
+		return 125;
+	}
+	for (long round = 1;; round++) {
+		code = run_exec(cfg, ctx, argv, &l);
+		if (code == 125 || !l.policy || l.added == 0 || round >= cli->rounds)
+			break;
+		fprintf(stderr, "stepbox: learn: round %ld granted %d more; running again\n", round,
+			l.added);
+		run_release(ctx);
+		if (next_round(cfg, l.policy, &err) < 0 ||
+		    run_prepare(cfg, environ, true, ctx, &err) < 0) {
+			code = fail(&err);
+			break;
+		}
+	}
+	if (saved >= 0) {
+		fflush(stdout);
+		dup2(saved, STDOUT_FILENO);
+		close(saved);
+	}
+	for (size_t i = 0; i < l.refused.n; i++)
+		fprintf(stderr, "stepbox: learn: not proposed: %s\n", l.refused.v[i]);
+	if (l.policy && code != 125 && write_learned(cli, l.policy) < 0)
+		code = 125;
+	json_decref(l.policy);
+	strv_release(&l.refused);
+	return code;
 }
 
 /* Inherited fds 0-2 may be closed; an fd stepbox opens must never land there. */
@@ -379,7 +490,7 @@ int main(int argc, char **argv)
 	struct stepbox_config cfg;
 	struct stepbox_err err = {0};
 	struct run_ctx ctx;
-	struct cli cli = {false, false, 0};
+	struct cli cli = {false, false, 0, NULL, 1};
 	int code = 125;
 	policy_init(&cfg);
 	if (!find_command(cmd)) {
@@ -428,8 +539,10 @@ int main(int argc, char **argv)
 		code = is_run ? fail_report(&cfg, &err) : fail(&err);
 		goto out;
 	}
-	if (is_run)
-		code = run_exec(&cfg, &ctx, operands, learn);
+	if (learn)
+		code = learn_rounds(&cfg, &ctx, operands, &cli);
+	else if (is_run)
+		code = run_exec(&cfg, &ctx, operands, NULL);
 	else if (strcmp(cmd, "policy") == 0)
 		code = report_policy(stdout, &cfg, &ctx.grants, &ctx.env, ctx.backend.name) < 0 ? 125 : 0;
 	else if (doctor)

@@ -220,6 +220,9 @@ int policy_set_backend(struct stepbox_config *cfg, const char *name, struct step
 		err_hint(err, "choose one of: auto, stacked, landlock, mountns, none");
 		return -EINVAL;
 	}
+	/* auto asks for nothing: it gives way to a backend asked for elsewhere */
+	if (b == BACKEND_AUTO)
+		return 0;
 	if (cfg->backend_set && cfg->backend != b)
 		return err_set(err, ERR_USAGE, 0, "two backends asked for: '%s' and '%s'",
 			       policy_backend_name(cfg->backend), name);

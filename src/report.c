@@ -64,32 +64,8 @@ static int dump(FILE *out, json_t *root)
 	return r == 0 ? 0 : -EIO;
 }
 
-int report_policy(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
-		  const struct env_result *env, enum policy_backend backend)
+json_t *report_policy_json(const struct stepbox_config *cfg, const struct grants *g)
 {
-	json_t *grants = json_array(), *skipped = json_array();
-	for (size_t i = 0; i < g->n; i++) {
-		const struct grant *gr = &g->v[i];
-		json_t *o = json_pack("{s:s, s:s, s:s}", "path", gr->path, "access",
-				      grants_access_name(gr->access), "origin",
-				      grants_origin_name(gr->origin));
-		if (o && strcmp(gr->requested, gr->path) != 0)
-			json_object_set_new(o, "requested", json_string(gr->requested));
-		if (o && !gr->exists)
-			json_object_set_new(o, "created", json_true());
-		if (o && (gr->access & GRANT_PRIVATE))
-			json_object_set_new(o, "private", json_true());
-		if (o && (gr->access & GRANT_CONNECT))
-			json_object_set_new(o, "unix_sockets", json_true());
-		if (o && gr->world_readable_only)
-			json_object_set_new(o, "world_readable_only", json_true());
-		json_array_append_new(grants, o);
-	}
-	for (size_t i = 0; i < g->nskipped; i++)
-		json_array_append_new(skipped,
-				      json_pack("{s:s, s:s, s:s}", "path", g->skipped[i].path,
-						"origin", grants_origin_name(g->skipped[i].origin),
-						"reason", g->skipped[i].reason));
 	/* env.set as the policy file has it: an object of NAME: value */
 	json_t *set = json_object();
 	for (size_t i = 0; set && i < cfg->env_set.n; i++) {
@@ -128,6 +104,40 @@ int report_policy(FILE *out, const struct stepbox_config *cfg, const struct gran
 	strv_release(&writes);
 	strv_release(&unixes);
 	strv_release(&homes);
+	if (root && cfg->timeout_s)
+		json_object_set_new(root, "timeout_s", json_integer(cfg->timeout_s));
+	if (root && g->persist)
+		json_object_set_new(root, "persistent_shared", json_boolean(cfg->persist_shared));
+	return root;
+}
+
+int report_policy(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
+		  const struct env_result *env, enum policy_backend backend)
+{
+	json_t *grants = json_array(), *skipped = json_array();
+	for (size_t i = 0; i < g->n; i++) {
+		const struct grant *gr = &g->v[i];
+		json_t *o = json_pack("{s:s, s:s, s:s}", "path", gr->path, "access",
+				      grants_access_name(gr->access), "origin",
+				      grants_origin_name(gr->origin));
+		if (o && strcmp(gr->requested, gr->path) != 0)
+			json_object_set_new(o, "requested", json_string(gr->requested));
+		if (o && !gr->exists)
+			json_object_set_new(o, "created", json_true());
+		if (o && (gr->access & GRANT_PRIVATE))
+			json_object_set_new(o, "private", json_true());
+		if (o && (gr->access & GRANT_CONNECT))
+			json_object_set_new(o, "unix_sockets", json_true());
+		if (o && gr->world_readable_only)
+			json_object_set_new(o, "world_readable_only", json_true());
+		json_array_append_new(grants, o);
+	}
+	for (size_t i = 0; i < g->nskipped; i++)
+		json_array_append_new(skipped,
+				      json_pack("{s:s, s:s, s:s}", "path", g->skipped[i].path,
+						"origin", grants_origin_name(g->skipped[i].origin),
+						"reason", g->skipped[i].reason));
+	json_t *root = report_policy_json(cfg, g);
 	if (!root) {
 		json_decref(grants);
 		json_decref(skipped);
@@ -140,10 +150,6 @@ int report_policy(FILE *out, const struct stepbox_config *cfg, const struct gran
 	    json_object_set_new(root, "grants", grants) == 0 &&
 	    json_object_set_new(root, "skipped", skipped) == 0)
 		json_object_set_new(root, "routed_dirs", strv_json(&env->dirs));
-	if (cfg->timeout_s)
-		json_object_set_new(root, "timeout_s", json_integer(cfg->timeout_s));
-	if (g->persist)
-		json_object_set_new(root, "persistent_shared", json_boolean(cfg->persist_shared));
 	return dump(out, root);
 }
 

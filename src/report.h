@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "backend.h"
 #include "env.h"
 #include "explain.h"
@@ -17,6 +19,12 @@
 #include "launch.h"
 #include "persist.h"
 #include "policy.h"
+
+/*
+ * The policy cfg asks for, as a policy file has it (valid input for -p):
+ * the paths as asked, policy and flags merged. NULL on ENOMEM.
+ */
+json_t *report_policy_json(const struct stepbox_config *cfg, const struct grants *g);
 
 /* The effective policy as JSON: every path canonical, with its origin. */
 int report_policy(FILE *out, const struct stepbox_config *cfg, const struct grants *g,

@@ -164,7 +164,7 @@ static void say_what_is_missing(const struct stepbox_config *cfg, const struct r
 }
 
 static int fall_back(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
-		     bool learn)
+		     struct learn *learn)
 {
 	struct stepbox_config alone = *cfg;
 	struct stepbox_err err = {0};
@@ -215,7 +215,7 @@ static void say_killed(const char *dir, const struct persist_lock *lock, bool qu
 }
 
 int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
-	     bool learn)
+	     struct learn *learn)
 {
 	struct stepbox_err err = {0};
 	struct harden h = {0};
@@ -328,10 +328,13 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 			 PERSIST_LOCK_NAME);
 	if (use_audit)
 		audit_collect(&au, res.domain_creator, &x);
-	if (learn)
-		explain_fragment(stdout, &x);
-	else if (cfg->explain)
+	if (learn) {
+		if (!learn->policy)
+			learn->policy = report_policy_json(cfg, &ctx->grants);
+		learn->added = learn->policy ? explain_learn(&x, learn->policy, &learn->refused) : 0;
+	} else if (cfg->explain) {
 		explain_print(stderr, &x);
+	}
 	if (cfg->report_file && report_run(cfg->report_file, ctx->report_dir, cfg, argv,
 					   &ctx->backend,
 					   &ctx->features, &ctx->env, &res, &lock,

@@ -37,14 +37,21 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 		struct run_ctx *ctx, struct stepbox_err *err);
 void run_release(struct run_ctx *ctx);
 
+/* What `stepbox learn` gathers over its rounds. */
+struct learn {
+	struct json_t *policy; /* the policy as asked, with what was learned merged in */
+	struct strv refused;   /* what was denied and is never proposed, each with why */
+	int added;             /* entries the last round added */
+};
+
 /*
  * Create the workdir, persistent and routed folders, build the sandbox and
  * run argv in it. Returns stepbox's exit status (the command's, 124, 126,
  * 127, 128+N); 125 after printing err when the sandbox could not be applied.
- * With cfg->explain the denials follow on stderr; with learn, a policy
- * fragment granting them goes to stdout instead.
+ * With cfg->explain the denials follow on stderr; with learn (not NULL) they
+ * are merged into learn->policy instead.
  */
 int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
-	     bool learn);
+	     struct learn *learn);
 
 #endif

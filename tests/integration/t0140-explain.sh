@@ -88,6 +88,44 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["version"]
 run_sb run -p "$T/fragment.json" -- sh -c "$cmd"
 [ "$RC" = 0 ] && [ -e "$T/secret/learned" ] && ok "the learned fragment makes the command succeed" || notok "the learned fragment makes the command succeed" "rc=$RC"
 
+# learn writes the whole policy: the one given merged with what it learned,
+# the command's own output kept out of it, round after round until nothing new
+mkdir -p "$T/lp" "$T/lh"
+echo one >"$T/lp/a"
+echo two >"$T/lp/b"
+printf '[user]\n\tname = L\n' >"$T/lh/.gitconfig"
+echo '{"version": 1, "read_paths": ["/usr/share/doc"], "env": {"set": {"KEEP": "1"}}}' >"$T/given.json"
+lcmd="echo COMMAND-OUTPUT; cat '$T/lp/a' || exit 3; cat '$T/lp/b' || exit 4; cat \"\$HOME/.gitconfig\" >/dev/null || exit 5; cat /etc/shadow >/dev/null 2>&1; exit 0"
+HOME="$T/lh" run_sb learn -p "$T/given.json" --rounds 5 -- sh -c "$lcmd"
+if [ "$RC" = 0 ] && ! echo "$OUT" | grep -q COMMAND-OUTPUT && grep -q COMMAND-OUTPUT "$T/out/err" &&
+	echo "$OUT" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+lp = sys.argv[1]
+assert "/usr/share/doc" in d["read_paths"] and d["env"]["set"] == {"KEEP": "1"}, d
+assert lp + "/a" in d["read_paths"] and lp + "/b" in d["read_paths"], d["read_paths"]
+assert d["home_files"] == [".gitconfig"], d.get("home_files")
+assert not any(p.startswith("/etc") for p in d["read_paths"]), d["read_paths"]
+assert lp not in d["read_paths"], "the folder, not the files"
+' "$T/lp"; then
+	ok "learn --rounds: the given policy merged with the files denied round after round, HOME's as home_files, stdout only the policy"
+else
+	notok "learn --rounds: the given policy merged with the files denied round after round, HOME's as home_files, stdout only the policy" "rc=$RC" "$OUT" "$(tail -5 "$T/out/err")"
+fi
+if is_root; then
+	grep -q "not proposed: /etc/shadow: hidden on purpose" "$T/out/err" && ok "learn never proposes a hidden /etc entry" ||
+		notok "learn never proposes a hidden /etc entry" "$(grep learn: "$T/out/err")"
+fi
+HOME="$T/lh" run_sb learn --rounds 5 -o "$T/learned.json" -p "$T/given.json" -- sh -c "$lcmd"
+HOME="$T/lh" run_sb run -p "$T/learned.json" -- sh -c "$lcmd"
+[ "$RC" = 0 ] && ok "learn -o FILE: the learned policy runs the command" || notok "learn -o FILE: the learned policy runs the command" "rc=$RC" "$ERR"
+mkdir -p "$T/keys"
+echo k >"$T/keys/id_ed25519"
+run_sb learn -- sh -c "touch '$T/keys/new'"
+echo "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert sys.argv[1] not in d.get("write_paths", [])' "$T/keys" &&
+	grep -q "not proposed: $T/keys: holds keys" "$T/out/err" && ok "learn never proposes a folder holding keys" ||
+	notok "learn never proposes a folder holding keys" "$OUT" "$ERR"
+
 # the two sources: the kernel's audit records (root, ABI 7, audit on), else the tracer
 audit_enabled() {
 	python3 -c '
