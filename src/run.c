@@ -334,6 +334,11 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		learn->added = learn->policy ? explain_learn(&x, learn->policy, &learn->refused) : 0;
 	} else if (cfg->explain) {
 		explain_print(stderr, &x);
+		/* not a file denial, but as likely the cause: a variable the step never got */
+		for (size_t i = 0; i < ctx->env.dropped.n; i++)
+			fprintf(stderr, "%s%s\n",
+				i ? "  " : "stepbox: explain: not passed on from the environment:\n  ",
+				ctx->env.dropped.v[i]);
 	}
 	if (cfg->report_file && report_run(cfg->report_file, ctx->report_dir, cfg, argv,
 					   &ctx->backend,

@@ -174,3 +174,9 @@ cat '$T/secret/file'; echo x > '$T/secret/new'; rm -f '$T/secret/file'
 	grep -q "connect tcp port $AP" "$T/out/err" && ok "audit: a denied connect names the port" || notok "audit: a denied connect names the port"
 	[ "$(audit_enabled)" = "$before" ] && ok "audit setting restored ($before)" || notok "audit setting restored ($before)"
 fi
+
+# not only files: a variable the step never got is named too (by name, never its value)
+GITHUB_TOKEN=ghp_notreallyasecret0000000000000000000 run_sb run --explain -- sh -c 'test -n "$GITHUB_TOKEN"'
+[ "$RC" != 0 ] && grep -q "not passed on from the environment" "$T/out/err" && grep -q "^  GITHUB_TOKEN: " "$T/out/err" &&
+	! grep -q ghp_ "$T/out/err" && ok "explain: a secret dropped from the environment is named, its value never" ||
+	notok "explain: a secret dropped from the environment is named, its value never" "$ERR"
