@@ -1,0 +1,26 @@
+#!/bin/bash
+# t0002: the examples the README points to work as written (paths moved into
+# the test's own folder).
+. "$(dirname "$0")/lib.sh"
+
+EX="$TESTDIR/../../examples"
+mkdir -p "$T/srv/wf/runs/7" "$T/srv/data/docs" "$T/bin"
+sed "s|/srv/|$T/srv/|g" "$EX/step-policy.json" >"$T/step-policy.json"
+run_sb policy -p "$T/step-policy.json"
+[ "$RC" = 0 ] && echo "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["persistent_dir"].endswith("/srv/wf/.sandbox-cache")' &&
+	ok "examples/step-policy.json is a valid policy" || notok "examples/step-policy.json is a valid policy" "$ERR"
+
+# the callers find stepbox on PATH, as an installed one would be
+ln -s "$SB" "$T/bin/stepbox"
+export PATH="$T/bin:$PATH"
+python3 "$EX/run_step.py" "$T/srv/wf/runs/7" "$T/srv/wf/.sandbox-cache" 'echo hello from a step; cat /etc/shadow >/dev/null 2>&1; touch /usr/x 2>/dev/null; true' >"$T/out/py" 2>&1
+if grep -q "^exit 0" "$T/out/py" && grep -q "hello from a step" "$T/out/py" && grep -q "^denied: " "$T/out/py"; then
+	ok "examples/run_step.py: a step with the policy on stdin, its output and its denials"
+else
+	notok "examples/run_step.py: a step with the policy on stdin, its output and its denials" "$(cat "$T/out/py")"
+fi
+node "$EX/run_step.mjs" "$T/srv/wf/runs/7" "$T/srv/wf/.sandbox-cache" 'echo hello from node' >"$T/out/js" 2>&1
+grep -q "^exit 0" "$T/out/js" && grep -q "hello from node" "$T/out/js" &&
+	ok "examples/run_step.mjs: the same from Node" || notok "examples/run_step.mjs: the same from Node" "$(cat "$T/out/js")"
+grep -q "^ExecStart=.*stepbox run" "$EX/nightly-report.service" && grep -q "^OnCalendar=" "$EX/nightly-report.timer" &&
+	ok "examples: a systemd service and timer" || notok "examples: a systemd service and timer"
