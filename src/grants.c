@@ -861,6 +861,11 @@ static int add_baseline(struct build *b)
 			return err_set(b->err, ERR_UNAVAILABLE, -r, "baseline grant '%s'",
 				       baseline[i].path);
 	}
+	for (size_t i = 0; b->host->cgroups && b->host->cgroups[i]; i++) {
+		int r = add_requested(b, b->host->cgroups[i], GRANT_READ, ORIGIN_BASELINE, false);
+		if (r < 0 && b->refused)
+			return r;
+	}
 	/* Landlock alone: the step's own terminal, never the host's other ones */
 	for (size_t i = 0; !b->host->namespaces && b->host->ttys && b->host->ttys[i]; i++) {
 		int r = add_requested(b, b->host->ttys[i], DEVRW, ORIGIN_BASELINE, false);

@@ -122,6 +122,12 @@ struct grants_host {
 	bool keep_links;         /* record symlinks of split folders (mountns needs them) */
 	bool namespaces;         /* the namespace layers run: private /proc, /dev/pts, /dev/shm, /tmp */
 	const char *const *ttys; /* Landlock alone: the step's own terminal(s), NULL-terminated */
+	/*
+	 * The caller's own cgroup folders (v2, and v1's memory and cpu),
+	 * NULL-terminated: read-only, so node and pnpm find their memory and CPU
+	 * limits. Never a root cgroup, which would show every other one.
+	 */
+	const char *const *cgroups;
 };
 
 /*

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -35,6 +36,42 @@ static const char *const *own_ttys(struct run_ctx *ctx)
 		ctx->ttys[i] = ctx->tty_names[i];
 	ctx->ttys[n] = NULL;
 	return ctx->ttys;
+}
+
+/*
+ * The caller's own cgroup folders, from /proc/self/cgroup: the v2 one and
+ * v1's memory and cpu ones, where they exist, never a root cgroup.
+ */
+static const char *const *own_cgroups(struct run_ctx *ctx)
+{
+	size_t n = 0;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[4096];
+	while (f && n < 8 && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *ctl = strchr(line, ':'), *path = ctl ? strchr(ctl + 1, ':') : NULL;
+		if (!path)
+			continue;
+		*path++ = '\0';
+		ctl++;
+		if (path[0] != '/' || strcmp(path, "/") == 0 || strstr(path, "/.."))
+			continue;
+		bool v2 = ctl[0] == '\0';
+		if (!v2 && !strstr(ctl, "memory") && strncmp(ctl, "cpu", 3) != 0)
+			continue;
+		char *dir = strv_fmt("/sys/fs/cgroup%s%s%s", v2 ? "" : "/", ctl, path);
+		struct stat st;
+		if (dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+			ctx->cgroup_dirs[n++] = dir;
+		else
+			free(dir);
+	}
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < n; i++)
+		ctx->cgroups[i] = ctx->cgroup_dirs[i];
+	ctx->cgroups[n] = NULL;
+	return ctx->cgroups;
 }
 
 /* A symlink on the way to the report's folder that lies where a step writes. */
@@ -87,6 +124,7 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 		.namespaces = ctx->backend.ns,
 		.home = getenv("HOME"),
 		.ttys = own_ttys(ctx),
+		.cgroups = own_cgroups(ctx),
 	};
 	r = grants_build(cfg, &host, &ctx->grants, err);
 	if (r == 0)
@@ -127,6 +165,10 @@ void run_release(struct run_ctx *ctx)
 	ctx->idmap_userns = -1;
 	free(ctx->report_dir);
 	ctx->report_dir = NULL;
+	for (size_t i = 0; i < sizeof(ctx->cgroup_dirs) / sizeof(ctx->cgroup_dirs[0]); i++) {
+		free(ctx->cgroup_dirs[i]);
+		ctx->cgroup_dirs[i] = NULL;
+	}
 	grants_release(&ctx->grants);
 	env_release(&ctx->env);
 }
