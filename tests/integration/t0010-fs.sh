@@ -40,8 +40,11 @@ mkdir -p "$T/wd"
 in_box "-C makes the workdir writable and current" "pwd | grep -qx '$T/wd' && echo x > f" -C "$T/wd"
 denied "--workdir-readonly" 'echo x > f2' -C "$T/wd" --workdir-readonly
 in_box "--workdir-readonly still reads" 'cat f' -C "$T/wd" --workdir-readonly
+run_sb run -C "$T/newwd" -- sh -c 'pwd'
+[ "$RC" = 0 ] && [ -d "$T/newwd" ] && ok "a missing workdir is created" || notok "a missing workdir is created"
 run_sb run -C "$T/new/deep/wd" -- sh -c 'pwd'
-[ "$RC" = 0 ] && [ -d "$T/new/deep/wd" ] && ok "a missing workdir is created" || notok "a missing workdir is created"
+[ "$RC" = 125 ] && [ ! -e "$T/new" ] && ok "a missing workdir is created, never the folders above it" ||
+	notok "a missing workdir is created, never the folders above it" "rc=$RC" "$ERR"
 
 # missing paths: a read is skipped with a warning, a write is an error
 expect "missing --read is skipped with a warning" 0 "does not exist" -- run -r "$T/nope" -- true
