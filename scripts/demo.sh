@@ -35,10 +35,12 @@ PATH="$wf/tools/bin:$PATH" "$SB" run -C "$wf/runs/1" -- broker
 echo "== exit status $? (126: the sandbox refused it, and said how to grant it)"
 echo
 echo "== what the sandbox denied, from evidence (--explain)"
-"$SB" run --explain -C "$wf/runs/1" -- sh -c 'cat /etc/shadow; ls "$HOME"; echo x > /tmp/outside' 2>&1 |
+echo note >"$wf/notes.txt"
+"$SB" run --explain -C "$wf/runs/1" -- sh -c "cat /etc/shadow; cat '$wf/notes.txt'; echo x > /usr/outside" 2>&1 |
 	sed -n '/^stepbox: explain/,$p'
 echo
-echo "== a policy fragment that would grant it, for review (stepbox learn)"
-"$SB" learn -C "$wf/runs/1" -- sh -c 'echo x > /tmp/stepbox-demo-out' 2>/dev/null
+echo "== the policy with the narrowest grant that allows the read, for review (stepbox learn)"
+"$SB" learn -C "$wf/runs/1" -- sh -c "cat '$wf/notes.txt'" 2>/dev/null |
+	python3 -c 'import json, sys; print("read_paths:", json.load(sys.stdin)["read_paths"])'
 rm -rf "$wf"
 exit "$rc"

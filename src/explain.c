@@ -567,6 +567,9 @@ void explain_print(FILE *out, const struct explain *x)
 				 x->grants->persist && path_beneath(d->path, x->grants->persist))
 				fprintf(out, "the workflow cache is shared read-only in this step; "
 					     "install in a step that holds it (--persist)\n");
+			else if (is_write(d) && d->grant && grants_system_folder(d->grant))
+				fprintf(out, "a system folder, which a step never writes; write in "
+					     "the workdir or another write grant\n");
 			else if (home_file(d, home[0] && strcmp(home, "/") ? home : NULL, rel,
 					   sizeof(rel)))
 				fprintf(out, "a file of HOME, which holds nothing of the user's unless "
@@ -654,6 +657,8 @@ int explain_learn(const struct explain *x, json_t *policy, struct strv *refused)
 			why = strv_fmt("%s: the workflow cache is shared in this step", d->grant);
 		else if (home[0] && strcmp(d->grant, home) == 0)
 			why = strv_fmt("%s: HOME itself; grant the file it needs", d->grant);
+		else if (is_write(d) && grants_system_folder(d->grant))
+			why = strv_fmt("%s: a system folder", d->grant);
 		else if (dir && holds_keys(d->grant))
 			why = strv_fmt("%s: holds keys or credentials", d->grant);
 		if (why) {

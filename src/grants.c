@@ -1140,6 +1140,13 @@ static int workdir_parent(const struct grants *g, const struct grants_host *host
 	return 0;
 }
 
+static bool is_system_top(const char *path);
+
+bool grants_system_folder(const char *path)
+{
+	return strcmp(path, "/") == 0 || is_system_top(path);
+}
+
 static bool is_system_top(const char *path)
 {
 	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
