@@ -110,15 +110,22 @@ fi
 
 # the npm registry's tools: yarn, pnpm, esbuild (a native binary), installed once
 if ! timeout 20 npm ping >/dev/null 2>&1; then
-	skip "yarn, pnpm and esbuild from the npm registry" "the npm registry cannot be reached"
+	skip "yarn, pnpm, esbuild, bun and deno from the npm registry" "the npm registry cannot be reached"
 	exit 0
 fi
-run1 "npm install -g yarn@1 pnpm@9 esbuild >/dev/null 2>&1 && yarn --version && pnpm --version && esbuild --version"
-if [ "$RC" = 0 ] && [ "$(echo "$OUT" | wc -l)" = 3 ]; then
-	run2 "yarn --version && pnpm --version && esbuild --version && echo 'console.log(1+1)' | esbuild --minify"
-	[ "$RC" = 0 ] && [ "$(echo "$OUT" | wc -l)" = 4 ] && echo "$OUT" | tail -1 | grep -q "console.log(2)" &&
-		ok "yarn, pnpm and esbuild's native binary: installed in run 1, run offline in run 2" ||
-		notok "yarn, pnpm and esbuild's native binary: installed in run 1, run offline in run 2" "rc=$RC" "$OUT" "$ERR"
+# one download cache for this user's runs of the suite (bun and deno are large)
+npmcache="${TMPDIR:-/tmp}/stepbox-npm-cache-$(id -u)"
+mkdir -p "$npmcache"
+rm -rf "$T/wf/r1"
+mkdir -p "$T/wf/r1"
+run_sb run -C "$T/wf/r1" -r "$src" --persist "$P" -w "$npmcache" --env npm_config_cache="$npmcache" -- sh -c \
+	"npm install -g yarn@1 pnpm@9 esbuild bun deno >/dev/null 2>&1 && yarn --version && pnpm --version && esbuild --version && bun --version && deno --version | head -1"
+if [ "$RC" = 0 ] && [ "$(echo "$OUT" | wc -l)" = 5 ]; then
+	run2 "yarn --version && pnpm --version && esbuild --version && echo 'console.log(1+1)' | esbuild --minify &&
+		echo 'console.log(2+2)' >x.js && bun x.js && deno eval 'console.log(3+3)'"
+	[ "$RC" = 0 ] && echo "$OUT" | grep -q "console.log(2)" && echo "$OUT" | grep -qx 4 && echo "$OUT" | grep -qx 6 &&
+		ok "yarn, pnpm, esbuild, bun and deno (native binaries): installed in run 1, run offline in run 2" ||
+		notok "yarn, pnpm, esbuild, bun and deno (native binaries): installed in run 1, run offline in run 2" "rc=$RC" "$OUT" "$ERR"
 	# yarn 1 reads the routed npmrc, never the user's (unreadable under Landlock alone)
 	printf '//registry.example.org/:_authToken=x\n' >"$HOME/.npmrc"
 	chmod 600 "$HOME/.npmrc"
@@ -134,5 +141,5 @@ if [ "$RC" = 0 ] && [ "$(echo "$OUT" | wc -l)" = 3 ]; then
 		notok "yarn 1 install with the user's .npmrc present: not read, no EACCES" "rc=$RC" "$OUT" "$ERR"
 	fi
 else
-	notok "npm install -g yarn pnpm esbuild in run 1" "rc=$RC" "$OUT" "$ERR"
+	notok "npm install -g yarn pnpm esbuild bun deno in run 1" "rc=$RC" "$OUT" "$ERR"
 fi
