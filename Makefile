@@ -2,14 +2,17 @@
 #   make demo     install what is missing, build, run a real step in the sandbox
 #   make check    install what is missing, build (gcc, clang, ASan+UBSan, static), run every
 #                 test, the kernel matrix under QEMU included
-#   make install  PREFIX=/usr/local DESTDIR=
+#   make install  PREFIX=/usr/local DESTDIR=   (builds, strips; never installs packages)
+#   make deb      a Debian package in dist/ (dpkg-deb)
 PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD ?= build
 
-.PHONY: all deps demo check install bench static clean
+.PHONY: all build deps demo check install deb bench static clean
 
-all: deps
+all: deps build
+
+build:
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD) --prefix=$(PREFIX)
 	ninja -C $(BUILD)
 
@@ -29,9 +32,12 @@ check:
 	ninja -C build-static
 	bash tests/run.sh $(BUILD)
 
-install: all
+install: build
 	meson configure $(BUILD) -Dprefix=$(PREFIX)
-	DESTDIR="$(DESTDIR)" meson install -C $(BUILD)
+	DESTDIR="$(DESTDIR)" meson install -C $(BUILD) --strip
+
+deb: build
+	sh scripts/mkdeb.sh $(BUILD) dist
 
 static: deps
 	@[ -f build-static/build.ninja ] || meson setup build-static -Dstatic=true
@@ -42,4 +48,4 @@ bench: all
 	sh bench/run.sh $(BUILD)
 
 clean:
-	rm -rf build build-asan build-clang build-static
+	rm -rf build build-asan build-clang build-static dist

@@ -418,7 +418,7 @@ static void judge(struct explain *x, struct explain_tracee *t, int errnum)
 			continue;
 		char target[PATH_MAX];
 		canonical(paths[i], canon[i], sizeof(canon[i]));
-		snprintf(target, sizeof(target), "%s", canon[i]);
+		memcpy(target, canon[i], sizeof(target)); /* the same size, NUL-terminated */
 		if (parent) {
 			char *slash = strrchr(target, '/');
 			if (slash && slash != target)

@@ -122,6 +122,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 rm -rf "$stage"
 
+echo "== the Debian package (make deb)"
+count package < <(bash "$top/tests/package/run.sh" 2>&1)
+
 echo "== real kernels (tests/kernels): QEMU guests and the host"
 static=${STATIC_BUILD:-$top/build-static}/stepbox
 if [ "$(id -u)" = 0 ] && [ -x "$static" ]; then
