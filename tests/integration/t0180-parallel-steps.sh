@@ -187,14 +187,16 @@ echo "$OUT" | grep -q "shared read-only in this step" && ok "guide: the shared c
 # killed in the middle of an install: nothing left, no stale lock, the next install works
 c6="$T/wf/c6/.sandbox-cache"
 mkdir -p "$T/wf/runs/killed"
-"$SB" run -C "$T/wf/runs/killed" -r "$src" --persist "$c6" -- sh -c "$pip_big" >/dev/null 2>&1 &
-kpid=$!
+# started outside this shell's jobs, so that its SIGKILL is not announced
+("$SB" run -C "$T/wf/runs/killed" -r "$src" --persist "$c6" -- sh -c "$pip_big" >/dev/null 2>&1 &
+	echo $! >"$T/kpid")
+kpid=$(cat "$T/kpid")
 for _ in $(seq 100); do
 	ls "$c6"/python/lib/python3*/site-packages/bigpkg 2>/dev/null | grep -q m0 && break
 	sleep 0.05
 done
 kill -KILL $kpid
-{ wait $kpid; } 2>/dev/null
+for _ in $(seq 100); do kill -0 "$kpid" 2>/dev/null || break; sleep 0.05; done
 sleep 1
 left=$(pgrep -f "find-links $src/big" | wc -l)
 step rerun "$c6" --persist-wait 5 --report "$T/wf/runs/rerun.json" -- sh -c "$pip_big && bigpkg-cli"
@@ -212,11 +214,12 @@ fi
 # the same for npm install -g: killed once its package folder appears, then again
 c7="$T/wf/c7/.sandbox-cache"
 mkdir -p "$T/wf/runs/nkilled"
-"$SB" run -C "$T/wf/runs/nkilled" -r "$src" --persist "$c7" -- npm install -g "$tgz" >/dev/null 2>&1 &
-kpid=$!
+("$SB" run -C "$T/wf/runs/nkilled" -r "$src" --persist "$c7" -- npm install -g "$tgz" >/dev/null 2>&1 &
+	echo $! >"$T/kpid")
+kpid=$(cat "$T/kpid")
 for _ in $(seq 300); do [ -d "$c7/npm-global/lib/node_modules/cxpkg" ] && break; sleep 0.02; done
 kill -KILL $kpid
-{ wait $kpid; } 2>/dev/null
+for _ in $(seq 100); do kill -0 "$kpid" 2>/dev/null || break; sleep 0.05; done
 step nrerun "$c7" --persist-wait 5 -- sh -c "npm install -g '$tgz' 2>&1 && cxpkg"
 files=$(ls "$c7"/npm-global/lib/node_modules/cxpkg/ 2>/dev/null | grep -c '^f[0-9]*\.js$')
 if [ "$(cat "$T/wf/runs/nrerun.rc")" = 0 ] && grep -q "cxpkg ran" "$T/wf/runs/nrerun.out" && [ "$files" = 500 ] &&
