@@ -10,6 +10,8 @@ if [ "${1:-}" = --test ]; then
 	tools="$tools clang:clang node:nodejs npm:npm bwrap:bubblewrap hyperfine:hyperfine unshare:util-linux"
 	# the ecosystems of tests/integration/t0195 (Debian's, at their Debian paths)
 	tools="$tools /usr/bin/go:golang-go /usr/bin/cargo:cargo /usr/bin/gem:ruby /usr/bin/pipx:pipx git:git"
+	# the Debian package's check (tests/package)
+	tools="$tools lintian:lintian"
 	# the kernel matrix (tests/kernels): Debian kernels booted under QEMU
 	tools="$tools qemu-system-x86_64:qemu-system-x86 cpio:cpio busybox:busybox-static file:file"
 	libs="$libs python3-venv python3-pip"

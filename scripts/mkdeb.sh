@@ -30,6 +30,11 @@ mkdir -p "$doc"
 } >"$doc/copyright"
 printf 'stepbox (%s-1) unstable; urgency=medium\n\n  * Release %s.\n\n -- stepbox authors <stepbox@users.noreply.github.com>  %s\n' \
 	"$version" "$version" "$(date -R -u -d @"${SOURCE_DATE_EPOCH:-$(date +%s)}")" | gzip -9n >"$doc/changelog.Debian.gz"
+# static on purpose: no dynamic loader at each launch, no LD_PRELOAD of the
+# caller's in the launcher (README, "Install"); lintian is told so
+mkdir -p "$stage/usr/share/lintian/overrides"
+printf '# static on purpose: no loader and no LD_PRELOAD in the launcher\nstepbox: statically-linked-binary [usr/bin/stepbox]\n' \
+	>"$stage/usr/share/lintian/overrides/stepbox"
 mkdir -p "$stage/DEBIAN"
 size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 cat >"$stage/DEBIAN/control" <<CTL
