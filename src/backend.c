@@ -63,8 +63,13 @@ static int usable(enum policy_backend name, const struct stepbox_config *cfg,
 		char why[128];
 		landlock_why(f, why, sizeof(why));
 		err_set(err, ERR_UNAVAILABLE, 0, "%s: %s", policy_backend_name(name), why);
-		err_hint(err, "%s; the mountns backend works without it (`stepbox check` says what "
-			      "this host can run)", landlock_hint);
+		/* the kernel has it, and only the cap hides it: say that, not how to boot */
+		if (f->kernel_abi > 0)
+			err_hint(err, "unset STEPBOX_LANDLOCK_ABI (or raise it) to use this "
+				      "kernel's Landlock ABI %d", f->kernel_abi);
+		else
+			err_hint(err, "%s; the mountns backend works without it (`stepbox check` "
+				      "says what this host can run)", landlock_hint);
 		return -EOPNOTSUPP;
 	}
 	struct stepbox_err e = {0};
