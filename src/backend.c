@@ -80,7 +80,9 @@ static int usable(enum policy_backend name, const struct stepbox_config *cfg,
 		return -EOPNOTSUPP;
 	}
 	if (b.ns && probe_ns && backend_probe_ns(cfg, &e) < 0) {
-		err_set(err, ERR_UNAVAILABLE, e.errnum, "%s: %s", policy_backend_name(name), e.msg);
+		/* e.msg says its errno already */
+		err_set(err, ERR_UNAVAILABLE, 0, "%s: %s", policy_backend_name(name), e.msg);
+		err->errnum = e.errnum;
 		err_hint(err, "%s", e.hint);
 		return -EOPNOTSUPP;
 	}

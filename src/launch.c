@@ -734,10 +734,11 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 		err_set(err, ERR_UNAVAILABLE, rep.errnum, "namespaces: %.250s", rep.detail);
 	else
 		err_set(err, ERR_UNAVAILABLE, rep.errnum, "cannot %s", what);
-	if (rep.step == STEP_MOUNTNS && rep.errnum == EPERM && strstr(rep.detail, "new /proc"))
-		err_hint(err, "the kernel refuses a new procfs in a user namespace while parts of the "
-			      "host's /proc are covered by other mounts (a container's masked /proc); "
-			      "unmask /proc, run as root, or use --backend landlock");
+	if (rep.step == STEP_MOUNTNS && rep.errnum == EPERM && strstr(rep.detail, "new /proc")) {
+		struct stepbox_err proc = {0};
+		mountns_proc_failed(EPERM, &proc);
+		memcpy(err->hint, proc.hint, sizeof(err->hint));
+	}
 	if (rep.step == STEP_LANDLOCK)
 		err_hint(err, "try a lower STEPBOX_LANDLOCK_ABI, or check `stepbox check`");
 	return -(rep.errnum ? rep.errnum : EINVAL);

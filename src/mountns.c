@@ -323,18 +323,54 @@ int mountns_idmap_userns(const char *probe, dev_t *dev)
 	return r < 0 ? r : ns;
 }
 
+/* The probe's PID 1: a new procfs, as a run mounts one. 0, or 128 + errno. */
+static int probe_proc(void)
+{
+	/* over this namespace's own /proc: nothing is created (an unmapped uid cannot) */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return 0; /* not what a run does: leave the verdict to the run */
+	return mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+		     NULL) < 0 ? 128 + (errno & 0x7f) : 0;
+}
+
+/*
+ * Make the namespaces in a child, and in its PID 1 a new procfs: a
+ * container's masked /proc lets the namespaces be made and then refuses
+ * the procfs, and check must say what run will meet.
+ */
 int mountns_probe(const struct mountns_plan *p, struct stepbox_err *err)
 {
 	pid_t pid = fork();
 	if (pid < 0)
 		return err_set(err, ERR_UNAVAILABLE, errno, "fork to probe namespaces");
-	if (pid == 0)
-		_exit(unshare(p->clone_flags & ~CLONE_NEWPID) < 0 ? (errno & 0x7f) : 0);
+	if (pid == 0) {
+		if (unshare(p->clone_flags) < 0)
+			_exit(errno & 0x7f);
+		pid_t init = fork();
+		if (init == 0)
+			_exit(probe_proc());
+		int st;
+		if (init < 0 || waitpid(init, &st, 0) < 0)
+			_exit(0);
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 0);
+	}
 	int st;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	int e = WIFEXITED(st) ? WEXITSTATUS(st) : EINVAL;
+	if (e >= 128)
+		return mountns_proc_failed(e - 128, err);
 	return e == 0 ? 0 : mountns_unavailable(p, e, err);
+}
+
+int mountns_proc_failed(int e, struct stepbox_err *err)
+{
+	err_set(err, ERR_UNAVAILABLE, e, "namespaces: cannot mount a new /proc");
+	if (e == EPERM)
+		err_hint(err, "the kernel refuses a new procfs in a user namespace while parts of "
+			      "the host's /proc are covered by other mounts (a container's masked "
+			      "/proc); unmask /proc, run as root, or use --backend landlock");
+	return -e;
 }
 
 int mountns_unavailable(const struct mountns_plan *p, int e, struct stepbox_err *err)

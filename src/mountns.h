@@ -96,11 +96,14 @@ void mountns_mounts_release(struct mountns_mounts *mm);
 int mountns_idmap_userns(const char *probe, dev_t *dev);
 
 /*
- * Whether this kernel lets the caller create the namespaces (tried in a
- * short-lived child). 0, or a negative errno with err explaining what to
+ * Whether this kernel lets the caller create the namespaces and mount a new
+ * procfs in them (tried in a short-lived child and its PID 1). 0, or a negative errno with err explaining what to
  * change (sysctls, AppArmor) in its hint.
  */
 int mountns_probe(const struct mountns_plan *p, struct stepbox_err *err);
+
+/* Fill err for a new procfs the kernel refused with errno e (a masked /proc). */
+int mountns_proc_failed(int e, struct stepbox_err *err);
 
 /* Fill err for namespaces that failed with errno e: what, and what to change. */
 int mountns_unavailable(const struct mountns_plan *p, int e, struct stepbox_err *err);

@@ -99,4 +99,16 @@ if is_root && [ "$BACKEND" = stacked ]; then
 	[ "$rc" = 125 ] && echo "$out" | grep -q "SANDBOX_UNAVAILABLE: namespaces: cannot mount a new /proc" &&
 		echo "$out" | grep -q "hint:.*masked /proc" && ! echo "$out" | grep -q "^ran$" &&
 		ok "masked /proc: --backend stacked is 125 naming the cause" || notok "masked /proc: --backend stacked is 125 naming the cause" "rc=$rc $out"
+	# check agrees with run: it tries the procfs too
+	out=$(unshare -m --propagation private sh -c "mount --bind /dev/null /proc/timer_list &&
+		cd '$T/masked' && setpriv --reuid=65534 --regid=65534 --clear-groups env PATH=/usr/bin:/bin \
+		'$STEPBOX' check --json" 2>&1)
+	echo "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["auto_backend"] == "landlock", d["auto_backend"]
+for b in ("stacked", "mountns"):
+    assert not d["backends"][b]["available"] and "cannot mount a new /proc" in d["backends"][b]["error"], d["backends"][b]
+' && ok "masked /proc: check says what run meets (auto is landlock, the namespaces' procfs refused)" ||
+		notok "masked /proc: check says what run meets (auto is landlock, the namespaces' procfs refused)" "$out"
 fi
