@@ -59,13 +59,18 @@ int harden_cloexec_fds(void)
 	return 0;
 }
 
+bool harden_has_cap(int cap)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2];
+	return cap >= 0 && cap < 64 && syscall(SYS_capget, &hdr, data) == 0 &&
+	       (data[cap / 32].effective & (1u << (cap % 32)));
+}
+
 int harden_drop_caps(void)
 {
 	/* asked here, in the child: inside a new user namespace it holds them all */
-	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-	struct __user_cap_data_struct data[2];
-	bool can_setpcap = syscall(SYS_capget, &hdr, data) == 0 &&
-			   (data[0].effective & (1u << CAP_SETPCAP));
+	bool can_setpcap = harden_has_cap(CAP_SETPCAP);
 	if (can_setpcap) {
 		/* root's execs gain no capabilities, and nothing can undo that */
 		if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
@@ -87,6 +92,8 @@ int harden_drop_caps(void)
 	 * unreachable: setuid bits and file capabilities are ignored at exec */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return -errno;
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2];
 	memset(data, 0, sizeof(data));
 	if (syscall(SYS_capset, &hdr, data) < 0)
 		return -errno;

@@ -7,12 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "harden.h"
 #include "path.h"
 #include "persist.h"
 
@@ -229,8 +231,11 @@ int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
 	memset(p, 0, sizeof(*p));
 	p->clone_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
 	p->idmap_userns = -1;
-	/* root needs no user namespace: it may mount already */
-	p->userns = geteuid() != 0;
+	/*
+	 * Root that may mount needs no user namespace; root without
+	 * CAP_SYS_ADMIN (a container's) gets one, mapping itself, as anyone else.
+	 */
+	p->userns = geteuid() != 0 || !harden_has_cap(CAP_SYS_ADMIN);
 	if (p->userns)
 		p->clone_flags |= CLONE_NEWUSER;
 	/* a new network namespace has only a loopback device, and it is down */
