@@ -382,8 +382,16 @@ int mountns_unavailable(const struct mountns_plan *p, int e, struct stepbox_err 
 {
 	err_set(err, ERR_UNAVAILABLE, e, "cannot create %snamespaces",
 		p->userns ? "user and mount " : "mount ");
-	if (p->userns)
-		err_hint(err, "unprivileged user namespaces are off here: check the sysctls "
+	if (p->userns && e == ENOSPC)
+		err_hint(err, "the limit on user namespaces is reached or 0 here: the sysctl "
+			      "user.max_user_namespaces must be above 0");
+	else if (p->userns && e == EPERM && geteuid() == 0)
+		err_hint(err, "root without CAP_SYS_ADMIN tried a user namespace: a container's "
+			      "seccomp profile (Docker's default) or an LSM refuses it; allow unshare "
+			      "there, or use --backend landlock");
+	else if (p->userns)
+		err_hint(err, "unprivileged user namespaces are off here, or a container's seccomp "
+			      "profile refuses them: check the sysctls "
 			      "user.max_user_namespaces (must be > 0), "
 			      "kernel.unprivileged_userns_clone (Debian, must be 1) and "
 			      "kernel.apparmor_restrict_unprivileged_userns (Ubuntu, must be 0)");
