@@ -66,7 +66,8 @@ static int usable(enum policy_backend name, const struct stepbox_config *cfg,
 		/* the kernel has it, and only the cap hides it: say that, not how to boot */
 		if (f->kernel_abi > 0)
 			err_hint(err, "unset STEPBOX_LANDLOCK_ABI (or raise it) to use this "
-				      "kernel's Landlock ABI %d", f->kernel_abi);
+				      "kernel's Landlock ABI %d; the mountns backend works without "
+				      "Landlock", f->kernel_abi);
 		else
 			err_hint(err, "%s; the mountns backend works without it (`stepbox check` "
 				      "says what this host can run)", landlock_hint);

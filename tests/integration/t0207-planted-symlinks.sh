@@ -87,7 +87,7 @@ in_box "control: a link outside the write grants is followed" "grep -q topsecret
 # the report is not written through it
 mkdir -p "$T/reports-out" "$T/w/rep"
 run_sb run --report "$T/w/rep/r.json" -- sh -c "rm -rf '$T/w/rep' && ln -s '$T/reports-out' '$T/w/rep'"
-[ ! -e "$T/reports-out/r.json" ] && grep -q "symlink appeared" "$T/out/err" && ok "a report folder replaced by a symlink during the run is not written through" ||
+[ ! -e "$T/reports-out/r.json" ] && grep -q "goes through a symlink (one a step may have planted)" "$T/out/err" && ok "a report folder replaced by a symlink during the run is not written through" ||
 	notok "a report folder replaced by a symlink during the run is not written through" "rc=$RC"
 rm -f "$T/w/rep"
 mkdir -p "$T/w/rep"
