@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <linux/capability.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,7 +225,8 @@ bool report_check(FILE *out, const struct landlock_features *f,
 	      "native one\n", out);
 	if (ns_ok)
 		fprintf(out, "namespaces: available (%s)\n",
-			geteuid() != 0 ? "through a user namespace" : "as root");
+			geteuid() != 0 || !harden_has_cap(CAP_SYS_ADMIN) ? "through a user namespace"
+									  : "as root");
 	else
 		fprintf(out, "namespaces: not available: %s\n  hint: %s\n", nerr.msg, nerr.hint);
 	check_backends(NULL, out, f, cfg);
