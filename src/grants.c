@@ -526,14 +526,26 @@ static int resolve(struct build *b, const char *req, enum grant_origin origin, c
 	return canon_memo(b->host->root, req, canon, exists, check_link, b, &b->dirs);
 }
 
+static bool is_system_top(const char *path)
+{
+	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
+		if (strcmp(path, system_dirs[i]) == 0)
+			return true;
+	return false;
+}
+
+bool grants_system_folder(const char *path)
+{
+	return strcmp(path, "/") == 0 || is_system_top(path);
+}
+
 /* Why path is too broad to be a workdir or write grant, or NULL when it is not. */
 static const char *broad_kind(const struct build *b, const char *path)
 {
 	if (strcmp(path, "/") == 0)
 		return "the whole file system";
-	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
-		if (strcmp(path, system_dirs[i]) == 0)
-			return "a top-level system folder";
+	if (is_system_top(path))
+		return "a top-level system folder";
 	if ((b->home && strcmp(path, b->home) == 0) ||
 	    (b->home_norm && strcmp(path, b->home_norm) == 0))
 		return "the caller's HOME";
@@ -1138,21 +1150,6 @@ static int workdir_parent(const struct grants *g, const struct grants_host *host
 		return -ENOENT;
 	}
 	return 0;
-}
-
-static bool is_system_top(const char *path);
-
-bool grants_system_folder(const char *path)
-{
-	return strcmp(path, "/") == 0 || is_system_top(path);
-}
-
-static bool is_system_top(const char *path)
-{
-	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
-		if (strcmp(path, system_dirs[i]) == 0)
-			return true;
-	return false;
 }
 
 /* home_files / --home-file: the user's own files, handed over read-only one by one. */

@@ -65,17 +65,24 @@ static int dump(FILE *out, json_t *root)
 	return r == 0 ? 0 : -EIO;
 }
 
-json_t *report_policy_json(const struct stepbox_config *cfg, const struct grants *g)
+/* "NAME=VALUE" entries as an object of NAME: value. */
+static json_t *env_object(const struct strv *entries)
 {
-	/* env.set as the policy file has it: an object of NAME: value */
-	json_t *set = json_object();
-	for (size_t i = 0; set && i < cfg->env_set.n; i++) {
-		const char *e = cfg->env_set.v[i];
+	json_t *o = json_object();
+	for (size_t i = 0; o && i < entries->n; i++) {
+		const char *e = entries->v[i];
 		size_t nl = strcspn(e, "=");
 		char name[256];
 		snprintf(name, sizeof(name), "%.*s", (int)nl, e);
-		json_object_set_new(set, name, json_string(e + nl + 1));
+		json_object_set_new(o, name, json_string(e + nl + (e[nl] ? 1 : 0)));
 	}
+	return o;
+}
+
+json_t *report_policy_json(const struct stepbox_config *cfg, const struct grants *g)
+{
+	/* env.set as the policy file has it: an object of NAME: value */
+	json_t *set = env_object(&cfg->env_set);
 	/*
 	 * First the policy itself, so the output is valid input (`stepbox policy
 	 * > p.json && stepbox run -p p.json` means the same): the paths as
@@ -377,14 +384,7 @@ static json_t *dropped_json(const struct strv *dropped);
 int report_env(FILE *out, const struct env_result *r, bool json, bool nul)
 {
 	if (json) {
-		json_t *env = json_object();
-		for (size_t i = 0; env && i < r->env.n; i++) {
-			const char *e = r->env.v[i];
-			size_t nl = strcspn(e, "=");
-			char name[256];
-			snprintf(name, sizeof(name), "%.*s", (int)nl, e);
-			json_object_set_new(env, name, json_string(e + nl + (e[nl] ? 1 : 0)));
-		}
+		json_t *env = env_object(&r->env);
 		return dump(out, json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "version", 1, "env", env,
 					   "dropped", dropped_json(&r->dropped), "routed_dirs",
 					   strv_json(&r->dirs), "persistent_dir",
