@@ -37,6 +37,7 @@ enum child_step {
 	STEP_FORK,
 	STEP_NOTIFY,
 	STEP_RULES,
+	STEP_LIMITS,
 	STEP_EXEC,
 	STEP_LISTENER, /* not a failure: errnum is the supervisor's listener fd */
 	STEP_PID,      /* not a failure: errnum is the command's pid (Landlock alone) */
@@ -48,7 +49,7 @@ static const char *const step_names[] = {
 	"enforce the Landlock ruleset", "load the seccomp filter", "restore the signal mask",
 	"build the mount namespace", "start the command inside the namespaces",
 	"install the supervisor's seccomp filter", "add Landlock rules for the private mounts",
-	"execute the command",
+	"enter the step's cgroup and set its rlimits", "execute the command",
 };
 
 struct child_report {
@@ -108,6 +109,10 @@ static void child_exec(const struct launch_spec *s, const char *file, const sigs
 		       int fd, int ack, bool landlock)
 {
 	int r;
+	/* the output limit: stdout and stderr are stepbox's pipes */
+	for (int i = 0; i < 2; i++)
+		if (s->output[i] >= 0 && dup2(s->output[i], i + 1) < 0)
+			child_fail(fd, STEP_FDS, errno);
 	if (chdir(s->workdir) < 0)
 		child_fail(fd, STEP_CHDIR, errno);
 	if ((r = harden_cloexec_fds()) < 0)
@@ -251,6 +256,9 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 	 */
 	if (ack >= 0)
 		hand_listener(s, fd, ack);
+	/* the cgroup and rlimits hold the init too: it is counted, and forks nothing else */
+	if (s->limits && (r = limits_enter(s->limits)) < 0)
+		child_fail(fd, STEP_LIMITS, -r);
 	pid_t cmd = fork();
 	if (cmd < 0)
 		child_fail(fd, STEP_FORK, errno);
@@ -533,6 +541,9 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 			stop_sig = sig;
 		}
 	}
+	res->tasks_seen = (res->timed_out || res->graced) && s->limits
+				  ? limits_count_tasks(s->limits, pid, s->mountns != NULL)
+				  : -1;
 	kill_tree(reaped ? 0 : pid);
 	if (wait_errno) { /* never report a status we did not see */
 		fprintf(stderr, "stepbox: lost track of the command: %s; killed its process tree\n",
@@ -649,6 +660,9 @@ static void child_main(const struct launch_spec *s, const char *file, const sigs
 		if (p->sync[0] >= 0 && read(p->sync[0], &c, 1) != 1)
 			_exit(125); /* the parent gave up */
 		child_start(parent, p->report[1], SIGKILL);
+		int r = s->limits ? limits_enter(s->limits) : 0;
+		if (r < 0)
+			child_fail(p->report[1], STEP_LIMITS, -r);
 		child_exec(s, file, oldmask, p->report[1], p->ack[0], s->ruleset_fd >= 0);
 	}
 	init_child(s, file, oldmask, p->report[1], p->sync[0], p->status[1], p->ack[0], parent);
@@ -744,10 +758,12 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 	return -(rep.errnum ? rep.errnum : EINVAL);
 }
 
-int launch_run(const struct launch_spec *s, struct launch_result *res, struct stepbox_err *err)
+static int launch_tree(const struct launch_spec *s, struct launch_result *res,
+		       struct stepbox_err *err)
 {
 	memset(res, 0, sizeof(*res));
 	res->status = -1;
+	res->tasks_seen = -1;
 	char *path_env = NULL;
 	for (char *const *e = s->envp; *e; e++)
 		if (strncmp(*e, "PATH=", 5) == 0)
@@ -821,5 +837,14 @@ int launch_run(const struct launch_spec *s, struct launch_result *res, struct st
 	pipes_close(&p);
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	free(file);
+	return r;
+}
+
+int launch_run(const struct launch_spec *s, struct launch_result *res, struct stepbox_err *err)
+{
+	int r = launch_tree(s, res, err);
+	for (int i = 0; i < 2; i++)
+		if (s->output[i] >= 0)
+			close(s->output[i]);
 	return r;
 }

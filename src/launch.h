@@ -13,6 +13,7 @@
 #include "explain.h"
 #include "harden.h"
 #include "landlock.h"
+#include "limits.h"
 #include "mountns.h"
 #include "supervise.h"
 
@@ -31,6 +32,13 @@ struct launch_spec {
 	const struct grants *grants; /* to explain an exec denial */
 	long timeout_s;            /* 0: none */
 	long grace_s;              /* after a passed-on SIGTERM/INT/HUP, then the tree dies */
+	const struct limits_plan *limits; /* joined and set before the command forks */
+	/*
+	 * The output limit: write ends that become the command's stdout and
+	 * stderr, or -1. launch_run always closes them (its children hold
+	 * the only other copies), so the reader sees the end with the tree's.
+	 */
+	int output[2];
 };
 
 struct launch_result {
@@ -44,6 +52,8 @@ struct launch_result {
 	pid_t child;     /* stepbox's child: the init */
 	pid_t domain_creator; /* the process that entered the Landlock domain */
 	double duration_s;
+	long tasks_seen;           /* the step's tasks before stepbox killed it (rlimits), or -1 */
+	uint64_t output_dropped;   /* bytes the output limit dropped */
 };
 
 /*

@@ -56,6 +56,11 @@ static const char options_text[] =
 	"      --timeout SECONDS  kill the whole process tree after SECONDS (exit 124)\n"
 	"      --grace SECONDS    after passing on SIGTERM, SIGINT or SIGHUP, kill the\n"
 	"                         whole tree if it still runs after SECONDS (default 10)\n"
+	"      --limit NAME=VALUE bound the step: memory=SIZE, tasks=N, cpu_s=SECONDS,\n"
+	"                         file_size=SIZE, open_files=N, output=SIZE, tmp=SIZE\n"
+	"                         (SIZE in bytes or with K, M, G; defaults: tasks=4096,\n"
+	"                         memory=3/4 of RAM, tmp=1/4 of RAM)\n"
+	"      --no-limits        no default limits (those asked for still apply)\n"
 	"      --explain          after the command ends, list what the sandbox denied\n"
 	"      --enable-audit     with --explain as root: turn the audit subsystem on for\n"
 	"                         this run if it is off (and back off after)\n"
@@ -157,7 +162,7 @@ static void print_version(void)
 enum { OPT_CONSUME = 256, OPT_WD_RO, OPT_PERSIST, OPT_NET, OPT_BACKEND, OPT_ENV, OPT_UNSET,
        OPT_CLEAN_ENV, OPT_TIMEOUT, OPT_EXPLAIN, OPT_ENABLE_AUDIT, OPT_REPORT, OPT_JSON,
        OPT_VERSION, OPT_ALLOW_BROAD, OPT_UNIX, OPT_PERSIST_SHARED, OPT_PERSIST_WAIT, OPT_GRACE,
-       OPT_HOME_FILE, OPT_ROUNDS };
+       OPT_HOME_FILE, OPT_ROUNDS, OPT_LIMIT, OPT_NO_LIMITS };
 
 static const struct option options[] = {
 	{"policy", required_argument, NULL, 'p'},
@@ -179,6 +184,8 @@ static const struct option options[] = {
 	{"unset", required_argument, NULL, OPT_UNSET},
 	{"clean-env", no_argument, NULL, OPT_CLEAN_ENV},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"limit", required_argument, NULL, OPT_LIMIT},
+	{"no-limits", no_argument, NULL, OPT_NO_LIMITS},
 	{"explain", no_argument, NULL, OPT_EXPLAIN},
 	{"enable-audit", no_argument, NULL, OPT_ENABLE_AUDIT},
 	{"report", required_argument, NULL, OPT_REPORT},
@@ -319,6 +326,12 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *
 			break;
 		case OPT_TIMEOUT:
 			r = policy_set_timeout(cfg, optarg, err);
+			break;
+		case OPT_LIMIT:
+			r = limits_set_flag(&cfg->limits, optarg, err);
+			break;
+		case OPT_NO_LIMITS:
+			cfg->limits.none = true;
 			break;
 		case OPT_EXPLAIN:
 			cfg->explain = true;

@@ -1,6 +1,7 @@
 #include "mountns.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
@@ -24,9 +25,6 @@
 #define OLDROOT "/oldroot"
 #define HIDDEN "/hidden" /* an empty file of mode 0 on the scratch root */
 
-/* Private tmpfs: never the host's, and never larger than a quarter of RAM. */
-#define TMPFS_OPTS "mode=1777,size=25%"
-#define TMPFS_OWN_OPTS "mode=0700,size=25%"
 
 /*
  * What runc masks: kernel memory, keys, timers and scheduler internals,
@@ -225,10 +223,23 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 	return r;
 }
 
+/* Private tmpfs: never the host's, and never larger than the tmp limit. */
+void mountns_set_tmp_size(struct mountns_plan *p, uint64_t bytes)
+{
+	char size[32];
+	if (bytes)
+		snprintf(size, sizeof(size), "%" PRIu64, bytes);
+	else
+		snprintf(size, sizeof(size), "25%%");
+	snprintf(p->tmpfs_opts[0], sizeof(p->tmpfs_opts[0]), "mode=1777,size=%s", size);
+	snprintf(p->tmpfs_opts[1], sizeof(p->tmpfs_opts[1]), "mode=0700,size=%s", size);
+}
+
 int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
 		 const struct grants *g)
 {
 	memset(p, 0, sizeof(*p));
+	mountns_set_tmp_size(p, 0);
 	p->clone_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
 	p->idmap_userns = -1;
 	/*
@@ -732,9 +743,10 @@ static bool shared_tmp(const char *path)
 	return strcmp(path, "/tmp") == 0 || strcmp(path, "/dev/shm") == 0;
 }
 
-static int apply_mount(const struct mountns_entry *e, int userns, struct ours *o,
-		       const char **what)
+static int apply_mount(const struct mountns_plan *p, const struct mountns_entry *e,
+		       struct ours *o, const char **what)
 {
+	int userns = p->idmap_userns;
 	char dst[PATH_MAX + 16];
 	snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(e->path, "/") ? e->path : "");
 	int r = 0;
@@ -761,7 +773,7 @@ static int apply_mount(const struct mountns_entry *e, int userns, struct ours *o
 		/* /tmp and /dev/shm are everyone's; any other (HOME) the user's alone */
 		if ((r = mount_point(dst, true, o)) == 0 &&
 		    mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV,
-			  shared_tmp(e->path) ? TMPFS_OPTS : TMPFS_OWN_OPTS) < 0)
+			  p->tmpfs_opts[!shared_tmp(e->path)]) < 0)
 			r = -errno;
 		return r < 0 ? r : add_ours(o, dst);
 	case MNT_MQUEUE:
@@ -830,7 +842,7 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 	int r = add_ours(&o, NEWROOT);
 	for (size_t i = 0; r == 0 && i < p->n; i++) {
 		*path = p->v[i].path;
-		r = apply_mount(&p->v[i], p->idmap_userns, &o, what);
+		r = apply_mount(p, &p->v[i], &o, what);
 		/* what was just mounted on may be a host folder now: forget it */
 		char dst[PATH_MAX + 16];
 		snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(p->v[i].path, "/") ? p->v[i].path : "");

@@ -16,6 +16,7 @@
 #define STEPBOX_MOUNTNS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -52,6 +53,7 @@ struct mountns_plan {
 	char *lock_path;     /* the persistent folder's lock, covered inside (persist.h) */
 	struct mountns_entry *v; /* mounts in path order, then symlinks */
 	size_t n, nmounts;
+	char tmpfs_opts[2][64];  /* private tmpfs: /tmp and /dev/shm, HOME */
 };
 
 /*
@@ -62,6 +64,8 @@ struct mountns_plan {
 int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
 		 const struct grants *g);
 void mountns_release(struct mountns_plan *p);
+/* The size of each private tmpfs, in bytes (0: a quarter of RAM). */
+void mountns_set_tmp_size(struct mountns_plan *p, uint64_t bytes);
 
 /*
  * The mounts of a built namespace by what the step may do on them, by mount

@@ -663,6 +663,45 @@ static int load_network(struct loader *ld, json_t *v)
 	return r;
 }
 
+/* "limits": "none" or {"memory": "512M" | 536870912, "tasks": 4096, ...} */
+static int load_limits(struct loader *ld, json_t *v)
+{
+	if (json_is_string(v) && strcmp(json_string_value(v), "none") == 0) {
+		ld->cfg->limits.none = true;
+		return 0;
+	}
+	if (!json_is_object(v))
+		return bad(ld, "limits", "must be \"none\" or an object of limits");
+	const char *key;
+	json_t *e;
+	json_object_foreach(v, key, e)
+	{
+		char sub[300];
+		snprintf(sub, sizeof(sub), "limits/%s", key);
+		int k = 0;
+		while (k < LIMIT_N && strcmp(key, limits_names[k]) != 0)
+			k++;
+		if (k == LIMIT_N)
+			return bad(ld, sub, "unknown limit (expected memory, tasks, cpu_s, file_size, "
+					    "open_files, output or tmp)");
+		char num[32];
+		const char *text = json_is_string(e) ? json_string_value(e) : NULL;
+		if (json_is_integer(e) && json_integer_value(e) > 0) {
+			snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(e));
+			text = num;
+		}
+		uint64_t val;
+		if (!text || limits_parse((enum limit_kind)k, text, &val) < 0)
+			return bad(ld, sub, "must be a positive whole number%s, within range",
+				   k == LIMIT_MEMORY || k == LIMIT_FILE_SIZE || k == LIMIT_OUTPUT ||
+						   k == LIMIT_TMP
+					   ? " of bytes, or a string such as \"512M\""
+					   : "");
+		limits_merge(&ld->cfg->limits, (enum limit_kind)k, val);
+	}
+	return 0;
+}
+
 static int load_key(struct loader *ld, const char *key, json_t *v)
 {
 	struct stepbox_config *cfg = ld->cfg;
@@ -699,6 +738,8 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 		return load_network(ld, v);
 	if (strcmp(key, "env") == 0)
 		return load_env(ld, v);
+	if (strcmp(key, "limits") == 0)
+		return load_limits(ld, v);
 	if (strcmp(key, "timeout_s") == 0) {
 		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
 		    json_integer_value(v) > POLICY_MAX_TIMEOUT)
@@ -741,7 +782,7 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 	return bad(ld, key,
 		   "unknown key (version 1 knows version, workdir, read_paths, write_paths, "
 		   "workdir_readonly, persistent_dir, persistent_shared, home_files, network, "
-		   "env, timeout_s, backend, allow_broad_grants, unix_sockets; and ignores what "
+		   "env, timeout_s, limits, backend, allow_broad_grants, unix_sockets; and ignores what "
 		   "stepbox policy adds: resolved_backend, run_base, grants, skipped, "
 		   "routed_dirs)");
 }

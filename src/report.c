@@ -201,6 +201,13 @@ bool report_check(FILE *out, const struct landlock_features *f,
 	struct stepbox_err aerr = {0}, nerr = {0};
 	bool picked = backend_choose(&any, f, true, &pick, &aerr) == 0;
 	bool ns_ok = backend_probe_ns(cfg, &nerr) == 0;
+	/* the limits a step of auto's layers would get here */
+	struct limits_plan lp;
+	struct stepbox_err lerr = {0};
+	bool lim_ok = picked && limits_plan(&cfg->limits,
+					    pick.ns && (geteuid() != 0 ||
+							!harden_has_cap(CAP_SYS_ADMIN)),
+					    pick.ns, false, &lp, &lerr) == 0;
 	if (json) {
 		json_t *feats = json_array(), *backends = json_object();
 		for (unsigned i = 0; i < landlock_feature_count; i++) {
@@ -211,7 +218,7 @@ bool report_check(FILE *out, const struct landlock_features *f,
 							"available", fi->abi <= f->abi));
 		}
 		check_backends(backends, out, f, cfg);
-		dump(out, json_pack("{s:i, s:i, s:i, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}",
+		json_t *o = json_pack("{s:i, s:i, s:i, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}",
 				    "version", 1, "kernel_landlock_abi", f->kernel_abi,
 				    "landlock_abi", f->abi,
 				    "abi_cap", f->cap >= 0 ? json_integer(f->cap) : json_null(),
@@ -221,7 +228,13 @@ bool report_check(FILE *out, const struct landlock_features *f,
 				    "auto_backend",
 				    picked ? json_string(policy_backend_name(pick.name)) : json_null(),
 				    "auto_missing", picked ? backend_missing_json(&pick, f) : json_null(),
-				    "auto_error", picked ? json_null() : json_string(aerr.msg)));
+				    "auto_error", picked ? json_null() : json_string(aerr.msg));
+		if (o)
+			json_object_set_new(o, "limits",
+					    lim_ok ? limits_json(&lp)
+						   : json_pack("{s:s?}", "error",
+							       picked ? lerr.msg : NULL));
+		dump(out, o);
 		return picked;
 	}
 	landlock_describe(out, f);
@@ -242,6 +255,10 @@ bool report_check(FILE *out, const struct landlock_features *f,
 		return picked;
 	}
 	fprintf(out, "auto: %s\n", policy_backend_name(pick.name));
+	char said[1024];
+	if (lim_ok)
+		limits_describe(&lp, said, sizeof(said));
+	fprintf(out, "limits: %s\n", lim_ok ? said : lerr.msg);
 	struct strv m = STRV_INIT;
 	backend_missing(&pick, f, &m);
 	for (size_t i = 0; i < m.n; i++)
@@ -464,7 +481,8 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 	       char *const *argv,
 	       const struct backend *backend, const struct landlock_features *f,
 	       const struct env_result *env, const struct launch_result *res,
-	       const struct persist_lock *lock, const struct explain *x, struct stepbox_err *err)
+	       const struct persist_lock *lock, const struct limits_plan *limits,
+	       const struct explain *x, struct stepbox_err *err)
 {
 	json_t *cmd = json_array();
 	for (char *const *a = argv; *a; a++)
@@ -490,6 +508,14 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 						      ? json_string(lock->holder) : json_null()));
 	if (root)
 		json_object_set_new(root, "graced", json_boolean(res->graced));
+	if (root) {
+		/* limits, cgroup, no_cgroup_why, limit_reached: at the top */
+		json_t *l = limits_json(limits);
+		json_object_update(root, l);
+		json_decref(l);
+		json_object_set_new(root, "output_dropped",
+				    json_integer((json_int_t)limits->output_dropped));
+	}
 	if (root)
 		json_object_set_new(root, "layers",
 				    json_pack("{s:b, s:b, s:b}", "namespaces", backend->ns, "landlock",

@@ -17,6 +17,7 @@
 #include "grants.h"
 #include "landlock.h"
 #include "launch.h"
+#include "limits.h"
 #include "persist.h"
 #include "policy.h"
 
@@ -59,7 +60,8 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 	       char *const *argv,
 	       const struct backend *backend, const struct landlock_features *f,
 	       const struct env_result *env, const struct launch_result *res,
-	       const struct persist_lock *lock, const struct explain *x,
+	       const struct persist_lock *lock, const struct limits_plan *limits,
+	       const struct explain *x,
 	       struct stepbox_err *err);
 
 /*

@@ -1,10 +1,12 @@
 #include "run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,11 +88,24 @@ static int planted(void *arg, const char *link, const char *target)
 	return 0;
 }
 
+/* The limits under the chosen layers; with create the step's cgroup is made. */
+static int plan_limits(const struct stepbox_config *cfg, struct run_ctx *ctx, bool create,
+		       struct stepbox_err *err)
+{
+	const struct backend *b = &ctx->backend;
+	int r = limits_plan(&cfg->limits, b->ns && ctx->mountns.userns, b->ns, create,
+			    &ctx->limits, err);
+	if (r == 0 && b->ns)
+		mountns_set_tmp_size(&ctx->mountns, ctx->limits.v[LIMIT_TMP]);
+	return r;
+}
+
 int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool for_run,
 		struct run_ctx *ctx, struct stepbox_err *err)
 {
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->idmap_userns = -1;
+	ctx->limits.cg_procs[0] = ctx->limits.cg_procs[1] = -1;
 	ctx->inherited = inherited;
 	int r = landlock_probe(&ctx->features, backend_abi_cap(), err);
 	if (r == 0)
@@ -152,6 +167,8 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	if (r == 0 && ctx->backend.ns && (r = mountns_plan(&ctx->mountns, cfg, &ctx->grants)) < 0)
 		err_set(err, ERR_UNAVAILABLE, -r, "plan the mounts");
 	ctx->mountns.idmap_userns = ctx->idmap_userns;
+	if (r == 0)
+		r = plan_limits(cfg, ctx, false, err);
 	if (r < 0)
 		run_release(ctx);
 	return r;
@@ -159,6 +176,7 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 
 void run_release(struct run_ctx *ctx)
 {
+	limits_release(&ctx->limits);
 	mountns_release(&ctx->mountns);
 	if (ctx->idmap_userns >= 0)
 		close(ctx->idmap_userns);
@@ -256,6 +274,23 @@ static void say_killed(const char *dir, const struct persist_lock *lock, bool qu
 	strv_release(&aside);
 }
 
+/*
+ * The output limit: two pipes (out[0..1] stdout, out[2..3] stderr) and the
+ * thread that passes them on.
+ */
+static int output_pipes(const struct limits_plan *lp, int out[4], struct limits_pump **pump,
+			struct stepbox_err *err)
+{
+	if (lp->how[LIMIT_OUTPUT] != LIMIT_PIPE)
+		return 0;
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(out + 2, O_CLOEXEC) < 0)
+		return err_set(err, ERR_UNAVAILABLE, errno, "create the output limit's pipes");
+	int r = limits_pump_start(pump, out[0], out[2], lp->v[LIMIT_OUTPUT], err);
+	if (r == 0)
+		out[0] = out[2] = -1; /* the pump's now */
+	return r;
+}
+
 int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
 	     struct learn *learn)
 {
@@ -289,6 +324,8 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 			fprintf(stderr, "stepbox: explain: %s; using the tracer\n", au.why);
 	}
 	int ruleset = -1, net_ruleset = -1, code = 125;
+	int out[4] = {-1, -1, -1, -1}; /* the output limit's pipes: stdout, stderr */
+	struct limits_pump *pump = NULL;
 	bool retry = false;
 	const struct backend *b = &ctx->backend;
 	struct persist_lock lock = {.fd = -1};
@@ -321,6 +358,15 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		rc = supervised_places(ctx, &write, &unix_dirs, &err);
 	if (rc < 0)
 		goto out;
+	/* the step's cgroup, made last: nothing before it can fail and leave it behind */
+	if ((rc = plan_limits(cfg, ctx, true, &err)) < 0 ||
+	    (rc = output_pipes(&ctx->limits, out, &pump, &err)) < 0)
+		goto out;
+	if (cfg->verbosity > 0) {
+		char said[1024];
+		limits_describe(&ctx->limits, said, sizeof(said));
+		fprintf(stderr, "stepbox: limits: %s\n", said);
+	}
 	say_what_is_missing(cfg, ctx);
 	struct supervise_config sc = {
 		.write_dirs = write.v,
@@ -347,9 +393,20 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.grace_s = cfg->grace_s,
 		.explain = cfg->explain && !use_audit ? &x : NULL,
 		.denials = cfg->explain ? &x : NULL,
+		.limits = &ctx->limits,
+		.output = {out[1], out[3]},
 	};
 	struct launch_result res;
 	rc = launch_run(&spec, &res, &err);
+	out[1] = out[3] = -1; /* launch_run closed them */
+	ctx->limits.output_dropped = limits_pump_stop(pump);
+	pump = NULL;
+	if (rc == 0) {
+		struct rusage ru;
+		long maxrss = getrusage(RUSAGE_CHILDREN, &ru) == 0 ? ru.ru_maxrss : 0;
+		limits_finish(&ctx->limits, res.exit_code, res.tasks_seen, maxrss,
+			      cfg->verbosity < 0);
+	}
 	/*
 	 * auto chose stacked from a probe, and the real mounts failed (a
 	 * container's masked /proc, a security module): the attempt was the
@@ -384,7 +441,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	}
 	if (cfg->report_file && report_run(cfg->report_file, ctx->report_dir, cfg, argv,
 					   &ctx->backend,
-					   &ctx->features, &ctx->env, &res, &lock,
+					   &ctx->features, &ctx->env, &res, &lock, &ctx->limits,
 					   cfg->explain ? &x : NULL, &err) < 0)
 		err_print(&err); /* the command ran: its status stands */
 out:
@@ -403,6 +460,11 @@ out:
 	 * killed the lock outlives it until the init has ended the tree.
 	 */
 	persist_unlock(&lock);
+	for (int i = 0; i < 4; i++)
+		if (out[i] >= 0)
+			close(out[i]);
+	limits_pump_stop(pump);
+	limits_release(&ctx->limits);
 	if (ruleset >= 0)
 		close(ruleset);
 	if (net_ruleset >= 0)

@@ -1,0 +1,843 @@
+/* limits: see limits.h. */
+#include "limits.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysinfo.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harden.h"
+#include "path.h"
+
+const char *const limits_names[LIMIT_N] = {"memory",	 "tasks",  "cpu_s", "file_size",
+					   "open_files", "output", "tmp"};
+
+/* PID_MAX_LIMIT, fs.nr_open's ceiling, 30 days; bytes to 2^60 */
+static const uint64_t maxima[LIMIT_N] = {1ULL << 60, 4194304,	 2592000,   1ULL << 60,
+					 1048576,    1ULL << 60, 1ULL << 60};
+
+static bool in_bytes(enum limit_kind k)
+{
+	return k == LIMIT_MEMORY || k == LIMIT_FILE_SIZE || k == LIMIT_OUTPUT || k == LIMIT_TMP;
+}
+
+int limits_parse(enum limit_kind kind, const char *text, uint64_t *out)
+{
+	if (!text || *text < '0' || *text > '9')
+		return -EINVAL;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (errno)
+		return -ERANGE;
+	unsigned shift = 0;
+	if (*end && in_bytes(kind)) {
+		const char *units = "KMGT", *u = strchr(units, *end & ~0x20);
+		if (!u || !*u)
+			return -EINVAL;
+		shift = 10 * (unsigned)(u - units + 1);
+		end++;
+		if (end[0] == 'i' && (end[1] == 'B' || end[1] == 'b'))
+			end += 2;
+	}
+	if (*end)
+		return -EINVAL;
+	if (v == 0 || v > (maxima[kind] >> shift))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+void limits_merge(struct limits_config *c, enum limit_kind kind, uint64_t v)
+{
+	if (!c->v[kind] || v < c->v[kind])
+		c->v[kind] = v;
+}
+
+static int find_kind(const char *name, size_t len)
+{
+	for (int k = 0; k < LIMIT_N; k++)
+		if (strlen(limits_names[k]) == len && strncmp(limits_names[k], name, len) == 0)
+			return k;
+	return -1;
+}
+
+int limits_set_flag(struct limits_config *c, const char *assignment, struct stepbox_err *err)
+{
+	const char *eq = strchr(assignment, '=');
+	int k = eq ? find_kind(assignment, (size_t)(eq - assignment)) : -1;
+	if (k < 0)
+		return err_set(err, ERR_USAGE, 0,
+			       "--limit '%s': expected NAME=VALUE with NAME one of memory, tasks, "
+			       "cpu_s, file_size, open_files, output, tmp", assignment);
+	uint64_t v;
+	if (limits_parse((enum limit_kind)k, eq + 1, &v) < 0)
+		return err_set(err, ERR_USAGE, 0, "--limit %s: '%s' is not %s from 1 to %" PRIu64,
+			       limits_names[k], eq + 1,
+			       in_bytes((enum limit_kind)k) ? "a size (bytes, or with K, M, G, T)"
+							    : "a whole number",
+			       maxima[k]);
+	limits_merge(c, (enum limit_kind)k, v);
+	return 0;
+}
+
+/* ---- the step's cgroup ---- */
+
+/* Read a small file whole; its length or -errno. */
+static ssize_t slurp(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, cap - 1);
+	int e = errno;
+	close(fd);
+	if (n < 0)
+		return -e;
+	buf[n] = '\0';
+	return n;
+}
+
+static int put(const char *dir, const char *file, const char *value)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = write(fd, value, strlen(value));
+	int e = errno;
+	close(fd);
+	return n == (ssize_t)strlen(value) ? 0 : -(n < 0 ? e : EIO);
+}
+
+/* Whether the space-separated list holds word. */
+static bool has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || strchr(" ,\n", p[-1])) && strchr(" ,\n", p[n]))
+			return true;
+	return false;
+}
+
+/* What the hierarchies and stepbox's own place in them are. */
+struct cg_host {
+	char v2[PATH_MAX];		   /* the cgroup2 folder stepbox is in, or "" */
+	char v2_mount[PATH_MAX];	   /* its mount point */
+	char v1[2][PATH_MAX];		   /* pids, memory: the v1 folders it is in */
+};
+
+/* Join a hierarchy's mount point with stepbox's path in it (mountinfo's root). */
+static void place(char *out, const char *mnt, const char *root, const char *own)
+{
+	size_t rl = strlen(root);
+	if (strcmp(root, "/") == 0)
+		rl = 0;
+	else if (strncmp(own, root, rl) != 0 || (own[rl] && own[rl] != '/'))
+		return; /* outside what this mount shows */
+	snprintf(out, PATH_MAX, "%s%s", mnt, own + rl);
+}
+
+static void cg_find(struct cg_host *h)
+{
+	memset(h, 0, sizeof(*h));
+	char own_v2[PATH_MAX] = "", own_v1[2][PATH_MAX] = {"", ""};
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[4096];
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		if (strcmp(line, "0") == 0 && c1[1] == '\0')
+			snprintf(own_v2, sizeof(own_v2), "%s", c2 + 1);
+		else if (has_word(c1 + 1, "pids"))
+			snprintf(own_v1[0], PATH_MAX, "%s", c2 + 1);
+		else if (has_word(c1 + 1, "memory"))
+			snprintf(own_v1[1], PATH_MAX, "%s", c2 + 1);
+	}
+	if (f)
+		fclose(f);
+	f = fopen("/proc/self/mountinfo", "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		/* id parent dev root mountpoint opts [optional...] - fstype source superopts */
+		char root[PATH_MAX], mnt[PATH_MAX], fstype[64], super[1024];
+		const char *dash = strstr(line, " - ");
+		if (!dash || sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2 ||
+		    sscanf(dash, " - %63s %*s %1023s", fstype, super) != 2)
+			continue;
+		/* mountinfo escapes spaces as \040: such mounts are not ours to use */
+		if (strchr(mnt, '\\') || strchr(root, '\\'))
+			continue;
+		if (strcmp(fstype, "cgroup2") == 0 && !h->v2[0] && own_v2[0]) {
+			place(h->v2, mnt, root, own_v2);
+			if (h->v2[0])
+				snprintf(h->v2_mount, PATH_MAX, "%s", mnt);
+		} else if (strcmp(fstype, "cgroup") == 0) {
+			for (int i = 0; i < 2; i++)
+				if (!h->v1[i][0] && own_v1[i][0] &&
+				    has_word(super, i ? "memory" : "pids"))
+					place(h->v1[i], mnt, root, own_v1[i]);
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Whether the only process in the cgroup folder dir is stepbox. */
+static bool alone_in(const char *dir)
+{
+	char path[PATH_MAX + 16], buf[256];
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if (slurp(path, buf, sizeof(buf)) <= 0)
+		return false;
+	char *end;
+	long pid = strtol(buf, &end, 10);
+	return pid == (long)getpid() && (*end == '\0' || (*end == '\n' && end[1] == '\0'));
+}
+
+static bool writable(const char *dir, const char *file)
+{
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	return access(path, W_OK) == 0;
+}
+
+/*
+ * Where the step's cgroup2 folder goes: beneath <mount>/stepbox for root
+ * (the hierarchy's root takes no part in the no-internal-process rule), or
+ * beneath stepbox's own folder when that is delegated to it and holds no
+ * other process (stepbox moves itself into a leaf first). parent gets the
+ * folder whose subtree_control must enable the controllers.
+ */
+static bool v2_parent(const struct cg_host *h, const char *need, char *parent, bool *move_self,
+		      char *why, size_t cap)
+{
+	char ctl[PATH_MAX + 32], buf[512];
+	snprintf(ctl, sizeof(ctl), "%s/cgroup.controllers", h->v2_mount);
+	if (slurp(ctl, buf, sizeof(buf)) < 0 || !has_word(buf, "pids") ||
+	    (strstr(need, "memory") && !has_word(buf, "memory"))) {
+		snprintf(why, cap, "the cgroup2 hierarchy has no %s controller", need);
+		return false;
+	}
+	*move_self = false;
+	if (geteuid() == 0 && writable(h->v2_mount, "cgroup.subtree_control")) {
+		return snprintf(parent, PATH_MAX, "%s/stepbox", h->v2_mount) < PATH_MAX;
+	}
+	if (writable(h->v2, "cgroup.procs") && writable(h->v2, "cgroup.subtree_control") &&
+	    writable(h->v2, ".")) {
+		if (!alone_in(h->v2)) {
+			snprintf(why, cap, "stepbox's cgroup '%.60s' is delegated but holds other "
+				 "processes", h->v2 + strlen(h->v2_mount));
+			return false;
+		}
+		snprintf(parent, PATH_MAX, "%s", h->v2);
+		*move_self = true;
+		return true;
+	}
+	snprintf(why, cap, "stepbox's cgroup is not delegated to it");
+	return false;
+}
+
+static int mkdir_leaf(const char *dir)
+{
+	if (mkdir(dir, 0755) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	/* a stepbox that had this pid died without removing it: empty, so stale */
+	if (rmdir(dir) < 0 || mkdir(dir, 0755) < 0)
+		return -errno;
+	return 0;
+}
+
+static int cg_v2_make(struct limits_plan *p, const struct cg_host *h, const char *need)
+{
+	char parent[PATH_MAX], leaf[PATH_MAX + 32], pid[32];
+	bool move_self;
+	if (!v2_parent(h, need, parent, &move_self, p->why, sizeof(p->why)))
+		return -EPERM;
+	int r = 0;
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	if (move_self) {
+		/* no process may stay where controllers are enabled for children */
+		snprintf(leaf, sizeof(leaf), "%s/stepbox-supervisor", parent);
+		if ((mkdir(leaf, 0755) < 0 && errno != EEXIST) ||
+		    (r = put(leaf, "cgroup.procs", pid)) < 0)
+			r = r ? r : -errno;
+	} else if (mkdir(parent, 0755) < 0 && errno != EEXIST) {
+		r = -errno;
+	} else {
+		r = put(h->v2_mount, "cgroup.subtree_control", need);
+	}
+	if (r == 0)
+		r = put(parent, "cgroup.subtree_control", need);
+	if (r == 0 && snprintf(p->cg_dir[0], sizeof(p->cg_dir[0]), "%s/step-%s", parent, pid) >=
+			      (int)sizeof(p->cg_dir[0]))
+		r = -ENAMETOOLONG;
+	if (r == 0)
+		r = mkdir_leaf(p->cg_dir[0]);
+	if (r < 0) {
+		snprintf(p->why, sizeof(p->why), "cannot make a cgroup beneath '%.80s': %s", parent,
+			 strerror(-r));
+		p->cg_dir[0][0] = '\0';
+		return r;
+	}
+	return 0;
+}
+
+static int cg_v1_make(struct limits_plan *p, const struct cg_host *h, bool mem)
+{
+	for (int i = 0; i < (mem ? 2 : 1); i++) {
+		int r = snprintf(p->cg_dir[i], sizeof(p->cg_dir[i]), "%s/stepbox-%ld", h->v1[i],
+				 (long)getpid()) < (int)sizeof(p->cg_dir[i])
+				? mkdir_leaf(p->cg_dir[i])
+				: -ENAMETOOLONG;
+		if (r < 0) {
+			snprintf(p->why, sizeof(p->why), "cannot make '%.100s': %s", p->cg_dir[i],
+				 strerror(-r));
+			p->cg_dir[i][0] = '\0';
+			return r;
+		}
+	}
+	return 0;
+}
+
+static int cg_set(struct limits_plan *p)
+{
+	char v[32];
+	int r = 0;
+	const char *pids = p->cg_dir[0], *mem = p->cg_version == 2 ? p->cg_dir[0] : p->cg_dir[1];
+	if (p->v[LIMIT_TASKS]) {
+		snprintf(v, sizeof(v), "%" PRIu64, p->v[LIMIT_TASKS]);
+		r = put(pids, "pids.max", v);
+	}
+	if (r == 0 && p->v[LIMIT_MEMORY] && mem[0]) {
+		snprintf(v, sizeof(v), "%" PRIu64, p->v[LIMIT_MEMORY]);
+		if (p->cg_version == 2) {
+			r = put(mem, "memory.max", v);
+			/* no swap beyond the limit, and an OOM ends the step as a whole */
+			if (r == 0 && writable(mem, "memory.swap.max"))
+				r = put(mem, "memory.swap.max", "0");
+			if (r == 0 && writable(mem, "memory.oom.group"))
+				r = put(mem, "memory.oom.group", "1");
+		} else {
+			r = put(mem, "memory.limit_in_bytes", v);
+			if (r == 0 && writable(mem, "memory.memsw.limit_in_bytes"))
+				r = put(mem, "memory.memsw.limit_in_bytes", v);
+		}
+	}
+	for (int i = 0; r == 0 && i < 2; i++) {
+		if (!p->cg_dir[i][0])
+			continue;
+		char path[PATH_MAX + 16];
+		snprintf(path, sizeof(path), "%s/cgroup.procs", p->cg_dir[i]);
+		p->cg_procs[i] = open(path, O_WRONLY | O_CLOEXEC);
+		if (p->cg_procs[i] < 0)
+			r = -errno;
+	}
+	if (r < 0)
+		snprintf(p->why, sizeof(p->why), "cannot set the limits of '%.80s': %.40s",
+			 p->cg_dir[0], strerror(-r));
+	return r;
+}
+
+/*
+ * Which hierarchy a step's cgroup would be made in (2, 1), making nothing;
+ * 0 with why saying what is missing.
+ */
+static int cg_probe(const struct cg_host *h, const char *need, bool mem, char *why, size_t cap)
+{
+	char parent[PATH_MAX];
+	bool move_self;
+	if (h->v2[0] && v2_parent(h, need, parent, &move_self, why, cap))
+		return 2;
+	for (int i = 0; i < (mem ? 2 : 1); i++) {
+		if (h->v1[i][0] && writable(h->v1[i], "."))
+			continue;
+		/* a cgroup2 without the controllers says less than a v1 that has them */
+		if (h->v1[i][0])
+			snprintf(why, cap, "stepbox may not make cgroups here (root may, or a "
+				 "delegated cgroup2)");
+		else if (!h->v2[0])
+			snprintf(why, cap, "no cgroup hierarchy with the %s controller",
+				 i ? "memory" : "pids");
+		return 0;
+	}
+	return 1;
+}
+
+static uint64_t ram_bytes(void)
+{
+	struct sysinfo si;
+	if (sysinfo(&si) < 0)
+		return 0;
+	return (uint64_t)si.totalram * si.mem_unit;
+}
+
+/* The tasks of uid, threads counted (as RLIMIT_NPROC counts them). */
+static long user_tasks(uid_t uid)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return -1;
+	long n = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		char path[300];
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/%.256s/task", de->d_name);
+		if (stat(path, &st) == 0 && st.st_uid == uid && st.st_nlink > 2)
+			n += (long)st.st_nlink - 2;
+	}
+	closedir(d);
+	return n;
+}
+
+int limits_plan(const struct limits_config *c, bool userns, bool private_tmp, bool create,
+		struct limits_plan *p, struct stepbox_err *err)
+{
+	memset(p, 0, sizeof(*p));
+	p->cg_procs[0] = p->cg_procs[1] = -1;
+	for (int k = 0; k < LIMIT_N; k++) {
+		p->v[k] = c->v[k];
+		p->asked[k] = c->v[k] != 0;
+	}
+	if (!c->none) {
+		if (!p->v[LIMIT_TASKS])
+			p->v[LIMIT_TASKS] = LIMITS_DEFAULT_TASKS;
+		/* what no ordinary build reaches, and a quarter of the host left */
+		if (!p->v[LIMIT_MEMORY])
+			p->v[LIMIT_MEMORY] = ram_bytes() / 4 * 3;
+		if (!p->v[LIMIT_TMP] && private_tmp)
+			p->v[LIMIT_TMP] = ram_bytes() / 4;
+	}
+	bool mem = p->v[LIMIT_MEMORY] != 0, tasks = p->v[LIMIT_TASKS] != 0;
+	if (mem || tasks) {
+		/* the cgroup takes both; a tree's pids limit is its fork-bomb guard */
+		const char *need = mem ? "+pids +memory" : "+pids";
+		struct cg_host h;
+		cg_find(&h);
+		int ver = cg_probe(&h, need, mem, p->why, sizeof(p->why));
+		int r = 0;
+		if (ver && create) {
+			r = ver == 2 ? cg_v2_make(p, &h, need) : cg_v1_make(p, &h, mem);
+			p->cg_version = ver;
+			if (r == 0)
+				r = cg_set(p);
+			if (r < 0) { /* why says what failed: rlimits, then */
+				limits_release(p);
+				p->cg_version = 0;
+			}
+		} else {
+			p->cg_version = ver;
+		}
+	}
+	if (tasks) {
+		if (p->cg_version)
+			p->how[LIMIT_TASKS] = LIMIT_CGROUP;
+		else if (geteuid() != 0 && userns)
+			p->how[LIMIT_TASKS] = LIMIT_NPROC_NS;
+		else if (geteuid() != 0)
+			p->how[LIMIT_TASKS] = LIMIT_NPROC_USER;
+		else if (p->asked[LIMIT_TASKS]) {
+			err_set(err, ERR_UNAVAILABLE, 0,
+				"limits: tasks %" PRIu64 " cannot be enforced here: %s, and root's "
+				"processes are not counted by RLIMIT_NPROC",
+				p->v[LIMIT_TASKS], p->why);
+			err_hint(err, "mount a cgroup hierarchy with the pids controller, or drop "
+				      "the tasks limit");
+			limits_release(p);
+			return -EPERM;
+		} else {
+			p->how[LIMIT_TASKS] = LIMIT_UNENFORCED;
+		}
+	}
+	/*
+	 * Per process, RLIMIT_DATA counts address space reserved, not memory
+	 * used (a sanitizer's shadow, a runtime's arenas): asked for, it is
+	 * that; as a default it would break such programs, so it is not.
+	 */
+	if (mem)
+		p->how[LIMIT_MEMORY] = p->cg_version		 ? LIMIT_CGROUP
+				       : p->asked[LIMIT_MEMORY] ? LIMIT_RLIMIT
+								: LIMIT_UNENFORCED;
+	for (int k = LIMIT_CPU; k <= LIMIT_OPEN_FILES; k++)
+		if (p->v[k])
+			p->how[k] = LIMIT_RLIMIT;
+	if (p->v[LIMIT_OPEN_FILES]) {
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && p->v[LIMIT_OPEN_FILES] > rl.rlim_max &&
+		    !harden_has_cap(CAP_SYS_RESOURCE)) {
+			err_set(err, ERR_UNAVAILABLE, 0,
+				"limits: open_files %" PRIu64 " is above this user's hard limit (%llu)",
+				p->v[LIMIT_OPEN_FILES], (unsigned long long)rl.rlim_max);
+			err_hint(err, "ask for %llu or less, or raise the hard limit (ulimit -Hn, "
+				      "LimitNOFILE=)", (unsigned long long)rl.rlim_max);
+			limits_release(p);
+			return -EPERM;
+		}
+	}
+	if (p->v[LIMIT_OUTPUT])
+		p->how[LIMIT_OUTPUT] = LIMIT_PIPE;
+	if (p->v[LIMIT_TMP] && private_tmp) {
+		p->how[LIMIT_TMP] = LIMIT_TMPFS;
+	} else if (p->asked[LIMIT_TMP]) {
+		err_set(err, ERR_UNAVAILABLE, 0,
+			"limits: tmp %" PRIu64 " asks for a private /tmp, and Landlock alone has "
+			"none (no mount namespace here)", p->v[LIMIT_TMP]);
+		err_hint(err, "use a backend with namespaces (stepbox check says why they are "
+			      "not available), or drop the tmp limit");
+		limits_release(p);
+		return -EPERM;
+	}
+	if (create && p->how[LIMIT_TASKS] == LIMIT_NPROC_USER) {
+		/* the user's other tasks count too: the step gets its share on top */
+		long now = user_tasks(getuid());
+		p->others = now > 0 ? (uint64_t)now : 0;
+	}
+	return 0;
+}
+
+int limits_enter(const struct limits_plan *p)
+{
+	for (int i = 0; i < 2; i++)
+		if (p->cg_procs[i] >= 0 && write(p->cg_procs[i], "0", 1) != 1)
+			return -errno;
+	static const int res[LIMIT_N] = {
+		[LIMIT_MEMORY] = RLIMIT_DATA, [LIMIT_TASKS] = RLIMIT_NPROC,
+		[LIMIT_CPU] = RLIMIT_CPU,     [LIMIT_FILE_SIZE] = RLIMIT_FSIZE,
+		[LIMIT_OPEN_FILES] = RLIMIT_NOFILE,
+	};
+	for (int k = 0; k <= LIMIT_OPEN_FILES; k++) {
+		bool rl = p->how[k] == LIMIT_RLIMIT || p->how[k] == LIMIT_NPROC_NS ||
+			  p->how[k] == LIMIT_NPROC_USER;
+		if (!rl)
+			continue;
+		/* SIGXCPU at the limit, SIGKILL a second later */
+		rlim_t v = p->v[k] + (k == LIMIT_TASKS ? p->others : 0);
+		struct rlimit r = {v, v + (k == LIMIT_CPU)};
+		if (setrlimit(res[k], &r) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+long limits_count_tasks(const struct limits_plan *p, pid_t init, bool pidns)
+{
+	if (p->how[LIMIT_TASKS] == LIMIT_NPROC_USER)
+		return user_tasks(getuid());
+	if (p->how[LIMIT_TASKS] != LIMIT_NPROC_NS || !pidns)
+		return -1;
+	/* the namespace's own procfs lists each of its processes, zombies too */
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%ld/root/proc", (long)init);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	long n = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		char task[400];
+		struct stat st;
+		snprintf(task, sizeof(task), "%s/%.256s/task", path, de->d_name);
+		n += stat(task, &st) == 0 && st.st_nlink > 3 ? (long)st.st_nlink - 2 : 1;
+	}
+	closedir(d);
+	return n;
+}
+
+/* The number after key in a cgroup events file ("key N" lines), or 0. */
+static uint64_t event(const char *dir, const char *file, const char *key)
+{
+	char path[PATH_MAX + 32], buf[1024];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (!dir[0] || slurp(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	size_t n = strlen(key);
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (strncmp(l, key, n) == 0 && l[n] == ' ')
+			return strtoull(l + n + 1, NULL, 10);
+	return 0;
+}
+
+static void human(uint64_t v, enum limit_kind k, char *buf, size_t cap)
+{
+	static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+	if (!in_bytes(k)) {
+		snprintf(buf, cap, "%" PRIu64 "%s", v, k == LIMIT_CPU ? " s" : "");
+		return;
+	}
+	int u = 0;
+	double d = (double)v;
+	while (d >= 1024 && u < 4) {
+		d /= 1024;
+		u++;
+	}
+	if (u == 0 || d == (double)(uint64_t)d)
+		snprintf(buf, cap, "%.0f %s", d, units[u]);
+	else
+		snprintf(buf, cap, "%.1f %s", d, units[u]);
+}
+
+void limits_finish(struct limits_plan *p, int exit_code, long tasks_seen, long maxrss_kb,
+		   bool quiet)
+{
+	/* killed by a signal, or a shell saying a child of its was (128+N) */
+	int signal = exit_code > 128 && exit_code < 128 + 65 ? exit_code - 128 : 0;
+	bool failed = exit_code != 0;
+	char v[48];
+	const char *mem = p->cg_version == 2 ? p->cg_dir[0] : p->cg_dir[1];
+	uint64_t oom = p->cg_version == 2 ? event(mem, "memory.events", "oom_kill")
+					  : event(mem, "memory.oom_control", "oom_kill");
+	uint64_t refused = p->cg_version ? event(p->cg_dir[0], "pids.events", "max") : 0;
+	p->reached = NULL;
+	if (oom && p->how[LIMIT_MEMORY] == LIMIT_CGROUP) {
+		human(p->v[LIMIT_MEMORY], LIMIT_MEMORY, v, sizeof(v));
+		p->reached = "memory";
+		snprintf(p->said, sizeof(p->said),
+			 "the step reached its memory limit (%s, the whole tree): the kernel "
+			 "killed %" PRIu64 " of its processes", v, oom);
+	} else if (refused && p->how[LIMIT_TASKS] == LIMIT_CGROUP) {
+		p->reached = "tasks";
+		snprintf(p->said, sizeof(p->said),
+			 "the step reached its tasks limit (%" PRIu64 "): %" PRIu64
+			 " forks were refused", p->v[LIMIT_TASKS], refused);
+	} else if (tasks_seen >= 0 && p->how[LIMIT_TASKS] == LIMIT_NPROC_NS &&
+		   (uint64_t)tasks_seen * 3 >= p->v[LIMIT_TASKS] * 2) {
+		/* a sample: a tree at its limit keeps losing and forking tasks */
+		p->reached = "tasks";
+		snprintf(p->said, sizeof(p->said),
+			 "the step had %ld tasks when it was stopped, near its tasks limit (%" PRIu64
+			 "): forks were likely refused", tasks_seen, p->v[LIMIT_TASKS]);
+	} else if (tasks_seen >= 0 && (uint64_t)tasks_seen * 3 >= (p->v[LIMIT_TASKS] + p->others) * 2) {
+		p->reached = "tasks";
+		snprintf(p->said, sizeof(p->said),
+			 "the user had %ld tasks when the step was stopped, near the step's tasks "
+			 "limit (%" PRIu64 " above the %" PRIu64 " the user had when it started): "
+			 "forks were likely refused", tasks_seen, p->v[LIMIT_TASKS], p->others);
+	} else if (signal == SIGXCPU && p->how[LIMIT_CPU]) {
+		p->reached = "cpu_s";
+		snprintf(p->said, sizeof(p->said),
+			 "the step reached its CPU time limit (%" PRIu64 " s per process)",
+			 p->v[LIMIT_CPU]);
+	} else if (signal == SIGXFSZ && p->how[LIMIT_FILE_SIZE]) {
+		human(p->v[LIMIT_FILE_SIZE], LIMIT_FILE_SIZE, v, sizeof(v));
+		p->reached = "file_size";
+		snprintf(p->said, sizeof(p->said),
+			 "the step reached its file size limit (%s per file)", v);
+	} else if (failed && p->how[LIMIT_MEMORY] == LIMIT_RLIMIT && maxrss_kb > 0 &&
+		   (uint64_t)maxrss_kb * 1024 * 10 >= p->v[LIMIT_MEMORY] * 9) {
+		char used[48];
+		human(p->v[LIMIT_MEMORY], LIMIT_MEMORY, v, sizeof(v));
+		human((uint64_t)maxrss_kb * 1024, LIMIT_MEMORY, used, sizeof(used));
+		p->reached = "memory";
+		snprintf(p->said, sizeof(p->said),
+			 "a process of the step used %s, at its memory limit (%s per process): "
+			 "an allocation was refused", used, v);
+	} else if (p->output_dropped) {
+		human(p->v[LIMIT_OUTPUT], LIMIT_OUTPUT, v, sizeof(v));
+		p->reached = "output";
+		snprintf(p->said, sizeof(p->said),
+			 "the step's output reached its limit (%s): %" PRIu64 " bytes were dropped",
+			 v, p->output_dropped);
+	}
+	if (p->reached && !quiet)
+		fprintf(stderr, "stepbox: %s\n", p->said);
+}
+
+void limits_release(struct limits_plan *p)
+{
+	for (int i = 0; i < 2; i++) {
+		if (p->cg_procs[i] >= 0)
+			close(p->cg_procs[i]);
+		p->cg_procs[i] = -1;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (!p->cg_dir[i][0])
+			continue;
+		/* the tree is gone; whatever escaped its kill dies with the cgroup */
+		if (p->cg_version == 2)
+			put(p->cg_dir[i], "cgroup.kill", "1");
+		for (int tries = 0; tries < 200 && rmdir(p->cg_dir[i]) < 0 && errno == EBUSY;
+		     tries++) {
+			char path[PATH_MAX + 16], buf[4096];
+			snprintf(path, sizeof(path), "%s/cgroup.procs", p->cg_dir[i]);
+			if (slurp(path, buf, sizeof(buf)) > 0)
+				for (char *s = buf; *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : "")
+					if (atol(s) > 0)
+						kill((pid_t)atol(s), SIGKILL);
+			nanosleep(&(struct timespec){0, 1000000}, NULL);
+		}
+		p->cg_dir[i][0] = '\0';
+	}
+}
+
+static const char *how_name(const struct limits_plan *p, enum limit_kind k)
+{
+	switch (p->how[k]) {
+	case LIMIT_CGROUP:
+		return p->cg_version == 2 ? "cgroup2, the whole tree" : "cgroup v1, the whole tree";
+	case LIMIT_NPROC_NS:
+		return "RLIMIT_NPROC, the step's user namespace";
+	case LIMIT_NPROC_USER:
+		return "RLIMIT_NPROC, with the user's other tasks";
+	case LIMIT_RLIMIT:
+		return "rlimit, per process";
+	case LIMIT_PIPE:
+		return "passed through stepbox";
+	case LIMIT_TMPFS:
+		return "tmpfs size of /tmp, /dev/shm and HOME";
+	case LIMIT_UNENFORCED:
+		return "not enforced here";
+	default:
+		return "none";
+	}
+}
+
+void limits_describe(const struct limits_plan *p, char *buf, size_t cap)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int k = 0; k < LIMIT_N && n < cap; k++) {
+		if (p->how[k] == LIMIT_OFF)
+			continue;
+		char v[48];
+		human(p->v[k], (enum limit_kind)k, v, sizeof(v));
+		int w = snprintf(buf + n, cap - n, "%s%s %s (%s%s)", n ? ", " : "", limits_names[k],
+				 v, how_name(p, (enum limit_kind)k), p->asked[k] ? "" : ", default");
+		n += w > 0 ? (size_t)w : 0;
+	}
+	if (!n)
+		snprintf(buf, cap, "none");
+	if (n < cap && !p->cg_version && p->why[0])
+		snprintf(buf + n, cap - n, "; no cgroup: %s", p->why);
+}
+
+json_t *limits_json(const struct limits_plan *p)
+{
+	json_t *o = json_object();
+	for (int k = 0; k < LIMIT_N; k++) {
+		if (p->how[k] == LIMIT_OFF)
+			continue;
+		json_object_set_new(o, limits_names[k],
+				    json_pack("{s:I, s:b, s:s}", "value", (json_int_t)p->v[k],
+					      "asked", p->asked[k], "enforced_by",
+					      how_name(p, (enum limit_kind)k)));
+	}
+	return json_pack("{s:o, s:o, s:o, s:o}", "limits", o, "cgroup",
+			 p->cg_version ? json_integer(p->cg_version) : json_null(), "no_cgroup_why",
+			 !p->cg_version && p->why[0] ? json_string(p->why) : json_null(),
+			 "limit_reached", p->reached ? json_string(p->reached) : json_null());
+}
+
+/* ---- the output cap ---- */
+
+struct limits_pump {
+	pthread_t thread;
+	int fd[2]; /* the command's stdout and stderr, read ends */
+	uint64_t cap, passed, dropped;
+};
+
+static void *pump_main(void *arg)
+{
+	struct limits_pump *pm = arg;
+	sigset_t pipe_sig;
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL); /* a closed stdout: EPIPE, not death */
+	char buf[65536];
+	struct pollfd pf[2] = {{pm->fd[0], POLLIN, 0}, {pm->fd[1], POLLIN, 0}};
+	while (pf[0].fd >= 0 || pf[1].fd >= 0) {
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (pf[i].fd < 0 || !pf[i].revents)
+				continue;
+			ssize_t n = read(pf[i].fd, buf, sizeof(buf));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				pf[i].fd = -1;
+				continue;
+			}
+			uint64_t room = pm->cap - pm->passed, give = (uint64_t)n < room ? (uint64_t)n : room;
+			for (size_t off = 0; off < give;) {
+				ssize_t w = write(i + 1, buf + off, give - off);
+				if (w < 0 && errno == EINTR)
+					continue;
+				if (w <= 0)
+					break;
+				off += (size_t)w;
+			}
+			pm->passed += give;
+			if (give < (uint64_t)n) {
+				if (!pm->dropped) {
+					char msg[160];
+					int m = snprintf(msg, sizeof(msg),
+							 "\nstepbox: the step's output reached its limit "
+							 "(%" PRIu64 " bytes): the rest is dropped\n",
+							 pm->cap);
+					if (write(2, msg, (size_t)m) < 0) {
+						/* nothing to tell it to */
+					}
+				}
+				pm->dropped += (uint64_t)n - give;
+			}
+		}
+	}
+	return NULL;
+}
+
+int limits_pump_start(struct limits_pump **out, int rd_out, int rd_err, uint64_t cap,
+		      struct stepbox_err *err)
+{
+	struct limits_pump *pm = calloc(1, sizeof(*pm));
+	if (!pm)
+		return err_set(err, ERR_UNAVAILABLE, ENOMEM, "the output limit");
+	pm->fd[0] = rd_out;
+	pm->fd[1] = rd_err;
+	pm->cap = cap;
+	int r = pthread_create(&pm->thread, NULL, pump_main, pm);
+	if (r) {
+		free(pm);
+		return err_set(err, ERR_UNAVAILABLE, r, "start the output limit's thread");
+	}
+	*out = pm;
+	return 0;
+}
+
+uint64_t limits_pump_stop(struct limits_pump *pm)
+{
+	if (!pm)
+		return 0;
+	pthread_join(pm->thread, NULL);
+	close(pm->fd[0]);
+	close(pm->fd[1]);
+	uint64_t d = pm->dropped;
+	free(pm);
+	return d;
+}
