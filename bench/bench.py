@@ -149,6 +149,19 @@ print("| nothing routed | routed into P (%d folders created) | ratio |"
 print("|---|---|---|")
 print("| %.2f ms | %.2f ms | **%.2fx** |" % (t[0], t[1], t[1] / t[0]))
 
+print("\n## What the limits cost at start-up (defaults against --no-limits)\n")
+print("| user | enforced by | --no-limits | default limits | cost | goal |")
+print("|---|---|---|---|---|---|")
+for name, u in users:
+    how = json.loads(subprocess.run(u + [sb, "check", "--json"], env=env, capture_output=True,
+                                    text=True, check=True).stdout)["limits"]
+    by = how.get("limits", {}).get("tasks", {}).get("enforced_by", "-")
+    q = lambda c: " ".join(u + c)
+    t = hyperfine([q([sb, "run", "-q", "-C", work, "--no-limits", "--", "/bin/true"]),
+                   q([sb, "run", "-q", "-C", work, "--", "/bin/true"])])
+    print("| %s | %s | %.2f ms | %.2f ms | %.0f us | under 300 us |"
+          % (name, by, t[0], t[1], (t[1] - t[0]) * 1000))
+
 print("\n## The workflow cache's lock, uncontended (bench/lockcost: lock and unlock)\n")
 lockdir = tempfile.mkdtemp(prefix="stepbox-lock-")
 out = subprocess.run([os.path.join(build, "lockcost"), lockdir, "2000"], capture_output=True,

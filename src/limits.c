@@ -634,8 +634,9 @@ void limits_finish(struct limits_plan *p, int exit_code, long tasks_seen, long m
 		p->reached = "tasks";
 		snprintf(p->said, sizeof(p->said),
 			 "the user had %ld tasks when the step was stopped, near the step's tasks "
-			 "limit (%" PRIu64 " above the %" PRIu64 " the user had when it started): "
-			 "forks were likely refused", tasks_seen, p->v[LIMIT_TASKS], p->others);
+			 "limit (%" PRIu64 ") on top of the %" PRIu64 " the user had when it "
+			 "started: forks were likely refused", tasks_seen, p->v[LIMIT_TASKS],
+			 p->others);
 	} else if (signal == SIGXCPU && p->how[LIMIT_CPU]) {
 		p->reached = "cpu_s";
 		snprintf(p->said, sizeof(p->said),

@@ -167,7 +167,8 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	if (r == 0 && ctx->backend.ns && (r = mountns_plan(&ctx->mountns, cfg, &ctx->grants)) < 0)
 		err_set(err, ERR_UNAVAILABLE, -r, "plan the mounts");
 	ctx->mountns.idmap_userns = ctx->idmap_userns;
-	if (r == 0)
+	/* a run plans them once, for real, before it makes anything */
+	if (r == 0 && !for_run)
 		r = plan_limits(cfg, ctx, false, err);
 	if (r < 0)
 		run_release(ctx);
@@ -329,7 +330,10 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	bool retry = false;
 	const struct backend *b = &ctx->backend;
 	struct persist_lock lock = {.fd = -1};
-	int rc = grants_prepare_dirs(&ctx->grants, &err);
+	/* the limits first: one that cannot be enforced is refused before anything is made */
+	int rc = plan_limits(cfg, ctx, true, &err);
+	if (rc == 0)
+		rc = grants_prepare_dirs(&ctx->grants, &err);
 	/* the cache is this step's (or shared) before anything is made in it */
 	if (rc == 0 && ctx->grants.persist)
 		rc = persist_lock(&lock, ctx->grants.persist, cfg->persist_shared,
@@ -358,10 +362,8 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		rc = supervised_places(ctx, &write, &unix_dirs, &err);
 	if (rc < 0)
 		goto out;
-	/* the step's cgroup, made last: nothing before it can fail and leave it behind */
-	if ((rc = plan_limits(cfg, ctx, true, &err)) < 0 ||
-	    (rc = output_pipes(&ctx->limits, out, &pump, &err)) < 0)
-		goto out;
+	if (rc == 0)
+		rc = output_pipes(&ctx->limits, out, &pump, &err);
 	if (cfg->verbosity > 0) {
 		char said[1024];
 		limits_describe(&ctx->limits, said, sizeof(said));

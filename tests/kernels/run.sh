@@ -72,6 +72,8 @@ cp "$here/init" "$root/init"
 chmod 755 "$root/init" "$root/ktests/init"
 echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
 echo "root:x:0:" >"$root/etc/group"
+echo "nobody:x:65534:65534:nobody:/tmp:/bin/sh" >>"$root/etc/passwd"
+echo "nogroup:x:65534:" >>"$root/etc/group"
 (cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$root.cpio.gz"
 
 boot() { # NAME PACKAGE APPEND
