@@ -164,7 +164,7 @@ static void cg_find(struct cg_host *h)
 		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		if (!c2)
 			continue;
-		*c2 = '\0';
+		*c1 = *c2 = '\0';
 		if (strcmp(line, "0") == 0 && c1[1] == '\0')
 			snprintf(own_v2, sizeof(own_v2), "%s", c2 + 1);
 		else if (has_word(c1 + 1, "pids"))

@@ -678,12 +678,18 @@ static int load_limits(struct loader *ld, json_t *v)
 	{
 		char sub[300];
 		snprintf(sub, sizeof(sub), "limits/%s", key);
+		if (strcmp(key, "defaults") == 0) {
+			if (!json_is_boolean(e))
+				return bad(ld, sub, "must be true or false");
+			ld->cfg->limits.none |= json_is_false(e);
+			continue;
+		}
 		int k = 0;
 		while (k < LIMIT_N && strcmp(key, limits_names[k]) != 0)
 			k++;
 		if (k == LIMIT_N)
 			return bad(ld, sub, "unknown limit (expected memory, tasks, cpu_s, file_size, "
-					    "open_files, output or tmp)");
+					    "open_files, output, tmp or defaults)");
 		char num[32];
 		const char *text = json_is_string(e) ? json_string_value(e) : NULL;
 		if (json_is_integer(e) && json_integer_value(e) > 0) {

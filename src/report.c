@@ -114,6 +114,22 @@ json_t *report_policy_json(const struct stepbox_config *cfg, const struct grants
 	strv_release(&homes);
 	if (root && cfg->timeout_s)
 		json_object_set_new(root, "timeout_s", json_integer(cfg->timeout_s));
+	/* what was asked (defaults stay defaults when read back) */
+	json_t *lim = json_object();
+	for (int k = 0; k < LIMIT_N; k++)
+		if (cfg->limits.v[k])
+			json_object_set_new(lim, limits_names[k],
+					    json_integer((json_int_t)cfg->limits.v[k]));
+	if (cfg->limits.none && !json_object_size(lim)) {
+		json_decref(lim);
+		lim = json_string("none");
+	} else if (cfg->limits.none) {
+		json_object_set_new(lim, "defaults", json_false());
+	}
+	if (root && (json_is_string(lim) || json_object_size(lim)))
+		json_object_set_new(root, "limits", lim);
+	else
+		json_decref(lim);
 	if (root && g->persist)
 		json_object_set_new(root, "persistent_shared", json_boolean(cfg->persist_shared));
 	return root;
