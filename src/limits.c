@@ -716,6 +716,11 @@ static const char *how_name(const struct limits_plan *p, enum limit_kind k)
 	}
 }
 
+void limits_value(const struct limits_plan *p, enum limit_kind k, char *buf, size_t cap)
+{
+	human(p->v[k], k, buf, cap);
+}
+
 void limits_describe(const struct limits_plan *p, char *buf, size_t cap)
 {
 	size_t n = 0;

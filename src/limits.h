@@ -109,6 +109,8 @@ void limits_finish(struct limits_plan *p, int exit_code, long tasks_seen, long m
 /* Kill what is left in the step's cgroup and remove it. */
 void limits_release(struct limits_plan *p);
 
+/* A limit's value for people: "512 MiB", "4096", "10 s". */
+void limits_value(const struct limits_plan *p, enum limit_kind k, char *buf, size_t cap);
 /* One line per limit for check and -v: the value and how it is enforced. */
 void limits_describe(const struct limits_plan *p, char *buf, size_t cap);
 struct json_t *limits_json(const struct limits_plan *p);

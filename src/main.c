@@ -561,7 +561,7 @@ int main(int argc, char **argv)
 	else if (doctor)
 		code = doctor_run(stdout, &cfg, &ctx, "/etc", cli.json) ? 1 : 0;
 	else if (strcmp(cmd, "guide") == 0) {
-		report_guide(stdout, &cfg, &ctx.grants, &ctx.env);
+		report_guide(stdout, &cfg, &ctx.grants, &ctx.env, &ctx.limits);
 		code = 0;
 	} else {
 		code = report_env(stdout, &ctx.env, cli.json, cli.nul) < 0 ? 125 : 0;

@@ -330,8 +330,42 @@ static void guide_network(FILE *out, const struct stepbox_config *cfg)
 	fprintf(out, ". No UDP: DNS works only over TCP to port 53, when it is listed.\n");
 }
 
+/* What bounds the step, as the agent will meet it. */
+static void guide_limits(FILE *out, const struct limits_plan *lp)
+{
+	static const char *const meets[LIMIT_N] = {
+		[LIMIT_MEMORY] = "memory",
+		[LIMIT_TASKS] = "processes and threads at once: past it `fork` fails "
+				"(\"Resource temporarily unavailable\")",
+		[LIMIT_CPU] = "of CPU time per process: past it the process is killed",
+		[LIMIT_FILE_SIZE] = "per file written: past it the write fails (SIGXFSZ)",
+		[LIMIT_OPEN_FILES] = "open files per process",
+		[LIMIT_OUTPUT] = "of output: the rest is dropped, so write large results "
+				 "to files instead",
+		[LIMIT_TMP] = "in `/tmp` (and in HOME): past it, \"No space left on device\"",
+	};
+	bool any = false;
+	for (int k = 0; k < LIMIT_N; k++) {
+		if (lp->how[k] == LIMIT_OFF || lp->how[k] == LIMIT_UNENFORCED)
+			continue;
+		char v[64];
+		limits_value(lp, (enum limit_kind)k, v, sizeof(v));
+		if (!any)
+			fprintf(out, "\n## Limits\n\n");
+		any = true;
+		if (k == LIMIT_MEMORY)
+			fprintf(out, "- %s of memory %s\n", v,
+				lp->how[k] == LIMIT_CGROUP
+					? "for all your processes together: past it the kernel kills "
+					  "them"
+					: "per process: past it an allocation fails");
+		else
+			fprintf(out, "- %s %s\n", v, meets[k]);
+	}
+}
+
 void report_guide(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
-		  const struct env_result *env)
+		  const struct env_result *env, const struct limits_plan *lp)
 {
 	const char *tmp = env_get(env->env.v, "TMPDIR");
 	bool ns = false; /* the namespace layers make private places */
@@ -399,6 +433,7 @@ void report_guide(FILE *out, const struct stepbox_config *cfg, const struct gran
 			   : "; `/tmp` itself is not writable here, so a tool that ignores "
 			     "`$TMPDIR` (pnpm's store locks) fails");
 	guide_network(out, cfg);
+	guide_limits(out, lp);
 	fprintf(out, "\n## Not available\n\n"
 		     "- root, `sudo` and `apt`: you have no capabilities and cannot gain any "
 		     "(setuid programs do not elevate).\n"

@@ -41,7 +41,7 @@ bool report_check(FILE *out, const struct landlock_features *f,
  * ask for more. Derived from the effective grants and environment only.
  */
 void report_guide(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
-		  const struct env_result *env);
+		  const struct env_result *env, const struct limits_plan *lp);
 
 /*
  * NAME=VALUE lines, then "# dropped NAME: reason" lines; with nul each entry

@@ -161,3 +161,12 @@ printf '{"version": 1, "limits": "none"}\n' >"$T/none.json"
 run_sb run -p "$T/none.json" --report "$T/out/none.json" -- true
 [ "$RC" = 0 ] && [ "$(json "$T/out/none.json" '"tasks" in r["limits"]')" = False ] &&
 	ok '"limits": "none" drops the defaults' || notok '"limits": "none" drops the defaults' "exit $RC"
+
+# --- the guide tells an agent the limits it will meet, as they are enforced
+run_sb guide --limit output=1M --limit cpu_s=60
+if [ "$RC" = 0 ] && echo "$OUT" | grep -q '^- 4096 processes and threads at once' &&
+	echo "$OUT" | grep -q '^- 1 MiB of output' && echo "$OUT" | grep -q '^- 60 s of CPU time per process'; then
+	ok "guide: the limits an agent will meet"
+else
+	notok "guide: the limits an agent will meet" "$(echo "$OUT" | sed -n '/## Limits/,/## Not/p' | head -8)"
+fi
