@@ -257,7 +257,7 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 	if (ack >= 0)
 		hand_listener(s, fd, ack);
 	/* the cgroup and rlimits hold the init too: it is counted, and forks nothing else */
-	if (s->limits && (r = limits_enter(s->limits)) < 0)
+	if (s->limits && (r = limit_enter(s->limits)) < 0)
 		child_fail(fd, STEP_LIMITS, -r);
 	pid_t cmd = fork();
 	if (cmd < 0)
@@ -542,7 +542,7 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 		}
 	}
 	res->tasks_seen = (res->timed_out || res->graced) && s->limits
-				  ? limits_count_tasks(s->limits, pid, s->mountns != NULL)
+				  ? limit_count_tasks(s->limits, pid, s->mountns != NULL)
 				  : -1;
 	kill_tree(reaped ? 0 : pid);
 	if (wait_errno) { /* never report a status we did not see */
@@ -660,7 +660,7 @@ static void child_main(const struct launch_spec *s, const char *file, const sigs
 		if (p->sync[0] >= 0 && read(p->sync[0], &c, 1) != 1)
 			_exit(125); /* the parent gave up */
 		child_start(parent, p->report[1], SIGKILL);
-		int r = s->limits ? limits_enter(s->limits) : 0;
+		int r = s->limits ? limit_enter(s->limits) : 0;
 		if (r < 0)
 			child_fail(p->report[1], STEP_LIMITS, -r);
 		child_exec(s, file, oldmask, p->report[1], p->ack[0], s->ruleset_fd >= 0);

@@ -13,7 +13,7 @@
 #include "explain.h"
 #include "harden.h"
 #include "landlock.h"
-#include "limits.h"
+#include "limit.h"
 #include "mountns.h"
 #include "supervise.h"
 
@@ -32,7 +32,7 @@ struct launch_spec {
 	const struct grants *grants; /* to explain an exec denial */
 	long timeout_s;            /* 0: none */
 	long grace_s;              /* after a passed-on SIGTERM/INT/HUP, then the tree dies */
-	const struct limits_plan *limits; /* joined and set before the command forks */
+	const struct limit_plan *limits; /* joined and set before the command forks */
 	/*
 	 * The output limit: write ends that become the command's stdout and
 	 * stderr, or -1. launch_run always closes them (its children hold

@@ -685,7 +685,7 @@ static int load_limits(struct loader *ld, json_t *v)
 			continue;
 		}
 		int k = 0;
-		while (k < LIMIT_N && strcmp(key, limits_names[k]) != 0)
+		while (k < LIMIT_N && strcmp(key, limit_names[k]) != 0)
 			k++;
 		if (k == LIMIT_N)
 			return bad(ld, sub, "unknown limit (expected memory, tasks, cpu_s, file_size, "
@@ -697,13 +697,13 @@ static int load_limits(struct loader *ld, json_t *v)
 			text = num;
 		}
 		uint64_t val;
-		if (!text || limits_parse((enum limit_kind)k, text, &val) < 0)
+		if (!text || limit_parse((enum limit_kind)k, text, &val) < 0)
 			return bad(ld, sub, "must be a positive whole number%s, within range",
 				   k == LIMIT_MEMORY || k == LIMIT_FILE_SIZE || k == LIMIT_OUTPUT ||
 						   k == LIMIT_TMP
 					   ? " of bytes, or a string such as \"512M\""
 					   : "");
-		limits_merge(&ld->cfg->limits, (enum limit_kind)k, val);
+		limit_merge(&ld->cfg->limits, (enum limit_kind)k, val);
 	}
 	return 0;
 }

@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "err.h"
-#include "limits.h"
+#include "limit.h"
 #include "strv.h"
 
 /* Input bounds: a policy is machine-written and may be hostile. */
@@ -64,7 +64,7 @@ struct stepbox_config {
 	struct strv env_keep;  /* names kept despite looking secret */
 	bool clean_env;
 	long timeout_s; /* 0: none */
-	struct limits_config limits; /* limits / --limit, --no-limits */
+	struct limit_config limits; /* limits / --limit, --no-limits */
 	enum policy_backend backend;
 	bool backend_set;
 	int verbosity; /* -1 quiet, 0 normal, 1 verbose */

@@ -118,7 +118,7 @@ json_t *report_policy_json(const struct stepbox_config *cfg, const struct grants
 	json_t *lim = json_object();
 	for (int k = 0; k < LIMIT_N; k++)
 		if (cfg->limits.v[k])
-			json_object_set_new(lim, limits_names[k],
+			json_object_set_new(lim, limit_names[k],
 					    json_integer((json_int_t)cfg->limits.v[k]));
 	if (cfg->limits.none && !json_object_size(lim)) {
 		json_decref(lim);
@@ -218,9 +218,9 @@ bool report_check(FILE *out, const struct landlock_features *f,
 	bool picked = backend_choose(&any, f, true, &pick, &aerr) == 0;
 	bool ns_ok = backend_probe_ns(cfg, &nerr) == 0;
 	/* the limits a step of auto's layers would get here */
-	struct limits_plan lp;
+	struct limit_plan lp;
 	struct stepbox_err lerr = {0};
-	bool lim_ok = picked && limits_plan(&cfg->limits,
+	bool lim_ok = picked && limit_plan(&cfg->limits,
 					    pick.ns && (geteuid() != 0 ||
 							!harden_has_cap(CAP_SYS_ADMIN)),
 					    pick.ns, false, &lp, &lerr) == 0;
@@ -247,7 +247,7 @@ bool report_check(FILE *out, const struct landlock_features *f,
 				    "auto_error", picked ? json_null() : json_string(aerr.msg));
 		if (o)
 			json_object_set_new(o, "limits",
-					    lim_ok ? limits_json(&lp)
+					    lim_ok ? limit_json(&lp)
 						   : json_pack("{s:s?}", "error",
 							       picked ? lerr.msg : NULL));
 		dump(out, o);
@@ -273,7 +273,7 @@ bool report_check(FILE *out, const struct landlock_features *f,
 	fprintf(out, "auto: %s\n", policy_backend_name(pick.name));
 	char said[1024];
 	if (lim_ok)
-		limits_describe(&lp, said, sizeof(said));
+		limit_describe(&lp, said, sizeof(said));
 	fprintf(out, "limits: %s\n", lim_ok ? said : lerr.msg);
 	struct strv m = STRV_INIT;
 	backend_missing(&pick, f, &m);
@@ -331,7 +331,7 @@ static void guide_network(FILE *out, const struct stepbox_config *cfg)
 }
 
 /* What bounds the step, as the agent will meet it. */
-static void guide_limits(FILE *out, const struct limits_plan *lp)
+static void guide_limits(FILE *out, const struct limit_plan *lp)
 {
 	static const char *const meets[LIMIT_N] = {
 		[LIMIT_MEMORY] = "memory",
@@ -349,7 +349,7 @@ static void guide_limits(FILE *out, const struct limits_plan *lp)
 		if (lp->how[k] == LIMIT_OFF || lp->how[k] == LIMIT_UNENFORCED)
 			continue;
 		char v[64];
-		limits_value(lp, (enum limit_kind)k, v, sizeof(v));
+		limit_value(lp, (enum limit_kind)k, v, sizeof(v));
 		if (!any)
 			fprintf(out, "\n## Limits\n\n");
 		any = true;
@@ -365,7 +365,7 @@ static void guide_limits(FILE *out, const struct limits_plan *lp)
 }
 
 void report_guide(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
-		  const struct env_result *env, const struct limits_plan *lp)
+		  const struct env_result *env, const struct limit_plan *lp)
 {
 	const char *tmp = env_get(env->env.v, "TMPDIR");
 	bool ns = false; /* the namespace layers make private places */
@@ -532,7 +532,7 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 	       char *const *argv,
 	       const struct backend *backend, const struct landlock_features *f,
 	       const struct env_result *env, const struct launch_result *res,
-	       const struct persist_lock *lock, const struct limits_plan *limits,
+	       const struct persist_lock *lock, const struct limit_plan *limits,
 	       const struct explain *x, struct stepbox_err *err)
 {
 	json_t *cmd = json_array();
@@ -561,7 +561,7 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 		json_object_set_new(root, "graced", json_boolean(res->graced));
 	if (root) {
 		/* limits, cgroup, no_cgroup_why, limit_reached: at the top */
-		json_t *l = limits_json(limits);
+		json_t *l = limit_json(limits);
 		json_object_update(root, l);
 		json_decref(l);
 		json_object_set_new(root, "output_dropped",

@@ -17,7 +17,7 @@
 #include "grants.h"
 #include "landlock.h"
 #include "launch.h"
-#include "limits.h"
+#include "limit.h"
 #include "persist.h"
 #include "policy.h"
 
@@ -41,7 +41,7 @@ bool report_check(FILE *out, const struct landlock_features *f,
  * ask for more. Derived from the effective grants and environment only.
  */
 void report_guide(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
-		  const struct env_result *env, const struct limits_plan *lp);
+		  const struct env_result *env, const struct limit_plan *lp);
 
 /*
  * NAME=VALUE lines, then "# dropped NAME: reason" lines; with nul each entry
@@ -60,7 +60,7 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 	       char *const *argv,
 	       const struct backend *backend, const struct landlock_features *f,
 	       const struct env_result *env, const struct launch_result *res,
-	       const struct persist_lock *lock, const struct limits_plan *limits,
+	       const struct persist_lock *lock, const struct limit_plan *limits,
 	       const struct explain *x,
 	       struct stepbox_err *err);
 

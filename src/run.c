@@ -93,7 +93,7 @@ static int plan_limits(const struct stepbox_config *cfg, struct run_ctx *ctx, bo
 		       struct stepbox_err *err)
 {
 	const struct backend *b = &ctx->backend;
-	int r = limits_plan(&cfg->limits, b->ns && ctx->mountns.userns, b->ns, create,
+	int r = limit_plan(&cfg->limits, b->ns && ctx->mountns.userns, b->ns, create,
 			    &ctx->limits, err);
 	if (r == 0 && b->ns)
 		mountns_set_tmp_size(&ctx->mountns, ctx->limits.v[LIMIT_TMP]);
@@ -177,7 +177,7 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 
 void run_release(struct run_ctx *ctx)
 {
-	limits_release(&ctx->limits);
+	limit_release(&ctx->limits);
 	mountns_release(&ctx->mountns);
 	if (ctx->idmap_userns >= 0)
 		close(ctx->idmap_userns);
@@ -279,14 +279,14 @@ static void say_killed(const char *dir, const struct persist_lock *lock, bool qu
  * The output limit: two pipes (out[0..1] stdout, out[2..3] stderr) and the
  * thread that passes them on.
  */
-static int output_pipes(const struct limits_plan *lp, int out[4], struct limits_pump **pump,
+static int output_pipes(const struct limit_plan *lp, int out[4], struct limit_pump **pump,
 			struct stepbox_err *err)
 {
 	if (lp->how[LIMIT_OUTPUT] != LIMIT_PIPE)
 		return 0;
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(out + 2, O_CLOEXEC) < 0)
 		return err_set(err, ERR_UNAVAILABLE, errno, "create the output limit's pipes");
-	int r = limits_pump_start(pump, out[0], out[2], lp->v[LIMIT_OUTPUT], err);
+	int r = limit_pump_start(pump, out[0], out[2], lp->v[LIMIT_OUTPUT], err);
 	if (r == 0)
 		out[0] = out[2] = -1; /* the pump's now */
 	return r;
@@ -326,7 +326,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	}
 	int ruleset = -1, net_ruleset = -1, code = 125;
 	int out[4] = {-1, -1, -1, -1}; /* the output limit's pipes: stdout, stderr */
-	struct limits_pump *pump = NULL;
+	struct limit_pump *pump = NULL;
 	bool retry = false;
 	const struct backend *b = &ctx->backend;
 	struct persist_lock lock = {.fd = -1};
@@ -366,7 +366,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		rc = output_pipes(&ctx->limits, out, &pump, &err);
 	if (cfg->verbosity > 0) {
 		char said[1024];
-		limits_describe(&ctx->limits, said, sizeof(said));
+		limit_describe(&ctx->limits, said, sizeof(said));
 		fprintf(stderr, "stepbox: limits: %s\n", said);
 	}
 	say_what_is_missing(cfg, ctx);
@@ -401,12 +401,12 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	struct launch_result res;
 	rc = launch_run(&spec, &res, &err);
 	out[1] = out[3] = -1; /* launch_run closed them */
-	ctx->limits.output_dropped = limits_pump_stop(pump);
+	ctx->limits.output_dropped = limit_pump_stop(pump);
 	pump = NULL;
 	if (rc == 0) {
 		struct rusage ru;
 		long maxrss = getrusage(RUSAGE_CHILDREN, &ru) == 0 ? ru.ru_maxrss : 0;
-		limits_finish(&ctx->limits, res.exit_code, res.tasks_seen, maxrss,
+		limit_finish(&ctx->limits, res.exit_code, res.tasks_seen, maxrss,
 			      cfg->verbosity < 0);
 	}
 	/*
@@ -465,8 +465,8 @@ out:
 	for (int i = 0; i < 4; i++)
 		if (out[i] >= 0)
 			close(out[i]);
-	limits_pump_stop(pump);
-	limits_release(&ctx->limits);
+	limit_pump_stop(pump);
+	limit_release(&ctx->limits);
 	if (ruleset >= 0)
 		close(ruleset);
 	if (net_ruleset >= 0)

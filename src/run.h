@@ -12,7 +12,7 @@
 #include "grants.h"
 #include "landlock.h"
 #include "launch.h"
-#include "limits.h"
+#include "limit.h"
 #include "mountns.h"
 #include "policy.h"
 
@@ -29,7 +29,7 @@ struct run_ctx {
 	struct env_result env;
 	struct mountns_plan mountns; /* with the mountns backend */
 	int idmap_userns; /* root's /etc bound idmapped (mountns_idmap_userns), or -1 */
-	struct limits_plan limits; /* how each limit is enforced (made for real by run_exec) */
+	struct limit_plan limits; /* how each limit is enforced (made for real by run_exec) */
 };
 
 /*

@@ -1,5 +1,5 @@
 /*
- * limits: what a step may consume, enforced by the strongest mechanism the
+ * limit: what a step may consume, enforced by the strongest mechanism the
  * host offers, and the word when a limit ends or stops a step.
  *
  * A cgroup of the step's own bounds the whole tree (memory, tasks): a child
@@ -14,8 +14,8 @@
  * is SANDBOX_UNAVAILABLE; a default that cannot be is said (check, -v, the
  * report) and skipped.
  */
-#ifndef STEPBOX_LIMITS_H
-#define STEPBOX_LIMITS_H
+#ifndef STEPBOX_LIMIT_H
+#define STEPBOX_LIMIT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,10 +34,10 @@ enum limit_kind {
 	LIMIT_N
 };
 
-#define LIMITS_DEFAULT_TASKS 4096
+#define LIMIT_DEFAULT_TASKS 4096
 
 /* What the policy and the flags asked (0: not asked). */
-struct limits_config {
+struct limit_config {
 	uint64_t v[LIMIT_N];
 	bool none; /* "limits": "none" / --no-limits: no defaults */
 };
@@ -53,7 +53,7 @@ enum limit_how {
 	LIMIT_TMPFS,      /* the size of the private tmpfs */
 };
 
-struct limits_plan {
+struct limit_plan {
 	uint64_t v[LIMIT_N];
 	bool asked[LIMIT_N];
 	enum limit_how how[LIMIT_N];
@@ -63,39 +63,39 @@ struct limits_plan {
 	char cg_dir[2][4096]; /* PATH_MAX */
 	int cg_procs[2]; /* their cgroup.procs, open for the child; -1 */
 	uint64_t others; /* LIMIT_NPROC_USER: the user's tasks when the step started */
-	/* filled by limits_finish */
+	/* filled by limit_finish */
 	const char *reached; /* the limit the step reached, by name, or NULL */
 	char said[256];      /* stepbox's sentence about it */
 	uint64_t output_dropped;
 };
 
-extern const char *const limits_names[LIMIT_N];
+extern const char *const limit_names[LIMIT_N];
 
 /* Parse "512M", "2G", "4096" for kind (suffixes only for byte limits). */
-int limits_parse(enum limit_kind kind, const char *text, uint64_t *out);
+int limit_parse(enum limit_kind kind, const char *text, uint64_t *out);
 /* --limit NAME=VALUE: the smaller of two values of one limit wins. */
-int limits_set_flag(struct limits_config *c, const char *assignment, struct stepbox_err *err);
+int limit_set_flag(struct limit_config *c, const char *assignment, struct stepbox_err *err);
 /* A value from either source: the smaller stands. */
-void limits_merge(struct limits_config *c, enum limit_kind kind, uint64_t v);
+void limit_merge(struct limit_config *c, enum limit_kind kind, uint64_t v);
 
 /*
  * Decide how each limit is enforced for a step under these layers. With
  * create, the step's cgroup is made and set (run); without, it is only
  * probed (check, policy). userns: the step gets a user namespace of its own;
  * private_tmp: it gets a private /tmp. 0, or -errno with err when an asked
- * limit cannot be enforced here. limits_release undoes what was made.
+ * limit cannot be enforced here. limit_release undoes what was made.
  */
-int limits_plan(const struct limits_config *c, bool userns, bool private_tmp, bool create,
-		struct limits_plan *p, struct stepbox_err *err);
+int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool create,
+		struct limit_plan *p, struct stepbox_err *err);
 
 /*
  * In the child, before anything else is done: join the cgroup, set the
  * rlimits. Allocates nothing. 0 or -errno.
  */
-int limits_enter(const struct limits_plan *p);
+int limit_enter(const struct limit_plan *p);
 
 /* The tasks stepbox counts for a limit it cannot read back (rlimits). */
-long limits_count_tasks(const struct limits_plan *p, pid_t init, bool pidns);
+long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns);
 
 /*
  * After the tree is gone: which limit the step reached, from the cgroup's
@@ -103,26 +103,26 @@ long limits_count_tasks(const struct limits_plan *p, pid_t init, bool pidns);
  * before stepbox killed it (or -1) and the largest process's peak RSS; said
  * on stderr unless quiet.
  */
-void limits_finish(struct limits_plan *p, int exit_code, long tasks_seen, long maxrss_kb,
+void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long maxrss_kb,
 		   bool quiet);
 
 /* Kill what is left in the step's cgroup and remove it. */
-void limits_release(struct limits_plan *p);
+void limit_release(struct limit_plan *p);
 
 /* A limit's value for people: "512 MiB", "4096", "10 s". */
-void limits_value(const struct limits_plan *p, enum limit_kind k, char *buf, size_t cap);
+void limit_value(const struct limit_plan *p, enum limit_kind k, char *buf, size_t cap);
 /* One line per limit for check and -v: the value and how it is enforced. */
-void limits_describe(const struct limits_plan *p, char *buf, size_t cap);
-struct json_t *limits_json(const struct limits_plan *p);
+void limit_describe(const struct limit_plan *p, char *buf, size_t cap);
+struct json_t *limit_json(const struct limit_plan *p);
 
 /*
  * The output cap: a pipe for the command's stdout and stderr (fds[0] read,
  * fds[1] write), copied to stepbox's own until the cap, then a marker.
  */
-struct limits_pump;
-int limits_pump_start(struct limits_pump **out, int rd_out, int rd_err, uint64_t cap,
+struct limit_pump;
+int limit_pump_start(struct limit_pump **out, int rd_out, int rd_err, uint64_t cap,
 		      struct stepbox_err *err);
 /* Wait for both pipes' end; the bytes dropped. NULL is a no-op. */
-uint64_t limits_pump_stop(struct limits_pump *pm);
+uint64_t limit_pump_stop(struct limit_pump *pm);
 
 #endif

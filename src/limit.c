@@ -1,5 +1,5 @@
-/* limits: see limits.h. */
-#include "limits.h"
+/* limit: see limit.h. */
+#include "limit.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,7 +23,7 @@
 #include "harden.h"
 #include "path.h"
 
-const char *const limits_names[LIMIT_N] = {"memory",	 "tasks",  "cpu_s", "file_size",
+const char *const limit_names[LIMIT_N] = {"memory",	 "tasks",  "cpu_s", "file_size",
 					   "open_files", "output", "tmp"};
 
 /* PID_MAX_LIMIT, fs.nr_open's ceiling, 30 days; bytes to 2^60 */
@@ -35,7 +35,7 @@ static bool in_bytes(enum limit_kind k)
 	return k == LIMIT_MEMORY || k == LIMIT_FILE_SIZE || k == LIMIT_OUTPUT || k == LIMIT_TMP;
 }
 
-int limits_parse(enum limit_kind kind, const char *text, uint64_t *out)
+int limit_parse(enum limit_kind kind, const char *text, uint64_t *out)
 {
 	if (!text || *text < '0' || *text > '9')
 		return -EINVAL;
@@ -62,7 +62,7 @@ int limits_parse(enum limit_kind kind, const char *text, uint64_t *out)
 	return 0;
 }
 
-void limits_merge(struct limits_config *c, enum limit_kind kind, uint64_t v)
+void limit_merge(struct limit_config *c, enum limit_kind kind, uint64_t v)
 {
 	if (!c->v[kind] || v < c->v[kind])
 		c->v[kind] = v;
@@ -71,12 +71,12 @@ void limits_merge(struct limits_config *c, enum limit_kind kind, uint64_t v)
 static int find_kind(const char *name, size_t len)
 {
 	for (int k = 0; k < LIMIT_N; k++)
-		if (strlen(limits_names[k]) == len && strncmp(limits_names[k], name, len) == 0)
+		if (strlen(limit_names[k]) == len && strncmp(limit_names[k], name, len) == 0)
 			return k;
 	return -1;
 }
 
-int limits_set_flag(struct limits_config *c, const char *assignment, struct stepbox_err *err)
+int limit_set_flag(struct limit_config *c, const char *assignment, struct stepbox_err *err)
 {
 	const char *eq = strchr(assignment, '=');
 	int k = eq ? find_kind(assignment, (size_t)(eq - assignment)) : -1;
@@ -85,13 +85,13 @@ int limits_set_flag(struct limits_config *c, const char *assignment, struct step
 			       "--limit '%s': expected NAME=VALUE with NAME one of memory, tasks, "
 			       "cpu_s, file_size, open_files, output, tmp", assignment);
 	uint64_t v;
-	if (limits_parse((enum limit_kind)k, eq + 1, &v) < 0)
+	if (limit_parse((enum limit_kind)k, eq + 1, &v) < 0)
 		return err_set(err, ERR_USAGE, 0, "--limit %s: '%s' is not %s from 1 to %" PRIu64,
-			       limits_names[k], eq + 1,
+			       limit_names[k], eq + 1,
 			       in_bytes((enum limit_kind)k) ? "a size (bytes, or with K, M, G, T)"
 							    : "a whole number",
 			       maxima[k]);
-	limits_merge(c, (enum limit_kind)k, v);
+	limit_merge(c, (enum limit_kind)k, v);
 	return 0;
 }
 
@@ -267,7 +267,7 @@ static int mkdir_leaf(const char *dir)
 	return 0;
 }
 
-static int cg_v2_make(struct limits_plan *p, const struct cg_host *h, const char *need)
+static int cg_v2_make(struct limit_plan *p, const struct cg_host *h, const char *need)
 {
 	char parent[PATH_MAX], leaf[PATH_MAX + 32], pid[32];
 	bool move_self;
@@ -302,7 +302,7 @@ static int cg_v2_make(struct limits_plan *p, const struct cg_host *h, const char
 	return 0;
 }
 
-static int cg_v1_make(struct limits_plan *p, const struct cg_host *h, bool mem)
+static int cg_v1_make(struct limit_plan *p, const struct cg_host *h, bool mem)
 {
 	for (int i = 0; i < (mem ? 2 : 1); i++) {
 		int r = snprintf(p->cg_dir[i], sizeof(p->cg_dir[i]), "%s/stepbox-%ld", h->v1[i],
@@ -319,7 +319,7 @@ static int cg_v1_make(struct limits_plan *p, const struct cg_host *h, bool mem)
 	return 0;
 }
 
-static int cg_set(struct limits_plan *p)
+static int cg_set(struct limit_plan *p)
 {
 	char v[32];
 	int r = 0;
@@ -412,8 +412,8 @@ static long user_tasks(uid_t uid)
 	return n;
 }
 
-int limits_plan(const struct limits_config *c, bool userns, bool private_tmp, bool create,
-		struct limits_plan *p, struct stepbox_err *err)
+int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool create,
+		struct limit_plan *p, struct stepbox_err *err)
 {
 	memset(p, 0, sizeof(*p));
 	p->cg_procs[0] = p->cg_procs[1] = -1;
@@ -423,7 +423,7 @@ int limits_plan(const struct limits_config *c, bool userns, bool private_tmp, bo
 	}
 	if (!c->none) {
 		if (!p->v[LIMIT_TASKS])
-			p->v[LIMIT_TASKS] = LIMITS_DEFAULT_TASKS;
+			p->v[LIMIT_TASKS] = LIMIT_DEFAULT_TASKS;
 		/* what no ordinary build reaches, and a quarter of the host left */
 		if (!p->v[LIMIT_MEMORY])
 			p->v[LIMIT_MEMORY] = ram_bytes() / 4 * 3;
@@ -444,7 +444,7 @@ int limits_plan(const struct limits_config *c, bool userns, bool private_tmp, bo
 			if (r == 0)
 				r = cg_set(p);
 			if (r < 0) { /* why says what failed: rlimits, then */
-				limits_release(p);
+				limit_release(p);
 				p->cg_version = 0;
 			}
 		} else {
@@ -465,7 +465,7 @@ int limits_plan(const struct limits_config *c, bool userns, bool private_tmp, bo
 				p->v[LIMIT_TASKS], p->why);
 			err_hint(err, "mount a cgroup hierarchy with the pids controller, or drop "
 				      "the tasks limit");
-			limits_release(p);
+			limit_release(p);
 			return -EPERM;
 		} else {
 			p->how[LIMIT_TASKS] = LIMIT_UNENFORCED;
@@ -492,7 +492,7 @@ int limits_plan(const struct limits_config *c, bool userns, bool private_tmp, bo
 				p->v[LIMIT_OPEN_FILES], (unsigned long long)rl.rlim_max);
 			err_hint(err, "ask for %llu or less, or raise the hard limit (ulimit -Hn, "
 				      "LimitNOFILE=)", (unsigned long long)rl.rlim_max);
-			limits_release(p);
+			limit_release(p);
 			return -EPERM;
 		}
 	}
@@ -506,7 +506,7 @@ int limits_plan(const struct limits_config *c, bool userns, bool private_tmp, bo
 			"none (no mount namespace here)", p->v[LIMIT_TMP]);
 		err_hint(err, "use a backend with namespaces (stepbox check says why they are "
 			      "not available), or drop the tmp limit");
-		limits_release(p);
+		limit_release(p);
 		return -EPERM;
 	}
 	if (create && p->how[LIMIT_TASKS] == LIMIT_NPROC_USER) {
@@ -517,7 +517,7 @@ int limits_plan(const struct limits_config *c, bool userns, bool private_tmp, bo
 	return 0;
 }
 
-int limits_enter(const struct limits_plan *p)
+int limit_enter(const struct limit_plan *p)
 {
 	for (int i = 0; i < 2; i++)
 		if (p->cg_procs[i] >= 0 && write(p->cg_procs[i], "0", 1) != 1)
@@ -541,7 +541,7 @@ int limits_enter(const struct limits_plan *p)
 	return 0;
 }
 
-long limits_count_tasks(const struct limits_plan *p, pid_t init, bool pidns)
+long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns)
 {
 	if (p->how[LIMIT_TASKS] == LIMIT_NPROC_USER)
 		return user_tasks(getuid());
@@ -600,7 +600,7 @@ static void human(uint64_t v, enum limit_kind k, char *buf, size_t cap)
 		snprintf(buf, cap, "%.1f %s", d, units[u]);
 }
 
-void limits_finish(struct limits_plan *p, int exit_code, long tasks_seen, long maxrss_kb,
+void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long maxrss_kb,
 		   bool quiet)
 {
 	/* killed by a signal, or a shell saying a child of its was (128+N) */
@@ -667,7 +667,7 @@ void limits_finish(struct limits_plan *p, int exit_code, long tasks_seen, long m
 		fprintf(stderr, "stepbox: %s\n", p->said);
 }
 
-void limits_release(struct limits_plan *p)
+void limit_release(struct limit_plan *p)
 {
 	for (int i = 0; i < 2; i++) {
 		if (p->cg_procs[i] >= 0)
@@ -694,7 +694,7 @@ void limits_release(struct limits_plan *p)
 	}
 }
 
-static const char *how_name(const struct limits_plan *p, enum limit_kind k)
+static const char *how_name(const struct limit_plan *p, enum limit_kind k)
 {
 	switch (p->how[k]) {
 	case LIMIT_CGROUP:
@@ -716,12 +716,12 @@ static const char *how_name(const struct limits_plan *p, enum limit_kind k)
 	}
 }
 
-void limits_value(const struct limits_plan *p, enum limit_kind k, char *buf, size_t cap)
+void limit_value(const struct limit_plan *p, enum limit_kind k, char *buf, size_t cap)
 {
 	human(p->v[k], k, buf, cap);
 }
 
-void limits_describe(const struct limits_plan *p, char *buf, size_t cap)
+void limit_describe(const struct limit_plan *p, char *buf, size_t cap)
 {
 	size_t n = 0;
 	buf[0] = '\0';
@@ -730,7 +730,7 @@ void limits_describe(const struct limits_plan *p, char *buf, size_t cap)
 			continue;
 		char v[48];
 		human(p->v[k], (enum limit_kind)k, v, sizeof(v));
-		int w = snprintf(buf + n, cap - n, "%s%s %s (%s%s)", n ? ", " : "", limits_names[k],
+		int w = snprintf(buf + n, cap - n, "%s%s %s (%s%s)", n ? ", " : "", limit_names[k],
 				 v, how_name(p, (enum limit_kind)k), p->asked[k] ? "" : ", default");
 		n += w > 0 ? (size_t)w : 0;
 	}
@@ -740,13 +740,13 @@ void limits_describe(const struct limits_plan *p, char *buf, size_t cap)
 		snprintf(buf + n, cap - n, "; no cgroup: %s", p->why);
 }
 
-json_t *limits_json(const struct limits_plan *p)
+json_t *limit_json(const struct limit_plan *p)
 {
 	json_t *o = json_object();
 	for (int k = 0; k < LIMIT_N; k++) {
 		if (p->how[k] == LIMIT_OFF)
 			continue;
-		json_object_set_new(o, limits_names[k],
+		json_object_set_new(o, limit_names[k],
 				    json_pack("{s:I, s:b, s:s}", "value", (json_int_t)p->v[k],
 					      "asked", p->asked[k], "enforced_by",
 					      how_name(p, (enum limit_kind)k)));
@@ -759,7 +759,7 @@ json_t *limits_json(const struct limits_plan *p)
 
 /* ---- the output cap ---- */
 
-struct limits_pump {
+struct limit_pump {
 	pthread_t thread;
 	int fd[2]; /* the command's stdout and stderr, read ends */
 	uint64_t cap, passed, dropped;
@@ -767,7 +767,7 @@ struct limits_pump {
 
 static void *pump_main(void *arg)
 {
-	struct limits_pump *pm = arg;
+	struct limit_pump *pm = arg;
 	sigset_t pipe_sig;
 	sigemptyset(&pipe_sig);
 	sigaddset(&pipe_sig, SIGPIPE);
@@ -818,10 +818,10 @@ static void *pump_main(void *arg)
 	return NULL;
 }
 
-int limits_pump_start(struct limits_pump **out, int rd_out, int rd_err, uint64_t cap,
+int limit_pump_start(struct limit_pump **out, int rd_out, int rd_err, uint64_t cap,
 		      struct stepbox_err *err)
 {
-	struct limits_pump *pm = calloc(1, sizeof(*pm));
+	struct limit_pump *pm = calloc(1, sizeof(*pm));
 	if (!pm)
 		return err_set(err, ERR_UNAVAILABLE, ENOMEM, "the output limit");
 	pm->fd[0] = rd_out;
@@ -836,7 +836,7 @@ int limits_pump_start(struct limits_pump **out, int rd_out, int rd_err, uint64_t
 	return 0;
 }
 
-uint64_t limits_pump_stop(struct limits_pump *pm)
+uint64_t limit_pump_stop(struct limit_pump *pm)
 {
 	if (!pm)
 		return 0;
