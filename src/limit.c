@@ -684,10 +684,16 @@ void limit_release(struct limit_plan *p)
 		     tries++) {
 			char path[PATH_MAX + 16], buf[4096];
 			snprintf(path, sizeof(path), "%s/cgroup.procs", p->cg_dir[i]);
-			if (slurp(path, buf, sizeof(buf)) > 0)
-				for (char *s = buf; *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : "")
-					if (atol(s) > 0)
-						kill((pid_t)atol(s), SIGKILL);
+			char *end;
+			if (slurp(path, buf, sizeof(buf)) < 0)
+				buf[0] = '\0';
+			for (char *s = buf; *s; s = end) {
+				long pid = strtol(s, &end, 10);
+				if (end == s)
+					break;
+				if (pid > 0)
+					kill((pid_t)pid, SIGKILL);
+			}
 			nanosleep(&(struct timespec){0, 1000000}, NULL);
 		}
 		p->cg_dir[i][0] = '\0';
