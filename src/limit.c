@@ -405,8 +405,9 @@ static long user_tasks(uid_t uid)
 		char path[300];
 		struct stat st;
 		snprintf(path, sizeof(path), "/proc/%.256s/task", de->d_name);
-		if (stat(path, &st) == 0 && st.st_uid == uid && st.st_nlink > 2)
-			n += (long)st.st_nlink - 2;
+		/* a zombie lists no task, and still counts until it is reaped */
+		if (stat(path, &st) == 0 && st.st_uid == uid)
+			n += st.st_nlink > 3 ? (long)st.st_nlink - 2 : 1;
 	}
 	closedir(d);
 	return n;
