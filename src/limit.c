@@ -30,7 +30,7 @@ const char *const limit_names[LIMIT_N] = {"memory",	 "tasks",  "cpu_s", "file_si
 static const uint64_t maxima[LIMIT_N] = {1ULL << 60, 4194304,	 2592000,   1ULL << 60,
 					 1048576,    1ULL << 60, 1ULL << 60};
 
-static bool in_bytes(enum limit_kind k)
+bool limit_in_bytes(enum limit_kind k)
 {
 	return k == LIMIT_MEMORY || k == LIMIT_FILE_SIZE || k == LIMIT_OUTPUT || k == LIMIT_TMP;
 }
@@ -45,7 +45,7 @@ int limit_parse(enum limit_kind kind, const char *text, uint64_t *out)
 	if (errno)
 		return -ERANGE;
 	unsigned shift = 0;
-	if (*end && in_bytes(kind)) {
+	if (*end && limit_in_bytes(kind)) {
 		const char *units = "KMGT", *u = strchr(units, *end & ~0x20);
 		if (!u || !*u)
 			return -EINVAL;
@@ -68,7 +68,7 @@ void limit_merge(struct limit_config *c, enum limit_kind kind, uint64_t v)
 		c->v[kind] = v;
 }
 
-static int find_kind(const char *name, size_t len)
+int limit_find(const char *name, size_t len)
 {
 	for (int k = 0; k < LIMIT_N; k++)
 		if (strlen(limit_names[k]) == len && strncmp(limit_names[k], name, len) == 0)
@@ -79,7 +79,7 @@ static int find_kind(const char *name, size_t len)
 int limit_set_flag(struct limit_config *c, const char *assignment, struct stepbox_err *err)
 {
 	const char *eq = strchr(assignment, '=');
-	int k = eq ? find_kind(assignment, (size_t)(eq - assignment)) : -1;
+	int k = eq ? limit_find(assignment, (size_t)(eq - assignment)) : -1;
 	if (k < 0)
 		return err_set(err, ERR_USAGE, 0,
 			       "--limit '%s': expected NAME=VALUE with NAME one of memory, tasks, "
@@ -88,7 +88,7 @@ int limit_set_flag(struct limit_config *c, const char *assignment, struct stepbo
 	if (limit_parse((enum limit_kind)k, eq + 1, &v) < 0)
 		return err_set(err, ERR_USAGE, 0, "--limit %s: '%s' is not %s from 1 to %" PRIu64,
 			       limit_names[k], eq + 1,
-			       in_bytes((enum limit_kind)k) ? "a size (bytes, or with K, M, G, T)"
+			       limit_in_bytes((enum limit_kind)k) ? "a size (bytes, or with K, M, G, T)"
 							    : "a whole number",
 			       maxima[k]);
 	limit_merge(c, (enum limit_kind)k, v);
@@ -267,12 +267,19 @@ static int mkdir_leaf(const char *dir)
 	return 0;
 }
 
-static int cg_v2_make(struct limit_plan *p, const struct cg_host *h, const char *need)
+/* Where a step's cgroup would go: the hierarchy (2, 1; 0 for none). */
+struct cg_place {
+	int version;
+	char parent[PATH_MAX]; /* cgroup2: whose subtree_control enables the controllers */
+	bool move_self;        /* cgroup2 delegated: stepbox moves into a leaf first */
+};
+
+static int cg_v2_make(struct limit_plan *p, const struct cg_host *h, const char *need,
+		      const struct cg_place *at)
 {
-	char parent[PATH_MAX], leaf[PATH_MAX + 32], pid[32];
-	bool move_self;
-	if (!v2_parent(h, need, parent, &move_self, p->why, sizeof(p->why)))
-		return -EPERM;
+	char leaf[PATH_MAX + 32], pid[32];
+	const char *parent = at->parent;
+	bool move_self = at->move_self;
 	int r = 0;
 	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
 	if (move_self) {
@@ -358,16 +365,15 @@ static int cg_set(struct limit_plan *p)
 	return r;
 }
 
-/*
- * Which hierarchy a step's cgroup would be made in (2, 1), making nothing;
- * 0 with why saying what is missing.
- */
-static int cg_probe(const struct cg_host *h, const char *need, bool mem, char *why, size_t cap)
+/* Where a step's cgroup would be made (at), making nothing; why says what is missing. */
+static void cg_probe(const struct cg_host *h, const char *need, bool mem, struct cg_place *at,
+		     char *why, size_t cap)
 {
-	char parent[PATH_MAX];
-	bool move_self;
-	if (h->v2[0] && v2_parent(h, need, parent, &move_self, why, cap))
-		return 2;
+	at->version = 0;
+	if (h->v2[0] && v2_parent(h, need, at->parent, &at->move_self, why, cap)) {
+		at->version = 2;
+		return;
+	}
 	for (int i = 0; i < (mem ? 2 : 1); i++) {
 		if (h->v1[i][0] && writable(h->v1[i], "."))
 			continue;
@@ -378,9 +384,9 @@ static int cg_probe(const struct cg_host *h, const char *need, bool mem, char *w
 		else if (!h->v2[0])
 			snprintf(why, cap, "no cgroup hierarchy with the %s controller",
 				 i ? "memory" : "pids");
-		return 0;
+		return;
 	}
-	return 1;
+	at->version = 1;
 }
 
 static uint64_t ram_bytes(void)
@@ -391,10 +397,14 @@ static uint64_t ram_bytes(void)
 	return (uint64_t)si.totalram * si.mem_unit;
 }
 
-/* The tasks of uid, threads counted (as RLIMIT_NPROC counts them). */
-static long user_tasks(uid_t uid)
+/*
+ * The tasks a procfs lists, threads counted as RLIMIT_NPROC counts them (a
+ * zombie lists no task, and still counts until it is reaped); only uid's
+ * unless uid is -1.
+ */
+static long count_tasks(const char *proc, uid_t uid)
 {
-	DIR *d = opendir("/proc");
+	DIR *d = opendir(proc);
 	if (!d)
 		return -1;
 	long n = 0;
@@ -402,12 +412,13 @@ static long user_tasks(uid_t uid)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
-		char path[300];
+		char task[400];
 		struct stat st;
-		snprintf(path, sizeof(path), "/proc/%.256s/task", de->d_name);
-		/* a zombie lists no task, and still counts until it is reaped */
-		if (stat(path, &st) == 0 && st.st_uid == uid)
+		snprintf(task, sizeof(task), "%s/%.256s/task", proc, de->d_name);
+		if (stat(task, &st) == 0 && (uid == (uid_t)-1 || st.st_uid == uid))
 			n += st.st_nlink > 3 ? (long)st.st_nlink - 2 : 1;
+		else if (uid == (uid_t)-1)
+			n++; /* gone meanwhile, or a zombie's folder: it was there */
 	}
 	closedir(d);
 	return n;
@@ -423,13 +434,14 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 		p->asked[k] = c->v[k] != 0;
 	}
 	if (!c->none) {
+		uint64_t ram = ram_bytes();
 		if (!p->v[LIMIT_TASKS])
 			p->v[LIMIT_TASKS] = LIMIT_DEFAULT_TASKS;
 		/* what no ordinary build reaches, and a quarter of the host left */
 		if (!p->v[LIMIT_MEMORY])
-			p->v[LIMIT_MEMORY] = ram_bytes() / 4 * 3;
+			p->v[LIMIT_MEMORY] = ram / 4 * 3;
 		if (!p->v[LIMIT_TMP] && private_tmp)
-			p->v[LIMIT_TMP] = ram_bytes() / 4;
+			p->v[LIMIT_TMP] = ram / 4;
 	}
 	bool mem = p->v[LIMIT_MEMORY] != 0, tasks = p->v[LIMIT_TASKS] != 0;
 	if (mem || tasks) {
@@ -437,19 +449,18 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 		const char *need = mem ? "+pids +memory" : "+pids";
 		struct cg_host h;
 		cg_find(&h);
-		int ver = cg_probe(&h, need, mem, p->why, sizeof(p->why));
-		int r = 0;
-		if (ver && create) {
-			r = ver == 2 ? cg_v2_make(p, &h, need) : cg_v1_make(p, &h, mem);
-			p->cg_version = ver;
+		struct cg_place at;
+		cg_probe(&h, need, mem, &at, p->why, sizeof(p->why));
+		p->cg_version = at.version;
+		if (at.version && create) {
+			int r = at.version == 2 ? cg_v2_make(p, &h, need, &at)
+						: cg_v1_make(p, &h, mem);
 			if (r == 0)
 				r = cg_set(p);
 			if (r < 0) { /* why says what failed: rlimits, then */
 				limit_release(p);
 				p->cg_version = 0;
 			}
-		} else {
-			p->cg_version = ver;
 		}
 	}
 	if (tasks) {
@@ -512,7 +523,7 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 	}
 	if (create && p->how[LIMIT_TASKS] == LIMIT_NPROC_USER) {
 		/* the user's other tasks count too: the step gets its share on top */
-		long now = user_tasks(getuid());
+		long now = count_tasks("/proc", getuid());
 		p->others = now > 0 ? (uint64_t)now : 0;
 	}
 	return 0;
@@ -545,27 +556,13 @@ int limit_enter(const struct limit_plan *p)
 long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns)
 {
 	if (p->how[LIMIT_TASKS] == LIMIT_NPROC_USER)
-		return user_tasks(getuid());
+		return count_tasks("/proc", getuid());
 	if (p->how[LIMIT_TASKS] != LIMIT_NPROC_NS || !pidns)
 		return -1;
 	/* the namespace's own procfs lists each of its processes, zombies too */
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%ld/root/proc", (long)init);
-	DIR *d = opendir(path);
-	if (!d)
-		return -1;
-	long n = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		char task[400];
-		struct stat st;
-		snprintf(task, sizeof(task), "%s/%.256s/task", path, de->d_name);
-		n += stat(task, &st) == 0 && st.st_nlink > 3 ? (long)st.st_nlink - 2 : 1;
-	}
-	closedir(d);
-	return n;
+	return count_tasks(path, (uid_t)-1);
 }
 
 /* The number after key in a cgroup events file ("key N" lines), or 0. */
@@ -585,7 +582,7 @@ static uint64_t event(const char *dir, const char *file, const char *key)
 static void human(uint64_t v, enum limit_kind k, char *buf, size_t cap)
 {
 	static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-	if (!in_bytes(k)) {
+	if (!limit_in_bytes(k)) {
 		snprintf(buf, cap, "%" PRIu64 "%s", v, k == LIMIT_CPU ? " s" : "");
 		return;
 	}

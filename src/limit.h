@@ -71,6 +71,10 @@ struct limit_plan {
 
 extern const char *const limit_names[LIMIT_N];
 
+/* The limit named by the len bytes of name, or -1. */
+int limit_find(const char *name, size_t len);
+/* Whether kind counts bytes (and takes K, M, G, T). */
+bool limit_in_bytes(enum limit_kind kind);
 /* Parse "512M", "2G", "4096" for kind (suffixes only for byte limits). */
 int limit_parse(enum limit_kind kind, const char *text, uint64_t *out);
 /* --limit NAME=VALUE: the smaller of two values of one limit wins. */

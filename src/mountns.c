@@ -235,6 +235,11 @@ void mountns_set_tmp_size(struct mountns_plan *p, uint64_t bytes)
 	snprintf(p->tmpfs_opts[1], sizeof(p->tmpfs_opts[1]), "mode=0700,size=%s", size);
 }
 
+bool mountns_userns(void)
+{
+	return geteuid() != 0 || !harden_has_cap(CAP_SYS_ADMIN);
+}
+
 int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
 		 const struct grants *g)
 {
@@ -246,7 +251,7 @@ int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
 	 * Root that may mount needs no user namespace; root without
 	 * CAP_SYS_ADMIN (a container's) gets one, mapping itself, as anyone else.
 	 */
-	p->userns = geteuid() != 0 || !harden_has_cap(CAP_SYS_ADMIN);
+	p->userns = mountns_userns();
 	if (p->userns)
 		p->clone_flags |= CLONE_NEWUSER;
 	/* a new network namespace has only a loopback device, and it is down */

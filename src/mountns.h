@@ -64,6 +64,11 @@ struct mountns_plan {
 int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
 		 const struct grants *g);
 void mountns_release(struct mountns_plan *p);
+/*
+ * Whether the namespaces come through a user namespace: for every caller but
+ * root holding CAP_SYS_ADMIN (a container's root without it gets one too).
+ */
+bool mountns_userns(void);
 /* The size of each private tmpfs, in bytes (0: a quarter of RAM). */
 void mountns_set_tmp_size(struct mountns_plan *p, uint64_t bytes);
 

@@ -684,10 +684,8 @@ static int load_limits(struct loader *ld, json_t *v)
 			ld->cfg->limits.none |= json_is_false(e);
 			continue;
 		}
-		int k = 0;
-		while (k < LIMIT_N && strcmp(key, limit_names[k]) != 0)
-			k++;
-		if (k == LIMIT_N)
+		int k = limit_find(key, strlen(key));
+		if (k < 0)
 			return bad(ld, sub, "unknown limit (expected memory, tasks, cpu_s, file_size, "
 					    "open_files, output, tmp or defaults)");
 		char num[32];
@@ -699,8 +697,7 @@ static int load_limits(struct loader *ld, json_t *v)
 		uint64_t val;
 		if (!text || limit_parse((enum limit_kind)k, text, &val) < 0)
 			return bad(ld, sub, "must be a positive whole number%s, within range",
-				   k == LIMIT_MEMORY || k == LIMIT_FILE_SIZE || k == LIMIT_OUTPUT ||
-						   k == LIMIT_TMP
+				   limit_in_bytes((enum limit_kind)k)
 					   ? " of bytes, or a string such as \"512M\""
 					   : "");
 		limit_merge(&ld->cfg->limits, (enum limit_kind)k, val);

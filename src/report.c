@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <linux/capability.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,10 +219,8 @@ bool report_check(FILE *out, const struct landlock_features *f,
 	/* the limits a step of auto's layers would get here */
 	struct limit_plan lp;
 	struct stepbox_err lerr = {0};
-	bool lim_ok = picked && limit_plan(&cfg->limits,
-					    pick.ns && (geteuid() != 0 ||
-							!harden_has_cap(CAP_SYS_ADMIN)),
-					    pick.ns, false, &lp, &lerr) == 0;
+	bool lim_ok = picked && limit_plan(&cfg->limits, pick.ns && mountns_userns(), pick.ns,
+					   false, &lp, &lerr) == 0;
 	if (json) {
 		json_t *feats = json_array(), *backends = json_object();
 		for (unsigned i = 0; i < landlock_feature_count; i++) {
@@ -261,8 +258,7 @@ bool report_check(FILE *out, const struct landlock_features *f,
 	      "native one\n", out);
 	if (ns_ok)
 		fprintf(out, "namespaces: available (%s)\n",
-			geteuid() != 0 || !harden_has_cap(CAP_SYS_ADMIN) ? "through a user namespace"
-									  : "as root");
+			mountns_userns() ? "through a user namespace" : "as root");
 	else
 		fprintf(out, "namespaces: not available: %s\n  hint: %s\n", nerr.msg, nerr.hint);
 	check_backends(NULL, out, f, cfg);
