@@ -150,7 +150,8 @@ static void place(char *out, const char *mnt, const char *root, const char *own)
 		rl = 0;
 	else if (strncmp(own, root, rl) != 0 || (own[rl] && own[rl] != '/'))
 		return; /* outside what this mount shows */
-	snprintf(out, PATH_MAX, "%s%s", mnt, own + rl);
+	if (snprintf(out, PATH_MAX, "%s%s", mnt, own + rl) >= PATH_MAX)
+		out[0] = '\0'; /* too long to be a place stepbox uses */
 }
 
 static void cg_find(struct cg_host *h)
