@@ -41,15 +41,17 @@ static const char *const *own_ttys(struct run_ctx *ctx)
 }
 
 /*
- * The caller's own cgroup folders, from /proc/self/cgroup: the v2 one and
- * v1's memory and cpu ones, where they exist, never a root cgroup.
+ * The cgroup folders a step reads its limits from (node, pnpm, the JVM
+ * read /proc/self/cgroup and then the folder it names): the caller's own
+ * (v2, and v1's memory and cpu), never a root cgroup, and the step's own
+ * that stepbox made for its limits, wherever that is.
  */
-static const char *const *own_cgroups(struct run_ctx *ctx)
+static const char *const *own_cgroups(struct run_ctx *ctx, const struct limit_plan *lim)
 {
 	size_t n = 0;
 	FILE *f = fopen("/proc/self/cgroup", "re");
 	char line[4096];
-	while (f && n < 8 && fgets(line, sizeof(line), f)) {
+	while (f && n < 6 && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
 		char *ctl = strchr(line, ':'), *path = ctl ? strchr(ctl + 1, ':') : NULL;
 		if (!path)
@@ -70,6 +72,9 @@ static const char *const *own_cgroups(struct run_ctx *ctx)
 	}
 	if (f)
 		fclose(f);
+	for (int i = 0; i < 2; i++)
+		if (lim->cg_dir[i][0] && (ctx->cgroup_dirs[n] = strdup(lim->cg_dir[i])))
+			n++;
 	for (size_t i = 0; i < n; i++)
 		ctx->cgroups[i] = ctx->cgroup_dirs[i];
 	ctx->cgroups[n] = NULL;
@@ -88,16 +93,17 @@ static int planted(void *arg, const char *link, const char *target)
 	return 0;
 }
 
-/* The limits under the chosen layers; with create the step's cgroup is made. */
+/*
+ * The limits under the chosen layers. A run makes the step's cgroup here,
+ * before the grants: its folder is one (the step reads its limits there),
+ * and a limit that cannot be enforced is refused before anything is made.
+ */
 static int plan_limits(const struct stepbox_config *cfg, struct run_ctx *ctx, bool create,
 		       struct stepbox_err *err)
 {
 	const struct backend *b = &ctx->backend;
-	int r = limit_plan(&cfg->limits, b->ns && ctx->mountns.userns, b->ns, create,
-			    &ctx->limits, err);
-	if (r == 0 && b->ns)
-		mountns_set_tmp_size(&ctx->mountns, ctx->limits.v[LIMIT_TMP]);
-	return r;
+	return limit_plan(&cfg->limits, b->ns && mountns_userns(), b->ns, create, &ctx->limits,
+			  err);
 }
 
 int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool for_run,
@@ -110,6 +116,8 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	int r = landlock_probe(&ctx->features, backend_abi_cap(), err);
 	if (r == 0)
 		r = backend_choose(cfg, &ctx->features, !for_run, &ctx->backend, err);
+	if (r == 0)
+		r = plan_limits(cfg, ctx, for_run, err);
 	if (r < 0)
 		return r;
 	char cwd[PATH_MAX];
@@ -139,7 +147,7 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 		.namespaces = ctx->backend.ns,
 		.home = getenv("HOME"),
 		.ttys = own_ttys(ctx),
-		.cgroups = own_cgroups(ctx),
+		.cgroups = own_cgroups(ctx, &ctx->limits),
 	};
 	r = grants_build(cfg, &host, &ctx->grants, err);
 	if (r == 0)
@@ -166,10 +174,9 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	}
 	if (r == 0 && ctx->backend.ns && (r = mountns_plan(&ctx->mountns, cfg, &ctx->grants)) < 0)
 		err_set(err, ERR_UNAVAILABLE, -r, "plan the mounts");
+	if (r == 0 && ctx->backend.ns)
+		mountns_set_tmp_size(&ctx->mountns, ctx->limits.v[LIMIT_TMP]);
 	ctx->mountns.idmap_userns = ctx->idmap_userns;
-	/* a run plans them once, for real, before it makes anything */
-	if (r == 0 && !for_run)
-		r = plan_limits(cfg, ctx, false, err);
 	if (r < 0)
 		run_release(ctx);
 	return r;
@@ -330,10 +337,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	bool retry = false;
 	const struct backend *b = &ctx->backend;
 	struct persist_lock lock = {.fd = -1};
-	/* the limits first: one that cannot be enforced is refused before anything is made */
-	int rc = plan_limits(cfg, ctx, true, &err);
-	if (rc == 0)
-		rc = grants_prepare_dirs(&ctx->grants, &err);
+	int rc = grants_prepare_dirs(&ctx->grants, &err);
 	/* the cache is this step's (or shared) before anything is made in it */
 	if (rc == 0 && ctx->grants.persist)
 		rc = persist_lock(&lock, ctx->grants.persist, cfg->persist_shared,

@@ -20,7 +20,7 @@ struct run_ctx {
 	char *const *inherited; /* the caller's environment */
 	char tty_names[3][64];  /* the step's own terminals */
 	const char *ttys[4];
-	char *cgroup_dirs[8];   /* the caller's own cgroup folders */
+	char *cgroup_dirs[8];   /* the caller's own cgroup folders, and the step's */
 	const char *cgroups[9];
 	char *report_dir; /* --report's folder, canonical before the run */
 	struct landlock_features features;

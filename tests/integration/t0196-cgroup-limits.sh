@@ -1,7 +1,60 @@
 #!/bin/bash
 # t0196: the step reads its own cgroup's limits, as node and pnpm do (issue
-# 11), and nothing else of the cgroup tree; it can change none of them.
+# 11), and nothing else of the cgroup tree; it can change none of them. Where
+# stepbox makes the step a cgroup of its own for its limits (issue 15), the
+# step reads the limit stepbox set there, wherever that cgroup lies.
 . "$(dirname "$0")/lib.sh"
+
+# The memory limit of the cgroup /proc/self/cgroup names, read as libuv
+# (node) does: v1's memory controller, else cgroup2's folder at /sys/fs/cgroup.
+cat >"$T/mymem" <<'SH'
+v1=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ {print $3; exit}' /proc/self/cgroup)
+if [ -n "$v1" ]; then
+	cat "/sys/fs/cgroup/memory$v1/memory.limit_in_bytes"
+else
+	cat "/sys/fs/cgroup$(awk -F: '$1 == "0" {print $3; exit}' /proc/self/cgroup)/memory.max"
+fi
+SH
+chmod 755 "$T/mymem"
+# $1: a shell to run stepbox from (the same cgroup as this test, or the root one)
+step_cgroup() {
+	local name=$1
+	shift
+	"$@" "$SB" run -r "$T" --limit memory=300M --report "$T/out/cg.json" -- sh "$T/mymem" \
+		>"$T/out/out" 2>"$T/out/err"
+	RC=$?
+	OUT=$(cat "$T/out/out")
+	by=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["limits"]["memory"]["enforced_by"])' \
+		"$T/out/cg.json" 2>/dev/null)
+	if [ "${by#cgroup}" = "$by" ]; then
+		skip "the step reads its memory limit in its own cgroup ($name)" "no cgroup of its own here (memory: ${by:-?})"
+	elif [ "$RC" = 0 ] && [ "$OUT" = 314572800 ]; then
+		ok "the step reads its memory limit in its own cgroup ($name)"
+	else
+		notok "the step reads its memory limit in its own cgroup ($name)" "rc=$RC" "stdout: $OUT"
+	fi
+}
+step_cgroup "from this test's cgroup"
+# from the root of v1's memory hierarchy, the step's cgroup lies beneath no
+# folder of the caller's: it must be granted by itself
+if is_root && [ -w /sys/fs/cgroup/memory/cgroup.procs ]; then
+	step_cgroup "from the root memory cgroup" sh -c 'echo $$ >/sys/fs/cgroup/memory/cgroup.procs && exec "$@"' sh
+else
+	skip "the step reads its memory limit in its own cgroup (from the root memory cgroup)" "needs root and cgroup v1's memory hierarchy"
+fi
+if command -v node >/dev/null && node -e 'process.exit(typeof process.constrainedMemory == "function" ? 0 : 1)'; then
+	run_sb run --limit memory=300M --report "$T/out/node.json" -- node -e 'console.log(process.constrainedMemory())'
+	by=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["limits"]["memory"]["enforced_by"])' "$T/out/node.json" 2>/dev/null)
+	if [ "${by#cgroup}" = "$by" ]; then
+		skip "node sees the step's memory limit" "no cgroup of its own here (memory: ${by:-?})"
+	elif [ "$RC" = 0 ] && [ "$OUT" = 314572800 ]; then
+		ok "node sees the step's memory limit (process.constrainedMemory)"
+	else
+		notok "node sees the step's memory limit (process.constrainedMemory)" "rc=$RC" "stdout: $OUT"
+	fi
+else
+	skip "node sees the step's memory limit" "no node with process.constrainedMemory here"
+fi
 
 # the caller's own cgroup: v2's, else v1's memory controller
 own=$(awk -F: '$2 == "" && $3 != "/" {print "/sys/fs/cgroup" $3; exit}

@@ -64,6 +64,19 @@ case "$lim" in
 	t "$v: a fork bomb meets the tasks limit, named" '[ $rc = 124 ] && echo "$out" | grep -q "tasks limit (64)"'
 	t "$v: positive control: 20 processes under a tasks limit of 64" \
 		'"$SB" run --limit tasks=64 -- sh -c "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do sleep 0.1 & done; wait"'
+	# the step reads the limit in its own cgroup, as node does (a folder of
+	# its own, granted read-only, wherever stepbox made it)
+	cat >"$T/mymem" <<'SH'
+v1=$(grep -E '^[0-9]+:([^:]*,)?memory(,[^:]*)?:' /proc/self/cgroup | cut -d: -f3)
+if [ -n "$v1" ]; then cat "/sys/fs/cgroup/memory$v1/memory.limit_in_bytes"
+else cat "/sys/fs/cgroup$(grep '^0::' /proc/self/cgroup | cut -d: -f3)/memory.max"; fi
+SH
+	for b in landlock mountns stacked; do
+		"$SB" run --backend "$b" -- true 2>/dev/null || continue
+		got=$("$SB" run --backend "$b" -r "$T" --limit memory=48M -- sh "$T/mymem" 2>&1)
+		t "$v, $b: the step reads its memory limit in its own cgroup" '[ "$got" = 50331648 ]'
+		[ "$got" = 50331648 ] || echo "$got" | head -3 | sed 's/^/# /'
+	done
 	if "$SB" check | grep -q "^auto: \(stacked\|mountns\)"; then
 		# a private /tmp's pages are the step's memory too
 		out=$("$SB" run --limit memory=32M --limit tmp=128M -- sh -c 'dd if=/dev/zero of=/tmp/fill bs=1048576 count=100' 2>&1)
