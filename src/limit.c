@@ -137,68 +137,134 @@ static bool has_word(const char *list, const char *word)
 
 /* What the hierarchies and stepbox's own place in them are. */
 struct cg_host {
-	char v2[PATH_MAX];		   /* the cgroup2 folder stepbox is in, or "" */
-	char v2_mount[PATH_MAX];	   /* its mount point */
-	char v1[2][PATH_MAX];		   /* pids, memory: the v1 folders it is in */
+	char *v2;		/* the cgroup2 folder stepbox is in, or NULL */
+	char *v2_mount;		/* its mount point */
+	char *v1[3];		/* pids, memory, cpu: the v1 folders it is in */
+	bool root_v2, root_v1[3]; /* each of them is its hierarchy's root */
 };
 
-/* Join a hierarchy's mount point with stepbox's path in it (mountinfo's root). */
-static void place(char *out, const char *mnt, const char *root, const char *own)
+static const char *const v1_names[3] = {"pids", "memory", "cpu"};
+
+/*
+ * A hierarchy's mount point joined with stepbox's path in it (mountinfo's
+ * root): allocated, or NULL when the mount does not show it.
+ */
+static char *place(const char *mnt, const char *root, const char *own)
 {
 	size_t rl = strlen(root);
 	if (strcmp(root, "/") == 0)
 		rl = 0;
 	else if (strncmp(own, root, rl) != 0 || (own[rl] && own[rl] != '/'))
-		return; /* outside what this mount shows */
-	if (snprintf(out, PATH_MAX, "%s%s", mnt, own + rl) >= PATH_MAX)
-		out[0] = '\0'; /* too long to be a place stepbox uses */
+		return NULL; /* outside what this mount shows */
+	const char *rest = strcmp(own + rl, "/") == 0 ? "" : own + rl;
+	return strlen(mnt) + strlen(rest) < PATH_MAX ? strv_fmt("%s%s", mnt, rest) : NULL;
+}
+
+static void cg_host_release(struct cg_host *h)
+{
+	free(h->v2);
+	free(h->v2_mount);
+	for (int i = 0; i < 3; i++)
+		free(h->v1[i]);
+}
+
+/* The n-th space-separated field of line (fields are cut in place), or NULL. */
+static char *field(char **cursor)
+{
+	char *f = *cursor;
+	if (!f || !*f)
+		return NULL;
+	char *sp = strchr(f, ' ');
+	if (sp)
+		*sp++ = '\0';
+	*cursor = sp;
+	return f;
+}
+
+/* A whole procfs file (read at once: seq_file makes each read() anew), NUL-ended. */
+static char *read_whole(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 16384, len = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		ssize_t n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n < 0) {
+				free(buf);
+				buf = NULL;
+			}
+			break;
+		}
+		len += (size_t)n;
+		if (len + 1 == cap) {
+			char *more = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
+			if (!more)
+				free(buf);
+			buf = more;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	if (buf)
+		buf[len] = '\0';
+	return buf;
 }
 
 static void cg_find(struct cg_host *h)
 {
 	memset(h, 0, sizeof(*h));
-	char own_v2[PATH_MAX] = "", own_v1[2][PATH_MAX] = {"", ""};
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	char line[4096];
-	while (f && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
+	const char *own_v2 = NULL, *own_v1[3] = {NULL, NULL, NULL};
+	char *cg = read_whole("/proc/self/cgroup"), *save = NULL;
+	for (char *line = cg ? strtok_r(cg, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
 		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
+		if (!c2 || c2[1] != '/' || strstr(c2, "/.."))
 			continue;
 		*c1 = *c2 = '\0';
 		if (strcmp(line, "0") == 0 && c1[1] == '\0')
-			snprintf(own_v2, sizeof(own_v2), "%s", c2 + 1);
-		else if (has_word(c1 + 1, "pids"))
-			snprintf(own_v1[0], PATH_MAX, "%s", c2 + 1);
-		else if (has_word(c1 + 1, "memory"))
-			snprintf(own_v1[1], PATH_MAX, "%s", c2 + 1);
+			own_v2 = c2 + 1;
+		for (int i = 0; i < 3; i++)
+			if (!own_v1[i] && has_word(c1 + 1, v1_names[i]))
+				own_v1[i] = c2 + 1;
 	}
-	if (f)
-		fclose(f);
-	f = fopen("/proc/self/mountinfo", "re");
-	while (f && fgets(line, sizeof(line), f)) {
+	h->root_v2 = own_v2 && strcmp(own_v2, "/") == 0;
+	for (int i = 0; i < 3; i++)
+		h->root_v1[i] = own_v1[i] && strcmp(own_v1[i], "/") == 0;
+	char *mi = (own_v2 || own_v1[0] || own_v1[1] || own_v1[2])
+			   ? read_whole("/proc/self/mountinfo") : NULL;
+	for (char *line = mi ? strtok_r(mi, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
 		/* id parent dev root mountpoint opts [optional...] - fstype source superopts */
-		char root[PATH_MAX], mnt[PATH_MAX], fstype[64], super[1024];
-		const char *dash = strstr(line, " - ");
-		if (!dash || sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2 ||
-		    sscanf(dash, " - %63s %*s %1023s", fstype, super) != 2)
+		char *dash = strstr(line, " - "), *cur = line;
+		if (!dash)
 			continue;
+		*dash = '\0';
+		field(&cur), field(&cur), field(&cur);
+		char *root = field(&cur), *mnt = field(&cur);
+		cur = dash + 3;
+		char *fstype = field(&cur), *source = field(&cur), *super = field(&cur);
 		/* mountinfo escapes spaces as \040: such mounts are not ours to use */
-		if (strchr(mnt, '\\') || strchr(root, '\\'))
+		if (!root || !mnt || !source || !super || strchr(mnt, '\\') || strchr(root, '\\'))
 			continue;
-		if (strcmp(fstype, "cgroup2") == 0 && !h->v2[0] && own_v2[0]) {
-			place(h->v2, mnt, root, own_v2);
-			if (h->v2[0])
-				snprintf(h->v2_mount, PATH_MAX, "%s", mnt);
+		if (strcmp(fstype, "cgroup2") == 0 && !h->v2 && own_v2) {
+			h->v2 = place(mnt, root, own_v2);
+			if (h->v2 && !(h->v2_mount = strdup(mnt))) {
+				free(h->v2);
+				h->v2 = NULL;
+			}
 		} else if (strcmp(fstype, "cgroup") == 0) {
-			for (int i = 0; i < 2; i++)
-				if (!h->v1[i][0] && own_v1[i][0] &&
-				    has_word(super, i ? "memory" : "pids"))
-					place(h->v1[i], mnt, root, own_v1[i]);
+			for (int i = 0; i < 3; i++)
+				if (!h->v1[i] && own_v1[i] && has_word(super, v1_names[i]))
+					h->v1[i] = place(mnt, root, own_v1[i]);
 		}
 	}
-	if (f)
-		fclose(f);
+	free(mi);
+	free(cg);
 }
 
 /* Whether the only process in the cgroup folder dir is stepbox. */
@@ -296,15 +362,15 @@ static int cg_v2_make(struct limit_plan *p, const struct cg_host *h, const char 
 	}
 	if (r == 0)
 		r = put(parent, "cgroup.subtree_control", need);
-	if (r == 0 && snprintf(p->cg_dir[0], sizeof(p->cg_dir[0]), "%s/step-%s", parent, pid) >=
-			      (int)sizeof(p->cg_dir[0]))
-		r = -ENAMETOOLONG;
+	if (r == 0 && !(p->cg_dir[0] = strv_fmt("%s/step-%s", parent, pid)))
+		r = -ENOMEM;
 	if (r == 0)
 		r = mkdir_leaf(p->cg_dir[0]);
 	if (r < 0) {
 		snprintf(p->why, sizeof(p->why), "cannot make a cgroup beneath '%.80s': %s", parent,
 			 strerror(-r));
-		p->cg_dir[0][0] = '\0';
+		free(p->cg_dir[0]);
+		p->cg_dir[0] = NULL;
 		return r;
 	}
 	return 0;
@@ -313,19 +379,20 @@ static int cg_v2_make(struct limit_plan *p, const struct cg_host *h, const char 
 static int cg_v1_make(struct limit_plan *p, const struct cg_host *h, bool mem)
 {
 	for (int i = 0; i < (mem ? 2 : 1); i++) {
-		int r = snprintf(p->cg_dir[i], sizeof(p->cg_dir[i]), "%s/stepbox-%ld", h->v1[i],
-				 (long)getpid()) < (int)sizeof(p->cg_dir[i])
-				? mkdir_leaf(p->cg_dir[i])
-				: -ENAMETOOLONG;
+		p->cg_dir[i] = strv_fmt("%s/stepbox-%ld", h->v1[i], (long)getpid());
+		int r = p->cg_dir[i] ? mkdir_leaf(p->cg_dir[i]) : -ENOMEM;
 		if (r < 0) {
-			snprintf(p->why, sizeof(p->why), "cannot make '%.100s': %s", p->cg_dir[i],
-				 strerror(-r));
-			p->cg_dir[i][0] = '\0';
+			snprintf(p->why, sizeof(p->why), "cannot make '%.100s': %s",
+				 p->cg_dir[i] ? p->cg_dir[i] : h->v1[i], strerror(-r));
+			free(p->cg_dir[i]);
+			p->cg_dir[i] = NULL;
 			return r;
 		}
 	}
 	return 0;
 }
+
+static void cg_remove(struct limit_plan *p);
 
 static int cg_set(struct limit_plan *p)
 {
@@ -336,23 +403,23 @@ static int cg_set(struct limit_plan *p)
 		snprintf(v, sizeof(v), "%" PRIu64, p->v[LIMIT_TASKS]);
 		r = put(pids, "pids.max", v);
 	}
-	if (r == 0 && p->v[LIMIT_MEMORY] && mem[0]) {
+	if (r == 0 && p->v[LIMIT_MEMORY] && mem) {
 		snprintf(v, sizeof(v), "%" PRIu64, p->v[LIMIT_MEMORY]);
 		if (p->cg_version == 2) {
 			r = put(mem, "memory.max", v);
 			/* no swap beyond the limit, and an OOM ends the step as a whole */
-			if (r == 0 && writable(mem, "memory.swap.max"))
-				r = put(mem, "memory.swap.max", "0");
-			if (r == 0 && writable(mem, "memory.oom.group"))
-				r = put(mem, "memory.oom.group", "1");
+			if (r == 0 && (r = put(mem, "memory.swap.max", "0")) == -ENOENT)
+				r = 0; /* no swap accounting */
+			if (r == 0 && (r = put(mem, "memory.oom.group", "1")) == -ENOENT)
+				r = 0; /* before Linux 4.19 */
 		} else {
 			r = put(mem, "memory.limit_in_bytes", v);
-			if (r == 0 && writable(mem, "memory.memsw.limit_in_bytes"))
-				r = put(mem, "memory.memsw.limit_in_bytes", v);
+			if (r == 0 && (r = put(mem, "memory.memsw.limit_in_bytes", v)) == -ENOENT)
+				r = 0; /* no swap accounting */
 		}
 	}
 	for (int i = 0; r == 0 && i < 2; i++) {
-		if (!p->cg_dir[i][0])
+		if (!p->cg_dir[i])
 			continue;
 		char path[PATH_MAX + 16];
 		snprintf(path, sizeof(path), "%s/cgroup.procs", p->cg_dir[i]);
@@ -371,18 +438,18 @@ static void cg_probe(const struct cg_host *h, const char *need, bool mem, struct
 		     char *why, size_t cap)
 {
 	at->version = 0;
-	if (h->v2[0] && v2_parent(h, need, at->parent, &at->move_self, why, cap)) {
+	if (h->v2 && v2_parent(h, need, at->parent, &at->move_self, why, cap)) {
 		at->version = 2;
 		return;
 	}
 	for (int i = 0; i < (mem ? 2 : 1); i++) {
-		if (h->v1[i][0] && writable(h->v1[i], "."))
+		if (h->v1[i] && writable(h->v1[i], "."))
 			continue;
 		/* a cgroup2 without the controllers says less than a v1 that has them */
-		if (h->v1[i][0])
+		if (h->v1[i])
 			snprintf(why, cap, "stepbox may not make cgroups here (root may, or a "
 				 "delegated cgroup2)");
-		else if (!h->v2[0])
+		else if (!h->v2)
 			snprintf(why, cap, "no cgroup hierarchy with the %s controller",
 				 i ? "memory" : "pids");
 		return;
@@ -425,6 +492,18 @@ static long count_tasks(const char *proc, uid_t uid)
 	return n;
 }
 
+/* Every task of the host, as /proc/loadavg counts them ("0.00 0.01 0.05 1/234 5678"), or -1. */
+static long host_tasks(void)
+{
+	char buf[128];
+	if (slurp("/proc/loadavg", buf, sizeof(buf)) <= 0)
+		return -1;
+	const char *slash = strchr(buf, '/');
+	char *end;
+	long n = slash ? strtol(slash + 1, &end, 10) : -1;
+	return slash && end != slash + 1 && n > 0 ? n : -1;
+}
+
 int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool create,
 		struct limit_plan *p, struct stepbox_err *err)
 {
@@ -445,11 +524,17 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 			p->v[LIMIT_TMP] = ram / 4;
 	}
 	bool mem = p->v[LIMIT_MEMORY] != 0, tasks = p->v[LIMIT_TASKS] != 0;
+	struct cg_host h;
+	cg_find(&h);
+	/* the caller's own folders the step reads its limits in: never a root's */
+	if (h.v2 && !h.root_v2)
+		p->own[0] = strdup(h.v2);
+	for (int i = 1; i < 3; i++)
+		if (h.v1[i] && !h.root_v1[i])
+			p->own[i] = strdup(h.v1[i]);
 	if (mem || tasks) {
 		/* the cgroup takes both; a tree's pids limit is its fork-bomb guard */
 		const char *need = mem ? "+pids +memory" : "+pids";
-		struct cg_host h;
-		cg_find(&h);
 		struct cg_place at;
 		cg_probe(&h, need, mem, &at, p->why, sizeof(p->why));
 		p->cg_version = at.version;
@@ -459,11 +544,12 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 			if (r == 0)
 				r = cg_set(p);
 			if (r < 0) { /* why says what failed: rlimits, then */
-				limit_release(p);
+				cg_remove(p);
 				p->cg_version = 0;
 			}
 		}
 	}
+	cg_host_release(&h);
 	if (tasks) {
 		if (p->cg_version)
 			p->how[LIMIT_TASKS] = LIMIT_CGROUP;
@@ -523,8 +609,14 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 		return -EPERM;
 	}
 	if (create && p->how[LIMIT_TASKS] == LIMIT_NPROC_USER) {
-		/* the user's other tasks count too: the step gets its share on top */
-		long now = count_tasks("/proc", getuid());
+		/*
+		 * The user's other tasks count too: the step gets its share on
+		 * top. Asked for, that is the user's tasks, counted (a walk of
+		 * /proc: about a millisecond on a busy host); the default only
+		 * guards against a fork bomb, and takes every task of the host
+		 * (one read of /proc/loadavg) as the bound instead.
+		 */
+		long now = p->asked[LIMIT_TASKS] ? count_tasks("/proc", getuid()) : host_tasks();
 		p->others = now > 0 ? (uint64_t)now : 0;
 	}
 	return 0;
@@ -570,8 +662,10 @@ long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns)
 static uint64_t event(const char *dir, const char *file, const char *key)
 {
 	char path[PATH_MAX + 32], buf[1024];
+	if (!dir)
+		return 0;
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if (!dir[0] || slurp(path, buf, sizeof(buf)) <= 0)
+	if (slurp(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	size_t n = strlen(key);
 	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
@@ -666,7 +760,8 @@ void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long max
 		fprintf(stderr, "stepbox: %s\n", p->said);
 }
 
-void limit_release(struct limit_plan *p)
+/* Kill what is left in the step's cgroup and remove it. */
+static void cg_remove(struct limit_plan *p)
 {
 	for (int i = 0; i < 2; i++) {
 		if (p->cg_procs[i] >= 0)
@@ -674,7 +769,7 @@ void limit_release(struct limit_plan *p)
 		p->cg_procs[i] = -1;
 	}
 	for (int i = 0; i < 2; i++) {
-		if (!p->cg_dir[i][0])
+		if (!p->cg_dir[i])
 			continue;
 		/* the tree is gone; whatever escaped its kill dies with the cgroup */
 		if (p->cg_version == 2)
@@ -695,7 +790,17 @@ void limit_release(struct limit_plan *p)
 			}
 			nanosleep(&(struct timespec){0, 1000000}, NULL);
 		}
-		p->cg_dir[i][0] = '\0';
+		free(p->cg_dir[i]);
+		p->cg_dir[i] = NULL;
+	}
+}
+
+void limit_release(struct limit_plan *p)
+{
+	cg_remove(p);
+	for (int i = 0; i < 3; i++) {
+		free(p->own[i]);
+		p->own[i] = NULL;
 	}
 }
 

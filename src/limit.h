@@ -59,9 +59,15 @@ struct limit_plan {
 	enum limit_how how[LIMIT_N];
 	char why[256]; /* why the cgroup is not used, when it is not */
 	int cg_version; /* 0 (none), 1 or 2 */
-	/* the step's cgroup: one folder (v2), or pids and memory (v1) */
-	char cg_dir[2][4096]; /* PATH_MAX */
+	/* the step's cgroup: one folder (v2), or pids and memory (v1); NULL */
+	char *cg_dir[2];
 	int cg_procs[2]; /* their cgroup.procs, open for the child; -1 */
+	/*
+	 * The caller's own cgroup folders, where a step reads its limits (node,
+	 * the JVM): cgroup2's, v1's memory and cpu ones; NULL for a hierarchy's
+	 * root (its folder lists every other service's) or none.
+	 */
+	char *own[3];
 	uint64_t others; /* LIMIT_NPROC_USER: the user's tasks when the step started */
 	/* filled by limit_finish */
 	const char *reached; /* the limit the step reached, by name, or NULL */
@@ -110,7 +116,7 @@ long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns);
 void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long maxrss_kb,
 		   bool quiet);
 
-/* Kill what is left in the step's cgroup and remove it. */
+/* Kill what is left in the step's cgroup, remove it, and free the plan. */
 void limit_release(struct limit_plan *p);
 
 /* A limit's value for people: "512 MiB", "4096", "10 s". */

@@ -247,6 +247,8 @@ bool report_check(FILE *out, const struct landlock_features *f,
 					    lim_ok ? limit_json(&lp)
 						   : json_pack("{s:s?}", "error",
 							       picked ? lerr.msg : NULL));
+		if (lim_ok)
+			limit_release(&lp);
 		dump(out, o);
 		return picked;
 	}
@@ -268,8 +270,10 @@ bool report_check(FILE *out, const struct landlock_features *f,
 	}
 	fprintf(out, "auto: %s\n", policy_backend_name(pick.name));
 	char said[1024];
-	if (lim_ok)
+	if (lim_ok) {
 		limit_describe(&lp, said, sizeof(said));
+		limit_release(&lp);
+	}
 	fprintf(out, "limits: %s\n", lim_ok ? said : lerr.msg);
 	struct strv m = STRV_INIT;
 	backend_missing(&pick, f, &m);

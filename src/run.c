@@ -1,4 +1,7 @@
 #include "run.h"
+#include <time.h>
+static struct timespec tps[16]; static const char *tpn[16]; static int tn;
+#define TP(x) do { clock_gettime(CLOCK_MONOTONIC,&tps[tn]); tpn[tn++]=x; } while (0)
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,41 +45,18 @@ static const char *const *own_ttys(struct run_ctx *ctx)
 
 /*
  * The cgroup folders a step reads its limits from (node, pnpm, the JVM
- * read /proc/self/cgroup and then the folder it names): the caller's own
- * (v2, and v1's memory and cpu), never a root cgroup, and the step's own
- * that stepbox made for its limits, wherever that is.
+ * read /proc/self/cgroup and then the folder it names): the caller's own,
+ * and the step's own that stepbox made for its limits, wherever that is.
  */
 static const char *const *own_cgroups(struct run_ctx *ctx, const struct limit_plan *lim)
 {
 	size_t n = 0;
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	char line[4096];
-	while (f && n < 6 && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		char *ctl = strchr(line, ':'), *path = ctl ? strchr(ctl + 1, ':') : NULL;
-		if (!path)
-			continue;
-		*path++ = '\0';
-		ctl++;
-		if (path[0] != '/' || strcmp(path, "/") == 0 || strstr(path, "/.."))
-			continue;
-		bool v2 = ctl[0] == '\0';
-		if (!v2 && !strstr(ctl, "memory") && strncmp(ctl, "cpu", 3) != 0)
-			continue;
-		char *dir = strv_fmt("/sys/fs/cgroup%s%s%s", v2 ? "" : "/", ctl, path);
-		struct stat st;
-		if (dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-			ctx->cgroup_dirs[n++] = dir;
-		else
-			free(dir);
-	}
-	if (f)
-		fclose(f);
+	for (int i = 0; i < 3; i++)
+		if (lim->own[i])
+			ctx->cgroups[n++] = lim->own[i];
 	for (int i = 0; i < 2; i++)
-		if (lim->cg_dir[i][0] && (ctx->cgroup_dirs[n] = strdup(lim->cg_dir[i])))
-			n++;
-	for (size_t i = 0; i < n; i++)
-		ctx->cgroups[i] = ctx->cgroup_dirs[i];
+		if (lim->cg_dir[i])
+			ctx->cgroups[n++] = lim->cg_dir[i];
 	ctx->cgroups[n] = NULL;
 	return ctx->cgroups;
 }
@@ -116,8 +96,10 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	int r = landlock_probe(&ctx->features, backend_abi_cap(), err);
 	if (r == 0)
 		r = backend_choose(cfg, &ctx->features, !for_run, &ctx->backend, err);
+	TP("prep");
 	if (r == 0)
 		r = plan_limits(cfg, ctx, for_run, err);
+	TP("planned");
 	if (r < 0)
 		return r;
 	char cwd[PATH_MAX];
@@ -184,6 +166,7 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 
 void run_release(struct run_ctx *ctx)
 {
+	TP("release");
 	limit_release(&ctx->limits);
 	mountns_release(&ctx->mountns);
 	if (ctx->idmap_userns >= 0)
@@ -191,12 +174,9 @@ void run_release(struct run_ctx *ctx)
 	ctx->idmap_userns = -1;
 	free(ctx->report_dir);
 	ctx->report_dir = NULL;
-	for (size_t i = 0; i < sizeof(ctx->cgroup_dirs) / sizeof(ctx->cgroup_dirs[0]); i++) {
-		free(ctx->cgroup_dirs[i]);
-		ctx->cgroup_dirs[i] = NULL;
-	}
 	grants_release(&ctx->grants);
 	env_release(&ctx->env);
+	TP("released"); if (getenv("TP")) { for (int i = 0; i < tn; i++) fprintf(stderr, "%s=%.0f ", tpn[i], (tps[i].tv_sec-tps[0].tv_sec)*1e6+(tps[i].tv_nsec-tps[0].tv_nsec)/1e3); fprintf(stderr, "\n"); }
 }
 
 static void say_what_is_missing(const struct stepbox_config *cfg, const struct run_ctx *ctx)
@@ -403,7 +383,9 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.output = {out[1], out[3]},
 	};
 	struct launch_result res;
+	TP("launch");
 	rc = launch_run(&spec, &res, &err);
+	TP("launched");
 	out[1] = out[3] = -1; /* launch_run closed them */
 	ctx->limits.output_dropped = limit_pump_stop(pump);
 	pump = NULL;

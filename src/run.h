@@ -20,8 +20,7 @@ struct run_ctx {
 	char *const *inherited; /* the caller's environment */
 	char tty_names[3][64];  /* the step's own terminals */
 	const char *ttys[4];
-	char *cgroup_dirs[8];   /* the caller's own cgroup folders, and the step's */
-	const char *cgroups[9];
+	const char *cgroups[6]; /* the cgroup folders the step reads (the limits' own) */
 	char *report_dir; /* --report's folder, canonical before the run */
 	struct landlock_features features;
 	struct backend backend; /* resolved: never BACKEND_AUTO */

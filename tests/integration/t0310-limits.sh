@@ -29,6 +29,24 @@ run_sb check
 echo "$OUT" | grep -q "^limits: .*tasks 4096" && ok "check names the limits a step gets here" ||
 	notok "check names the limits a step gets here" "$(echo "$OUT" | grep limits)"
 
+# Landlock alone, unprivileged: RLIMIT_NPROC counts the user's other tasks
+# too, so the step's share comes on top: the user's tasks counted when the
+# limit is asked for, every task of the host for the default (one read)
+case "$tasks_by" in
+*"user's other tasks"*)
+	mine=$(ps -u "$(id -u)" -L --no-headers | wc -l)
+	host=$(awk '{split($4, a, "/"); print a[2]}' /proc/loadavg)
+	run_sb run --limit tasks=256 -- sh -c 'awk "/^Max processes/ {print \$3}" /proc/self/limits'
+	[ "$RC" = 0 ] && [ "$OUT" -ge $((256 + mine - 20)) ] && [ "$OUT" -le $((256 + mine + 20)) ] &&
+		ok "an asked tasks limit comes on top of the user's own tasks ($OUT: 256 + about $mine)" ||
+		notok "an asked tasks limit comes on top of the user's own tasks" "rc=$RC" "RLIMIT_NPROC $OUT, the user has about $mine"
+	run_sb run -- sh -c 'awk "/^Max processes/ {print \$3}" /proc/self/limits'
+	[ "$RC" = 0 ] && [ "$OUT" -ge $((4096 + mine)) ] && [ "$OUT" -le $((4096 + host + 200)) ] &&
+		ok "the default tasks limit comes on top of the host's tasks ($OUT: 4096 + about $host)" ||
+		notok "the default tasks limit comes on top of the host's tasks" "rc=$RC" "RLIMIT_NPROC $OUT, the host has about $host, the user $mine"
+	;;
+esac
+
 # --- tasks: a fork bomb ends with the limit named, and nothing of it is left
 in_box "positive control: 40 processes under a tasks limit of 256" \
 	'for i in $(seq 40); do sleep 0.2 & done; wait' --limit tasks=256
