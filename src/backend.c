@@ -33,8 +33,12 @@ int backend_probe_ns(const struct stepbox_config *cfg, struct stepbox_err *err)
 {
 	struct mountns_plan plan;
 	struct grants none = {0};
-	mountns_plan(&plan, cfg, &none);
-	return mountns_probe(&plan, err);
+	int r = mountns_plan(&plan, cfg, &none);
+	if (r < 0)
+		return err_set(err, ERR_UNAVAILABLE, -r, "plan the mounts");
+	r = mountns_probe(&plan, err);
+	mountns_release(&plan);
+	return r;
 }
 
 static void landlock_why(const struct landlock_features *f, char *buf, size_t cap)

@@ -201,7 +201,7 @@ static int private_rules(const struct launch_spec *s)
  * raw wait status back over status_fd.
  */
 static void init_child(const struct launch_spec *s, const char *file, const sigset_t *oldmask,
-		       int fd, int sync_fd, int status_fd, int ack, pid_t parent)
+		       int fd, int sync_fd, int status_fd, int ack, pid_t parent, bool born_in)
 {
 	char c;
 	if (sync_fd >= 0 && read(sync_fd, &c, 1) != 1)
@@ -257,7 +257,7 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 	if (ack >= 0)
 		hand_listener(s, fd, ack);
 	/* the cgroup and rlimits hold the init too: it is counted, and forks nothing else */
-	if (s->limits && (r = limit_enter(s->limits)) < 0)
+	if (s->limits && (r = limit_enter(s->limits, born_in)) < 0)
 		child_fail(fd, STEP_LIMITS, -r);
 	pid_t cmd = fork();
 	if (cmd < 0)
@@ -649,7 +649,7 @@ static void close_fd(int *fd)
 
 /* In the child: never returns. */
 static void child_main(const struct launch_spec *s, const char *file, const sigset_t *oldmask,
-		       struct pipes *p, pid_t parent)
+		       struct pipes *p, pid_t parent, bool born_in)
 {
 	close_fd(&p->report[0]);
 	close_fd(&p->ack[1]);
@@ -660,12 +660,13 @@ static void child_main(const struct launch_spec *s, const char *file, const sigs
 		if (p->sync[0] >= 0 && read(p->sync[0], &c, 1) != 1)
 			_exit(125); /* the parent gave up */
 		child_start(parent, p->report[1], SIGKILL);
-		int r = s->limits ? limit_enter(s->limits) : 0;
+		int r = s->limits ? limit_enter(s->limits, born_in) : 0;
 		if (r < 0)
 			child_fail(p->report[1], STEP_LIMITS, -r);
 		child_exec(s, file, oldmask, p->report[1], p->ack[0], s->ruleset_fd >= 0);
 	}
-	init_child(s, file, oldmask, p->report[1], p->sync[0], p->status[1], p->ack[0], parent);
+	init_child(s, file, oldmask, p->report[1], p->sync[0], p->status[1], p->ack[0], parent,
+		   born_in);
 }
 
 /* Copy the child's listener (fd number n in its table) and start serving it. */
@@ -758,6 +759,39 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 	return -(rep.errnum ? rep.errnum : EINVAL);
 }
 
+/* clone3's arguments (linux/sched.h, whose names clash with glibc's <sched.h>) */
+struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+		set_tid_size, cgroup;
+};
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+/*
+ * The init, in its new namespaces. On cgroup2 it is born in the step's
+ * cgroup (born_in; Linux 5.7): no move into it later, whose RCU grace period
+ * costs about half a millisecond. Where clone3 cannot (an older kernel, a
+ * refusal), a plain clone, and the init moves itself (limit_enter).
+ */
+static pid_t clone_init(const struct launch_spec *s, bool *born_in)
+{
+	int cg = s->limits ? limit_cgroup_fd(s->limits) : -1;
+	if (cg >= 0) {
+		struct clone3_args a = {
+			.flags = (uint64_t)s->mountns->clone_flags | CLONE_INTO_CGROUP,
+			.exit_signal = SIGCHLD,
+			.cgroup = (uint64_t)cg,
+		};
+		pid_t pid = (pid_t)syscall(SYS_clone3, &a, sizeof(a));
+		if (pid >= 0) {
+			*born_in = true;
+			return pid;
+		}
+	}
+	return (pid_t)syscall(SYS_clone, SIGCHLD | s->mountns->clone_flags, NULL, NULL, NULL, NULL);
+}
+
 static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 		       struct stepbox_err *err)
 {
@@ -804,11 +838,10 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 	sigprocmask(SIG_BLOCK, &set, &oldmask);
 	pid_t parent = getpid();
 	double start = now_s();
-	pid_t pid = s->mountns ? (pid_t)syscall(SYS_clone, SIGCHLD | s->mountns->clone_flags, NULL,
-						 NULL, NULL, NULL)
-			       : fork();
+	bool born_in = false;
+	pid_t pid = s->mountns ? clone_init(s, &born_in) : fork();
 	if (pid == 0)
-		child_main(s, file, &oldmask, &p, parent);
+		child_main(s, file, &oldmask, &p, parent, born_in);
 	struct supervisor *sup = NULL;
 	if (pid < 0) {
 		int e = errno;

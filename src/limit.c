@@ -427,6 +427,9 @@ static int cg_set(struct limit_plan *p)
 		if (p->cg_procs[i] < 0)
 			r = -errno;
 	}
+	if (r == 0 && p->cg_version == 2 &&
+	    (p->cg_fd = open(p->cg_dir[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		r = -errno;
 	if (r < 0)
 		snprintf(p->why, sizeof(p->why), "cannot set the limits of '%.80s': %.40s",
 			 p->cg_dir[0], strerror(-r));
@@ -508,7 +511,7 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 		struct limit_plan *p, struct stepbox_err *err)
 {
 	memset(p, 0, sizeof(*p));
-	p->cg_procs[0] = p->cg_procs[1] = -1;
+	p->cg_procs[0] = p->cg_procs[1] = p->cg_fd = -1;
 	for (int k = 0; k < LIMIT_N; k++) {
 		p->v[k] = c->v[k];
 		p->asked[k] = c->v[k] != 0;
@@ -622,9 +625,14 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 	return 0;
 }
 
-int limit_enter(const struct limit_plan *p)
+int limit_cgroup_fd(const struct limit_plan *p)
 {
-	for (int i = 0; i < 2; i++)
+	return p->cg_version == 2 ? p->cg_fd : -1;
+}
+
+int limit_enter(const struct limit_plan *p, bool born_in_cgroup)
+{
+	for (int i = 0; !born_in_cgroup && i < 2; i++)
 		if (p->cg_procs[i] >= 0 && write(p->cg_procs[i], "0", 1) != 1)
 			return -errno;
 	static const int res[LIMIT_N] = {
@@ -768,6 +776,9 @@ static void cg_remove(struct limit_plan *p)
 			close(p->cg_procs[i]);
 		p->cg_procs[i] = -1;
 	}
+	if (p->cg_fd >= 0)
+		close(p->cg_fd);
+	p->cg_fd = -1;
 	for (int i = 0; i < 2; i++) {
 		if (!p->cg_dir[i])
 			continue;

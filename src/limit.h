@@ -62,6 +62,7 @@ struct limit_plan {
 	/* the step's cgroup: one folder (v2), or pids and memory (v1); NULL */
 	char *cg_dir[2];
 	int cg_procs[2]; /* their cgroup.procs, open for the child; -1 */
+	int cg_fd;       /* cgroup2: the step's folder, for CLONE_INTO_CGROUP; -1 */
 	/*
 	 * The caller's own cgroup folders, where a step reads its limits (node,
 	 * the JVM): cgroup2's, v1's memory and cpu ones; NULL for a hierarchy's
@@ -99,10 +100,18 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 		struct limit_plan *p, struct stepbox_err *err);
 
 /*
- * In the child, before anything else is done: join the cgroup, set the
- * rlimits. Allocates nothing. 0 or -errno.
+ * In the child, before it forks or execs anything: join the cgroup (unless
+ * it was born in it: limit_cgroup_fd), set the rlimits. Allocates nothing.
+ * 0 or -errno.
  */
-int limit_enter(const struct limit_plan *p);
+int limit_enter(const struct limit_plan *p, bool born_in_cgroup);
+
+/*
+ * cgroup2: the step's cgroup folder, for clone3's CLONE_INTO_CGROUP (Linux
+ * 5.7), which spares the move into it (an RCU grace period, about half a
+ * millisecond); -1 on cgroup v1 or without a cgroup.
+ */
+int limit_cgroup_fd(const struct limit_plan *p);
 
 /* The tasks stepbox counts for a limit it cannot read back (rlimits). */
 long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns);

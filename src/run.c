@@ -91,7 +91,7 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 {
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->idmap_userns = -1;
-	ctx->limits.cg_procs[0] = ctx->limits.cg_procs[1] = -1;
+	ctx->limits.cg_procs[0] = ctx->limits.cg_procs[1] = ctx->limits.cg_fd = -1;
 	ctx->inherited = inherited;
 	int r = landlock_probe(&ctx->features, backend_abi_cap(), err);
 	if (r == 0)

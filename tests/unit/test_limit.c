@@ -50,7 +50,7 @@ int main(void)
 	CHECK(p.v[LIMIT_TASKS] == LIMIT_DEFAULT_TASKS && !p.asked[LIMIT_TASKS]);
 	CHECK(p.how[LIMIT_TASKS] != LIMIT_OFF && p.how[LIMIT_TMP] == LIMIT_TMPFS);
 	CHECK(p.how[LIMIT_OUTPUT] == LIMIT_OFF && p.how[LIMIT_CPU] == LIMIT_OFF);
-	CHECK(p.cg_procs[0] == -1 && p.cg_dir[0][0] == '\0');
+	CHECK(p.cg_procs[0] == -1 && p.cg_fd == -1 && p.cg_dir[0] == NULL);
 	char said[1024];
 	limit_describe(&p, said, sizeof(said));
 	CHECK_HAS(said, "tasks 4096");
