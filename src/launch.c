@@ -208,7 +208,10 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 		_exit(125); /* the parent gave up */
 	if (sync_fd >= 0)
 		close(sync_fd);
-	int r;
+	/* into the step's cgroup first: nothing of the step may run outside it */
+	int r = s->limits && !born_in ? limit_join(s->limits) : 0;
+	if (r < 0)
+		child_fail(fd, STEP_LIMITS, -r);
 	if (!s->mountns) {
 		/* held until the wait below takes it: its default action is death */
 		sigset_t death;
@@ -257,7 +260,7 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 	if (ack >= 0)
 		hand_listener(s, fd, ack);
 	/* the cgroup and rlimits hold the init too: it is counted, and forks nothing else */
-	if (s->limits && (r = limit_enter(s->limits, born_in)) < 0)
+	if (s->limits && (r = limit_enter(s->limits)) < 0)
 		child_fail(fd, STEP_LIMITS, -r);
 	pid_t cmd = fork();
 	if (cmd < 0)
@@ -660,7 +663,9 @@ static void child_main(const struct launch_spec *s, const char *file, const sigs
 		if (p->sync[0] >= 0 && read(p->sync[0], &c, 1) != 1)
 			_exit(125); /* the parent gave up */
 		child_start(parent, p->report[1], SIGKILL);
-		int r = s->limits ? limit_enter(s->limits, born_in) : 0;
+		int r = s->limits && !born_in ? limit_join(s->limits) : 0;
+		if (r == 0 && s->limits)
+			r = limit_enter(s->limits);
 		if (r < 0)
 			child_fail(p->report[1], STEP_LIMITS, -r);
 		child_exec(s, file, oldmask, p->report[1], p->ack[0], s->ruleset_fd >= 0);

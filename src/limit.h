@@ -100,11 +100,15 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 		struct limit_plan *p, struct stepbox_err *err);
 
 /*
- * In the child, before it forks or execs anything: join the cgroup (unless
- * it was born in it: limit_cgroup_fd), set the rlimits. Allocates nothing.
- * 0 or -errno.
+ * In the child, before it forks or execs anything: limit_join moves it into
+ * the step's cgroup (unless it was born there: limit_cgroup_fd), as early as
+ * it can (the move waits for an RCU grace period, which stalls every fork of
+ * the host meanwhile); limit_enter sets the rlimits, as late as it can (an
+ * open_files limit must not refuse the sandbox's own descriptors).
+ * Allocate nothing. 0 or -errno.
  */
-int limit_enter(const struct limit_plan *p, bool born_in_cgroup);
+int limit_join(const struct limit_plan *p);
+int limit_enter(const struct limit_plan *p);
 
 /*
  * cgroup2: the step's cgroup folder, for clone3's CLONE_INTO_CGROUP (Linux
