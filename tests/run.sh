@@ -81,6 +81,7 @@ mkdir -p "$stage/bin" "$stage/tests" "$stage/fixtures" "$stage/tmp"
 cp "$build/stepbox" "$stage/bin/"
 cp -r "$top/tests/integration" "$stage/tests/"
 cp -r "$top/examples" "$stage/"
+cp -r "$top/man" "$stage/" # t0002 runs the man page's examples
 cp "$top/scripts/mkwheel.py" "$stage/tests/integration/"
 chmod -R a+rX "$stage"
 chmod 1777 "$stage/tmp"

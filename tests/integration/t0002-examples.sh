@@ -28,3 +28,34 @@ grep -q "^exit 0" "$T/out/js" && grep -q "hello from node" "$T/out/js" &&
 	ok "examples/run_step.mjs: the same from Node" || notok "examples/run_step.mjs: the same from Node" "$(cat "$T/out/js")"
 grep -q "^ExecStart=.*stepbox run" "$EX/nightly-report.service" && grep -q "^OnCalendar=" "$EX/nightly-report.timer" &&
 	ok "examples: a systemd service and timer" || notok "examples: a systemd service and timer"
+
+# every example of the man page runs as written (paths moved into the test's
+# folder, each command replaced by true): the flags it shows exist and go
+# together. learn writes step.json, which policy reads back.
+MAN="$TESTDIR/../../man/stepbox.1"
+mkdir -p "$T/srv/wf/runs/8" "$T/srv/wf/reports" "$T/ex"
+echo '[user]' >"$HOME/.gitconfig"
+echo '{"version": 1}' >"$T/ex/step.json"
+n=0
+sed -n '/^\.SH EXAMPLES/,/^\.SH SEE ALSO/p' "$MAN" | awk '
+	/^\.nf/ {on = 1; next} /^\.fi/ {on = 0; next}
+	on { line = line $0; if (line ~ /\\e$/) { sub(/\\e$/, "", line); next } print line; line = "" }' |
+	sed -e 's/\\-/-/g' -e "s|/srv/|$T/srv/|g" >"$T/ex/lines"
+while IFS= read -r line; do
+	n=$((n + 1))
+	# the command after --, whatever it is, becomes true
+	cmd=$(echo "$line" | sed -e 's/ -- .*/ -- true/' -e "s|\\bstepbox |\"\$STEPBOX\" |")
+	(cd "$T/ex" && eval "$cmd") >"$T/out/out" 2>"$T/out/err"
+	rc=$?
+	case "$line" in
+	*"stepbox doctor"*) want="0 1" ;; # doctor: 1 when it found something to say
+	*) want=0 ;;
+	esac
+	case " $want " in
+	*" $rc "*) ok "man page example runs: $(echo "$line" | cut -c1-70)" ;;
+	*) notok "man page example runs: $line" "exit $rc" "$(head -3 "$T/out/err")" ;;
+	esac
+done <"$T/ex/lines"
+[ "$n" -ge 10 ] && ok "the man page has its examples ($n)" || notok "the man page has its examples" "found $n"
+[ -s "$T/ex/step.json" ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/ex/step.json" &&
+	ok "learn -o wrote a policy that reads back" || notok "learn -o wrote a policy that reads back"
