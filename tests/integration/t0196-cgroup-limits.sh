@@ -16,42 +16,39 @@ else
 fi
 SH
 chmod 755 "$T/mymem"
-# $1: a shell to run stepbox from (the same cgroup as this test, or the root one)
-step_cgroup() {
-	local name=$1
+# sees_limit NAME [WRAPPER...] -- COMMAND...: run with a 300 MiB memory limit
+# (from WRAPPER's cgroup), COMMAND prints the limit it finds: 314572800
+sees_limit() {
+	local name=$1 wrap=() by
 	shift
-	"$@" "$SB" run -r "$T" --limit memory=300M --report "$T/out/cg.json" -- sh "$T/mymem" \
+	while [ "$1" != -- ]; do wrap+=("$1"); shift; done
+	shift
+	"${wrap[@]}" "$SB" run -r "$T" --limit memory=300M --report "$T/out/cg.json" -- "$@" \
 		>"$T/out/out" 2>"$T/out/err"
 	RC=$?
 	OUT=$(cat "$T/out/out")
 	by=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["limits"]["memory"]["enforced_by"])' \
 		"$T/out/cg.json" 2>/dev/null)
 	if [ "${by#cgroup}" = "$by" ]; then
-		skip "the step reads its memory limit in its own cgroup ($name)" "no cgroup of its own here (memory: ${by:-?})"
+		skip "$name" "no cgroup of its own here (memory: ${by:-?})"
 	elif [ "$RC" = 0 ] && [ "$OUT" = 314572800 ]; then
-		ok "the step reads its memory limit in its own cgroup ($name)"
+		ok "$name"
 	else
-		notok "the step reads its memory limit in its own cgroup ($name)" "rc=$RC" "stdout: $OUT"
+		notok "$name" "rc=$RC" "stdout: $OUT"
 	fi
 }
-step_cgroup "from this test's cgroup"
+sees_limit "the step reads its memory limit in its own cgroup (from this test's cgroup)" -- sh "$T/mymem"
 # from the root of v1's memory hierarchy, the step's cgroup lies beneath no
 # folder of the caller's: it must be granted by itself
 if is_root && [ -w /sys/fs/cgroup/memory/cgroup.procs ]; then
-	step_cgroup "from the root memory cgroup" sh -c 'echo $$ >/sys/fs/cgroup/memory/cgroup.procs && exec "$@"' sh
+	sees_limit "the step reads its memory limit in its own cgroup (from the root memory cgroup)" \
+		sh -c 'echo $$ >/sys/fs/cgroup/memory/cgroup.procs && exec "$@"' sh -- sh "$T/mymem"
 else
 	skip "the step reads its memory limit in its own cgroup (from the root memory cgroup)" "needs root and cgroup v1's memory hierarchy"
 fi
 if command -v node >/dev/null && node -e 'process.exit(typeof process.constrainedMemory == "function" ? 0 : 1)'; then
-	run_sb run --limit memory=300M --report "$T/out/node.json" -- node -e 'console.log(process.constrainedMemory())'
-	by=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["limits"]["memory"]["enforced_by"])' "$T/out/node.json" 2>/dev/null)
-	if [ "${by#cgroup}" = "$by" ]; then
-		skip "node sees the step's memory limit" "no cgroup of its own here (memory: ${by:-?})"
-	elif [ "$RC" = 0 ] && [ "$OUT" = 314572800 ]; then
-		ok "node sees the step's memory limit (process.constrainedMemory)"
-	else
-		notok "node sees the step's memory limit (process.constrainedMemory)" "rc=$RC" "stdout: $OUT"
-	fi
+	sees_limit "node sees the step's memory limit (process.constrainedMemory)" -- \
+		node -e 'console.log(process.constrainedMemory())'
 else
 	skip "node sees the step's memory limit" "no node with process.constrainedMemory here"
 fi
