@@ -99,6 +99,15 @@ printf '{"version": 1,\n "write_paths": ["%s",\n   "%s/missing-w"]}\n' "$T/w" "$
 expect "a missing write path names the file, line, column and key" 125 "(policy '$T/mw.json', line 3, column 4: write_paths\[1\])" -- run -p "$T/mw.json" -- true
 expect "-C into a folder that does not exist: refused" 125 "its folder '$T/nonexist'" -- run -C "$T/nonexist/x" -- true
 [ ! -e "$T/nonexist" ] && ok "-C with a typo creates nothing" || notok "-C with a typo creates nothing" "$(find "$T/nonexist")"
+# the caller's own folder, when it is not the workdir, gets nothing routed
+mkdir -p "$T/caller" "$T/wd"
+(cd "$T/caller" && "$SB" run -q -C "$T/wd" -- true && "$SB" policy -C "$T/wd" >/dev/null &&
+	"$SB" env -C "$T/wd" >/dev/null && "$SB" learn -C "$T/wd" -- true >/dev/null 2>&1 &&
+	"$SB" run -q -C "$T/wd/new" -- true)
+left=$(ls -A "$T/caller")
+[ -z "$left" ] && [ -d "$T/wd/.tmp" ] && [ -d "$T/wd/new/.tmp" ] &&
+	ok "nothing is left in the caller's folder when it is not the workdir (the control: the workdir has its routed folders)" ||
+	notok "nothing is left in the caller's folder when it is not the workdir" "left: $left" "$(ls -A "$T/wd")"
 if [ "$(abi)" -ge 1 ]; then
 	STEPBOX_LANDLOCK_ABI=0 expect "Landlock capped to 0 where the kernel has it: the hint names the cap, not lsm=" 125 "unset STEPBOX_LANDLOCK_ABI" -- run --backend landlock -- true
 	! grep -q "lsm=" "$T/out/err" && ok "no boot advice when only the cap hides Landlock" || notok "no boot advice when only the cap hides Landlock" "$ERR"
