@@ -15,6 +15,7 @@
 #include "policy.h"
 #include "doctor.h"
 #include "report.h"
+#include "mcp.h"
 #include "run.h"
 
 extern char **environ;
@@ -27,6 +28,7 @@ static const char synopsis[] =
 	"       stepbox env [OPTIONS] [--json | -0]  the environment the command would get\n"
 	"       stepbox guide [OPTIONS]    print, for an agent, what its step may do\n"
 	"       stepbox doctor [OPTIONS] [--json]  check a deployment; non-zero if a check fails\n"
+	"       stepbox mcp [OPTIONS] [--max-parallel N]  an MCP server: a sandboxed shell tool\n"
 	"       stepbox COMMAND --help     that command's own help; stepbox -V: version\n";
 
 static const char options_text[] =
@@ -111,6 +113,13 @@ static const struct command {
 	{"doctor", "stepbox doctor [OPTIONS] [--json]",
 	 "Check a deployment: PATH, HOME and its dotfiles, /etc secrets, resolv.conf, the\n"
 	 "environment. Exits 1 when a check fails.", true},
+	{"mcp", "stepbox mcp [OPTIONS] [--max-parallel N]",
+	 "Serve MCP over stdio (JSON-RPC 2.0, a message a line): a tool, run, that runs a\n"
+	 "shell command line (or an argv) as a step, each call a fresh sandbox with this\n"
+	 "policy, fixed for the server's life and checked before the handshake (exit 125\n"
+	 "when it is bad). The result: exit status, stdout and stderr (each capped at\n"
+	 "64 KiB), the duration, and what the sandbox denied. Up to N calls run at once\n"
+	 "(default 4); the policy cannot come from standard input, the protocol's.", true},
 };
 
 static const struct command *find_command(const char *name)
@@ -162,7 +171,7 @@ static void print_version(void)
 enum { OPT_CONSUME = 256, OPT_WD_RO, OPT_PERSIST, OPT_NET, OPT_BACKEND, OPT_ENV, OPT_UNSET,
        OPT_CLEAN_ENV, OPT_TIMEOUT, OPT_EXPLAIN, OPT_ENABLE_AUDIT, OPT_REPORT, OPT_JSON,
        OPT_VERSION, OPT_ALLOW_BROAD, OPT_UNIX, OPT_PERSIST_SHARED, OPT_PERSIST_WAIT, OPT_GRACE,
-       OPT_HOME_FILE, OPT_ROUNDS, OPT_LIMIT, OPT_NO_LIMITS };
+       OPT_HOME_FILE, OPT_ROUNDS, OPT_LIMIT, OPT_NO_LIMITS, OPT_MAX_PARALLEL };
 
 static const struct option options[] = {
 	{"policy", required_argument, NULL, 'p'},
@@ -196,6 +205,7 @@ static const struct option options[] = {
 	{"null", no_argument, NULL, '0'},
 	{"output", required_argument, NULL, 'o'},
 	{"rounds", required_argument, NULL, OPT_ROUNDS},
+	{"max-parallel", required_argument, NULL, OPT_MAX_PARALLEL},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{NULL, 0, NULL, 0},
 };
@@ -248,6 +258,7 @@ struct cli {
 	int policy_options;
 	const char *output; /* learn -o FILE */
 	long rounds;        /* learn --rounds N */
+	long max_parallel;  /* mcp --max-parallel N */
 };
 
 static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *cli,
@@ -258,7 +269,7 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *
 	opterr = 0;
 	while (r == 0 && (c = getopt_long(argc, argv, "+p:r:w:C:vqh0o:", options, NULL)) != -1) {
 		cli->policy_options += c != OPT_JSON && c != '0' && c != 'v' && c != 'q' && c != 'o' &&
-				       c != OPT_ROUNDS;
+				       c != OPT_ROUNDS && c != OPT_MAX_PARALLEL;
 		switch (c) {
 		case 'p':
 			if (cfg->policy_file)
@@ -350,6 +361,11 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *
 			break;
 		case 'o':
 			cli->output = optarg;
+			break;
+		case OPT_MAX_PARALLEL:
+			if (policy_parse_long(optarg, 1, 64, &cli->max_parallel) < 0)
+				return err_set(err, ERR_USAGE, 0, "--max-parallel '%s': a whole number "
+					       "from 1 to 64", optarg);
 			break;
 		case OPT_ROUNDS:
 			if (policy_parse_long(optarg, 1, 100, &cli->rounds) < 0)
@@ -503,13 +519,13 @@ int main(int argc, char **argv)
 	struct stepbox_config cfg;
 	struct stepbox_err err = {0};
 	struct run_ctx ctx;
-	struct cli cli = {false, false, 0, NULL, 1};
+	struct cli cli = {false, false, 0, NULL, 1, 4};
 	int code = 125;
 	policy_init(&cfg);
 	if (!find_command(cmd)) {
 		err_set(&err, ERR_USAGE, 0, "unknown command '%s'", cmd);
-		err_hint(&err, "commands: run, learn, check, policy, env, guide, doctor; see stepbox "
-			       "--help");
+		err_hint(&err, "commands: run, learn, check, policy, env, guide, doctor, mcp; see "
+			       "stepbox --help");
 		code = fail(&err);
 		goto out;
 	}
@@ -532,6 +548,19 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		code = report_check(stdout, &ctx.features, &cfg, cli.json) ? 0 : 1;
+		goto out;
+	}
+	if (strcmp(cmd, "mcp") == 0) {
+		if (noperands > 0 || (cfg.policy_file && strcmp(cfg.policy_file, "-") == 0)) {
+			err_set(&err, ERR_USAGE, 0, noperands ? "mcp takes no command"
+							      : "mcp: the policy cannot come from "
+								"standard input, which carries the protocol");
+			err_hint(&err, "stepbox mcp [-p POLICY.json] [OPTIONS] [--max-parallel N]");
+			code = fail(&err);
+			goto out;
+		}
+		struct mcp_opts mo = {(int)cli.max_parallel, 64 * 1024};
+		code = mcp_main(&cfg, &mo);
 		goto out;
 	}
 	bool learn = strcmp(cmd, "learn") == 0;

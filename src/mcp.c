@@ -1,0 +1,871 @@
+/* mcp: see mcp.h. */
+#include "mcp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "env.h"
+#include "err.h"
+#include "path.h"
+#include "report.h"
+#include "run.h"
+
+extern char **environ;
+
+/* A message longer than this is refused (parse error) and skipped. */
+#define MCP_LINE_MAX (4u << 20)
+#define GUIDE_URI "stepbox://guide"
+
+/* What the official SDKs speak, newest first: the client's own when we know it. */
+static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
+				       "2024-10-07"};
+
+/* JSON-RPC 2.0's error codes, and MCP's for a resource */
+enum {
+	RPC_PARSE = -32700,
+	RPC_INVALID_REQUEST = -32600,
+	RPC_NO_METHOD = -32601,
+	RPC_INVALID_PARAMS = -32602,
+	RPC_INTERNAL = -32603,
+	MCP_NO_RESOURCE = -32002,
+};
+
+struct call {
+	json_t *id;    /* the request's id */
+	json_t *token; /* its progressToken, or NULL */
+	json_t *args;  /* the tool's arguments */
+	char *cwd;     /* where the command starts, inside the workdir, or NULL */
+	pid_t pid;     /* the worker; 0 while the call waits its turn */
+	int pidfd;
+	int fd[2];     /* its stdout and stderr, read ends; -1 at their end */
+	char *buf[2];  /* what is kept of each */
+	size_t kept[2];
+	uint64_t total[2];
+	int status;
+	bool exited, cancelled;
+	double start, next_progress, kill_at;
+	char report[PATH_MAX];
+	struct call *next;
+};
+
+struct server {
+	struct stepbox_config *cfg;
+	const char *guide;
+	const char *workdir; /* canonical */
+	struct mcp_opts o;
+	bool initialized, eof, discarding, gone;
+	char *in;
+	size_t inlen, incap;
+	struct call *calls;
+	int running;
+	unsigned seq;
+	char dir[PATH_MAX - 64]; /* the calls' reports, private */
+};
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* ---- messages out: one a line on stdout, nothing else ever goes there ---- */
+
+static void send_msg(struct server *sv, json_t *msg)
+{
+	char *s = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+	json_decref(msg);
+	if (!s || sv->gone) {
+		free(s);
+		return;
+	}
+	size_t len = strlen(s);
+	s[len++] = '\n'; /* json_dumps leaves room: the NUL's */
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(STDOUT_FILENO, s + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			sv->gone = true; /* the client is gone: nothing more to say */
+			break;
+		}
+		off += (size_t)w;
+	}
+	free(s);
+}
+
+static void reply(struct server *sv, json_t *id, json_t *result)
+{
+	send_msg(sv, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));
+}
+
+__attribute__((format(printf, 4, 5))) static void reply_error(struct server *sv, json_t *id,
+							       int code, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	send_msg(sv, json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+			       id ? id : json_null(), "error", "code", code, "message", msg));
+}
+
+/* ---- the tool ---- */
+
+static json_t *run_tool(const struct server *sv)
+{
+	char *desc = NULL;
+	if (asprintf(&desc,
+		     "Run a shell command in stepbox's sandbox: a fresh sandbox for every call, "
+		     "with this server's fixed policy. Give `command` (run as /bin/sh -c) or "
+		     "`argv`. The result has the exit status, stdout and stderr (each capped at "
+		     "%zu bytes), the duration, and what the sandbox denied. A non-zero exit is a "
+		     "normal result. What this sandbox allows:\n\n%s",
+		     sv->o.max_output, sv->guide) < 0)
+		desc = NULL;
+	json_t *t = json_pack(
+		"{s:s, s:s, s:s?, s:{s:s, s:{s:{s:s, s:s}, s:{s:s, s:{s:s}, s:i, s:s}, s:{s:s, s:s},"
+		" s:{s:s, s:i, s:s}, s:{s:s, s:{s:s}, s:s}}, s:b}}",
+		"name", "run", "title", "Run a command in the sandbox", "description", desc,
+		"inputSchema", "type", "object", "properties",
+		"command", "type", "string", "description", "a shell command line, run as /bin/sh -c",
+		"argv", "type", "array", "items", "type", "string", "minItems", 1, "description",
+		"the command and its arguments, run as they are (instead of command)",
+		"cwd", "type", "string", "description",
+		"the folder to start in: inside the workdir, relative to it or absolute",
+		"timeout_s", "type", "integer", "minimum", 1, "description",
+		"seconds before the whole process tree is killed (the policy's timeout caps it)",
+		"env", "type", "object", "additionalProperties", "type", "string", "description",
+		"variables to set (names that look secret, loader hooks and socket locators are "
+		"refused)",
+		"additionalProperties", 0);
+	free(desc);
+	return t;
+}
+
+/* The arguments, checked before anything runs: a JSON-RPC error when they are wrong. */
+static bool check_args(struct server *sv, json_t *id, json_t *args)
+{
+	if (!json_is_object(args)) {
+		reply_error(sv, id, RPC_INVALID_PARAMS, "run: arguments must be an object");
+		return false;
+	}
+	const char *key;
+	json_t *v;
+	json_object_foreach(args, key, v) {
+		if (strcmp(key, "command") == 0 && (!json_is_string(v) || !json_string_length(v))) {
+			reply_error(sv, id, RPC_INVALID_PARAMS, "run: command must be a non-empty string");
+			return false;
+		}
+		if (strcmp(key, "argv") == 0) {
+			bool good = json_is_array(v) && json_array_size(v) > 0;
+			for (size_t i = 0; good && i < json_array_size(v); i++)
+				good = json_is_string(json_array_get(v, i));
+			if (!good) {
+				reply_error(sv, id, RPC_INVALID_PARAMS,
+					    "run: argv must be a non-empty array of strings");
+				return false;
+			}
+		} else if (strcmp(key, "cwd") == 0 && !json_is_string(v)) {
+			reply_error(sv, id, RPC_INVALID_PARAMS, "run: cwd must be a string");
+			return false;
+		} else if (strcmp(key, "timeout_s") == 0 &&
+			   (!json_is_integer(v) || json_integer_value(v) < 1 ||
+			    json_integer_value(v) > POLICY_MAX_TIMEOUT)) {
+			reply_error(sv, id, RPC_INVALID_PARAMS,
+				    "run: timeout_s must be a whole number of seconds from 1 to %ld",
+				    POLICY_MAX_TIMEOUT);
+			return false;
+		} else if (strcmp(key, "env") == 0) {
+			const char *name;
+			json_t *val;
+			if (!json_is_object(v)) {
+				reply_error(sv, id, RPC_INVALID_PARAMS, "run: env must be an object");
+				return false;
+			}
+			json_object_foreach(v, name, val) {
+				if (!json_is_string(val) || !policy_env_name_ok(name)) {
+					reply_error(sv, id, RPC_INVALID_PARAMS,
+						    "run: env '%.100s' must be a variable name with a "
+						    "string value", name);
+					return false;
+				}
+			}
+		} else if (strcmp(key, "command") != 0 && strcmp(key, "cwd") != 0 &&
+			   strcmp(key, "timeout_s") != 0) {
+			reply_error(sv, id, RPC_INVALID_PARAMS, "run: unknown argument '%.100s'", key);
+			return false;
+		}
+	}
+	if (!json_object_get(args, "command") == !json_object_get(args, "argv")) {
+		reply_error(sv, id, RPC_INVALID_PARAMS, "run: give command or argv (one of them)");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * What a call may not do that its arguments ask, said as the tool's error
+ * (the agent can fix it): a cwd outside the workdir, a variable stepbox
+ * would drop. NULL when it may run; *cwd gets the folder to start in.
+ */
+static const char *refused(const struct server *sv, json_t *args, char **cwd, char *why,
+			   size_t cap)
+{
+	const char *workdir = sv->workdir;
+	json_t *c = json_object_get(args, "cwd");
+	*cwd = NULL;
+	if (c) {
+		char joined[PATH_MAX * 2], real[PATH_MAX];
+		const char *p = json_string_value(c);
+		snprintf(joined, sizeof(joined), "%s%s%s", p[0] == '/' ? "" : workdir,
+			 p[0] == '/' ? "" : "/", p);
+		if (!realpath(joined, real)) {
+			snprintf(why, cap, "cwd '%s': %s", p, strerror(errno));
+			return why;
+		}
+		if (!path_beneath(real, workdir)) {
+			snprintf(why, cap, "cwd '%s' is outside the workdir '%s'", p, workdir);
+			return why;
+		}
+		*cwd = strdup(real);
+	}
+	const char *name;
+	json_t *val;
+	json_object_foreach(json_object_get(args, "env"), name, val) {
+		const char *r = env_drop_reason(name, json_string_value(val));
+		if (r) {
+			snprintf(why, cap, "env '%s' is refused: %s", name, r);
+			free(*cwd);
+			*cwd = NULL;
+			return why;
+		}
+	}
+	return NULL;
+}
+
+/* ---- a call's worker: the step, as `stepbox run` runs it ---- */
+
+static __attribute__((noreturn)) void worker(struct server *sv, struct call *c, int out, int err)
+{
+	signal(SIGPIPE, SIG_DFL);
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
+	    dup2(err, STDERR_FILENO) < 0)
+		_exit(125);
+	/* the protocol's stream and the other calls' pipes are not the step's */
+	syscall(SYS_close_range, 3U, ~0U, 0U);
+	struct stepbox_config *cfg = sv->cfg;
+	struct stepbox_err e = {0};
+	cfg->report_file = c->report;
+	cfg->explain = true;
+	cfg->grace_s = 0; /* a cancellation ends the tree at once */
+	json_t *t = json_object_get(c->args, "timeout_s");
+	if (t && (!cfg->timeout_s || json_integer_value(t) < cfg->timeout_s))
+		cfg->timeout_s = (long)json_integer_value(t);
+	const char *name;
+	json_t *val;
+	json_object_foreach(json_object_get(c->args, "env"), name, val) {
+		char *a = NULL;
+		if (asprintf(&a, "%s=%s", name, json_string_value(val)) < 0 ||
+		    policy_add_env(cfg, a, &e) < 0) {
+			if (!e.msg[0])
+				err_set(&e, ERR_USAGE, ENOMEM, "env");
+			err_print(&e);
+			_exit(125);
+		}
+		free(a);
+	}
+	json_t *argv_j = json_object_get(c->args, "argv");
+	size_t n = argv_j ? json_array_size(argv_j) : 3;
+	char **argv = calloc(n + 6, sizeof(*argv));
+	if (!argv)
+		_exit(125);
+	size_t k = 0;
+	if (c->cwd) { /* sh starts the command in its folder */
+		argv[k++] = "/bin/sh";
+		argv[k++] = "-c";
+		argv[k++] = "cd -- \"$1\" && shift && exec \"$@\"";
+		argv[k++] = "stepbox-cwd";
+		argv[k++] = c->cwd;
+	}
+	if (argv_j) {
+		for (size_t i = 0; i < n; i++)
+			argv[k++] = (char *)json_string_value(json_array_get(argv_j, i));
+	} else {
+		argv[k++] = "/bin/sh";
+		argv[k++] = "-c";
+		argv[k++] = (char *)json_string_value(json_object_get(c->args, "command"));
+	}
+	struct run_ctx ctx;
+	if (run_prepare(cfg, environ, true, &ctx, &e) < 0) {
+		err_print(&e);
+		_exit(125);
+	}
+	int code = run_exec(cfg, &ctx, argv, NULL);
+	run_release(&ctx);
+	fflush(NULL);
+	_exit(code);
+}
+
+static int start(struct server *sv, struct call *c)
+{
+	int out[2], err[2];
+	snprintf(c->report, sizeof(c->report), "%s/call-%u.json", sv->dir, ++sv->seq);
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		int e = errno;
+		close(out[0]);
+		close(out[1]);
+		return -e;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0)
+		worker(sv, c, out[1], err[1]);
+	int e = errno;
+	close(out[1]);
+	close(err[1]);
+	if (pid < 0) {
+		close(out[0]);
+		close(err[0]);
+		return -e;
+	}
+	c->pid = pid;
+	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	c->fd[0] = out[0];
+	c->fd[1] = err[0];
+	for (int i = 0; i < 2; i++)
+		fcntl(c->fd[i], F_SETFL, O_NONBLOCK);
+	c->start = now_s();
+	c->next_progress = c->start + 1;
+	sv->running++;
+	return 0;
+}
+
+static void cancel(struct call *c)
+{
+	if (c->cancelled)
+		return;
+	c->cancelled = true;
+	if (c->pid > 0 && !c->exited) {
+		kill(c->pid, SIGTERM); /* stepbox ends the tree (no grace) and cleans up */
+		c->kill_at = now_s() + 0.8;
+	}
+}
+
+/* ---- a call's result ---- */
+
+static void append_stream(char **text, const char *title, const char *buf, size_t kept,
+			  uint64_t total)
+{
+	if (!total)
+		return;
+	char *t = NULL;
+	if (asprintf(&t, "%s--- %s ---\n%.*s%s", *text ? *text : "", title, (int)kept, buf,
+		     kept && buf[kept - 1] != '\n' ? "\n" : "") < 0)
+		return;
+	free(*text);
+	*text = t;
+	if (total > kept) {
+		if (asprintf(&t, "%s[stepbox: %s truncated: the first %zu of %" PRIu64 " bytes]\n",
+			     *text, title, kept, total) < 0)
+			return;
+		free(*text);
+		*text = t;
+	}
+}
+
+/* One denial, worded for an agent. */
+static char *denial_text(json_t *d)
+{
+	const char *op = json_string_value(json_object_get(d, "operation"));
+	const char *path = json_string_value(json_object_get(d, "path"));
+	const char *error = json_string_value(json_object_get(d, "error"));
+	json_t *grant = json_object_get(d, "grant");
+	const char *key = NULL;
+	json_t *val = NULL;
+	char how[PATH_MAX + 64] = "";
+	json_object_foreach(grant, key, val) {
+		if (json_is_string(val))
+			snprintf(how, sizeof(how), "; a policy would need %s: %s", key,
+				 json_string_value(val));
+		break;
+	}
+	char *s = NULL;
+	if (asprintf(&s, "the sandbox denied %s %s%s%s%s", op ? op : "access", path ? path : "?",
+		     error ? " (" : "", error ? error : "", error ? ")" : "") < 0)
+		return NULL;
+	char *t = NULL;
+	if (asprintf(&t, "%s%s", s, how) < 0)
+		t = NULL;
+	free(s);
+	return t;
+}
+
+static void finish(struct server *sv, struct call *c)
+{
+	if (c->cancelled) /* the client gave it up: no answer (MCP's cancellation) */
+		return;
+	int code = WIFEXITED(c->status)	  ? WEXITSTATUS(c->status)
+		   : WIFSIGNALED(c->status) ? 128 + WTERMSIG(c->status)
+					    : 125;
+	json_t *rep = json_load_file(c->report, 0, NULL);
+	bool started = rep && json_is_true(json_object_get(rep, "started"));
+	char *text = NULL;
+	if (code == 125 && !started) {
+		/* the sandbox could not be made: stepbox's message is the tool's error */
+		if (asprintf(&text, "stepbox could not run the command (exit 125):\n%.*s",
+			     (int)c->kept[1], c->buf[1] ? c->buf[1] : "") < 0)
+			text = NULL;
+		reply(sv, c->id, json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text",
+					   text ? text : "stepbox failed", "isError", 1));
+		free(text);
+		json_decref(rep);
+		return;
+	}
+	json_t *sig = json_object_get(rep, "signal");
+	json_t *denials = json_array();
+	json_t *ds = json_object_get(rep, "denials");
+	size_t i;
+	json_t *d;
+	json_array_foreach(ds, i, d) {
+		char *s = denial_text(d);
+		if (s)
+			json_array_append_new(denials, json_string(s));
+		free(s);
+	}
+	double duration = now_s() - c->start;
+	bool timed_out = json_is_true(json_object_get(rep, "timed_out"));
+	const char *reached = json_string_value(json_object_get(rep, "limit_reached"));
+	if (asprintf(&text, "exit %d%s after %.1f s%s%s\n", code,
+		     timed_out ? " (timed out: the whole process tree was killed)" : "", duration,
+		     reached ? "; it reached its limit of " : "", reached ? reached : "") < 0)
+		text = NULL;
+	append_stream(&text, "stdout", c->buf[0], c->kept[0], c->total[0]);
+	append_stream(&text, "stderr", c->buf[1], c->kept[1], c->total[1]);
+	json_array_foreach(denials, i, d) {
+		char *t = NULL;
+		if (asprintf(&t, "%s%s%s\n", text ? text : "",
+			     i ? "" : "--- denied by the sandbox ---\n", json_string_value(d)) >= 0) {
+			free(text);
+			text = t;
+		}
+	}
+	json_t *sc = json_pack("{s:i, s:O?, s:b, s:f, s:s%, s:s%, s:I, s:I, s:b, s:b, s:o, s:s?}",
+			       "exit_code", code, "signal", sig, "timed_out", timed_out,
+			       "duration_s", duration, "stdout", c->buf[0] ? c->buf[0] : "",
+			       c->kept[0], "stderr", c->buf[1] ? c->buf[1] : "", c->kept[1],
+			       "stdout_bytes", (json_int_t)c->total[0], "stderr_bytes",
+			       (json_int_t)c->total[1], "stdout_truncated", c->total[0] > c->kept[0],
+			       "stderr_truncated", c->total[1] > c->kept[1], "denials", denials,
+			       "limit_reached", reached);
+	reply(sv, c->id, json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text",
+				   text ? text : "", "structuredContent", sc ? sc : json_object(),
+				   "isError", 0));
+	free(text);
+	json_decref(rep);
+}
+
+static void call_free(struct call *c)
+{
+	for (int i = 0; i < 2; i++) {
+		if (c->fd[i] >= 0)
+			close(c->fd[i]);
+		free(c->buf[i]);
+	}
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	if (c->report[0])
+		unlink(c->report);
+	json_decref(c->id);
+	json_decref(c->token);
+	json_decref(c->args);
+	free(c->cwd);
+	free(c);
+}
+
+/* ---- requests ---- */
+
+static void tools_call(struct server *sv, json_t *id, json_t *params)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	if (!name || strcmp(name, "run") != 0) {
+		reply_error(sv, id, RPC_INVALID_PARAMS, "unknown tool '%.100s' (stepbox has: run)",
+			    name ? name : "");
+		return;
+	}
+	json_t *args = json_object_get(params, "arguments");
+	if (!check_args(sv, id, args))
+		return;
+	for (struct call *o = sv->calls; o; o = o->next)
+		if (json_equal(o->id, id)) {
+			reply_error(sv, id, RPC_INVALID_REQUEST, "a call with this id is running");
+			return;
+		}
+	char why[PATH_MAX + 128];
+	char *cwd = NULL;
+	if (refused(sv, args, &cwd, why, sizeof(why))) {
+		reply(sv, id, json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", why,
+					"isError", 1));
+		return;
+	}
+	struct call *c = calloc(1, sizeof(*c));
+	if (!c) {
+		free(cwd);
+		reply_error(sv, id, RPC_INTERNAL, "out of memory");
+		return;
+	}
+	c->id = json_incref(id);
+	c->args = json_incref(args);
+	c->cwd = cwd;
+	c->token = json_incref(json_object_get(json_object_get(params, "_meta"), "progressToken"));
+	c->fd[0] = c->fd[1] = c->pidfd = -1;
+	/* in the order they came */
+	struct call **tail = &sv->calls;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = c;
+}
+
+static void initialize(struct server *sv, json_t *id, json_t *params)
+{
+	const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
+	if (!asked) {
+		reply_error(sv, id, RPC_INVALID_PARAMS, "initialize: protocolVersion is missing");
+		return;
+	}
+	const char *v = versions[0];
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+		if (strcmp(asked, versions[i]) == 0)
+			v = versions[i];
+	sv->initialized = true;
+	reply(sv, id,
+	      json_pack("{s:s, s:{s:{s:b}, s:{}, s:{}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", v,
+			"capabilities", "tools", "listChanged", 0, "resources", "logging",
+			"serverInfo", "name", "stepbox", "title", "stepbox sandbox", "version",
+			STEPBOX_VERSION, "instructions",
+			"Every command runs in a fresh fail-closed sandbox; read the guide resource "
+			"(stepbox://guide) or the run tool's description for what it may touch."));
+}
+
+static void handle(struct server *sv, const char *line, size_t len)
+{
+	json_error_t je;
+	json_t *m = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+	if (!m) {
+		reply_error(sv, NULL, RPC_PARSE, "parse error: %s (column %d)", je.text, je.column);
+		return;
+	}
+	json_t *id = json_object_get(m, "id");
+	json_t *method_j = json_object_get(m, "method");
+	const char *method = json_string_value(method_j);
+	json_t *params = json_object_get(m, "params");
+	if (!json_is_object(m) || (id && !json_is_string(id) && !json_is_integer(id)) ||
+	    (method_j && !method) || (!method && !json_object_get(m, "result") &&
+				      !json_object_get(m, "error")) ||
+	    (params && !json_is_object(params) && !json_is_array(params))) {
+		reply_error(sv, json_is_object(m) && (json_is_string(id) || json_is_integer(id)) ? id
+												  : NULL,
+			    RPC_INVALID_REQUEST, json_is_array(m) ? "batches are not supported"
+								 : "not a JSON-RPC 2.0 request");
+		json_decref(m);
+		return;
+	}
+	if (!method) { /* a response to nothing we asked */
+		json_decref(m);
+		return;
+	}
+	bool request = id != NULL;
+	if (strcmp(method, "notifications/cancelled") == 0) {
+		json_t *rid = json_object_get(params, "requestId");
+		for (struct call *c = sv->calls; rid && c; c = c->next)
+			if (json_equal(c->id, rid))
+				cancel(c);
+	} else if (!request) {
+		/* notifications/initialized and the rest need no answer */
+	} else if (strcmp(method, "initialize") == 0) {
+		initialize(sv, id, params);
+	} else if (strcmp(method, "ping") == 0) {
+		reply(sv, id, json_object());
+	} else if (!sv->initialized) {
+		reply_error(sv, id, RPC_INVALID_REQUEST, "not initialized: send initialize first");
+	} else if (strcmp(method, "tools/list") == 0) {
+		reply(sv, id, json_pack("{s:[o]}", "tools", run_tool(sv)));
+	} else if (strcmp(method, "tools/call") == 0) {
+		if (!json_is_object(params))
+			reply_error(sv, id, RPC_INVALID_PARAMS, "tools/call: params must be an object");
+		else
+			tools_call(sv, id, params);
+	} else if (strcmp(method, "resources/list") == 0) {
+		reply(sv, id,
+		      json_pack("{s:[{s:s, s:s, s:s, s:s}]}", "resources", "uri", GUIDE_URI, "name",
+				"guide", "description",
+				"what a step may do here: where it may write, where installs go, the "
+				"network, the limits",
+				"mimeType", "text/markdown"));
+	} else if (strcmp(method, "resources/templates/list") == 0) {
+		reply(sv, id, json_pack("{s:[]}", "resourceTemplates"));
+	} else if (strcmp(method, "resources/read") == 0) {
+		const char *uri = json_string_value(json_object_get(params, "uri"));
+		if (!uri || strcmp(uri, GUIDE_URI) != 0)
+			reply_error(sv, id, MCP_NO_RESOURCE, "resource not found: '%.200s'",
+				    uri ? uri : "");
+		else
+			reply(sv, id, json_pack("{s:[{s:s, s:s, s:s}]}", "contents", "uri", GUIDE_URI,
+						"mimeType", "text/markdown", "text", sv->guide));
+	} else if (strcmp(method, "logging/setLevel") == 0) {
+		reply(sv, id, json_object()); /* stepbox says little; it goes to stderr */
+	} else {
+		reply_error(sv, id, RPC_NO_METHOD, "method not found: '%.100s'", method);
+	}
+	json_decref(m);
+}
+
+/* Complete lines of what stdin gave; an over-long one is refused and skipped. */
+static void take_input(struct server *sv)
+{
+	size_t from = 0;
+	for (;;) {
+		char *nl = memchr(sv->in + from, '\n', sv->inlen - from);
+		if (!nl)
+			break;
+		size_t len = (size_t)(nl - (sv->in + from));
+		if (sv->discarding)
+			sv->discarding = false;
+		else if (len > 0 && !(len == 1 && sv->in[from] == '\r'))
+			handle(sv, sv->in + from, len);
+		from += len + 1;
+	}
+	memmove(sv->in, sv->in + from, sv->inlen - from);
+	sv->inlen -= from;
+	if (sv->inlen > MCP_LINE_MAX) {
+		reply_error(sv, NULL, RPC_PARSE, "a message longer than %u bytes", MCP_LINE_MAX);
+		sv->inlen = 0;
+		sv->discarding = true;
+	}
+}
+
+static void read_input(struct server *sv)
+{
+	if (sv->incap - sv->inlen < 65536) {
+		size_t cap = sv->incap ? sv->incap * 2 : 131072;
+		char *more = realloc(sv->in, cap);
+		if (!more) {
+			sv->eof = true;
+			return;
+		}
+		sv->in = more;
+		sv->incap = cap;
+	}
+	ssize_t n = read(STDIN_FILENO, sv->in + sv->inlen, sv->incap - sv->inlen);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		sv->eof = true;
+		return;
+	}
+	if (sv->discarding) { /* skip to the end of the over-long message */
+		char *nl = memchr(sv->in + sv->inlen, '\n', (size_t)n);
+		if (!nl)
+			return;
+		size_t rest = (size_t)n - (size_t)(nl + 1 - (sv->in + sv->inlen));
+		memmove(sv->in, nl + 1, rest);
+		sv->inlen = rest;
+		sv->discarding = false;
+	} else {
+		sv->inlen += (size_t)n;
+	}
+	take_input(sv);
+}
+
+static void read_output(struct server *sv, struct call *c, int i)
+{
+	char buf[65536];
+	ssize_t n = read(c->fd[i], buf, sizeof(buf));
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		close(c->fd[i]);
+		c->fd[i] = -1;
+		return;
+	}
+	c->total[i] += (uint64_t)n;
+	size_t room = sv->o.max_output - c->kept[i];
+	size_t take = (size_t)n < room ? (size_t)n : room;
+	if (take && !c->buf[i] && !(c->buf[i] = malloc(sv->o.max_output)))
+		take = 0;
+	if (take)
+		memcpy(c->buf[i] + c->kept[i], buf, take);
+	c->kept[i] += take;
+}
+
+static void progress(struct server *sv, struct call *c, double now)
+{
+	if (!c->token || c->cancelled || now < c->next_progress)
+		return;
+	char msg[128];
+	double elapsed = now - c->start;
+	snprintf(msg, sizeof(msg), "running for %.0f s, %" PRIu64 " bytes of output", elapsed,
+		 c->total[0] + c->total[1]);
+	send_msg(sv, json_pack("{s:s, s:s, s:{s:O, s:f, s:s}}", "jsonrpc", "2.0", "method",
+			       "notifications/progress", "params", "progressToken", c->token,
+			       "progress", elapsed, "message", msg));
+	c->next_progress = now + 1;
+}
+
+static int serve(struct stepbox_config *cfg, const char *guide, const char *workdir,
+		 const struct mcp_opts *o)
+{
+	struct server sv = {.cfg = cfg, .guide = guide, .workdir = workdir, .o = *o};
+	const char *tmp = getenv("TMPDIR");
+	snprintf(sv.dir, sizeof(sv.dir), "%s/stepbox-mcp.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(sv.dir)) {
+		fprintf(stderr, "stepbox: mcp: cannot make a folder for the calls' reports in "
+				"'%s': %s\n", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		return 125;
+	}
+	signal(SIGPIPE, SIG_IGN); /* a client gone: EPIPE, and the steps are ended */
+	struct pollfd *pf = NULL;
+	size_t pfcap = 0;
+	for (;;) {
+		/* the client gone or done: every step ends, nothing is left behind */
+		if (sv.eof || sv.gone)
+			for (struct call *c = sv.calls; c; c = c->next)
+				cancel(c);
+		for (struct call *c = sv.calls; c && sv.running < sv.o.max_parallel; c = c->next) {
+			if (c->pid || c->cancelled || c->exited)
+				continue;
+			if (start(&sv, c) < 0) {
+				reply_error(&sv, c->id, RPC_INTERNAL, "cannot start the step: %s",
+					    strerror(errno));
+				c->exited = c->cancelled = true; /* answered */
+			}
+		}
+		/* drop what is done: answered, or cancelled before it started */
+		for (struct call **pc = &sv.calls; *pc;) {
+			struct call *c = *pc;
+			bool done = c->pid ? c->exited && c->fd[0] < 0 && c->fd[1] < 0
+					   : c->cancelled || c->exited;
+			if (done) {
+				if (c->pid) {
+					finish(&sv, c);
+					sv.running--;
+				}
+				*pc = c->next;
+				call_free(c);
+			} else {
+				pc = &c->next;
+			}
+		}
+		if ((sv.eof || sv.gone) && !sv.calls)
+			break;
+		size_t need = 1 + 3 * (size_t)sv.running;
+		if (need > pfcap) {
+			struct pollfd *more = realloc(pf, need * sizeof(*pf));
+			if (!more)
+				break;
+			pf = more;
+			pfcap = need;
+		}
+		size_t n = 0;
+		pf[n++] = (struct pollfd){sv.eof || sv.gone ? -1 : STDIN_FILENO, POLLIN, 0};
+		double now = now_s(), wake = 0;
+		for (struct call *c = sv.calls; c; c = c->next) {
+			if (!c->pid)
+				continue;
+			pf[n++] = (struct pollfd){c->fd[0], POLLIN, 0};
+			pf[n++] = (struct pollfd){c->fd[1], POLLIN, 0};
+			pf[n++] = (struct pollfd){c->exited ? -1 : c->pidfd, POLLIN, 0};
+			double w = c->kill_at ? c->kill_at : c->token ? c->next_progress : 0;
+			if (!c->exited && c->pidfd < 0)
+				w = now + 0.05; /* no pidfd: look again soon */
+			if (w && (!wake || w < wake))
+				wake = w;
+		}
+		int timeout = wake ? (int)((wake - now) * 1000) + 1 : -1;
+		if (wake && timeout < 0)
+			timeout = 0;
+		if (poll(pf, n, timeout) < 0 && errno != EINTR)
+			break;
+		if (pf[0].revents)
+			read_input(&sv);
+		size_t k = 1;
+		now = now_s();
+		for (struct call *c = sv.calls; c; c = c->next) {
+			if (!c->pid)
+				continue;
+			for (int i = 0; i < 2; i++, k++)
+				if (pf[k].fd >= 0 && pf[k].revents)
+					read_output(&sv, c, i);
+			bool ended = pf[k].fd >= 0 && pf[k].revents;
+			k++;
+			if (!c->exited && (ended || c->pidfd < 0) &&
+			    waitpid(c->pid, &c->status, WNOHANG) == c->pid)
+				c->exited = true;
+			if (c->kill_at && !c->exited && now >= c->kill_at) {
+				kill(c->pid, SIGKILL); /* its init dies with it, and the tree */
+				c->kill_at = 0;
+			}
+			progress(&sv, c, now);
+		}
+	}
+	free(pf);
+	free(sv.in);
+	while (sv.calls) {
+		struct call *c = sv.calls;
+		sv.calls = c->next;
+		if (c->pid && !c->exited)
+			waitpid(c->pid, NULL, 0);
+		call_free(c);
+	}
+	rmdir(sv.dir);
+	return 0;
+}
+
+int mcp_main(struct stepbox_config *cfg, const struct mcp_opts *o)
+{
+	struct run_ctx ctx;
+	struct stepbox_err err = {0};
+	/* the policy as a run would take it, checked once: a bad one never starts serving */
+	if (run_prepare(cfg, environ, false, &ctx, &err) < 0) {
+		err_print(&err);
+		return 125;
+	}
+	char *guide = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&guide, &len);
+	if (f) {
+		report_guide(f, cfg, &ctx.grants, &ctx.env, &ctx.limits);
+		fclose(f);
+	}
+	/* the workdir, canonical: a call's cwd must lie beneath it */
+	char *workdir = ctx.grants.workdir ? strdup(ctx.grants.workdir) : NULL;
+	run_release(&ctx);
+	if (!guide || !workdir) {
+		fprintf(stderr, "stepbox: mcp: out of memory\n");
+		free(guide);
+		free(workdir);
+		return 125;
+	}
+	int code = serve(cfg, guide, workdir, o);
+	free(guide);
+	free(workdir);
+	return code;
+}
