@@ -392,6 +392,13 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *
 		return r;
 	if (cfg->consume && !cfg->policy_file)
 		return err_set(err, ERR_USAGE, 0, "--consume needs --policy FILE");
+	/* mcp: standard input carries the protocol */
+	if (cfg->policy_file && strcmp(cfg->policy_file, "-") == 0 && strcmp(argv[0], "mcp") == 0) {
+		err_set(err, ERR_USAGE, 0, "mcp: the policy cannot come from standard input, which "
+			"carries the protocol");
+		err_hint(err, "give the policy as a file: stepbox mcp -p POLICY.json");
+		return -EINVAL;
+	}
 	if (cfg->policy_file &&
 	    policy_load_file(cfg, cfg->policy_file, cfg->consume, err) < 0)
 		return -EINVAL;
@@ -551,10 +558,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (strcmp(cmd, "mcp") == 0) {
-		if (noperands > 0 || (cfg.policy_file && strcmp(cfg.policy_file, "-") == 0)) {
-			err_set(&err, ERR_USAGE, 0, noperands ? "mcp takes no command"
-							      : "mcp: the policy cannot come from "
-								"standard input, which carries the protocol");
+		if (noperands > 0) {
+			err_set(&err, ERR_USAGE, 0, "mcp takes no command");
 			err_hint(&err, "stepbox mcp [-p POLICY.json] [OPTIONS] [--max-parallel N]");
 			code = fail(&err);
 			goto out;

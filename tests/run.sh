@@ -83,6 +83,13 @@ cp -r "$top/tests/integration" "$stage/tests/"
 cp -r "$top/examples" "$stage/"
 cp -r "$top/man" "$stage/" # t0002 runs the man page's examples
 cp "$top/scripts/mkwheel.py" "$stage/tests/integration/"
+# the official MCP TypeScript SDK, for t0320's client (which skips without it)
+if command -v npm >/dev/null && ! npm_config_cache="$stage/tmp/npm-cache" timeout 180 \
+	npm install --prefix "$stage/fixtures/mcp-sdk" @modelcontextprotocol/sdk@1 --no-audit \
+	--no-fund >/dev/null 2>&1; then
+	rm -rf "$stage/fixtures/mcp-sdk"
+fi
+rm -rf "$stage/tmp/npm-cache"
 chmod -R a+rX "$stage"
 chmod 1777 "$stage/tmp"
 if [ "$(id -u)" = 0 ]; then

@@ -17,7 +17,7 @@ if [ "$BACKEND" != auto ]; then
 	# ask for the backend, unless the test chose one itself
 	cat >"$T/sb" <<WRAP
 #!/bin/sh
-case "\$1" in run|learn|policy|env|guide) ;; *) exec "$STEPBOX" "\$@" ;; esac
+case "\$1" in run|learn|policy|env|guide|mcp) ;; *) exec "$STEPBOX" "\$@" ;; esac
 for a in "\$@"; do
 	[ "\$a" = -- ] && break
 	case "\$a" in --backend|--backend=*) exec "$STEPBOX" "\$@" ;; esac

@@ -1,0 +1,152 @@
+"""mcp-fuzz.py STEPBOX WORKDIR [ARGS...]: feed `stepbox mcp` malformed and
+hostile messages; it must answer each request with the JSON-RPC error the
+specification names (or its result), write nothing but JSON-RPC to stdout,
+never crash, run nothing it was not asked to, and leave no process behind
+when its client goes away mid-call. Prints "ok - ..." / "not ok - ..." lines."""
+import json, os, subprocess, sys, time
+
+stepbox, workdir, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
+failed = 0
+
+
+def ok(cond, name, detail=None):
+    global failed
+    print("%s - mcp fuzz: %s" % ("ok" if cond else "not ok", name))
+    if not cond:
+        failed += 1
+        if detail is not None:
+            print("# %s" % str(detail)[:600])
+
+
+def server():
+    return subprocess.Popen([stepbox, "mcp", "-C", workdir] + extra, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def exchange(lines, wait=2.0):
+    """Send raw lines, close stdin, collect every message the server wrote."""
+    p = server()
+    out, err = p.communicate(b"".join(lines), timeout=60)
+    msgs, junk = [], []
+    for l in out.splitlines():
+        try:
+            msgs.append(json.loads(l))
+        except ValueError:
+            junk.append(l)
+    return p.returncode, msgs, junk, err
+
+
+def by_id(msgs, i):
+    return [m for m in msgs if m.get("id") == i]
+
+
+init = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "fuzz", "version": "1"}}}).encode() + b"\n"
+
+
+def req(i, method, params=None):
+    m = {"jsonrpc": "2.0", "id": i, "method": method}
+    if params is not None:
+        m["params"] = params
+    return json.dumps(m).encode() + b"\n"
+
+
+marker = os.path.join(workdir, "fuzz-ran")
+# before initialize: only ping and initialize are served
+rc, msgs, junk, err = exchange([req(1, "tools/list"), req(2, "ping"),
+                                req(3, "tools/call", {"name": "run", "arguments": {
+                                    "command": "touch %s" % marker}})])
+ok(rc == 0 and not junk, "it exits 0 when stdin ends, writing only JSON-RPC", (rc, junk, err))
+ok(by_id(msgs, 1) and by_id(msgs, 1)[0]["error"]["code"] == -32600,
+   "a request before initialize: invalid request", msgs)
+ok(by_id(msgs, 2) and by_id(msgs, 2)[0].get("result") == {}, "ping works before initialize", msgs)
+ok(not os.path.exists(marker), "a tools/call before initialize runs nothing")
+
+hostile = [
+    (b"not json\n", -32700, None),
+    (b"{\"jsonrpc\": \"2.0\", \"id\": 5, \"method\": \n", -32700, None),
+    (b"[1, 2, 3]\n", -32600, None),
+    (b"42\n", -32600, None),
+    (b"{\"jsonrpc\": \"2.0\", \"id\": {\"x\": 1}, \"method\": \"ping\"}\n", -32600, None),
+    (b"{\"jsonrpc\": \"2.0\", \"id\": 6, \"method\": 7}\n", -32600, 6),
+    (b"{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"ping\", \"params\": 3}\n", -32600, 7),
+    (req(8, "no/such/method"), -32601, 8),
+    (req(9, "tools/call", {"name": "rm", "arguments": {}}), -32602, 9),
+    (req(10, "tools/call", {"name": "run", "arguments": {"command": 5}}), -32602, 10),
+    (req(11, "tools/call", {"name": "run", "arguments": {"argv": []}}), -32602, 11),
+    (req(12, "tools/call", {"name": "run", "arguments": {"command": "x", "argv": ["y"]}}), -32602, 12),
+    (req(13, "tools/call", {"name": "run", "arguments": {"command": "x", "timeout_s": -1}}), -32602, 13),
+    (req(14, "tools/call", {"name": "run", "arguments": {"command": "x", "bogus": 1}}), -32602, 14),
+    (req(15, "tools/call", {"name": "run", "arguments": {"command": "x", "env": {"A": 1}}}), -32602, 15),
+    (req(16, "tools/call", {"name": "run", "arguments": "touch %s" % marker}), -32602, 16),
+    (req(17, "resources/read", {"uri": "file:///etc/shadow"}), -32002, 17),
+    (b"{\"jsonrpc\": \"2.0\", \"id\": 18, \"id\": 19, \"method\": \"ping\"}\n", -32700, None),
+    (b"\x00\xff\xfe garbage \xc3\x28\n", -32700, None),
+    (b"{\"jsonrpc\": \"2.0\", \"id\": 20, \"method\": \"tools/list\"}" + b" " * (5 << 20) + b"\n",
+     -32700, None),
+]
+lines = [init] + [h[0] for h in hostile] + [req(99, "ping")]
+rc, msgs, junk, err = exchange(lines)
+ok(rc == 0 and not junk, "hostile input: it exits 0 and writes only JSON-RPC", (rc, junk[:3], err[-300:]))
+errors = [m for m in msgs if "error" in m]
+for raw, code, i in hostile:
+    what = raw[:60].decode("utf-8", "replace").strip()
+    if i is not None:
+        got = by_id(msgs, i)
+        ok(got and got[0].get("error", {}).get("code") == code,
+           "%s: error %d" % (what, code), got)
+    else:
+        ok(any(m.get("id") is None and m["error"]["code"] == code for m in errors),
+           "%s: error %d with a null id" % (what[:40], code))
+ok(by_id(msgs, 99) and by_id(msgs, 99)[0].get("result") == {},
+   "after all that it still answers a ping", msgs[-3:])
+ok(not os.path.exists(marker), "no hostile message ran anything")
+
+# the client goes away mid-call: every step is ended, nothing is left behind
+tag = "4%d" % (os.getpid() % 100000)
+p = server()
+p.stdin.write(init)
+for i in range(3):
+    p.stdin.write(req(30 + i, "tools/call", {"name": "run", "arguments": {
+        "command": "sleep %s & sleep %s & wait" % (tag, tag)}}))
+p.stdin.flush()
+
+
+def sleepers():
+    found = []
+    for d in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                if f.read() == b"sleep\0" + tag.encode() + b"\0":
+                    found.append(d)
+        except OSError:
+            pass
+    return found
+
+
+for _ in range(100):
+    if len(sleepers()) >= 6:
+        break
+    time.sleep(0.1)
+started = len(sleepers())
+p.stdin.close()
+try:
+    rc = p.wait(timeout=10)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = "hung"
+time.sleep(0.3)
+ok(started >= 6, "three calls run at once (%d of their processes seen)" % started)
+ok(rc == 0 and not sleepers(), "stdin closed mid-call: the server exits, every step's tree is gone",
+   (rc, sleepers()))
+
+# a bad policy: 125 before the handshake, the reason on stderr
+p = subprocess.run([stepbox, "mcp", "-C", workdir, "--net", "bogus"], input=init,
+                   capture_output=True, timeout=30)
+ok(p.returncode == 125 and p.stdout == b"" and b"--net" in p.stderr,
+   "a bad policy: exit 125 before the handshake, said on stderr", p)
+p = subprocess.run([stepbox, "mcp", "-C", workdir, "-p", "-"], input=init, capture_output=True,
+                   timeout=30)
+ok(p.returncode == 125 and b"standard input" in p.stderr, "a policy on stdin is refused", p)
+sys.exit(1 if failed else 0)
