@@ -7,7 +7,7 @@ _stepbox()
 		prev=${COMP_WORDS[COMP_CWORD - 1]}
 		cword=$COMP_CWORD
 	}
-	local commands="run learn check policy env guide doctor"
+	local commands="run learn check policy env guide doctor mcp"
 	local options="--policy --consume --read --write --workdir --workdir-readonly
 		--allow-broad-grants --persist --persist-shared --persist-wait --unix --home-file
 		--net --backend --env --unset --clean-env --timeout --grace --explain
@@ -47,6 +47,7 @@ _stepbox()
 	learn) COMPREPLY=($(compgen -W "$options --output --rounds --" -- "$cur")) ;;
 	env) COMPREPLY=($(compgen -W "$options --json --null" -- "$cur")) ;;
 	doctor) COMPREPLY=($(compgen -W "$options --json" -- "$cur")) ;;
+	mcp) COMPREPLY=($(compgen -W "$options --max-parallel" -- "$cur")) ;;
 	*) COMPREPLY=($(compgen -W "$options --" -- "$cur")) ;;
 	esac
 }

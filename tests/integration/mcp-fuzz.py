@@ -141,6 +141,28 @@ ok(started >= 6, "three calls run at once (%d of their processes seen)" % starte
 ok(rc == 0 and not sleepers(), "stdin closed mid-call: the server exits, every step's tree is gone",
    (rc, sleepers()))
 
+# --max-parallel 1: the second call waits for the first (stdin stays open:
+# its end would cancel them)
+p = subprocess.Popen([stepbox, "mcp", "-C", workdir, "--max-parallel", "1"] + extra,
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+t0 = time.time()
+p.stdin.write(init + b"".join(req(40 + i, "tools/call", {"name": "run", "arguments": {
+    "command": "sleep 1; echo %d" % i}}) for i in range(2)))
+p.stdin.flush()
+answers = []
+while len(answers) < 2:
+    line = p.stdout.readline()
+    if not line:
+        break
+    m = json.loads(line)
+    if m.get("id") in (40, 41):
+        answers.append(m)
+took = time.time() - t0
+p.stdin.close()
+p.wait(timeout=30)
+ok(len(answers) == 2 and all(a["result"]["structuredContent"]["exit_code"] == 0 for a in answers)
+   and took >= 2.0, "--max-parallel 1: two 1 s calls take turns (%.1f s)" % took, answers)
+
 # a bad policy: 125 before the handshake, the reason on stderr
 p = subprocess.run([stepbox, "mcp", "-C", workdir, "--net", "bogus"], input=init,
                    capture_output=True, timeout=30)
