@@ -749,15 +749,6 @@ static int serve(struct stepbox_config *cfg, const char *guide, const char *work
 		if (sv.eof || sv.gone)
 			for (struct call *c = sv.calls; c; c = c->next)
 				cancel(c);
-		for (struct call *c = sv.calls; c && sv.running < sv.o.max_parallel; c = c->next) {
-			if (c->pid || c->cancelled || c->exited)
-				continue;
-			if (start(&sv, c) < 0) {
-				reply_error(&sv, c->id, RPC_INTERNAL, "cannot start the step: %s",
-					    strerror(errno));
-				c->exited = c->cancelled = true; /* answered */
-			}
-		}
 		/* drop what is done: answered, or cancelled before it started */
 		for (struct call **pc = &sv.calls; *pc;) {
 			struct call *c = *pc;
@@ -774,6 +765,20 @@ static int serve(struct stepbox_config *cfg, const char *guide, const char *work
 				pc = &c->next;
 			}
 		}
+		/* then the waiting ones, in their order, as far as there is room */
+		bool again = false;
+		for (struct call *c = sv.calls; c && sv.running < sv.o.max_parallel; c = c->next) {
+			if (c->pid || c->cancelled || c->exited)
+				continue;
+			int r = start(&sv, c);
+			if (r < 0) {
+				reply_error(&sv, c->id, RPC_INTERNAL, "cannot start the step: %s",
+					    strerror(-r));
+				c->exited = c->cancelled = again = true; /* answered: dropped next */
+			}
+		}
+		if (again)
+			continue;
 		if ((sv.eof || sv.gone) && !sv.calls)
 			break;
 		size_t need = 1 + 3 * (size_t)sv.running;

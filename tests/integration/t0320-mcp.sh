@@ -6,9 +6,9 @@
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$T/mcp/wd" "$T/mcp/outside"
-python3 "$TESTDIR/mcp-fuzz.py" "$SB" "$T/mcp/wd" 2>"$T/out/fuzz.err"
+timeout 300 python3 "$TESTDIR/mcp-fuzz.py" "$SB" "$T/mcp/wd" 2>"$T/out/fuzz.err"
 rc=$?
-[ "$rc" = 0 ] || sed 's/^/#   stderr: /' "$T/out/fuzz.err" | tail -5
+[ "$rc" = 0 ] || { echo "not ok - mcp fuzz: ran to its end (exit $rc)"; sed 's/^/#   stderr: /' "$T/out/fuzz.err" | tail -5; }
 sdk=${FIXTURES:-/nonexistent}/mcp-sdk
 if [ -d "$sdk/node_modules/@modelcontextprotocol/sdk" ]; then
 	timeout 300 node "$TESTDIR/mcp-client.mjs" "$sdk" "$SB" "$T/mcp/wd" "$T/mcp/outside" 2>"$T/out/client.err"
