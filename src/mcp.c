@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -20,6 +21,7 @@
 
 #include "env.h"
 #include "err.h"
+#include "grants.h"
 #include "path.h"
 #include "report.h"
 #include "run.h"
@@ -28,6 +30,8 @@ extern char **environ;
 
 /* A message longer than this is refused (parse error) and skipped. */
 #define MCP_LINE_MAX (4u << 20)
+/* Calls waiting their turn beyond this are refused: the server's memory stays bounded. */
+#define MCP_WAITING_MAX 256
 #define GUIDE_URI "stepbox://guide"
 
 /* What the official SDKs speak, newest first: the client's own when we know it. */
@@ -75,6 +79,15 @@ struct server {
 	unsigned seq;
 	char dir[PATH_MAX - 64]; /* the calls' reports, private */
 };
+
+/* SIGTERM, SIGINT or SIGHUP to the server: it ends as when stdin ends */
+static volatile sig_atomic_t stop_asked;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
+}
 
 static double now_s(void)
 {
@@ -261,9 +274,16 @@ static const char *refused(const struct server *sv, json_t *args, char **cwd, ch
 
 /* ---- a call's worker: the step, as `stepbox run` runs it ---- */
 
-static __attribute__((noreturn)) void worker(struct server *sv, struct call *c, int out, int err)
+static __attribute__((noreturn)) void worker(struct server *sv, struct call *c, int out, int err,
+					     pid_t server)
 {
+	/* the server killed outright: the step ends too (SIGTERM: no grace, cleaned up) */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != server)
+		_exit(125);
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
 	    dup2(err, STDERR_FILENO) < 0)
@@ -336,9 +356,10 @@ static int start(struct server *sv, struct call *c)
 		return -e;
 	}
 	fflush(NULL);
+	pid_t server = getpid();
 	pid_t pid = fork();
 	if (pid == 0)
-		worker(sv, c, out[1], err[1]);
+		worker(sv, c, out[1], err[1], server);
 	int e = errno;
 	close(out[1]);
 	close(err[1]);
@@ -514,11 +535,20 @@ static void tools_call(struct server *sv, json_t *id, json_t *params)
 	json_t *args = json_object_get(params, "arguments");
 	if (!check_args(sv, id, args))
 		return;
-	for (struct call *o = sv->calls; o; o = o->next)
+	int waiting = 0;
+	for (struct call *o = sv->calls; o; o = o->next) {
 		if (json_equal(o->id, id)) {
 			reply_error(sv, id, RPC_INVALID_REQUEST, "a call with this id is running");
 			return;
 		}
+		waiting += !o->pid;
+	}
+	if (waiting >= MCP_WAITING_MAX) {
+		reply_error(sv, id, RPC_INTERNAL, "%d calls are already waiting their turn (at most "
+			    "%d run at once): try again when some have ended", waiting,
+			    sv->o.max_parallel);
+		return;
+	}
 	char why[PATH_MAX + 128];
 	char *cwd = NULL;
 	if (refused(sv, args, &cwd, why, sizeof(why))) {
@@ -731,21 +761,22 @@ static void progress(struct server *sv, struct call *c, double now)
 }
 
 static int serve(struct stepbox_config *cfg, const char *guide, const char *workdir,
-		 const struct mcp_opts *o)
+		 const char *reports, const struct mcp_opts *o)
 {
 	struct server sv = {.cfg = cfg, .guide = guide, .workdir = workdir, .o = *o};
-	const char *tmp = getenv("TMPDIR");
-	snprintf(sv.dir, sizeof(sv.dir), "%s/stepbox-mcp.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(sv.dir)) {
-		fprintf(stderr, "stepbox: mcp: cannot make a folder for the calls' reports in "
-				"'%s': %s\n", tmp && *tmp ? tmp : "/tmp", strerror(errno));
-		return 125;
-	}
+	snprintf(sv.dir, sizeof(sv.dir), "%s", reports);
 	signal(SIGPIPE, SIG_IGN); /* a client gone: EPIPE, and the steps are ended */
+	struct sigaction sa = {.sa_handler = on_stop};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	struct pollfd *pf = NULL;
 	size_t pfcap = 0;
 	for (;;) {
 		/* the client gone or done: every step ends, nothing is left behind */
+		if (stop_asked)
+			sv.eof = true;
 		if (sv.eof || sv.gone)
 			for (struct call *c = sv.calls; c; c = c->next)
 				cancel(c);
@@ -844,6 +875,35 @@ static int serve(struct stepbox_config *cfg, const char *guide, const char *work
 	return 0;
 }
 
+/*
+ * The calls' reports: a 0700 folder in TMPDIR, else /tmp, that no write
+ * grant covers (a step must not read or replace what the server reads back).
+ */
+static int reports_dir(const struct grants *g, char *out, size_t cap, struct stepbox_err *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	const char *bases[] = {tmp && *tmp == '/' ? tmp : "/tmp", "/tmp"};
+	out[0] = '\0';
+	for (size_t b = 0; b < 2; b++) {
+		char real[PATH_MAX];
+		if (!realpath(bases[b], real))
+			continue;
+		bool granted = false;
+		for (size_t i = 0; i < g->n && !granted; i++)
+			granted = (g->v[i].access & GRANT_WRITE) && !(g->v[i].access & GRANT_PRIVATE) &&
+				  path_beneath(real, g->v[i].path);
+		if (granted || (size_t)snprintf(out, cap, "%s/stepbox-mcp.XXXXXX", real) >= cap)
+			continue;
+		if (mkdtemp(out))
+			return 0;
+	}
+	out[0] = '\0';
+	err_set(err, ERR_UNAVAILABLE, 0, "mcp: no folder for the calls' reports outside the "
+		"step's write grants ('%s', '/tmp')", bases[0]);
+	err_hint(err, "point TMPDIR at a folder the policy does not grant for writing");
+	return -EPERM;
+}
+
 int mcp_main(struct stepbox_config *cfg, const struct mcp_opts *o)
 {
 	struct run_ctx ctx;
@@ -862,14 +922,20 @@ int mcp_main(struct stepbox_config *cfg, const struct mcp_opts *o)
 	}
 	/* the workdir, canonical: a call's cwd must lie beneath it */
 	char *workdir = ctx.grants.workdir ? strdup(ctx.grants.workdir) : NULL;
+	char reports[PATH_MAX - 64];
+	int r = reports_dir(&ctx.grants, reports, sizeof(reports), &err);
 	run_release(&ctx);
-	if (!guide || !workdir) {
-		fprintf(stderr, "stepbox: mcp: out of memory\n");
+	if (r == 0 && (!guide || !workdir))
+		r = err_set(&err, ERR_UNAVAILABLE, ENOMEM, "mcp");
+	if (r < 0) {
+		err_print(&err);
 		free(guide);
 		free(workdir);
+		if (reports[0])
+			rmdir(reports);
 		return 125;
 	}
-	int code = serve(cfg, guide, workdir, o);
+	int code = serve(cfg, guide, workdir, reports, o);
 	free(guide);
 	free(workdir);
 	return code;

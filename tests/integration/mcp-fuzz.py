@@ -141,6 +141,32 @@ ok(started >= 6, "three calls run at once (%d of their processes seen)" % starte
 ok(rc == 0 and not sleepers(), "stdin closed mid-call: the server exits, every step's tree is gone",
    (rc, sleepers()))
 
+# the server itself killed mid-call (SIGTERM: it ends as at stdin's end;
+# SIGKILL: each worker learns it from its parent-death signal)
+for sig in (15, 9):
+    tag = "5%d%d" % (sig, os.getpid() % 10000)
+    p = server()
+    p.stdin.write(init + req(50, "tools/call", {"name": "run", "arguments": {
+        "command": "sleep %s & sleep %s & wait" % (tag, tag)}}))
+    p.stdin.flush()
+    for _ in range(100):
+        if len(sleepers()) >= 2:
+            break
+        time.sleep(0.1)
+    seen = len(sleepers())
+    p.send_signal(sig)
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+    for _ in range(20):
+        if not sleepers():
+            break
+        time.sleep(0.1)
+    ok(seen >= 2 and not sleepers(), "the server killed mid-call (signal %d): the step's tree "
+       "is gone within two seconds" % sig, (seen, sleepers()))
+    p.stdin.close()
+
 # --max-parallel 1: the second call waits for the first (stdin stays open:
 # its end would cancel them)
 p = subprocess.Popen([stepbox, "mcp", "-C", workdir, "--max-parallel", "1"] + extra,
