@@ -189,6 +189,30 @@ p.wait(timeout=30)
 ok(len(answers) == 2 and all(a["result"]["structuredContent"]["exit_code"] == 0 for a in answers)
    and took >= 2.0, "--max-parallel 1: two 1 s calls take turns (%.1f s)" % took, answers)
 
+# a sandbox that cannot be made for one call is that call's tool error, with
+# stepbox's message (here a variable that contradicts the policy's own)
+p = subprocess.Popen([stepbox, "mcp", "-C", workdir, "--env", "FOO=bar"] + extra,
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+p.stdin.write(init + req(60, "tools/call", {"name": "run", "arguments": {
+    "command": "echo $FOO", "env": {"FOO": "baz"}}}) + req(61, "tools/call", {
+    "name": "run", "arguments": {"command": "echo $FOO"}}))
+p.stdin.flush()
+got = {}
+while len(got) < 2:
+    line = p.stdout.readline()
+    if not line:
+        break
+    m = json.loads(line)
+    if m.get("id") in (60, 61):
+        got[m["id"]] = m
+p.stdin.close()
+p.wait(timeout=30)
+r60 = got.get(60, {}).get("result", {})
+ok(r60.get("isError") is True and "FOO" in r60["content"][0]["text"] and "125" in r60["content"][0]["text"],
+   "a call whose sandbox cannot be made: the tool's error, with stepbox's message", got.get(60))
+ok(got.get(61, {}).get("result", {}).get("structuredContent", {}).get("stdout") == "bar\n",
+   "the next call runs (the positive control)", got.get(61))
+
 # a bad policy: 125 before the handshake, the reason on stderr
 p = subprocess.run([stepbox, "mcp", "-C", workdir, "--net", "bogus"], input=init,
                    capture_output=True, timeout=30)
