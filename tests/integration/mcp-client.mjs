@@ -105,6 +105,11 @@ const p = client.callTool({ name: "run", arguments: { command: `sh -c 'sleep 300
   undefined, { signal: ac.signal }).then(() => "answered", (e) => "rejected");
 for (let i = 0; i < 50 && !fs.existsSync(pidfile); i++) await sleep(100);
 const treePid = parseInt(fs.readFileSync(pidfile, "utf8"), 10);
+t0 = Date.now();
+await client.ping();
+const listed = (await client.listTools()).tools.length;
+took = Date.now() - t0;
+ok(listed === 1 && took < 1000, `the server answers while a call runs (ping and tools/list in ${took} ms)`);
 ac.abort();
 ok((await p) === "rejected", "a cancelled call is given up");
 // the pid is the step's own (a PID namespace): find the host's through /proc
