@@ -169,44 +169,38 @@ for sig in (15, 9):
 
 # --max-parallel 1: the second call waits for the first (stdin stays open:
 # its end would cancel them)
-p = subprocess.Popen([stepbox, "mcp", "-C", workdir, "--max-parallel", "1"] + extra,
-                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def answers_to(args, lines, ids):
+    """A server with args, sent lines, stdin kept open until each id is answered."""
+    p = subprocess.Popen([stepbox, "mcp", "-C", workdir] + args + extra, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write(b"".join(lines))
+    p.stdin.flush()
+    got = {}
+    while len(got) < len(ids):
+        line = p.stdout.readline()
+        if not line:
+            break
+        m = json.loads(line)
+        if m.get("id") in ids:
+            got[m["id"]] = m
+    p.stdin.close()
+    p.wait(timeout=30)
+    return got
+
+
 t0 = time.time()
-p.stdin.write(init + b"".join(req(40 + i, "tools/call", {"name": "run", "arguments": {
-    "command": "sleep 1; echo %d" % i}}) for i in range(2)))
-p.stdin.flush()
-answers = []
-while len(answers) < 2:
-    line = p.stdout.readline()
-    if not line:
-        break
-    m = json.loads(line)
-    if m.get("id") in (40, 41):
-        answers.append(m)
+answers = list(answers_to(["--max-parallel", "1"], [init] + [req(40 + i, "tools/call", {
+    "name": "run", "arguments": {"command": "sleep 1; echo %d" % i}}) for i in range(2)],
+    (40, 41)).values())
 took = time.time() - t0
-p.stdin.close()
-p.wait(timeout=30)
 ok(len(answers) == 2 and all(a["result"]["structuredContent"]["exit_code"] == 0 for a in answers)
    and took >= 2.0, "--max-parallel 1: two 1 s calls take turns (%.1f s)" % took, answers)
 
 # a sandbox that cannot be made for one call is that call's tool error, with
 # stepbox's message (here a variable that contradicts the policy's own)
-p = subprocess.Popen([stepbox, "mcp", "-C", workdir, "--env", "FOO=bar"] + extra,
-                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-p.stdin.write(init + req(60, "tools/call", {"name": "run", "arguments": {
-    "command": "echo $FOO", "env": {"FOO": "baz"}}}) + req(61, "tools/call", {
-    "name": "run", "arguments": {"command": "echo $FOO"}}))
-p.stdin.flush()
-got = {}
-while len(got) < 2:
-    line = p.stdout.readline()
-    if not line:
-        break
-    m = json.loads(line)
-    if m.get("id") in (60, 61):
-        got[m["id"]] = m
-p.stdin.close()
-p.wait(timeout=30)
+got = answers_to(["--env", "FOO=bar"], [init, req(60, "tools/call", {"name": "run", "arguments": {
+    "command": "echo $FOO", "env": {"FOO": "baz"}}}), req(61, "tools/call", {
+    "name": "run", "arguments": {"command": "echo $FOO"}})], (60, 61))
 r60 = got.get(60, {}).get("result", {})
 ok(r60.get("isError") is True and "FOO" in r60["content"][0]["text"] and "125" in r60["content"][0]["text"],
    "a call whose sandbox cannot be made: the tool's error, with stepbox's message", got.get(60))
