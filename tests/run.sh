@@ -69,6 +69,13 @@ if [ -d "$asan" ]; then
 		[ -f "$t" ] && [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 			run_tap "asan/$(basename "$t")" "$t"
 	done
+	# the MCP server's protocol fuzzer against the sanitized build (t0320 runs
+	# it against the release build on every backend)
+	fz=$(mktemp -d)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		run_tap "asan/mcp-fuzz" timeout 300 python3 "$top/tests/integration/mcp-fuzz.py" \
+		"$asan/stepbox" "$fz"
+	rm -rf "$fz"
 fi
 
 echo "== policy cases"
