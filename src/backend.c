@@ -79,8 +79,10 @@ static int usable(enum policy_backend name, const struct stepbox_config *cfg,
 	}
 	struct stepbox_err e = {0};
 	if (b.supervise && supervise_probe(&e) < 0) {
-		err_set(err, ERR_UNAVAILABLE, e.errnum, "%s: the supervisor cannot run: %s",
+		/* e.msg says its errno already */
+		err_set(err, ERR_UNAVAILABLE, 0, "%s: the supervisor cannot run: %s",
 			policy_backend_name(name), e.msg);
+		err->errnum = e.errnum;
 		err_hint(err, "%s", e.hint);
 		return -EOPNOTSUPP;
 	}
@@ -124,18 +126,24 @@ int backend_choose(const struct stepbox_config *cfg, const struct landlock_featu
 	static const enum policy_backend order[] = {BACKEND_STACKED, BACKEND_LANDLOCK,
 						    BACKEND_MOUNTNS};
 	char why[3][700];
+	struct stepbox_err e[3];
 	for (size_t i = 0; i < 3; i++) {
-		struct stepbox_err e = {0};
-		if (usable(order[i], cfg, f, probe_ns, &e) == 0) {
+		memset(&e[i], 0, sizeof(e[i]));
+		if (usable(order[i], cfg, f, probe_ns, &e[i]) == 0) {
 			backend_layers(order[i], b);
 			return check_policy(b, cfg, f, err);
 		}
-		snprintf(why[i], sizeof(why[i]), "%.600s", e.msg);
+		snprintf(why[i], sizeof(why[i]), "%.600s", e[i].msg);
 	}
 	backend_layers(BACKEND_NONE, b);
 	err_set(err, ERR_UNAVAILABLE, 0, "no sandbox backend here: %.300s; %.300s", why[1], why[2]);
-	err_hint(err, "%s; or make user namespaces available for the namespace layers "
-		      "(see `stepbox check`)", landlock_hint);
+	/* one cause under both (the supervisor): its own hint, not Landlock's or the namespaces' */
+	if (e[1].errnum && e[1].errnum == e[2].errnum && strcmp(e[1].hint, e[2].hint) == 0 &&
+	    strstr(e[1].msg, "supervisor"))
+		err_hint(err, "%s", e[1].hint);
+	else
+		err_hint(err, "%s; or make user namespaces available for the namespace layers "
+			      "(see `stepbox check`)", landlock_hint);
 	return -EOPNOTSUPP;
 }
 

@@ -1075,10 +1075,18 @@ int supervise_probe(struct stepbox_err *err)
 		err_hint(err, "the supervisor needs Linux 5.6 or newer");
 		return -ENOSYS;
 	}
+	/* a bad pidfd is EBADF; ENOSYS and EPERM come before it is looked at */
 	if (syscall(SYS_pidfd_getfd, -1, 0, 0) < 0 && errno == ENOSYS) {
 		err_set(err, ERR_UNAVAILABLE, ENOSYS, "pidfd_getfd is missing");
 		err_hint(err, "the supervisor needs Linux 5.6 or newer");
 		return -ENOSYS;
+	}
+	if (errno == EPERM) {
+		err_set(err, ERR_UNAVAILABLE, EPERM, "pidfd_getfd is refused here (a container's "
+			"seccomp profile: Docker's default refuses it)");
+		err_hint(err, "the supervisor takes the step's descriptors with pidfd_getfd: allow "
+			      "that one call in the container's seccomp profile");
+		return -EPERM;
 	}
 	return 0;
 }

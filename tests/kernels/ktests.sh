@@ -48,6 +48,21 @@ if [ -x "$PROBE" ]; then
 	fi
 fi
 
+# a container's seccomp profile that refuses pidfd_getfd (Docker's default):
+# the supervisor cannot run, check says so, and run is a clean 125 naming
+# the cause (never the lsm= advice); the same run outside: 0
+if [ -x "$PROBE" ] && [ "$abi" -gt 0 ] && "$SB" run -- true 2>/dev/null; then
+	pass "deny-getfd's positive control: a step runs without the refusal"
+	out=$("$PROBE" deny-getfd "$SB" check 2>&1)
+	t "pidfd_getfd refused: check says the supervisor cannot run, and why" \
+		'echo "$out" | grep -q "^backend landlock: not available: .*pidfd_getfd is refused"'
+	out=$("$PROBE" deny-getfd "$SB" run -- true 2>&1)
+	rc=$?
+	t "pidfd_getfd refused: run is 125 with the cause and its one hint" \
+		'[ $rc = 125 ] && echo "$out" | grep -q "pidfd_getfd is refused" && echo "$out" | grep -q "^hint: .*seccomp profile" && ! echo "$out" | grep -q "lsm="'
+	[ $rc = 125 ] || echo "$out" | head -3 | sed 's/^/# /'
+fi
+
 t "bad policy is 125" '"$SB" run -p /nonexistent.json -- true 2>/dev/null; [ $? = 125 ]'
 echo '{"version": 1, "bogus": 1}' >"$T/bad.json"
 t "unknown policy key is 125" '"$SB" run -p "$T/bad.json" -- true 2>/dev/null; [ $? = 125 ]'

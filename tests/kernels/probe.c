@@ -3,6 +3,8 @@
  *   probe int80 NR        an i386 syscall through int $0x80 (x86_64): its result
  *   probe listen PATH     a UNIX stream socket listening at PATH, until killed
  *   probe connect PATH    connect to PATH: prints OK or the errno's name
+ *   probe deny-getfd CMD...  run CMD with pidfd_getfd refused (EPERM), as
+ *                         Docker's default seccomp profile refuses it
  * Built static by tests/kernels/run.sh for the guests and the host.
  */
 #define _GNU_SOURCE
@@ -10,9 +12,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd 438 /* the same on every architecture */
+#endif
 
 static const char *errname(int e)
 {
@@ -38,6 +48,23 @@ static int unix_addr(const char *path, struct sockaddr_un *a)
 
 int main(int argc, char **argv)
 {
+	if (argc > 2 && strcmp(argv[1], "deny-getfd") == 0) {
+		struct sock_filter f[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pidfd_getfd, 0, 1),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) {
+			perror("probe: seccomp");
+			return 2;
+		}
+		execvp(argv[2], argv + 2);
+		perror("probe: exec");
+		return 127;
+	}
 	if (argc != 3)
 		return 2;
 	if (strcmp(argv[1], "int80") == 0) {
