@@ -1,7 +1,4 @@
 #include "run.h"
-#include <time.h>
-static struct timespec tps[16]; static const char *tpn[16]; static int tn;
-#define TP(x) do { clock_gettime(CLOCK_MONOTONIC,&tps[tn]); tpn[tn++]=x; } while (0)
 
 #include <errno.h>
 #include <fcntl.h>
@@ -96,10 +93,8 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	int r = landlock_probe(&ctx->features, backend_abi_cap(), err);
 	if (r == 0)
 		r = backend_choose(cfg, &ctx->features, !for_run, &ctx->backend, err);
-	TP("prep");
 	if (r == 0)
 		r = plan_limits(cfg, ctx, for_run, err);
-	TP("planned");
 	if (r < 0)
 		return r;
 	char cwd[PATH_MAX];
@@ -166,7 +161,6 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 
 void run_release(struct run_ctx *ctx)
 {
-	TP("release");
 	limit_release(&ctx->limits);
 	mountns_release(&ctx->mountns);
 	if (ctx->idmap_userns >= 0)
@@ -176,7 +170,6 @@ void run_release(struct run_ctx *ctx)
 	ctx->report_dir = NULL;
 	grants_release(&ctx->grants);
 	env_release(&ctx->env);
-	TP("released"); if (getenv("TP")) { for (int i = 0; i < tn; i++) fprintf(stderr, "%s=%.0f ", tpn[i], (tps[i].tv_sec-tps[0].tv_sec)*1e6+(tps[i].tv_nsec-tps[0].tv_nsec)/1e3); fprintf(stderr, "\n"); }
 }
 
 static void say_what_is_missing(const struct stepbox_config *cfg, const struct run_ctx *ctx)
@@ -383,9 +376,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.output = {out[1], out[3]},
 	};
 	struct launch_result res;
-	TP("launch");
 	rc = launch_run(&spec, &res, &err);
-	TP("launched");
 	out[1] = out[3] = -1; /* launch_run closed them */
 	ctx->limits.output_dropped = limit_pump_stop(pump);
 	pump = NULL;
