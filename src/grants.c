@@ -380,9 +380,11 @@ bool grants_hidden(const struct grants *g, const char *path)
 	for (size_t i = 0; i < g->nskipped; i++)
 		if (strcmp(g->skipped[i].path, path) == 0)
 			return true;
+	/* what does not exist hides nothing (a file a step tried to create) */
+	struct stat st;
 	for (size_t i = 0; i < g->n; i++)
 		if (g->v[i].world_readable_only && path_beneath(path, g->v[i].path) &&
-		    !open_to_others(g->v[i].path, path))
+		    lstat(path, &st) == 0 && !open_to_others(g->v[i].path, path))
 			return true;
 	return false;
 }

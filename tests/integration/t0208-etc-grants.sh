@@ -94,6 +94,16 @@ else
 	notok "explain: /etc/shadow hidden on purpose" "exit $RC: $OUT"
 fi
 
+# a file the step tried to create in /etc hides nothing: it is a system
+# folder's, not a hidden entry (the explanation an agent acts on)
+run_sb run --explain -- sh -c 'head -c1 /etc/passwd >/dev/null && echo CONTROL-OK; echo x > /etc/stepbox-t0208-new'
+if echo "$OUT" | grep -q CONTROL-OK && grep -q "'/etc/stepbox-t0208-new': a system folder" "$T/out/err" &&
+	! grep -q "stepbox-t0208-new': hidden" "$T/out/err"; then
+	ok "explain: a new file in /etc is a system folder's, not hidden"
+else
+	notok "explain: a new file in /etc is a system folder's, not hidden" "exit $RC: $OUT" "$(grep t0208-new "$T/out/err")"
+fi
+
 # naming the entry exactly grants it (and only it)
 run_sb run -r /etc/shadow -- sh -c 'head -c1 /etc/shadow >/dev/null && echo SHADOW-READ; head -c1 /etc/gshadow >/dev/null 2>&1 && echo GSHADOW-READ; true'
 if [ "$RC" = 0 ] && echo "$OUT" | grep -q SHADOW-READ && ! echo "$OUT" | grep -q GSHADOW-READ; then
