@@ -621,6 +621,21 @@ static const struct mountns_entry *covering(const struct mountns_plan *p, const 
 }
 
 /*
+ * A submount a recursive bind brought along that this user cannot reach by
+ * its path: a folder above it is not searchable by this user, and its owner
+ * lies outside the user namespace (podman's storage in a root-only
+ * /var/lib/containers). Its flags cannot be set, and need not be: the step,
+ * with this user's rights and no capability over that owner, cannot reach it
+ * either.
+ */
+static bool unreachable(const char *mp)
+{
+	char parent[PATH_MAX];
+	return path_parent(mp, parent, sizeof(parent)) &&
+	       faccessat(AT_FDCWD, parent, X_OK, AT_EACCESS) < 0 && errno == EACCES;
+}
+
+/*
  * Give every mount under NEWROOT the flags of the deepest entry that covers
  * it: a grant's own bind mount, and the submounts a recursive bind brought
  * along (each has flags of its own, and a writable one inside a read-only
@@ -653,7 +668,9 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 		*path = best->path;
 		unsigned long flags = MS_REMOUNT | MS_BIND | access_flags(best->access) |
 				      locked_flags(opts);
-		if (mount(NULL, mp, NULL, flags, NULL) < 0 && errno != ENOENT)
+		if (mount(NULL, mp, NULL, flags, NULL) < 0 && errno != ENOENT &&
+		    !(errno == EACCES && p->userns && strcmp(inside, best->path) != 0 &&
+		      unreachable(mp)))
 			r = -errno;
 	}
 	fclose(f);

@@ -99,7 +99,14 @@ fi
 rm -rf "$stage/tmp/npm-cache"
 chmod -R a+rX "$stage"
 chmod 1777 "$stage/tmp"
+stage_mount=
 if [ "$(id -u)" = 0 ]; then
+	# a self-bind mount in a folder only root may search, as podman's storage
+	# makes one (in /var/tmp: the namespaces' private /tmp would hide it);
+	# t0209 binds / whole, as the unprivileged user too
+	rootonly=$(mktemp -d /var/tmp/stepbox-ci-rootonly.XXXXXX) && mkdir "$rootonly/mnt" &&
+		mount --bind "$rootonly/mnt" "$rootonly/mnt" && stage_mount=$rootonly/mnt &&
+		trap 'umount "$stage_mount" 2>/dev/null; rm -rf "$rootonly"' EXIT
 	# a setuid-root binary for the unprivileged escape test
 	cp /usr/bin/id "$stage/fixtures/suid-id"
 	chmod 4755 "$stage/fixtures/suid-id"
@@ -135,6 +142,7 @@ done
 if [ "$(id -u)" != 0 ]; then
 	count setup <<<"skip - integration as unprivileged: needs root to switch user"
 fi
+[ -z "$stage_mount" ] || { umount "$stage_mount" && rm -rf "$rootonly"; }
 rm -rf "$stage"
 
 echo "== the Debian package (make deb)"
