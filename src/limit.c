@@ -181,37 +181,16 @@ static char *field(char **cursor)
 	return f;
 }
 
-/* A whole procfs file (read at once: seq_file makes each read() anew), NUL-ended. */
+/* A whole procfs file, NUL-ended, or NULL. */
 static char *read_whole(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t cap = 16384, len = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		ssize_t n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n < 0) {
-				free(buf);
-				buf = NULL;
-			}
-			break;
-		}
-		len += (size_t)n;
-		if (len + 1 == cap) {
-			char *more = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
-			if (!more)
-				free(buf);
-			buf = more;
-			cap *= 2;
-		}
-	}
-	close(fd);
-	if (buf)
-		buf[len] = '\0';
+	char *buf = NULL;
+	size_t len;
+	if (fd >= 0 && path_read_fd(fd, 64u << 20, &buf, &len) < 0)
+		buf = NULL;
+	if (fd >= 0)
+		close(fd);
 	return buf;
 }
 

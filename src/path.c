@@ -221,3 +221,41 @@ void path_dir_close(struct path_dir *d)
 	d->fd = -1;
 	d->buf = NULL;
 }
+
+int path_read_fd(int fd, size_t max, char **out, size_t *len)
+{
+	size_t cap = 16384, n = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (n + 1 == cap) {
+			char *more = cap <= max ? realloc(buf, cap * 2) : NULL;
+			if (!more) {
+				free(buf);
+				return cap <= max ? -ENOMEM : -EFBIG;
+			}
+			buf = more;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			return -e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (n > max) {
+		free(buf);
+		return -EFBIG;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}

@@ -44,6 +44,13 @@ int path_open_nofollow(const char *path, int extra);
 int path_mkdir_nofollow(const char *path, mode_t leaf_mode, char *bad, size_t badcap);
 
 /*
+ * Everything fd gives until its end, in one allocation ending in a NUL
+ * (*len does not count it), read whole rather than line by line (a procfs
+ * file is made anew at each read). 0, -EFBIG past max bytes, or -errno.
+ */
+int path_read_fd(int fd, size_t max, char **out, size_t *len);
+
+/*
  * A folder's entries straight from getdents64 (no DIR: its fcntl and
  * allocation per folder count when every launch walks /etc as root).
  */

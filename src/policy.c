@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "path.h"
+
 void policy_init(struct stepbox_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -824,47 +826,6 @@ out:
 	return r;
 }
 
-static int read_all(int fd, char **out, size_t *outlen)
-{
-	size_t cap = 8192, len = 0;
-	char *buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		if (len == cap) {
-			if (cap > POLICY_MAX_FILE) {
-				free(buf);
-				return -EFBIG;
-			}
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-			free(buf);
-			return -e;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (len > POLICY_MAX_FILE) {
-		free(buf);
-		return -EFBIG;
-	}
-	*out = buf;
-	*outlen = len;
-	return 0;
-}
-
 int policy_load_file(struct stepbox_config *cfg, const char *path, bool consume,
 		     struct stepbox_err *err)
 {
@@ -895,7 +856,7 @@ int policy_load_file(struct stepbox_config *cfg, const char *path, bool consume,
 	}
 	char *buf = NULL;
 	size_t len = 0;
-	int r = read_all(fd, &buf, &len);
+	int r = path_read_fd(fd, POLICY_MAX_FILE, &buf, &len);
 	if (!is_stdin)
 		close(fd);
 	if (r == -EFBIG)
