@@ -182,11 +182,13 @@ static bool check_args(struct server *sv, json_t *id, json_t *args)
 	const char *key;
 	json_t *v;
 	json_object_foreach(args, key, v) {
-		if (strcmp(key, "command") == 0 && (!json_is_string(v) || !json_string_length(v))) {
-			reply_error(sv, id, RPC_INVALID_PARAMS, "run: command must be a non-empty string");
-			return false;
-		}
-		if (strcmp(key, "argv") == 0) {
+		if (strcmp(key, "command") == 0) {
+			if (!json_is_string(v) || !json_string_length(v)) {
+				reply_error(sv, id, RPC_INVALID_PARAMS,
+					    "run: command must be a non-empty string");
+				return false;
+			}
+		} else if (strcmp(key, "argv") == 0) {
 			bool good = json_is_array(v) && json_array_size(v) > 0;
 			for (size_t i = 0; good && i < json_array_size(v); i++)
 				good = json_is_string(json_array_get(v, i));
@@ -220,8 +222,7 @@ static bool check_args(struct server *sv, json_t *id, json_t *args)
 					return false;
 				}
 			}
-		} else if (strcmp(key, "command") != 0 && strcmp(key, "cwd") != 0 &&
-			   strcmp(key, "timeout_s") != 0) {
+		} else if (strcmp(key, "cwd") != 0 && strcmp(key, "timeout_s") != 0) {
 			reply_error(sv, id, RPC_INVALID_PARAMS, "run: unknown argument '%.100s'", key);
 			return false;
 		}
@@ -394,24 +395,22 @@ static void cancel(struct call *c)
 
 /* ---- a call's result ---- */
 
-static void append_stream(char **text, const char *title, const char *buf, size_t kept,
-			  uint64_t total)
+/* A result the agent reads as the tool's error (isError): the call did not run. */
+static void tool_error(struct server *sv, json_t *id, const char *text)
+{
+	reply(sv, id, json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", text,
+				"isError", 1));
+}
+
+static void put_stream(FILE *f, const char *title, const char *buf, size_t kept, uint64_t total)
 {
 	if (!total)
 		return;
-	char *t = NULL;
-	if (asprintf(&t, "%s--- %s ---\n%.*s%s", *text ? *text : "", title, (int)kept, buf,
-		     kept && buf[kept - 1] != '\n' ? "\n" : "") < 0)
-		return;
-	free(*text);
-	*text = t;
-	if (total > kept) {
-		if (asprintf(&t, "%s[stepbox: %s truncated: the first %zu of %" PRIu64 " bytes]\n",
-			     *text, title, kept, total) < 0)
-			return;
-		free(*text);
-		*text = t;
-	}
+	fprintf(f, "--- %s ---\n%.*s%s", title, (int)kept, buf,
+		kept && buf[kept - 1] != '\n' ? "\n" : "");
+	if (total > kept)
+		fprintf(f, "[stepbox: %s truncated: the first %zu of %" PRIu64 " bytes]\n", title,
+			kept, total);
 }
 
 /* One denial, worded for an agent. */
@@ -420,25 +419,20 @@ static char *denial_text(json_t *d)
 	const char *op = json_string_value(json_object_get(d, "operation"));
 	const char *path = json_string_value(json_object_get(d, "path"));
 	const char *error = json_string_value(json_object_get(d, "error"));
-	json_t *grant = json_object_get(d, "grant");
 	const char *key = NULL;
 	json_t *val = NULL;
 	char how[PATH_MAX + 64] = "";
-	json_object_foreach(grant, key, val) {
+	json_object_foreach(json_object_get(d, "grant"), key, val) {
 		if (json_is_string(val))
 			snprintf(how, sizeof(how), "; a policy would need %s: %s", key,
 				 json_string_value(val));
 		break;
 	}
 	char *s = NULL;
-	if (asprintf(&s, "the sandbox denied %s %s%s%s%s", op ? op : "access", path ? path : "?",
-		     error ? " (" : "", error ? error : "", error ? ")" : "") < 0)
+	if (asprintf(&s, "the sandbox denied %s %s%s%s%s%s", op ? op : "access", path ? path : "?",
+		     error ? " (" : "", error ? error : "", error ? ")" : "", how) < 0)
 		return NULL;
-	char *t = NULL;
-	if (asprintf(&t, "%s%s", s, how) < 0)
-		t = NULL;
-	free(s);
-	return t;
+	return s;
 }
 
 static void finish(struct server *sv, struct call *c)
@@ -451,53 +445,52 @@ static void finish(struct server *sv, struct call *c)
 	json_t *rep = json_load_file(c->report, 0, NULL);
 	bool started = rep && json_is_true(json_object_get(rep, "started"));
 	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
 	if (code == 125 && !started) {
 		/* the sandbox could not be made: stepbox's message is the tool's error */
-		if (asprintf(&text, "stepbox could not run the command (exit 125):\n%.*s",
-			     (int)c->kept[1], c->buf[1] ? c->buf[1] : "") < 0)
-			text = NULL;
-		reply(sv, c->id, json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text",
-					   text ? text : "stepbox failed", "isError", 1));
+		if (f) {
+			fprintf(f, "stepbox could not run the command (exit 125):\n%.*s",
+				(int)c->kept[1], c->buf[1] ? c->buf[1] : "");
+			fclose(f);
+		}
+		tool_error(sv, c->id, text ? text : "stepbox failed");
 		free(text);
 		json_decref(rep);
 		return;
 	}
-	json_t *sig = json_object_get(rep, "signal");
+	double duration = now_s() - c->start;
+	bool timed_out = json_is_true(json_object_get(rep, "timed_out"));
+	const char *reached = json_string_value(json_object_get(rep, "limit_reached"));
 	json_t *denials = json_array();
-	json_t *ds = json_object_get(rep, "denials");
 	size_t i;
 	json_t *d;
-	json_array_foreach(ds, i, d) {
+	json_array_foreach(json_object_get(rep, "denials"), i, d) {
 		char *s = denial_text(d);
 		if (s)
 			json_array_append_new(denials, json_string(s));
 		free(s);
 	}
-	double duration = now_s() - c->start;
-	bool timed_out = json_is_true(json_object_get(rep, "timed_out"));
-	const char *reached = json_string_value(json_object_get(rep, "limit_reached"));
-	if (asprintf(&text, "exit %d%s after %.1f s%s%s\n", code,
-		     timed_out ? " (timed out: the whole process tree was killed)" : "", duration,
-		     reached ? "; it reached its limit of " : "", reached ? reached : "") < 0)
-		text = NULL;
-	append_stream(&text, "stdout", c->buf[0], c->kept[0], c->total[0]);
-	append_stream(&text, "stderr", c->buf[1], c->kept[1], c->total[1]);
-	json_array_foreach(denials, i, d) {
-		char *t = NULL;
-		if (asprintf(&t, "%s%s%s\n", text ? text : "",
-			     i ? "" : "--- denied by the sandbox ---\n", json_string_value(d)) >= 0) {
-			free(text);
-			text = t;
+	if (f) {
+		fprintf(f, "exit %d%s after %.1f s%s%s\n", code,
+			timed_out ? " (timed out: the whole process tree was killed)" : "", duration,
+			reached ? "; it reached its limit of " : "", reached ? reached : "");
+		put_stream(f, "stdout", c->buf[0], c->kept[0], c->total[0]);
+		put_stream(f, "stderr", c->buf[1], c->kept[1], c->total[1]);
+		json_array_foreach(denials, i, d) {
+			fprintf(f, "%s%s\n", i ? "" : "--- denied by the sandbox ---\n",
+				json_string_value(d));
 		}
+		fclose(f);
 	}
 	json_t *sc = json_pack("{s:i, s:O?, s:b, s:f, s:s%, s:s%, s:I, s:I, s:b, s:b, s:o, s:s?}",
-			       "exit_code", code, "signal", sig, "timed_out", timed_out,
-			       "duration_s", duration, "stdout", c->buf[0] ? c->buf[0] : "",
-			       c->kept[0], "stderr", c->buf[1] ? c->buf[1] : "", c->kept[1],
-			       "stdout_bytes", (json_int_t)c->total[0], "stderr_bytes",
-			       (json_int_t)c->total[1], "stdout_truncated", c->total[0] > c->kept[0],
-			       "stderr_truncated", c->total[1] > c->kept[1], "denials", denials,
-			       "limit_reached", reached);
+			       "exit_code", code, "signal", json_object_get(rep, "signal"),
+			       "timed_out", timed_out, "duration_s", duration, "stdout",
+			       c->buf[0] ? c->buf[0] : "", c->kept[0], "stderr",
+			       c->buf[1] ? c->buf[1] : "", c->kept[1], "stdout_bytes",
+			       (json_int_t)c->total[0], "stderr_bytes", (json_int_t)c->total[1],
+			       "stdout_truncated", c->total[0] > c->kept[0], "stderr_truncated",
+			       c->total[1] > c->kept[1], "denials", denials, "limit_reached", reached);
 	reply(sv, c->id, json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text",
 				   text ? text : "", "structuredContent", sc ? sc : json_object(),
 				   "isError", 0));
@@ -553,8 +546,7 @@ static void tools_call(struct server *sv, json_t *id, json_t *params)
 	char why[PATH_MAX + 128];
 	char *cwd = NULL;
 	if (refused(sv, args, &cwd, why, sizeof(why))) {
-		reply(sv, id, json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", why,
-					"isError", 1));
+		tool_error(sv, id, why);
 		return;
 	}
 	struct call *c = calloc(1, sizeof(*c));
