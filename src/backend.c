@@ -113,11 +113,19 @@ static int check_policy(const struct backend *b, const struct stepbox_config *cf
 	return 0;
 }
 
+/* How the supervisor of b works here, once b is chosen. */
+static void supervisor_mode(struct backend *b)
+{
+	struct stepbox_err e = {0};
+	b->supervise_nofd = b->supervise && supervise_probe(&e) == SUPERVISE_NO_GETFD;
+}
+
 int backend_choose(const struct stepbox_config *cfg, const struct landlock_features *f,
 		   bool probe_ns, struct backend *b, struct stepbox_err *err)
 {
 	if (cfg->backend != BACKEND_AUTO) {
 		backend_layers(cfg->backend, b);
+		supervisor_mode(b);
 		int r = cfg->backend == BACKEND_NONE ? 0
 						     : usable(cfg->backend, cfg, f, probe_ns, err);
 		return r < 0 ? r : check_policy(b, cfg, f, err);
@@ -131,6 +139,7 @@ int backend_choose(const struct stepbox_config *cfg, const struct landlock_featu
 		memset(&e[i], 0, sizeof(e[i]));
 		if (usable(order[i], cfg, f, probe_ns, &e[i]) == 0) {
 			backend_layers(order[i], b);
+			supervisor_mode(b);
 			return check_policy(b, cfg, f, err);
 		}
 		snprintf(why[i], sizeof(why[i]), "%.600s", e[i].msg);
@@ -183,7 +192,10 @@ void backend_describe(const struct backend *b, const struct landlock_features *f
 				      "mount, PID and IPC namespaces")
 		       : "",
 		 b->ns && b->landlock ? " + " : "", b->landlock ? "Landlock" : "",
-		 b->supervise ? " + supervisor" : "");
+		 !b->supervise ? ""
+		 : b->supervise_nofd ? " + supervisor (without pidfd_getfd: connects re-made, UNIX "
+				       "datagram sockets refused)"
+				     : " + supervisor");
 	if (b->landlock) {
 		size_t n = strlen(buf);
 		snprintf(buf + n, cap - n, " (Landlock ABI %d, kernel %d)", f->abi, f->kernel_abi);

@@ -23,6 +23,7 @@ struct backend {
 	bool ns;                  /* mount, PID, IPC namespaces and a tmpfs root */
 	bool landlock;            /* a Landlock ruleset in the command */
 	bool supervise;           /* socket addresses go to the supervisor */
+	bool supervise_nofd;      /* ... which cannot copy the step's fds here (SUPERVISE_NO_GETFD) */
 	bool refuse_sysv;         /* no IPC namespace: System V IPC refused */
 };
 

@@ -45,7 +45,7 @@ const char *explain_op_name(enum explain_op op)
 {
 	static const char *const names[] = {"read", "write", "create", "delete", "rename", "link",
 					    "truncate", "execute", "connect", "bind", "signal",
-					    "change the metadata of"};
+					    "change the metadata of", "use"};
 	return names[op];
 }
 
@@ -513,7 +513,7 @@ void explain_add(struct explain *x, enum explain_op op, const char *program, pid
 	t.tid = pid;
 	t.op = op;
 	t.port = port;
-	bool fs = op != OP_CONNECT && op != OP_BIND && op != OP_SIGNAL;
+	bool fs = op != OP_CONNECT && op != OP_BIND && op != OP_SIGNAL && op != OP_NOFD;
 	record(x, &t, path, op == OP_SIGNAL || op == OP_CONNECT ? EPERM : EACCES, true,
 	       fs && path ? grant_folder(path, false) : NULL, program);
 }
@@ -560,6 +560,10 @@ void explain_print(FILE *out, const struct explain *x)
 				fprintf(out, "a socket outside the sandbox\n");
 		} else if (d->op == OP_SIGNAL) {
 			fprintf(out, "a process outside the sandbox\n");
+		} else if (d->op == OP_NOFD) {
+			fprintf(out, "not possible here: this host refuses pidfd_getfd (a container's "
+				     "seccomp profile), which the supervisor needs for it; allow "
+				     "pidfd_getfd there\n");
 		} else {
 			if (d->path && grants_hidden(x->grants, d->path))
 				fprintf(out, "hidden on purpose: not world-readable\n");

@@ -18,8 +18,12 @@
 
 #define EXPLAIN_MAX 200 /* denials kept; the rest are counted */
 
+/*
+ * OP_NOFD: a use of sockets the supervisor refuses only because this host
+ * refuses it pidfd_getfd (path says which); no grant would allow it.
+ */
 enum explain_op { OP_READ, OP_WRITE, OP_CREATE, OP_DELETE, OP_RENAME, OP_LINK, OP_TRUNCATE,
-		  OP_EXECUTE, OP_CONNECT, OP_BIND, OP_SIGNAL, OP_METADATA };
+		  OP_EXECUTE, OP_CONNECT, OP_BIND, OP_SIGNAL, OP_METADATA, OP_NOFD };
 
 struct explain_denial {
 	enum explain_op op;

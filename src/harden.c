@@ -39,10 +39,12 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg,
 		h->filters[h->n++] = PROG(harden_filter_alone);
 	if (o->traced)
 		h->filters[h->n++] = PROG(harden_filter_trace);
-	if (o->supervise && cfg->net == NET_TCP)
-		h->notify = PROG(harden_filter_notify_listen);
+	if (o->supervise && o->supervise_nofd)
+		h->notify = cfg->net == NET_TCP ? PROG(harden_filter_notify_nofd_listen)
+						: PROG(harden_filter_notify_nofd);
 	else if (o->supervise)
-		h->notify = PROG(harden_filter_notify);
+		h->notify = cfg->net == NET_TCP ? PROG(harden_filter_notify_listen)
+						: PROG(harden_filter_notify);
 }
 
 int harden_cloexec_fds(void)

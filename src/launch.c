@@ -10,7 +10,9 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -74,6 +76,8 @@ static void child_fail(int fd, enum child_step step, int errnum)
  * The supervisor's filter goes on last, with a new listener: its fd number
  * goes to the parent, which copies it (pidfd_getfd) and starts serving
  * before this process goes on; until then no supervised call may happen.
+ * Where pidfd_getfd is refused, the listener itself goes over ack (then a
+ * socket pair): that filter does not send sendmsg to the supervisor.
  */
 static void hand_listener(const struct launch_spec *s, int fd, int ack)
 {
@@ -82,6 +86,23 @@ static void hand_listener(const struct launch_spec *s, int fd, int ack)
 		l = harden_listener(s->harden, false);
 	if (l < 0)
 		child_fail(fd, STEP_NOTIFY, -l);
+	if (s->supervise->no_getfd) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		memset(&u, 0, sizeof(u));
+		struct iovec iov = {"l", 1};
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+				   .msg_controllen = sizeof(u.buf)};
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &l, sizeof(int));
+		if (sendmsg(ack, &m, MSG_NOSIGNAL) != 1)
+			child_fail(fd, STEP_NOTIFY, errno);
+	}
 	struct child_report rep = {STEP_LISTENER, l, ""};
 	char c;
 	if (write(fd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep) || read(ack, &c, 1) != 1)
@@ -634,7 +655,8 @@ static int pipes_open(struct pipes *p, const struct launch_spec *s, struct stepb
 	if (r == 0 && uses_init(s))
 		r = pipe2(p->status, O_CLOEXEC);
 	if (r == 0 && s->supervise)
-		r = pipe2(p->ack, O_CLOEXEC);
+		r = s->supervise->no_getfd ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p->ack)
+					   : pipe2(p->ack, O_CLOEXEC);
 	if (r < 0) {
 		int e = errno;
 		pipes_close(p);
@@ -674,15 +696,45 @@ static void child_main(const struct launch_spec *s, const char *file, const sigs
 		   born_in);
 }
 
-/* Copy the child's listener (fd number n in its table) and start serving it. */
-static int take_listener(const struct launch_spec *s, pid_t pid, int n, struct supervisor **sup,
-			 struct stepbox_err *err)
+/* The listener the child sent over ack (a socket pair where pidfd_getfd is refused). */
+static int receive_listener(int ack)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	int l = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, n, 0);
-	int e = errno;
-	if (pidfd >= 0)
-		close(pidfd);
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	char c;
+	struct iovec iov = {&c, 1};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			   .msg_controllen = sizeof(u.buf)};
+	ssize_t n;
+	while ((n = recvmsg(ack, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	struct cmsghdr *cm = n == 1 ? CMSG_FIRSTHDR(&m) : NULL;
+	int l = -1;
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&l, CMSG_DATA(cm), sizeof(int));
+	else if (n >= 0)
+		errno = EPROTO;
+	return l;
+}
+
+/* Copy the child's listener (fd number n in its table) and start serving it. */
+static int take_listener(const struct launch_spec *s, pid_t pid, int n, int ack,
+			 struct supervisor **sup, struct stepbox_err *err)
+{
+	int l = -1, e = 0;
+	if (s->supervise->no_getfd) {
+		l = receive_listener(ack);
+		e = errno;
+	} else {
+		int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		l = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, n, 0);
+		e = errno;
+		if (pidfd >= 0)
+			close(pidfd);
+	}
 	if (l < 0)
 		return err_set(err, ERR_UNAVAILABLE, e, "take the supervisor's listener");
 	/* the namespaces are built and the command not yet forked: their mounts */
@@ -734,7 +786,7 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 			res->domain_creator = rep.errnum;
 			continue;
 		}
-		r = take_listener(s, pid, rep.errnum, sup, err);
+		r = take_listener(s, pid, rep.errnum, p->ack[1], sup, err);
 		if (r == 0 && write(p->ack[1], "x", 1) != 1)
 			r = err_set(err, ERR_UNAVAILABLE, EPIPE, "start the supervisor");
 		close_fd(&p->ack[1]);

@@ -332,6 +332,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.traced = cfg->explain && !use_audit,
 		.refuse_sysv = b->refuse_sysv,
 		.supervise = b->supervise,
+		.supervise_nofd = b->supervise_nofd,
 	};
 	harden_prepare(&h, cfg, &ho);
 	struct strv write = STRV_INIT, unix_dirs = STRV_INIT;
@@ -354,6 +355,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.nunix = unix_dirs.n,
 		.by_mount = b->ns,
 		.own_netns = b->ns && cfg->net == NET_NONE,
+		.no_getfd = b->supervise_nofd,
 		.net_ruleset = net_ruleset,
 	};
 	struct launch_spec spec = {

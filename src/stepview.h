@@ -45,6 +45,22 @@ int stepview_write(const struct stepview *v, int mem, uint64_t addr, const void 
 
 /* Our own copy of one of the step's fds (not an O_PATH one: -EBADF, as the kernel). */
 int stepview_fd(const struct stepview *v, uint64_t fd);
+/*
+ * What one of the step's fds is, read from its /proc entries where the fd
+ * itself cannot be copied (pidfd_getfd refused): enough to make a socket of
+ * the same kind, and what a connect on it would meet. A snapshot: the step
+ * may have put another fd there since.
+ */
+struct stepview_sock {
+	int family, type, protocol;
+	bool cloexec, nonblock;
+	bool bound;    /* AF_UNIX: it has a name (moving one is not possible) */
+	int state_err; /* what connect answers it as it is: EISCONN, EALREADY, EINVAL, or 0 */
+	unsigned long ino;
+};
+/* 0; -EBADF, -ENOTSOCK as the kernel; -EPROTONOSUPPORT for a kind not known here. */
+int stepview_socket(const struct stepview *v, uint64_t fd, struct stepview_sock *k);
+
 /* Open /proc/<tid>/what: the step's cwd, root, mem or one of its fds. fd or -errno. */
 int stepview_proc_open(const struct stepview *v, const char *what, int flags);
 

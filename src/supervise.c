@@ -49,7 +49,11 @@
 #define NR_REMOVEXATTRAT 466
 #define NR_FILE_SETATTR 469
 
-/* An abstract name a process of the step bound, and the socket holding it. */
+/*
+ * An abstract name a process of the step bound, and the socket holding it;
+ * len 0: any name that socket holds (without pidfd_getfd the kernel binds
+ * it, from what the step's memory says by then).
+ */
 struct sup_name {
 	char name[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	socklen_t len;
@@ -75,6 +79,7 @@ struct supervisor {
 	int *write_mnt, *unix_mnt, *all_mnt;
 	size_t nwrite_mnt, nunix_mnt, nall_mnt;
 	bool own_netns;
+	bool no_getfd; /* pidfd_getfd refused: connects re-made, nothing sent for the step */
 	bool broken; /* its credentials could not be narrowed: refuse everything */
 	int net_ruleset;
 	struct sup_denial *denied; /* what was refused, for --explain and the report */
@@ -230,7 +235,9 @@ struct net_msg {
 
 struct net_op {
 	struct call c;      /* req owned by the op */
-	int sock;           /* our copy of the step's socket */
+	int sock;           /* our copy of the step's socket, or the one we made */
+	int install;        /* without pidfd_getfd: the step's fd that sock replaces, or -1 */
+	bool install_cloexec;
 	int mem;            /* sendmmsg: the step's memory, to answer msg_len */
 	int flags;
 	bool tcp_rules;     /* perform in a thread under the step's TCP rules */
@@ -328,10 +335,24 @@ static bool abstract_ok(struct supervisor *s, const char *name, socklen_t len)
 	bool ok = false;
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; held && !ok && i < s->nnames; i++)
-		ok = s->names[i].len == len && s->names[i].ino == held &&
-		     memcmp(s->names[i].name, name, len) == 0;
+		ok = s->names[i].ino == held &&
+		     (s->names[i].len == 0 ||
+		      (s->names[i].len == len && memcmp(s->names[i].name, name, len) == 0));
 	pthread_mutex_unlock(&s->lock);
 	return ok;
+}
+
+static void add_name(struct supervisor *s, const char *name, socklen_t len, ino_t ino)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->nnames < SUP_MAX_NAMES &&
+	    strv_grow(&s->names, &s->capnames, s->nnames, sizeof(*s->names), 16) == 0) {
+		struct sup_name *n = &s->names[s->nnames++];
+		n->len = len;
+		memcpy(n->name, name, len);
+		n->ino = ino;
+	}
+	pthread_mutex_unlock(&s->lock);
 }
 
 static void remember_name(struct supervisor *s, int sock)
@@ -342,15 +363,7 @@ static void remember_name(struct supervisor *s, int sock)
 	if (getsockname(sock, (struct sockaddr *)&a, &al) < 0 || fstat(sock, &st) < 0 ||
 	    al <= offsetof(struct sockaddr_un, sun_path) + 1 || a.sun_path[0] != '\0')
 		return;
-	pthread_mutex_lock(&s->lock);
-	if (s->nnames < SUP_MAX_NAMES &&
-	    strv_grow(&s->names, &s->capnames, s->nnames, sizeof(*s->names), 16) == 0) {
-		struct sup_name *n = &s->names[s->nnames++];
-		n->len = al - (socklen_t)offsetof(struct sockaddr_un, sun_path);
-		memcpy(n->name, a.sun_path, n->len);
-		n->ino = st.st_ino;
-	}
-	pthread_mutex_unlock(&s->lock);
+	add_name(s, a.sun_path, al - (socklen_t)offsetof(struct sockaddr_un, sun_path), st.st_ino);
 }
 
 /*
@@ -369,6 +382,12 @@ static int decide(struct net_op *op, struct net_msg *m, int domain)
 	struct sockaddr_un *un = (struct sockaddr_un *)&m->addr;
 	size_t plen = m->addrlen - offsetof(struct sockaddr_un, sun_path);
 	if (un->sun_path[0] == '\0') {
+		/* a socket we make is in our network namespace, not the step's own */
+		if (op->install >= 0 && op->c.s->own_netns) {
+			note_denial(&op->c, OP_NOFD, "a connect to an abstract socket in the step's "
+				    "own network namespace", -1);
+			return EACCES;
+		}
 		if (abstract_ok(op->c.s, un->sun_path, (socklen_t)plen))
 			return 0;
 		char shown[sizeof(un->sun_path) + 1] = "@";
@@ -523,6 +542,15 @@ static void perform(struct net_op *op)
 		const struct net_msg *m = &op->m[0];
 		if (connect(op->sock, (const struct sockaddr *)&m->addr, m->addrlen) < 0)
 			e = errno;
+		/* the socket we made takes the place of the step's, as dup2 */
+		struct seccomp_notif_addfd add = {
+			.id = op->c.req->id, .flags = SECCOMP_ADDFD_FLAG_SETFD,
+			.srcfd = (uint32_t)op->sock, .newfd = (uint32_t)op->install,
+			.newfd_flags = op->install_cloexec ? O_CLOEXEC : 0,
+		};
+		if (op->install >= 0 && (e == 0 || e == EINPROGRESS) &&
+		    ioctl(op->c.s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0)
+			e = errno;
 		/* refused by the step's port rules, which this thread obeys */
 		if (e == EACCES && op->tcp_rules && m->addrlen >= sizeof(struct sockaddr_in))
 			note_denial(&op->c, OP_CONNECT, NULL,
@@ -644,6 +672,51 @@ static void serve_listen(struct net_op *op, int domain, int backlog)
 	op_free(op);
 }
 
+/*
+ * Without pidfd_getfd: the supervisor cannot hold the step's socket, so a
+ * connect is made on a new socket of the same kind (family, type, protocol,
+ * O_NONBLOCK), connected where the same checks allow, and put in place of the
+ * step's with SECCOMP_IOCTL_NOTIF_ADDFD (SETFD); options set on the old one
+ * before the connect do not follow. A bind is left to the kernel (a name is
+ * the only thing it gives, and Landlock judges the rest in the step's
+ * context); the socket an abstract bind names is recorded by inode. listen()
+ * under a port list cannot be checked (whether the socket is bound needs it)
+ * and is refused. 0 with op->sock made; 1: answered; -errno: the step's error.
+ */
+static int nofd_take(struct net_op *op, int nr, uint64_t fd)
+{
+	struct stepview_sock k;
+	int r = nr == SYS_listen ? 0 : stepview_socket(&op->c.v, fd, &k);
+	if (nr == SYS_listen) {
+		note_denial(&op->c, OP_NOFD, "listen() under a TCP port list", -1);
+		return -EACCES;
+	}
+	if (nr == SYS_bind) {
+		if (r == 0 && k.family == AF_UNIX)
+			add_name(op->c.s, "", 0, (ino_t)k.ino);
+		struct seccomp_notif_resp resp = {op->c.req->id, 0, 0,
+						  SECCOMP_USER_NOTIF_FLAG_CONTINUE};
+		ioctl(op->c.s->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+		return 1;
+	}
+	if (r == -EPROTONOSUPPORT || (r == 0 && k.family == AF_UNIX &&
+				      (k.bound || k.type == SOCK_DGRAM) && !k.state_err)) {
+		note_denial(&op->c, OP_NOFD, r < 0 ? "a connect on a socket of a kind stepbox "
+				    "cannot re-make" : "a connect of a bound or datagram UNIX socket",
+			    -1);
+		return -EACCES;
+	}
+	if (r < 0 || k.state_err)
+		return r < 0 ? r : -k.state_err;
+	op->sock = socket(k.family, k.type | SOCK_CLOEXEC | (k.nonblock ? SOCK_NONBLOCK : 0),
+			  k.protocol);
+	if (op->sock < 0)
+		return -errno;
+	op->install = (int)fd;
+	op->install_cloexec = k.cloexec;
+	return 0;
+}
+
 /* connect, bind, sendto, sendmsg, sendmmsg, listen: copy, decide, perform. */
 static void serve_net(struct call *c)
 {
@@ -657,6 +730,7 @@ static void serve_net(struct call *c)
 	op->c = *c;
 	op->sock = -1;
 	op->mem = -1;
+	op->install = -1;
 	/* the op owns the request and pidfd from here */
 	c->req = NULL;
 	c->v.pidfd = -1;
@@ -671,8 +745,12 @@ static void serve_net(struct call *c)
 		r = -ENOMEM;
 	for (size_t i = 0; op->m && i < op->nm; i++)
 		op->m[i].target = -1;
-	if (r == 0 && (op->sock = stepview_fd(&op->c.v, a[0])) < 0)
+	if (r == 0 && op->c.s->no_getfd && (r = nofd_take(op, nr, a[0])) == 1) {
+		op_free(op);
+		return;
+	} else if (r == 0 && !op->c.s->no_getfd && (op->sock = stepview_fd(&op->c.v, a[0])) < 0) {
 		r = op->sock;
+	}
 	int domain = r == 0 ? sock_domain(op->sock) : -1;
 	if (r == 0 && domain < 0)
 		r = domain;
@@ -940,6 +1018,36 @@ static int meta_do(struct call *c, const struct meta_call *mc, int fd, bool is_f
 	return r < 0 ? -errno : 0;
 }
 
+/*
+ * The object of an fd form through the step's magic link: O_PATH (for an
+ * O_PATH fd of the step's, which pidfd_getfd cannot copy, or without
+ * pidfd_getfd at all). An inode-flag ioctl needs an open file: a regular
+ * file or folder is opened again through the pinned object, read-only
+ * (the flags belong to the inode, not to the open file).
+ */
+static int nofd_meta_fd(const struct call *c, int stepfd, enum meta_kind kind, bool *fd_form)
+{
+	char what[32];
+	snprintf(what, sizeof(what), "fd/%d", stepfd);
+	int fd = stepview_proc_open(&c->v, what, O_PATH);
+	*fd_form = false;
+	if (fd < 0 || (kind != M_FLAGS && kind != M_FSXATTR))
+		return fd == -ENOENT ? -EBADF : fd;
+	struct stat st;
+	int open_fd = -1, e = ENOTTY;
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+	} else if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+		char via[64];
+		snprintf(via, sizeof(via), "/proc/self/fd/%d", fd);
+		open_fd = open(via, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		e = errno;
+	}
+	close(fd);
+	*fd_form = open_fd >= 0;
+	return open_fd >= 0 ? open_fd : -e;
+}
+
 static void serve_meta(struct call *c)
 {
 	const uint64_t *a = (const uint64_t *)c->req->data.args;
@@ -965,13 +1073,11 @@ static void serve_meta(struct call *c)
 		 * it. A utimensat or fchownat on "" may name an O_PATH fd, which
 		 * pidfd_getfd cannot copy: the step's magic link reaches it.
 		 */
-		fd = stepview_fd(&c->v, a[mc.fd_arg]);
-		if (fd == -EBADF && mc.kind != M_CHMOD && mc.kind != M_FLAGS && mc.kind != M_FSXATTR &&
-		    (int)a[mc.fd_arg] >= 0) {
-			char what[32];
-			snprintf(what, sizeof(what), "fd/%d", (int)a[mc.fd_arg]);
-			fd = stepview_proc_open(&c->v, what, O_PATH);
-			fd_form = false;
+		fd = c->s->no_getfd ? -EBADF : stepview_fd(&c->v, a[mc.fd_arg]);
+		if (fd == -EBADF && (int)a[mc.fd_arg] >= 0 &&
+		    (c->s->no_getfd ||
+		     (mc.kind != M_CHMOD && mc.kind != M_FLAGS && mc.kind != M_FSXATTR))) {
+			fd = nofd_meta_fd(c, (int)a[mc.fd_arg], mc.kind, &fd_form);
 		}
 		r = fd < 0 ? fd : 0;
 	} else if (r == 0) {
@@ -1023,13 +1129,18 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 		respond(&c, 0, ESRCH);
 	} else {
 		int nr = req->data.nr;
-		if (s->broken)
+		if (s->broken) {
 			respond(&c, 0, EPERM);
-		else if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto ||
-			 nr == SYS_sendmsg || nr == SYS_sendmmsg || nr == SYS_listen)
+		} else if (nr == SYS_socket || nr == SYS_socketpair) {
+			/* without pidfd_getfd: a UNIX datagram socket (harden_filter_notify_nofd) */
+			note_denial(&c, OP_NOFD, "a UNIX datagram socket", -1);
+			respond(&c, 0, EACCES);
+		} else if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto ||
+			 nr == SYS_sendmsg || nr == SYS_sendmmsg || nr == SYS_listen) {
 			serve_net(&c); /* takes req and the pidfd */
-		else
+		} else {
 			serve_meta(&c);
+		}
 	}
 	stepview_close(&c.v);
 	free(c.req);
@@ -1082,11 +1193,13 @@ int supervise_probe(struct stepbox_err *err)
 		return -ENOSYS;
 	}
 	if (errno == EPERM) {
+		/* not a failure: the supervisor works without it, doing less (nofd_take) */
 		err_set(err, ERR_UNAVAILABLE, EPERM, "pidfd_getfd is refused here (a container's "
-			"seccomp profile: Docker's default refuses it)");
-		err_hint(err, "the supervisor takes the step's descriptors with pidfd_getfd: allow "
-			      "that one call in the container's seccomp profile");
-		return -EPERM;
+			"seccomp profile: Docker's and containerd's default refuse it)");
+		err_hint(err, "the supervisor then re-makes each connect's socket and refuses UNIX "
+			      "datagram sockets and listen() under a port list; allow pidfd_getfd "
+			      "in the container's seccomp profile for all of it");
+		return SUPERVISE_NO_GETFD;
 	}
 	return 0;
 }
@@ -1112,6 +1225,7 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 		s->stop[0] = s->stop[1] = -1;
 		s->net_ruleset = -1;
 		s->own_netns = cfg->own_netns;
+		s->no_getfd = cfg->no_getfd;
 		s->refs = 2; /* the owner and the dispatcher */
 		pthread_mutex_init(&s->lock, NULL);
 	}

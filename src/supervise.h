@@ -10,7 +10,7 @@
  * once (its own copy: the step's memory can change under it), resolves any
  * path as the step would, pins the object it names with an O_PATH fd, checks
  * it against the policy, and performs the call itself on the pinned object,
- * on a copy of the step's socket (pidfd_getfd), with the step's own
+ * on a copy of the step's socket (pidfd_getfd; or see SUPERVISE_NO_GETFD), with the step's own
  * credentials (its capabilities dropped in the thread doing it). Nothing is
  * ever sent back with "continue": the kernel would re-read what the step can
  * change.
@@ -50,6 +50,7 @@ struct supervise_config {
 	const int *write_mnt, *unix_mnt, *all_mnt; /* all: every mount of the namespace */
 	size_t nwrite_mnt, nunix_mnt, nall_mnt;
 	bool own_netns; /* the step has a network namespace of its own */
+	bool no_getfd;  /* pidfd_getfd is refused here: the step's fds cannot be copied */
 	int net_ruleset; /* Landlock ruleset handling TCP for on-behalf connects, or -1 */
 };
 
@@ -58,8 +59,13 @@ struct supervisor;
 /*
  * Whether this kernel can supervise: user notification, pidfd_open and
  * pidfd_getfd (Linux 5.6). 0, or a negative errno with err saying what is
- * missing.
+ * missing; SUPERVISE_NO_GETFD where a seccomp profile refuses pidfd_getfd
+ * (err says what that costs): the supervisor then runs with no_getfd, whose
+ * filter (harden) sends it no addressed send, refuses UNIX datagram sockets,
+ * and whose connects are made on a socket of the supervisor's put in the
+ * step's place (SECCOMP_IOCTL_NOTIF_ADDFD, Linux 5.9).
  */
+#define SUPERVISE_NO_GETFD 1
 int supervise_probe(struct stepbox_err *err);
 
 /*

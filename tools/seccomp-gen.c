@@ -239,6 +239,29 @@ static void notify_net_rules(scmp_filter_ctx ctx)
 	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendmmsg), "sendmmsg", 0, NULL);
 }
 
+/*
+ * The same where pidfd_getfd is refused (a container's seccomp profile): the
+ * supervisor cannot hold the step's socket, so it re-makes it for a connect
+ * (supervise.c) and sends nothing for the step. What makes an addressed send
+ * harmless then is that no socket of the step can send to an address: a
+ * stream or seqpacket socket ignores it (or refuses it), TCP Fast Open is
+ * refused by flag, UDP exists only with --net allow; a UNIX datagram socket
+ * (SOCK_RAW is its synonym) is the one that would reach any listening path,
+ * so making one is sent to the supervisor, which refuses it and says why.
+ */
+static void notify_nofd_net_rules(scmp_filter_ctx ctx)
+{
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), "connect", 0, NULL);
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(bind), "bind", 0, NULL);
+	const int dgram[] = {SOCK_DGRAM, SOCK_RAW};
+	for (size_t i = 0; i < 2; i++) {
+		struct scmp_arg_cmp c[2] = {SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0),
+					    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)dgram[i])};
+		add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), "socket AF_UNIX datagram", 2, c);
+		add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socketpair), "socketpair AF_UNIX datagram", 2, c);
+	}
+}
+
 static void notify_meta_rules(scmp_filter_ctx ctx)
 {
 	add_names(ctx, SCMP_ACT_NOTIFY, metadata);
@@ -265,7 +288,10 @@ static void notify_meta_rules(scmp_filter_ctx ctx)
  * filter, with listen() under a port list (Landlock has no hook for it: an
  * unbound socket that listens takes an ephemeral port nobody allowed).
  */
-enum filter { F_BASE, F_NET_NONE, F_NET_TCP, F_ALONE, F_TRACE, F_NOTIFY, F_NOTIFY_LISTEN };
+enum filter {
+	F_BASE, F_NET_NONE, F_NET_TCP, F_ALONE, F_TRACE, F_NOTIFY, F_NOTIFY_LISTEN,
+	F_NOTIFY_NOFD, F_NOTIFY_NOFD_LISTEN,
+};
 
 /* Without a PID or IPC namespace: the host's IPC, and its processes by pid. */
 static void alone_rules(scmp_filter_ctx ctx)
@@ -319,6 +345,13 @@ static void emit(const char *name, enum filter which)
 		if (which == F_NOTIFY_LISTEN)
 			add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), "listen", 0, NULL);
 		break;
+	case F_NOTIFY_NOFD:
+	case F_NOTIFY_NOFD_LISTEN:
+		notify_nofd_net_rules(ctx);
+		notify_meta_rules(ctx);
+		if (which == F_NOTIFY_NOFD_LISTEN)
+			add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), "listen", 0, NULL);
+		break;
 	}
 	FILE *tmp = tmpfile();
 	if (!tmp || (r = seccomp_export_bpf(ctx, fileno(tmp))) < 0)
@@ -359,5 +392,7 @@ int main(void)
 	emit("harden_filter_trace", F_TRACE);
 	emit("harden_filter_notify", F_NOTIFY);
 	emit("harden_filter_notify_listen", F_NOTIFY_LISTEN);
+	emit("harden_filter_notify_nofd", F_NOTIFY_NOFD);
+	emit("harden_filter_notify_nofd_listen", F_NOTIFY_NOFD_LISTEN);
 	return 0;
 }
