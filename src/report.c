@@ -190,11 +190,15 @@ static void check_backends(json_t *o, FILE *out, const struct landlock_features 
 		bool ok = backend_choose(&one, f, true, &b, &e) == 0;
 		const char *name = policy_backend_name(names[i]);
 		if (o) {
+			const char *sup = !ok || !b.supervise ? NULL
+					  : b.supervise_nofd ? "without pidfd_getfd"
+							     : "full";
 			json_object_set_new(o, name,
-					    json_pack("{s:b, s:o, s:o}", "available", ok, "error",
+					    json_pack("{s:b, s:o, s:o, s:s?}", "available", ok, "error",
 						      ok ? json_null() : json_string(e.msg),
 						      "missing",
-						      ok ? backend_missing_json(&b, f) : json_null()));
+						      ok ? backend_missing_json(&b, f) : json_null(),
+						      "supervisor", sup));
 			continue;
 		}
 		if (ok) {

@@ -86,6 +86,7 @@ stage=$(mktemp -d /tmp/stepbox-ci.XXXXXX)
 chmod 755 "$stage"
 mkdir -p "$stage/bin" "$stage/tests" "$stage/fixtures" "$stage/tmp"
 cp "$build/stepbox" "$stage/bin/"
+cp "$build/kprobe" "$stage/fixtures/"
 cp -r "$top/tests/integration" "$stage/tests/"
 cp -r "$top/examples" "$stage/"
 cp -r "$top/man" "$stage/" # t0002 runs the man page's examples

@@ -7,7 +7,9 @@
  *                         Docker's default seccomp profile refuses it
  * Built static by tests/kernels/run.sh for the guests and the host.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
