@@ -390,12 +390,47 @@ int mountns_proc_failed(int e, struct stepbox_err *err)
 	if (e == EPERM)
 		err_hint(err, "the kernel refuses a new procfs in a user namespace while parts of "
 			      "the host's /proc are covered by other mounts (a container's masked "
-			      "/proc); unmask /proc, run as root, or use --backend landlock");
+			      "/proc): unmask it (Docker: --security-opt systempaths=unconfined; "
+			      "Podman: --security-opt unmask=ALL; Kubernetes: securityContext "
+			      "procMount: Unmasked), or use --backend landlock (auto does)");
 	return -e;
+}
+
+/* A sysctl's number, or dflt where it does not exist (or cannot be read). */
+static long sysctl_or(const char *path, long dflt)
+{
+	char buf[32];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return dflt;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+/* Whether a seccomp filter is on this process (/proc/self/status "Seccomp: 2"). */
+static bool seccomp_filtered(void)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, "\nSeccomp:\t2") != NULL;
 }
 
 int mountns_unavailable(const struct mountns_plan *p, int e, struct stepbox_err *err)
 {
+	/* EPERM while every sysctl allows them, under a seccomp filter: the filter */
+	bool sysctls_allow =
+		sysctl_or("/proc/sys/user/max_user_namespaces", 1) > 0 &&
+		sysctl_or("/proc/sys/kernel/unprivileged_userns_clone", 1) == 1 &&
+		sysctl_or("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 0) == 0;
 	err_set(err, ERR_UNAVAILABLE, e, "cannot create %snamespaces",
 		p->userns ? "user and mount " : "mount ");
 	if (p->userns && e == ENOSPC)
@@ -405,6 +440,12 @@ int mountns_unavailable(const struct mountns_plan *p, int e, struct stepbox_err 
 		err_hint(err, "root without CAP_SYS_ADMIN tried a user namespace: a container's "
 			      "seccomp profile (Docker's default) or an LSM refuses it; allow unshare "
 			      "there, or use --backend landlock");
+	else if (p->userns && e == EPERM && sysctls_allow && seccomp_filtered())
+		err_hint(err, "the sysctls allow user namespaces, so it is this process's seccomp "
+			      "filter (a container's profile: Docker's and containerd's default "
+			      "refuse unshare without CAP_SYS_ADMIN): run the container with a "
+			      "profile that allows unshare and clone with CLONE_NEWUSER, or use "
+			      "--backend landlock (auto does)");
 	else if (p->userns)
 		err_hint(err, "unprivileged user namespaces are off here, or a container's seccomp "
 			      "profile refuses them: check the sysctls "
