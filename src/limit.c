@@ -631,7 +631,12 @@ int limit_enter(const struct limit_plan *p)
 			continue;
 		/* SIGXCPU at the limit, SIGKILL a second later */
 		rlim_t v = p->v[k] + (k == LIMIT_TASKS ? p->others : 0);
-		struct rlimit r = {v, v + (k == LIMIT_CPU)};
+		struct rlimit r = {v, v + (k == LIMIT_CPU)}, now;
+		/* a hard limit already below is stricter: kept (raising it needs CAP_SYS_RESOURCE) */
+		if (getrlimit(res[k], &now) == 0 && now.rlim_max != RLIM_INFINITY) {
+			r.rlim_cur = r.rlim_cur < now.rlim_max ? r.rlim_cur : now.rlim_max;
+			r.rlim_max = r.rlim_max < now.rlim_max ? r.rlim_max : now.rlim_max;
+		}
 		if (setrlimit(res[k], &r) < 0)
 			return -errno;
 	}

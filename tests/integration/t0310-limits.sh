@@ -191,3 +191,19 @@ if [ "$RC" = 0 ] && echo "$OUT" | grep -q '^- 4096 processes and threads at once
 else
 	notok "guide: the limits an agent will meet" "$(echo "$OUT" | sed -n '/## Limits/,/## Not/p' | head -8)"
 fi
+
+# a hard limit the caller already has below stepbox's default is kept, and the
+# step runs (raising a hard limit needs CAP_SYS_RESOURCE: Podman's --ulimit)
+hard='import resource as r; print(*(r.getrlimit(x)[1] for x in (r.RLIMIT_NPROC, r.RLIMIT_NOFILE)))'
+run_sb run -- python3 -c "$hard"
+want_ok=$RC
+prlimit --nproc=3000:3000 --nofile=512:512 "$SB" run -- python3 -c "$hard" \
+	>"$T/out/out" 2>"$T/out/err"
+RC=$?
+got=$(tr '\n' ' ' <"$T/out/out")
+set -- $got
+if [ "$want_ok" = 0 ] && [ "$RC" = 0 ] && [ "${1:-99999}" -ge 0 ] && [ "${1:-99999}" -le 3000 ] && [ "${2:-x}" = 512 ]; then
+	ok "a caller's lower hard limits are kept and the step runs (nproc ${1:-?}, nofile ${2:-?})"
+else
+	notok "a caller's lower hard limits are kept and the step runs" "exit $RC, got: $got"
+fi

@@ -1,0 +1,128 @@
+#!/bin/bash
+# tests/containers/run.sh STEPBOX: stepbox inside the engines users run.
+# A Debian rootfs made with debootstrap from Debian's packages (cached in
+# $STEPBOX_CONTAINER_CACHE, no image registry), imported into Docker and run
+# under Podman with --rootfs, in each setting an engine offers (its defaults,
+# seccomp unconfined, /proc unmasked), as root and as uid 65534; inside,
+# tests/containers/inside.sh checks what stepbox says and does there. A
+# dockerd is started where none answers (no bridge, no iptables, its own data
+# root), and only the one started here is stopped. Needs root.
+set -u
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+sb=$(realpath "$1")
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${STEPBOX_CONTAINER_CACHE:-/var/cache/stepbox-containers}
+skip() { echo "skip - containers: $1"; }
+ok() { echo "ok - $1"; }
+notok() { echo "not ok - $1"; shift; for l in "$@"; do echo "# $l"; done; }
+
+[ "$(id -u)" = 0 ] || { skip "needs root"; exit 0; }
+command -v debootstrap >/dev/null || { skip "debootstrap is not installed (scripts/deps.sh --test)"; exit 0; }
+
+# the rootfs: Debian's own packages, from the mirror apt uses here
+mkdir -p "$cache"
+rootfs=$cache/rootfs-bookworm
+if [ ! -e "$rootfs/.stepbox-done" ]; then
+	mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)\/*$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+	[ -n "$mirror" ] || mirror=$(sed -n 's/^deb  *\(http[^ ]*debian\)\/*  *bookworm .*/\1/p' /etc/apt/sources.list 2>/dev/null | head -1)
+	rm -rf "$rootfs.new"
+	start=$(date +%s)
+	if debootstrap --variant=minbase --include=python3 bookworm "$rootfs.new" \
+		"${mirror:-http://deb.debian.org/debian}" >"$cache/debootstrap.log" 2>&1; then
+		touch "$rootfs.new/.stepbox-done"
+		rm -rf "$rootfs" && mv "$rootfs.new" "$rootfs"
+		ok "a Debian rootfs made with debootstrap in $(($(date +%s) - start)) s"
+	else
+		notok "a Debian rootfs made with debootstrap" "$(tail -3 "$cache/debootstrap.log")"
+		exit 0
+	fi
+fi
+
+# what the container sees of ours: stepbox and the scripts, read-only
+stage=$(mktemp -d /tmp/sbct-stage.XXXXXX)
+chmod 755 "$stage"
+cp "$sb" "$stage/stepbox"
+cp "$here/inside.sh" "$here/host.py" "$here/probe.py" "$stage/"
+chmod -R a+rX "$stage"
+runroot=$(mktemp -d /tmp/sbct-run.XXXXXX)
+started=
+cleanup() {
+	if [ -n "$started" ]; then
+		kill "$started" 2>/dev/null
+		for _ in $(seq 100); do kill -0 "$started" 2>/dev/null || break; sleep 0.1; done
+	fi
+	# what the engines left mounted beneath their folders (never another's)
+	awk '{print $2}' /proc/mounts | grep -E "^($runroot|$cache/docker|$cache/podman|/run/stepbox-containers-podman)/" | sort -r |
+		while read -r m; do umount -l "$m" 2>/dev/null; done
+	rm -rf "$stage" "$runroot"
+}
+trap cleanup EXIT
+
+# one setting, as each user: NAME AUTO SUP CAUSE ENGINE-ARGS... -- IMAGE-ARGS...
+# (what auto must pick, the supervisor check must name, and a regex the
+# refusal of each unavailable backend must match; inside.sh says the rest)
+matrix() {
+	local name=$1 auto=$2 sup=$3 cause=$4 user
+	shift 4
+	local engine=()
+	while [ "$1" != -- ]; do engine+=("$1"); shift; done
+	shift
+	for user in 0 65534; do
+		"${engine[@]}" --user "$user" -e SB=/opt/sb/stepbox -e "SETTING=$name, uid $user" \
+			-e "AUTO=$auto" -e "SUP=$sup" -e "CAUSE=$cause" "$@" /opt/sb/inside.sh 2>&1 |
+			grep -E '^(ok|not ok|skip|#)'
+		[ "${PIPESTATUS[0]}" = 0 ] || notok "[$name, uid $user] the container ran"
+	done
+}
+
+# Docker
+if command -v dockerd >/dev/null && command -v docker >/dev/null; then
+	sock=$runroot/docker.sock
+	export DOCKER_HOST=unix://$sock
+	dockerd --bridge=none --iptables=false --ip6tables=false --data-root "$cache/docker" \
+		--exec-root "$runroot/exec" -H "$DOCKER_HOST" --pidfile "$runroot/docker.pid" \
+		>"$runroot/dockerd.log" 2>&1 &
+	started=$!
+	for _ in $(seq 150); do docker info >/dev/null 2>&1 && break; sleep 0.2; done
+	image=stepbox-ct:$(stat -c %Y "$rootfs/.stepbox-done")
+	if ! docker info >/dev/null 2>&1; then
+		notok "docker: a dockerd of our own starts" "$(tail -3 "$runroot/dockerd.log")"
+	elif ! docker image inspect "$image" >/dev/null 2>&1 &&
+		! tar -C "$rootfs" -c . | docker import - "$image" >/dev/null; then
+		notok "docker: the rootfs imports as an image"
+	else
+		ok "docker: the rootfs is an image, in a dockerd of our own"
+		d=(docker run --rm --network none -v "$stage:/opt/sb:ro")
+		matrix "docker default" landlock "without pidfd_getfd" "seccomp" "${d[@]}" -- "$image"
+		matrix "docker seccomp=unconfined" landlock full "masked /proc.*systempaths=unconfined" \
+			"${d[@]}" --security-opt seccomp=unconfined -- "$image"
+		matrix "docker seccomp=unconfined systempaths=unconfined" stacked full "^$" \
+			"${d[@]}" --security-opt seccomp=unconfined --security-opt systempaths=unconfined \
+			-- "$image"
+	fi
+	kill "$started" 2>/dev/null
+	for _ in $(seq 100); do kill -0 "$started" 2>/dev/null || break; sleep 0.1; done
+	started=
+else
+	skip "docker: docker.io is not installed (scripts/deps.sh --test)"
+fi
+
+# Podman, on the rootfs itself (an overlay keeps the cache clean); its own
+# storage; the limits given (its default raises RLIMIT_NOFILE, which a root
+# without CAP_SYS_RESOURCE may not)
+if command -v podman >/dev/null; then
+	# podman's database remembers its runroot: always the same one
+	p=(podman --root "$cache/podman" --runroot /run/stepbox-containers-podman --log-level=error run --rm
+		--network none --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 -v "$stage:/opt/sb:ro")
+	if ! out=$("${p[@]}" --rootfs "$rootfs:O" true 2>&1); then
+		skip "podman: cannot start a container here: $(echo "$out" | tail -1)"
+	else
+		ok "podman: a container on the rootfs starts"
+		matrix "podman default" landlock full "masked /proc.*unmask=ALL" "${p[@]}" \
+			-- --rootfs "$rootfs:O"
+		matrix "podman unmask=ALL" stacked full "^$" "${p[@]}" --security-opt unmask=ALL \
+			-- --rootfs "$rootfs:O"
+	fi
+else
+	skip "podman: podman is not installed (scripts/deps.sh --test)"
+fi
