@@ -14,6 +14,8 @@ if [ "${1:-}" = --test ]; then
 	tools="$tools lintian:lintian"
 	# the kernel matrix (tests/kernels): Debian kernels booted under QEMU
 	tools="$tools qemu-system-x86_64:qemu-system-x86 cpio:cpio busybox:busybox-static file:file"
+	# the container family (tests/containers): a rootfs, Docker, Podman
+	tools="$tools debootstrap:debootstrap dockerd:docker.io podman:podman"
 	libs="$libs python3-venv python3-pip"
 fi
 missing=
@@ -31,6 +33,13 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "stepbox: installing:$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
+# a daemon a package would start (docker.io) is not started: the container
+# tests start their own, with no bridge and no firewall rules
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod 755 /usr/sbin/policy-rc.d
+	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing >/dev/null

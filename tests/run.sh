@@ -157,6 +157,13 @@ else
 	count kernels <<<"skip - kernel matrix: needs root and a static build (make static)"
 fi
 
+echo "== containers (tests/containers): Docker and Podman, in each engine's settings"
+if [ "$(id -u)" = 0 ] && [ -x "$static" ]; then
+	count containers < <(bash "$top/tests/containers/run.sh" "$static" 2>&1)
+else
+	count containers <<<"skip - containers: needs root and a static build (make static)"
+fi
+
 echo
 if [ -s "$log" ]; then
 	echo "Failures:"
