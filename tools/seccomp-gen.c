@@ -255,7 +255,8 @@ static void notify_nofd_net_rules(scmp_filter_ctx ctx)
 	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(bind), "bind", 0, NULL);
 	const int dgram[] = {SOCK_DGRAM, SOCK_RAW};
 	for (size_t i = 0; i < 2; i++) {
-		struct scmp_arg_cmp c[2] = {SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0),
+		/* the kernel reads an int: the upper half of the register is not looked at */
+		struct scmp_arg_cmp c[2] = {SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_UNIX),
 					    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)dgram[i])};
 		add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), "socket AF_UNIX datagram", 2, c);
 		add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socketpair), "socketpair AF_UNIX datagram", 2, c);

@@ -120,6 +120,17 @@ run("abstract_host", lambda: socket.socket(socket.AF_UNIX).connect("\0stepbox-no
 run("dgram", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).close())
 run("raw", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_RAW).close())
 run("dgram_pair", lambda: [s.close() for s in socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)] and None)
+def dgram_high():  # AF_UNIX with the register's upper half set: the kernel reads an int
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    nr = {"x86_64": 41, "aarch64": 198}[os.uname().machine]  # socket(2)
+    r = libc.syscall(ctypes.c_long(nr),
+                     ctypes.c_long(0x100000001), ctypes.c_long(socket.SOCK_DGRAM), ctypes.c_long(0))
+    if r < 0:
+        raise OSError(ctypes.get_errno(), "socket")
+    os.close(r)
+run("dgram_high", dgram_high)
 run("stream_pair", lambda: [s.close() for s in socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)] and None)
 run("tcp", tcp)
 run("tcp_nonblocking", tcp_nonblocking)
@@ -173,11 +184,13 @@ for MODE in full no-getfd; do
 	same fchmod_host "$refused"
 	if [ $MODE = full ]; then
 		same dgram ok
+		same dgram_high ok
 		same raw ok
 		same dgram_pair ok
 		same connected_again "EISCONN|ECONNREFUSED"
 	else
 		same dgram EACCES
+		same dgram_high EACCES
 		same raw EACCES
 		same dgram_pair EACCES
 		same connected_again EISCONN
