@@ -806,10 +806,14 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 		err_set(err, ERR_UNAVAILABLE, rep.errnum, "namespaces: %.250s", rep.detail);
 	else
 		err_set(err, ERR_UNAVAILABLE, rep.errnum, "cannot %s", what);
-	if (rep.step == STEP_MOUNTNS && rep.errnum == EPERM && strstr(rep.detail, "new /proc")) {
-		struct stepbox_err proc = {0};
-		mountns_proc_failed(EPERM, &proc);
-		memcpy(err->hint, proc.hint, sizeof(err->hint));
+	if (rep.step == STEP_MOUNTNS && (rep.errnum == EPERM || rep.errnum == EACCES)) {
+		/* the same causes the probe names (check), with the same words */
+		struct stepbox_err why = {0};
+		if (strstr(rep.detail, "new /proc"))
+			mountns_proc_failed(rep.errnum, &why);
+		else
+			mountns_mount_refused(rep.errnum, &why);
+		memcpy(err->hint, why.hint, sizeof(err->hint));
 	}
 	if (rep.step == STEP_LANDLOCK)
 		err_hint(err, "try a lower STEPBOX_LANDLOCK_ABI, or check `stepbox check`");

@@ -344,12 +344,33 @@ int mountns_idmap_userns(const char *probe, dev_t *dev)
 	return r < 0 ? r : ns;
 }
 
-/* The probe's PID 1: a new procfs, as a run mounts one. 0, or 128 + errno. */
+/* A sysctl's number, or dflt where it does not exist (or cannot be read). */
+static long sysctl_or(const char *path, long dflt)
+{
+	char buf[32];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return dflt;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+/*
+ * The probe's PID 1: a new procfs, as a run mounts one. 0; 128 + errno when
+ * the procfs is refused; PROBE_MOUNT + errno when the namespace refuses
+ * mounts at all (a namespace made without capabilities: Ubuntu's AppArmor
+ * restriction, or a filter refusing mount).
+ */
+#define PROBE_MOUNT 192
 static int probe_proc(void)
 {
 	/* over this namespace's own /proc: nothing is created (an unmapped uid cannot) */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return 0; /* not what a run does: leave the verdict to the run */
+		/* refused is what a run meets; anything else, leave the verdict to the run */
+		return errno == EPERM || errno == EACCES ? PROBE_MOUNT + errno : 0;
 	return mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
 		     NULL) < 0 ? 128 + (errno & 0x7f) : 0;
 }
@@ -379,9 +400,25 @@ int mountns_probe(const struct mountns_plan *p, struct stepbox_err *err)
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	int e = WIFEXITED(st) ? WEXITSTATUS(st) : EINVAL;
+	if (e >= PROBE_MOUNT)
+		return mountns_mount_refused(e - PROBE_MOUNT, err);
 	if (e >= 128)
 		return mountns_proc_failed(e - 128, err);
 	return e == 0 ? 0 : mountns_unavailable(p, e, err);
+}
+
+int mountns_mount_refused(int e, struct stepbox_err *err)
+{
+	err_set(err, ERR_UNAVAILABLE, e, "namespaces: the new mount namespace refuses mounts");
+	if (sysctl_or("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 0) == 1)
+		err_hint(err, "Ubuntu's AppArmor makes unprivileged user namespaces without "
+			      "capabilities (kernel.apparmor_restrict_unprivileged_userns=1): give "
+			      "stepbox an AppArmor profile with the 'userns,' rule, or set the sysctl "
+			      "to 0; or use --backend landlock (auto does)");
+	else
+		err_hint(err, "a security module or a seccomp filter refuses mount() in the new "
+			      "namespace; allow it there, or use --backend landlock (auto does)");
+	return -e;
 }
 
 int mountns_proc_failed(int e, struct stepbox_err *err)
@@ -394,20 +431,6 @@ int mountns_proc_failed(int e, struct stepbox_err *err)
 			      "Podman: --security-opt unmask=ALL; Kubernetes: securityContext "
 			      "procMount: Unmasked), or use --backend landlock (auto does)");
 	return -e;
-}
-
-/* A sysctl's number, or dflt where it does not exist (or cannot be read). */
-static long sysctl_or(const char *path, long dflt)
-{
-	char buf[32];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return dflt;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 10);
 }
 
 /* Whether a seccomp filter is on this process (/proc/self/status "Seccomp: 2"). */

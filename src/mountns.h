@@ -113,6 +113,8 @@ int mountns_probe(const struct mountns_plan *p, struct stepbox_err *err);
 
 /* Fill err for a new procfs the kernel refused with errno e (a masked /proc). */
 int mountns_proc_failed(int e, struct stepbox_err *err);
+/* The same for a new mount namespace that refuses mount() itself (an LSM). */
+int mountns_mount_refused(int e, struct stepbox_err *err);
 
 /* Fill err for namespaces that failed with errno e: what, and what to change. */
 int mountns_unavailable(const struct mountns_plan *p, int e, struct stepbox_err *err);

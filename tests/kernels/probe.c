@@ -5,6 +5,8 @@
  *   probe connect PATH    connect to PATH: prints OK or the errno's name
  *   probe deny-getfd CMD...  run CMD with pidfd_getfd refused (EPERM), as
  *                         Docker's default seccomp profile refuses it
+ *   probe deny-mount CMD...  run CMD with mount refused (EPERM), as in a user
+ *                         namespace that Ubuntu's AppArmor leaves no capability
  * Built static by tests/kernels/run.sh for the guests and the host.
  */
 #ifndef _GNU_SOURCE
@@ -18,6 +20,7 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -50,10 +53,11 @@ static int unix_addr(const char *path, struct sockaddr_un *a)
 
 int main(int argc, char **argv)
 {
-	if (argc > 2 && strcmp(argv[1], "deny-getfd") == 0) {
+	if (argc > 2 && (strcmp(argv[1], "deny-getfd") == 0 || strcmp(argv[1], "deny-mount") == 0)) {
+		unsigned nr = argv[1][5] == 'g' ? __NR_pidfd_getfd : __NR_mount;
 		struct sock_filter f[] = {
 			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pidfd_getfd, 0, 1),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1),
 			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		};
