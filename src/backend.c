@@ -45,13 +45,28 @@ static void landlock_why(const struct landlock_features *f, char *buf, size_t ca
 {
 	if (f->kernel_abi > 0)
 		snprintf(buf, cap, "Landlock is capped to ABI %d by STEPBOX_LANDLOCK_ABI", f->abi);
+	else if (f->kernel_errno == EPERM)
+		snprintf(buf, cap, "the Landlock calls are refused here (%s)", strerror(EPERM));
 	else
 		snprintf(buf, cap, "this kernel has no Landlock (%s)", strerror(f->kernel_errno));
 }
 
-static const char landlock_hint[] =
-	"Landlock needs Linux 5.13 or newer with 'landlock' in the lsm= boot parameter "
-	"(CONFIG_LSM)";
+/* What would give Landlock here, from how landlock_create_ruleset failed. */
+static const char *landlock_hint(const struct landlock_features *f)
+{
+	switch (f->kernel_errno) {
+	case EOPNOTSUPP: /* built in, not enabled at boot */
+		return "this kernel has Landlock but did not enable it: add 'landlock' to the "
+		       "lsm= boot parameter (or CONFIG_LSM)";
+	case EPERM:
+		return "a seccomp filter refuses the Landlock calls (an older container "
+		       "profile): allow landlock_create_ruleset, landlock_add_rule and "
+		       "landlock_restrict_self in it";
+	default: /* ENOSYS: before 5.13, built without it, or gVisor */
+		return "Landlock needs Linux 5.13 or newer built with CONFIG_SECURITY_LANDLOCK "
+		       "(gVisor has none)";
+	}
+}
 
 /*
  * The layers of name are usable here; err says which is not, and why. The
@@ -74,7 +89,7 @@ static int usable(enum policy_backend name, const struct stepbox_config *cfg,
 				      "Landlock", f->kernel_abi);
 		else
 			err_hint(err, "%s; the mountns backend works without it (`stepbox check` "
-				      "says what this host can run)", landlock_hint);
+				      "says what this host can run)", landlock_hint(f));
 		return -EOPNOTSUPP;
 	}
 	struct stepbox_err e = {0};
@@ -152,7 +167,7 @@ int backend_choose(const struct stepbox_config *cfg, const struct landlock_featu
 		err_hint(err, "%s", e[1].hint);
 	else
 		err_hint(err, "%s; or make user namespaces available for the namespace layers "
-			      "(see `stepbox check`)", landlock_hint);
+			      "(see `stepbox check`)", landlock_hint(f));
 	return -EOPNOTSUPP;
 }
 

@@ -324,7 +324,9 @@ void landlock_missing(const struct landlock_features *f, char *buf, size_t cap)
 void landlock_describe(FILE *out, const struct landlock_features *f)
 {
 	if (f->kernel_abi <= 0)
-		fprintf(out, "landlock: not available (%s)\n", strerror(f->kernel_errno));
+		fprintf(out, "landlock: not available (%s%s)\n",
+			f->kernel_errno == EPERM ? "refused by a seccomp filter: " : "",
+			strerror(f->kernel_errno));
 	else
 		fprintf(out, "landlock: kernel ABI %d, stepbox uses ABI %d%s\n", f->kernel_abi,
 			f->abi, f->cap >= 0 && f->cap < f->kernel_abi ? " (STEPBOX_LANDLOCK_ABI)" : "");

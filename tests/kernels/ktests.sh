@@ -79,6 +79,17 @@ if [ -x "$PROBE" ] && [ "$abi" -gt 0 ] && "$SB" run -- true 2>/dev/null; then
 	rm -f "$PWD/gsock"
 fi
 
+# Landlock refused by a seccomp filter (an older container profile): the
+# refusal says so, never the lsm= advice; auto uses what is left
+if [ -x "$PROBE" ] && [ "$abi" -gt 0 ]; then
+	out=$("$PROBE" deny-landlock "$SB" run --backend landlock -- true 2>&1)
+	rc=$?
+	t "Landlock refused by a filter: --backend landlock is 125, naming the filter" \
+		'[ $rc = 125 ] && echo "$out" | grep -q "^hint: a seccomp filter refuses the Landlock calls" && ! echo "$out" | grep -q "lsm="'
+	t "Landlock refused by a filter: auto runs without it" \
+		'"$PROBE" deny-landlock "$SB" run -- true 2>/dev/null || "$PROBE" deny-landlock "$SB" check | grep -q "^auto: no backend"'
+fi
+
 # a mount namespace that refuses mount() (Ubuntu's AppArmor leaves a user
 # namespace no capability; planted here as a filter): check and run agree,
 # both name it, and auto runs under Landlock alone

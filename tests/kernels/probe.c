@@ -7,6 +7,8 @@
  *                         Docker's default seccomp profile refuses it
  *   probe deny-mount CMD...  run CMD with mount refused (EPERM), as in a user
  *                         namespace that Ubuntu's AppArmor leaves no capability
+ *   probe deny-landlock CMD...  landlock_create_ruleset refused (EPERM), as an
+ *                         older container profile that does not know it
  * Built static by tests/kernels/run.sh for the guests and the host.
  */
 #ifndef _GNU_SOURCE
@@ -53,11 +55,22 @@ static int unix_addr(const char *path, struct sockaddr_un *a)
 
 int main(int argc, char **argv)
 {
-	if (argc > 2 && (strcmp(argv[1], "deny-getfd") == 0 || strcmp(argv[1], "deny-mount") == 0)) {
-		unsigned nr = argv[1][5] == 'g' ? __NR_pidfd_getfd : __NR_mount;
+	static const struct {
+		const char *mode;
+		unsigned nr;
+	} deny[] = {
+		{"deny-getfd", __NR_pidfd_getfd},
+		{"deny-mount", __NR_mount},
+		{"deny-landlock", 444 /* landlock_create_ruleset, on every architecture */},
+	};
+	unsigned refused = 0;
+	for (size_t i = 0; argc > 2 && i < sizeof(deny) / sizeof(deny[0]); i++)
+		if (strcmp(argv[1], deny[i].mode) == 0)
+			refused = deny[i].nr;
+	if (refused) {
 		struct sock_filter f[] = {
 			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, refused, 0, 1),
 			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		};
