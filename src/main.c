@@ -13,6 +13,7 @@
 
 #include "err.h"
 #include "policy.h"
+#include "sbpl.h"
 #include "doctor.h"
 #include "report.h"
 #include "mcp.h"
@@ -24,7 +25,8 @@ static const char synopsis[] =
 	"usage: stepbox run [OPTIONS] [--] COMMAND [ARG...]\n"
 	"       stepbox learn [OPTIONS] [-o FILE] [--rounds N] [--] COMMAND [ARG...]\n"
 	"       stepbox check [--json]\n"
-	"       stepbox policy [OPTIONS]   print the effective policy as JSON (valid input)\n"
+	"       stepbox policy [OPTIONS] [--format json|sbpl]  the effective policy as JSON\n"
+	"                                  (valid input), or the macOS Seatbelt profile\n"
 	"       stepbox env [OPTIONS] [--json | -0]  the environment the command would get\n"
 	"       stepbox guide [OPTIONS]    print, for an agent, what its step may do\n"
 	"       stepbox doctor [OPTIONS] [--json]  check a deployment; non-zero if a check fails\n"
@@ -101,9 +103,10 @@ static const struct command {
 	{"check", "stepbox check [--json]",
 	 "Say what this kernel and host give: Landlock's ABI and features, the namespaces,\n"
 	 "each backend, and the one auto would choose. Exits 1 when none is usable.", false},
-	{"policy", "stepbox policy [OPTIONS]",
+	{"policy", "stepbox policy [OPTIONS] [--format json|sbpl]",
 	 "Print the effective policy as JSON: every path canonical, with its origin, what\n"
-	 "was skipped and why. The output is valid input for -p.", true},
+	 "was skipped and why. The output is valid input for -p. --format sbpl prints the\n"
+	 "macOS Seatbelt profile a Mac would enforce for it instead, on any OS.", true},
 	{"env", "stepbox env [OPTIONS] [--json | -0]",
 	 "Print the environment the command would get, and what was dropped and why;\n"
 	 "--json as an object, -0 NUL-separated.", true},
@@ -171,7 +174,7 @@ static void print_version(void)
 enum { OPT_CONSUME = 256, OPT_WD_RO, OPT_PERSIST, OPT_NET, OPT_BACKEND, OPT_ENV, OPT_UNSET,
        OPT_CLEAN_ENV, OPT_TIMEOUT, OPT_EXPLAIN, OPT_ENABLE_AUDIT, OPT_REPORT, OPT_JSON,
        OPT_VERSION, OPT_ALLOW_BROAD, OPT_UNIX, OPT_PERSIST_SHARED, OPT_PERSIST_WAIT, OPT_GRACE,
-       OPT_HOME_FILE, OPT_ROUNDS, OPT_LIMIT, OPT_NO_LIMITS, OPT_MAX_PARALLEL };
+       OPT_HOME_FILE, OPT_ROUNDS, OPT_LIMIT, OPT_NO_LIMITS, OPT_MAX_PARALLEL, OPT_FORMAT };
 
 static const struct option options[] = {
 	{"policy", required_argument, NULL, 'p'},
@@ -199,6 +202,7 @@ static const struct option options[] = {
 	{"enable-audit", no_argument, NULL, OPT_ENABLE_AUDIT},
 	{"report", required_argument, NULL, OPT_REPORT},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"format", required_argument, NULL, OPT_FORMAT},
 	{"verbose", no_argument, NULL, 'v'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
@@ -259,6 +263,8 @@ struct cli {
 	const char *output; /* learn -o FILE */
 	long rounds;        /* learn --rounds N */
 	long max_parallel;  /* mcp --max-parallel N */
+	bool sbpl;          /* policy --format sbpl */
+	bool format;        /* --format was given */
 };
 
 static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *cli,
@@ -269,7 +275,7 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *
 	opterr = 0;
 	while (r == 0 && (c = getopt_long(argc, argv, "+p:r:w:C:vqh0o:", options, NULL)) != -1) {
 		cli->policy_options += c != OPT_JSON && c != '0' && c != 'v' && c != 'q' && c != 'o' &&
-				       c != OPT_ROUNDS && c != OPT_MAX_PARALLEL;
+				       c != OPT_ROUNDS && c != OPT_MAX_PARALLEL && c != OPT_FORMAT;
 		switch (c) {
 		case 'p':
 			if (cfg->policy_file)
@@ -355,6 +361,12 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *
 			break;
 		case OPT_JSON:
 			cli->json = true;
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "sbpl") != 0 && strcmp(optarg, "json") != 0)
+				return err_set(err, ERR_USAGE, 0, "--format '%s': json or sbpl", optarg);
+			cli->format = true;
+			cli->sbpl = strcmp(optarg, "sbpl") == 0;
 			break;
 		case '0':
 			cli->nul = true;
@@ -526,7 +538,7 @@ int main(int argc, char **argv)
 	struct stepbox_config cfg;
 	struct stepbox_err err = {0};
 	struct run_ctx ctx;
-	struct cli cli = {false, false, 0, NULL, 1, 4};
+	struct cli cli = {false, false, 0, NULL, 1, 4, false, false};
 	int code = 125;
 	policy_init(&cfg);
 	if (!find_command(cmd)) {
@@ -543,6 +555,11 @@ int main(int argc, char **argv)
 	}
 	char **operands = argv + 1 + first;
 	int noperands = argc - 1 - first;
+	if (cli.format && strcmp(cmd, "policy") != 0) {
+		err_set(&err, ERR_USAGE, 0, "--format is an option of stepbox policy");
+		code = fail(&err);
+		goto out;
+	}
 	if (strcmp(cmd, "check") == 0) {
 		if (noperands > 0 || cli.policy_options > 0) {
 			err_set(&err, ERR_USAGE, 0, "check takes no arguments but --json");
@@ -580,7 +597,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	cfg.explain |= learn;
-	if (doctor) /* it reports on every backend; the grants do not depend on one */
+	/* doctor reports on every backend, and a Mac's profile on none of these */
+	if (doctor || cli.sbpl)
 		cfg.backend = BACKEND_NONE;
 	if (run_prepare(&cfg, environ, is_run, &ctx, &err) < 0) {
 		code = is_run ? fail_report(&cfg, &err) : fail(&err);
@@ -590,6 +608,8 @@ int main(int argc, char **argv)
 		code = learn_rounds(&cfg, &ctx, operands, &cli);
 	else if (is_run)
 		code = run_exec(&cfg, &ctx, operands, NULL);
+	else if (strcmp(cmd, "policy") == 0 && cli.sbpl)
+		code = sbpl_write(stdout, &cfg, &ctx.grants, &err) < 0 ? fail(&err) : 0;
 	else if (strcmp(cmd, "policy") == 0)
 		code = report_policy(stdout, &cfg, &ctx.grants, &ctx.env, ctx.backend.name) < 0 ? 125 : 0;
 	else if (doctor)

@@ -1,0 +1,360 @@
+#include "sbpl.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "path.h"
+#include "strv.h"
+
+/*
+ * The baseline on macOS's folders (DESIGN.md's baseline, mapped): the
+ * system's programs and libraries, the dyld shared cache (in the Preboot
+ * cryptex on macOS 13 and later), Homebrew's prefixes, the command line
+ * tools; the /etc entries tools read, one by one (never all of /etc:
+ * master.passwd and the keys beside it); the devices every process uses.
+ */
+static const char *const sys_exec[] = {
+	"/usr", "/bin", "/sbin", "/System", "/Library/Apple", "/Library/Frameworks",
+	"/Library/Developer/CommandLineTools", "/opt/homebrew", "/opt/local",
+	"/private/var/db/dyld", "/System/Volumes/Preboot/Cryptexes", NULL,
+};
+static const char *const sys_read[] = {
+	"/private/etc/hosts", "/private/etc/resolv.conf", "/private/var/run/resolv.conf",
+	"/private/etc/services", "/private/etc/protocols", "/private/etc/passwd",
+	"/private/etc/group", "/private/etc/shells", "/private/etc/ssl", "/private/etc/localtime",
+	"/private/var/db/timezone", "/private/etc/profile", "/private/etc/bashrc",
+	"/private/etc/zshrc", "/private/etc/zprofile", "/private/etc/paths", "/private/etc/paths.d",
+	NULL,
+};
+static const char *const sys_dev[] = {
+	"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/stdin",
+	"/dev/stdout", "/dev/stderr", "/dev/ptmx", NULL,
+};
+
+/* The sysctls a runtime reads for its machine (no process table but the step's own). */
+static const char *const sysctls[] = {
+	"hw.activecpu", "hw.byteorder", "hw.cachelinesize", "hw.cpufamily", "hw.cpufrequency",
+	"hw.cputype", "hw.l1dcachesize", "hw.l2cachesize", "hw.logicalcpu", "hw.logicalcpu_max",
+	"hw.machine", "hw.memsize", "hw.model", "hw.ncpu", "hw.nperflevels", "hw.pagesize",
+	"hw.physicalcpu", "hw.physicalcpu_max", "hw.tbfrequency", "hw.vectorunit",
+	"kern.argmax", "kern.boottime", "kern.hostname", "kern.maxfilesperproc", "kern.maxproc",
+	"kern.ngroups", "kern.osproductversion", "kern.osrelease", "kern.ostype", "kern.osversion",
+	"kern.secure_kernel", "kern.usrstack64", "kern.version", "machdep.cpu.brand_string",
+	"sysctl.proc_cputype", "vm.loadavg", NULL,
+};
+static const char *const sysctl_prefixes[] = {"hw.optional.", "hw.perflevel", NULL};
+
+/* The system services every tool asks (user and group names, notifications, logging). */
+static const char *const services[] = {
+	"com.apple.system.opendirectoryd.libinfo", "com.apple.system.opendirectoryd.membership",
+	"com.apple.system.notification_center", "com.apple.system.logger", "com.apple.logd",
+	NULL,
+};
+/* ... and with a network: certificate trust and proxy settings. */
+static const char *const net_services[] = {
+	"com.apple.trustd.agent", "com.apple.SystemConfiguration.configd", NULL,
+};
+/* Name lookups, which mDNSResponder makes outside the sandbox: as on Linux,
+ * with --net allow or when a port list holds 53. */
+static const char *const dns_services[] = {"com.apple.dnssd.service", NULL};
+
+struct out {
+	FILE *f;
+	int err;       /* the first failure: -EINVAL for a path SBPL cannot hold */
+	const char *bad; /* that path */
+};
+
+/* Whether s is valid UTF-8 with no control character. */
+static bool sbpl_ok(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		unsigned n = *p < 0x80 ? 0 : (*p & 0xe0) == 0xc0 ? 1 : (*p & 0xf0) == 0xe0 ? 2
+				  : (*p & 0xf8) == 0xf0 ? 3 : 4;
+		if (n == 4 || (n == 1 && *p < 0xc2) || *p < 0x20 || *p == 0x7f)
+			return false;
+		for (unsigned i = 1; i <= n; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+		p += n + 1;
+	}
+	return true;
+}
+
+/* A string literal: quotes and backslashes escaped. */
+static void str(struct out *o, const char *s)
+{
+	if (!sbpl_ok(s)) {
+		if (!o->err) {
+			o->err = -EINVAL;
+			o->bad = s;
+		}
+		return;
+	}
+	fputc('"', o->f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', o->f);
+		fputc(*s, o->f);
+	}
+	fputc('"', o->f);
+}
+
+/* A path as macOS resolves it: /tmp, /var and /etc are symlinks into /private. */
+static char *mac_path(const char *p)
+{
+	static const char *const moved[] = {"/tmp", "/var", "/etc"};
+	for (size_t i = 0; i < 3; i++)
+		if (path_beneath(p, moved[i]))
+			return strv_fmt("/private%s", p);
+	return strdup(p);
+}
+
+/* One allow form: (allow OPS (FILTER "path")...) over paths; nothing when empty. */
+static void allow(struct out *o, const char *ops, const char *filter, const struct strv *paths)
+{
+	if (paths->n == 0)
+		return;
+	fprintf(o->f, "(allow %s", ops);
+	for (size_t i = 0; i < paths->n; i++) {
+		fprintf(o->f, "\n  (%s ", filter);
+		str(o, paths->v[i]);
+		fputc(')', o->f);
+	}
+	fputs(")\n", o->f);
+}
+
+static void allow_names(struct out *o, const char *op, const char *filter,
+			const char *const *names)
+{
+	struct strv v = STRV_INIT;
+	for (size_t i = 0; names[i]; i++)
+		strv_push(&v, names[i]);
+	allow(o, op, filter, &v);
+	strv_release(&v);
+}
+
+/* Add p (mapped) to v unless there. 0 or -ENOMEM. */
+static int add(struct strv *v, const char *p)
+{
+	char *m = mac_path(p);
+	if (!m)
+		return -ENOMEM;
+	int r = strv_find(v, m) < 0 ? strv_push(v, m) : 0;
+	free(m);
+	return r;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every folder above each path of v, into up ("/" included), sorted. */
+static int ancestors(const struct strv *v, struct strv *up)
+{
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < v->n; i++) {
+		char *p = strdup(v->v[i]);
+		if (!p)
+			return -ENOMEM;
+		for (char *s = strrchr(p, '/'); r == 0 && s; s = strrchr(p, '/')) {
+			if (s == p) {
+				r = strv_find(up, "/") < 0 ? strv_push(up, "/") : 0;
+				break;
+			}
+			*s = '\0';
+			if (strv_find(up, p) < 0)
+				r = strv_push(up, p);
+		}
+		free(p);
+	}
+	if (r == 0 && up->n)
+		qsort(up->v, up->n, sizeof(*up->v), cmp_str);
+	return r;
+}
+
+/* The grants of g by what they give on a Mac; the Linux baseline is left out. */
+static int collect(const struct grants *g, struct strv *exec, struct strv *write,
+		   struct strv *unix_)
+{
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < g->n; i++) {
+		const struct grant *gr = &g->v[i];
+		if (gr->origin == ORIGIN_BASELINE || gr->origin == ORIGIN_BASELINE_TARGET ||
+		    (gr->access & GRANT_PRIVATE))
+			continue;
+		if (gr->access & GRANT_CONNECT)
+			r = add(unix_, gr->path);
+		else if (gr->access & GRANT_WRITE)
+			r = add(write, gr->path);
+		else if (gr->access & (GRANT_READ | GRANT_EXEC))
+			r = add(exec, gr->path);
+	}
+	return r;
+}
+
+static void network(struct out *o, const struct stepbox_config *cfg)
+{
+	if (cfg->net == NET_NONE) {
+		fputs("; network: none (UNIX sockets only as below)\n", o->f);
+		return;
+	}
+	bool dns = cfg->net == NET_ALLOW;
+	for (unsigned i = 0; i < cfg->connect_tcp.n; i++)
+		dns |= cfg->connect_tcp.v[i] == 53;
+	fputs(cfg->net == NET_ALLOW ? "; network: IP, every host and port (never UNIX sockets: "
+				      "those are above)\n"
+				    : "; network: these TCP ports only (name lookups with 53)\n",
+	      o->f);
+	allow_names(o, "mach-lookup", "global-name", net_services);
+	if (dns)
+		allow_names(o, "mach-lookup", "global-name", dns_services);
+	if (cfg->net == NET_ALLOW) {
+		fputs("(allow network-outbound (remote ip))\n"
+		      "(allow network-inbound (local ip))\n"
+		      "(allow network-bind (local ip))\n", o->f);
+		return;
+	}
+	if (cfg->connect_tcp.n) {
+		fputs("(allow network-outbound", o->f);
+		for (unsigned i = 0; i < cfg->connect_tcp.n; i++)
+			fprintf(o->f, "\n  (remote tcp \"*:%u\")", cfg->connect_tcp.v[i]);
+		fputs(")\n", o->f);
+	}
+	if (cfg->bind_tcp.n) {
+		fputs("(allow network-bind network-inbound", o->f);
+		for (unsigned i = 0; i < cfg->bind_tcp.n; i++)
+			fprintf(o->f, "\n  (local tcp \"*:%u\")", cfg->bind_tcp.v[i]);
+		fputs(")\n", o->f);
+	}
+}
+
+/* The profile into f (a memory stream): 0, or -errno with err. */
+static int profile(FILE *f, const struct stepbox_config *cfg, const struct grants *g,
+		   struct stepbox_err *err)
+{
+	struct out o = {f, 0, NULL};
+	struct strv sys = STRV_INIT, sysr = STRV_INIT, dev = STRV_INIT, exec = STRV_INIT,
+		    write = STRV_INIT, unix_ = STRV_INIT, all = STRV_INIT, up = STRV_INIT,
+		    socks = STRV_INIT;
+	int r = 0;
+	for (size_t i = 0; r == 0 && sys_exec[i]; i++)
+		r = add(&sys, sys_exec[i]);
+	for (size_t i = 0; r == 0 && sys_read[i]; i++)
+		r = add(&sysr, sys_read[i]);
+	for (size_t i = 0; r == 0 && sys_dev[i]; i++)
+		r = add(&dev, sys_dev[i]);
+	if (r == 0)
+		r = collect(g, &exec, &write, &unix_);
+	/* sockets: beneath write grants and unix_sockets entries */
+	for (size_t i = 0; r == 0 && i < write.n; i++)
+		r = strv_push(&socks, write.v[i]);
+	for (size_t i = 0; r == 0 && i < unix_.n; i++)
+		r = add(&socks, unix_.v[i]);
+	const struct strv *lists[] = {&sys, &sysr, &dev, &exec, &write, &unix_};
+	for (size_t k = 0; r == 0 && k < sizeof(lists) / sizeof(lists[0]); k++)
+		for (size_t i = 0; r == 0 && i < lists[k]->n; i++)
+			r = add(&all, lists[k]->v[i]);
+	if (r == 0)
+		r = ancestors(&all, &up);
+	if (r < 0) {
+		err_set(err, ERR_UNAVAILABLE, -r, "seatbelt: build the profile");
+		goto out;
+	}
+	fprintf(f, "(version 1)\n"
+		   "; stepbox %s: the Seatbelt profile of this policy (docs/seatbelt.md).\n"
+		   "; Everything is denied but what follows.\n"
+		   "(deny default)\n\n",
+		STEPBOX_VERSION);
+	fputs("; processes: the step's own tree\n"
+	      "(allow process-fork)\n"
+	      "(allow signal (target same-sandbox))\n"
+	      "(allow process-info* (target same-sandbox))\n\n", f);
+	fputs("; what every tool asks of the system\n", f);
+	fputs("(allow sysctl-read", f);
+	for (size_t i = 0; sysctls[i]; i++)
+		fprintf(f, "\n  (sysctl-name \"%s\")", sysctls[i]);
+	for (size_t i = 0; sysctl_prefixes[i]; i++)
+		fprintf(f, "\n  (sysctl-name-prefix \"%s\")", sysctl_prefixes[i]);
+	fputs(")\n", f);
+	allow_names(&o, "mach-lookup", "global-name", services);
+	fputs("(allow pseudo-tty)\n"
+	      "(allow file-read* file-write* file-ioctl\n"
+	      "  (require-all (subpath \"/dev\") (extension \"com.apple.sandbox.pty\")))\n\n", f);
+	fputs("; the system: read, run and map its code\n", f);
+	allow(&o, "file-read* process-exec file-map-executable", "subpath", &sys);
+	allow(&o, "file-read*", "subpath", &sysr);
+	fputs("; devices every process uses\n", f);
+	allow(&o, "file-read* file-write-data file-ioctl", "literal", &dev);
+	fputs("(allow file-read* file-write-data (subpath \"/dev/fd\"))\n", f);
+	fputs("; the folders above each grant: their metadata only (a path lookup stats them)\n",
+	      f);
+	allow(&o, "file-read-metadata", "literal", &up);
+	fputs("\n; read grants: read, run and map code\n", f);
+	allow(&o, "file-read* process-exec file-map-executable", "subpath", &exec);
+	fputs("; write grants (the workdir, the persistent folder, write_paths): all of it\n", f);
+	allow(&o, "file-read* file-write* process-exec file-map-executable", "subpath", &write);
+	fputs("; UNIX sockets: connect beneath write grants and unix_sockets, bind beneath write "
+	      "grants\n", f);
+	if (socks.n) {
+		fputs("(allow system-socket (socket-domain AF_UNIX))\n", f);
+		fputs("(allow network-outbound", f);
+		for (size_t i = 0; i < socks.n; i++) {
+			fputs("\n  (remote unix-socket (subpath ", f);
+			str(&o, socks.v[i]);
+			fputs("))", f);
+		}
+		fputs(")\n", f);
+	}
+	if (write.n) {
+		fputs("(allow network-bind network-inbound", f);
+		for (size_t i = 0; i < write.n; i++) {
+			fputs("\n  (local unix-socket (subpath ", f);
+			str(&o, write.v[i]);
+			fputs("))", f);
+		}
+		fputs(")\n", f);
+	}
+	fputc('\n', f);
+	network(&o, cfg);
+	if (o.err) {
+		err_set(err, ERR_UNAVAILABLE, EINVAL,
+			"seatbelt: the path '%s' cannot be written in a Seatbelt profile (it is not "
+			"UTF-8, or holds a control character)",
+			o.bad);
+		err_hint(err, "rename it, or leave it out of the policy");
+		r = -EINVAL;
+	}
+out:
+	strv_release(&sys);
+	strv_release(&sysr);
+	strv_release(&dev);
+	strv_release(&exec);
+	strv_release(&write);
+	strv_release(&unix_);
+	strv_release(&all);
+	strv_release(&up);
+	strv_release(&socks);
+	return r;
+}
+
+int sbpl_write(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
+	       struct stepbox_err *err)
+{
+	/* all of it or nothing: a half profile is never printed */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		return err_set(err, ERR_UNAVAILABLE, errno, "seatbelt: build the profile");
+	int r = profile(m, cfg, g, err);
+	if (fclose(m) == EOF && r == 0)
+		r = err_set(err, ERR_UNAVAILABLE, ENOMEM, "seatbelt: build the profile");
+	if (r == 0 && (fwrite(buf, 1, len, out) != len || fflush(out) == EOF))
+		r = err_set(err, ERR_UNAVAILABLE, errno, "seatbelt: write the profile");
+	free(buf);
+	return r;
+}
