@@ -14,6 +14,8 @@ if [ "${1:-}" = --test ]; then
 	tools="$tools lintian:lintian"
 	# the kernel matrix (tests/kernels): Debian kernels booted under QEMU
 	tools="$tools qemu-system-x86_64:qemu-system-x86 cpio:cpio busybox:busybox-static file:file"
+	# the Seatbelt profiles' Scheme reader (tests/sbpl)
+	tools="$tools guile:guile-3.0"
 	# the container family (tests/containers): a rootfs, Docker, Podman
 	tools="$tools debootstrap:debootstrap dockerd:docker.io podman:podman"
 	libs="$libs python3-venv python3-pip"

@@ -177,8 +177,8 @@ static int ancestors(const struct strv *v, struct strv *up)
 }
 
 /* The grants of g by what they give on a Mac; the Linux baseline is left out. */
-static int collect(const struct grants *g, struct strv *exec, struct strv *write,
-		   struct strv *unix_)
+static int collect(const struct grants *g, struct strv *read, struct strv *exec,
+		   struct strv *write, struct strv *unix_)
 {
 	int r = 0;
 	for (size_t i = 0; r == 0 && i < g->n; i++) {
@@ -190,8 +190,10 @@ static int collect(const struct grants *g, struct strv *exec, struct strv *write
 			r = add(unix_, gr->path);
 		else if (gr->access & GRANT_WRITE)
 			r = add(write, gr->path);
-		else if (gr->access & (GRANT_READ | GRANT_EXEC))
+		else if (gr->access & GRANT_EXEC)
 			r = add(exec, gr->path);
+		else if (gr->access & GRANT_READ) /* home_files: read only */
+			r = add(read, gr->path);
 	}
 	return r;
 }
@@ -237,7 +239,8 @@ static int profile(FILE *f, const struct stepbox_config *cfg, const struct grant
 		   struct stepbox_err *err)
 {
 	struct out o = {f, 0, NULL};
-	struct strv sys = STRV_INIT, sysr = STRV_INIT, dev = STRV_INIT, exec = STRV_INIT,
+	struct strv sys = STRV_INIT, sysr = STRV_INIT, dev = STRV_INIT, read = STRV_INIT,
+		    exec = STRV_INIT,
 		    write = STRV_INIT, unix_ = STRV_INIT, all = STRV_INIT, up = STRV_INIT,
 		    socks = STRV_INIT;
 	int r = 0;
@@ -248,13 +251,13 @@ static int profile(FILE *f, const struct stepbox_config *cfg, const struct grant
 	for (size_t i = 0; r == 0 && sys_dev[i]; i++)
 		r = add(&dev, sys_dev[i]);
 	if (r == 0)
-		r = collect(g, &exec, &write, &unix_);
+		r = collect(g, &read, &exec, &write, &unix_);
 	/* sockets: beneath write grants and unix_sockets entries */
 	for (size_t i = 0; r == 0 && i < write.n; i++)
 		r = strv_push(&socks, write.v[i]);
 	for (size_t i = 0; r == 0 && i < unix_.n; i++)
 		r = add(&socks, unix_.v[i]);
-	const struct strv *lists[] = {&sys, &sysr, &dev, &exec, &write, &unix_};
+	const struct strv *lists[] = {&sys, &sysr, &dev, &read, &exec, &write, &unix_};
 	for (size_t k = 0; r == 0 && k < sizeof(lists) / sizeof(lists[0]); k++)
 		for (size_t i = 0; r == 0 && i < lists[k]->n; i++)
 			r = add(&all, lists[k]->v[i]);
@@ -293,8 +296,9 @@ static int profile(FILE *f, const struct stepbox_config *cfg, const struct grant
 	fputs("; the folders above each grant: their metadata only (a path lookup stats them)\n",
 	      f);
 	allow(&o, "file-read-metadata", "literal", &up);
-	fputs("\n; read grants: read, run and map code\n", f);
+	fputs("\n; read grants: read, run and map code; home_files: read\n", f);
 	allow(&o, "file-read* process-exec file-map-executable", "subpath", &exec);
+	allow(&o, "file-read*", "literal", &read);
 	fputs("; write grants (the workdir, the persistent folder, write_paths): all of it\n", f);
 	allow(&o, "file-read* file-write* process-exec file-map-executable", "subpath", &write);
 	fputs("; UNIX sockets: connect beneath write grants and unix_sockets, bind beneath write "
@@ -332,6 +336,7 @@ out:
 	strv_release(&sys);
 	strv_release(&sysr);
 	strv_release(&dev);
+	strv_release(&read);
 	strv_release(&exec);
 	strv_release(&write);
 	strv_release(&unix_);

@@ -146,6 +146,9 @@ fi
 [ -z "$stage_mount" ] || { umount "$stage_mount" && rm -rf "$rootonly"; }
 rm -rf "$stage"
 
+echo "== the macOS Seatbelt profiles (tests/sbpl): golden, read by Guile, checked"
+count sbpl < <(bash "$top/tests/sbpl/run.sh" "$build/stepbox" 2>&1)
+
 echo "== the Debian package (make deb)"
 count package < <(bash "$top/tests/package/run.sh" 2>&1)
 
