@@ -148,6 +148,10 @@ rm -rf "$stage"
 
 echo "== the macOS Seatbelt profiles (tests/sbpl): golden, read by Guile, checked"
 count sbpl < <(bash "$top/tests/sbpl/run.sh" "$build/stepbox" 2>&1)
+if [ -x "$asan/stepbox" ]; then
+	count asan/sbpl < <(ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		bash "$top/tests/sbpl/run.sh" "$asan/stepbox" 2>&1)
+fi
 
 echo "== the Debian package (make deb)"
 count package < <(bash "$top/tests/package/run.sh" 2>&1)
