@@ -41,6 +41,10 @@ _stepbox()
 		COMPREPLY=($(compgen -W "allow none tcp:" -- "$cur"))
 		return
 		;;
+	--format)
+		COMPREPLY=($(compgen -W "json sbpl" -- "$cur"))
+		return
+		;;
 	esac
 	case ${COMP_WORDS[1]} in
 	check) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
@@ -48,6 +52,7 @@ _stepbox()
 	env) COMPREPLY=($(compgen -W "$options --json --null" -- "$cur")) ;;
 	doctor) COMPREPLY=($(compgen -W "$options --json" -- "$cur")) ;;
 	mcp) COMPREPLY=($(compgen -W "$options --max-parallel" -- "$cur")) ;;
+	policy) COMPREPLY=($(compgen -W "$options --format" -- "$cur")) ;;
 	*) COMPREPLY=($(compgen -W "$options --" -- "$cur")) ;;
 	esac
 }
