@@ -140,7 +140,7 @@ void audit_release(struct audit *a)
  * come quoted, or hex-encoded when they hold unusual bytes; numbers and
  * kernel words come as they are (a pid of 5994 is not hex).
  */
-static bool field(const char *text, const char *key, char *out, size_t cap)
+bool audit_field(const char *text, const char *key, char *out, size_t cap)
 {
 	bool untrusted = !strcmp(key, "path") || !strcmp(key, "comm") || !strcmp(key, "exe");
 	size_t kl = strlen(key);
@@ -182,7 +182,7 @@ static const struct {
 static void add_denial(struct explain *x, const char *text, const struct record *sys)
 {
 	char b[128], path[4096] = "", v[64] = "", comm[16] = "";
-	if (!field(text, "blockers", b, sizeof(b)))
+	if (!audit_field(text, "blockers", b, sizeof(b)))
 		return;
 	enum explain_op op = OP_READ;
 	for (size_t i = 0; i < sizeof(blockers) / sizeof(blockers[0]); i++)
@@ -192,19 +192,19 @@ static void add_denial(struct explain *x, const char *text, const struct record 
 		}
 	int port = -1;
 	pid_t pid = 0;
-	field(text, "path", path, sizeof(path));
+	audit_field(text, "path", path, sizeof(path));
 	if (op == OP_CONNECT || op == OP_BIND) {
 		/* "daddr=127.0.0.1 dest=8080" for a connect, "src=8080" for a bind */
-		if (field(text, op == OP_CONNECT ? "dest" : "src", v, sizeof(v)) ||
-		    field(text, "dest", v, sizeof(v)) || field(text, "src", v, sizeof(v)))
+		if (audit_field(text, op == OP_CONNECT ? "dest" : "src", v, sizeof(v)) ||
+		    audit_field(text, "dest", v, sizeof(v)) || audit_field(text, "src", v, sizeof(v)))
 			port = (int)strtol(v, NULL, 10);
-	} else if (op == OP_SIGNAL && field(text, "opid", v, sizeof(v))) {
+	} else if (op == OP_SIGNAL && audit_field(text, "opid", v, sizeof(v))) {
 		port = (int)strtol(v, NULL, 10);
 	}
 	if (sys) {
-		if (field(sys->text, "pid", v, sizeof(v)))
+		if (audit_field(sys->text, "pid", v, sizeof(v)))
 			pid = (pid_t)strtol(v, NULL, 10);
-		field(sys->text, "comm", comm, sizeof(comm));
+		audit_field(sys->text, "comm", comm, sizeof(comm));
 	}
 	explain_add(x, op, comm, pid, path[0] ? path : NULL, port);
 }
@@ -260,14 +260,14 @@ void audit_collect(struct audit *a, pid_t creator, struct explain *x)
 		if (!rec[n].text)
 			continue;
 		if (type == AUDIT_LANDLOCK_DOMAIN && strstr(rec[n].text, "status=deallocated") &&
-		    field(rec[n].text, "domain", v, sizeof(v))) {
+		    audit_field(rec[n].text, "domain", v, sizeof(v))) {
 			/* ours when an earlier record allocated it for our child */
 			for (size_t k = 0; k < n && !complete; k++) {
 				char d[64], pid[32];
 				complete = rec[k].type == AUDIT_LANDLOCK_DOMAIN &&
 					   strstr(rec[k].text, "status=allocated") &&
-					   field(rec[k].text, "domain", d, sizeof(d)) && !strcmp(d, v) &&
-					   field(rec[k].text, "pid", pid, sizeof(pid)) &&
+					   audit_field(rec[k].text, "domain", d, sizeof(d)) && !strcmp(d, v) &&
+					   audit_field(rec[k].text, "pid", pid, sizeof(pid)) &&
 					   strtol(pid, NULL, 10) == creator;
 			}
 		}
@@ -278,11 +278,11 @@ void audit_collect(struct audit *a, pid_t creator, struct explain *x)
 	size_t nours = 0;
 	for (size_t i = 0; i < n && nours < 64; i++)
 		if (rec[i].type == AUDIT_LANDLOCK_DOMAIN && strstr(rec[i].text, "status=allocated") &&
-		    field(rec[i].text, "pid", v, sizeof(v)) && strtol(v, NULL, 10) == creator &&
-		    field(rec[i].text, "domain", ours[nours], sizeof(ours[0])))
+		    audit_field(rec[i].text, "pid", v, sizeof(v)) && strtol(v, NULL, 10) == creator &&
+		    audit_field(rec[i].text, "domain", ours[nours], sizeof(ours[0])))
 			nours++;
 	for (size_t i = 0; i < n; i++) {
-		if (rec[i].type != AUDIT_LANDLOCK_ACCESS || !field(rec[i].text, "domain", v, sizeof(v)))
+		if (rec[i].type != AUDIT_LANDLOCK_ACCESS || !audit_field(rec[i].text, "domain", v, sizeof(v)))
 			continue;
 		bool mine = false;
 		for (size_t k = 0; k < nours; k++)

@@ -29,6 +29,15 @@ bool audit_prepare(struct audit *a, bool enable);
 /* After the run: read the records of domains created by creator into x. */
 void audit_collect(struct audit *a, pid_t creator, struct explain *x);
 
+/*
+ * The value of key in an audit record's text, into out (cap bytes, cut
+ * there): a quoted value as it is, an unquoted path, comm or exe decoded from
+ * hex when it is hex (the kernel's encoding of unusual bytes), anything else
+ * as it is (a pid of 5994 is not hex). false when the record has no such key
+ * (a key is a whole word: "pid" is not found in "ppid=1").
+ */
+bool audit_field(const char *text, const char *key, char *out, size_t cap);
+
 /* Close, and put the machine's audit setting back if it was changed. */
 void audit_release(struct audit *a);
 

@@ -1,6 +1,7 @@
 #include "sbpl.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,16 +67,35 @@ struct out {
 	const char *bad; /* that path */
 };
 
-/* Whether s is valid UTF-8 with no control character. */
-static bool sbpl_ok(const char *s)
+bool sbpl_path_ok(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	while (*p) {
-		unsigned n = *p < 0x80 ? 0 : (*p & 0xe0) == 0xc0 ? 1 : (*p & 0xf0) == 0xe0 ? 2
-				  : (*p & 0xf8) == 0xf0 ? 3 : 4;
-		if (n == 4 || (n == 1 && *p < 0xc2) || *p < 0x20 || *p == 0x7f)
+		unsigned c = *p, n;
+		/* the second byte's range, which rules out overlong forms, surrogates
+		 * and code points above U+10FFFF */
+		unsigned char lo = 0x80, hi = 0xbf;
+		if (c < 0x80) {
+			if (c < 0x20 || c == 0x7f)
+				return false;
+			p++;
+			continue;
+		} else if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			lo = c == 0xe0 ? 0xa0 : 0x80;
+			hi = c == 0xed ? 0x9f : 0xbf;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			lo = c == 0xf0 ? 0x90 : 0x80;
+			hi = c == 0xf4 ? 0x8f : 0xbf;
+		} else {
 			return false;
-		for (unsigned i = 1; i <= n; i++)
+		}
+		if (p[1] < lo || p[1] > hi)
+			return false;
+		for (unsigned i = 2; i <= n; i++)
 			if ((p[i] & 0xc0) != 0x80)
 				return false;
 		p += n + 1;
@@ -86,7 +106,7 @@ static bool sbpl_ok(const char *s)
 /* A string literal: quotes and backslashes escaped. */
 static void str(struct out *o, const char *s)
 {
-	if (!sbpl_ok(s)) {
+	if (!sbpl_path_ok(s)) {
 		if (!o->err) {
 			o->err = -EINVAL;
 			o->bad = s;
@@ -325,10 +345,17 @@ static int profile(FILE *f, const struct stepbox_config *cfg, const struct grant
 	fputc('\n', f);
 	network(&o, cfg);
 	if (o.err) {
+		/* shown with its bytes above ASCII and below space as \xNN */
+		char shown[PATH_MAX * 4 + 1];
+		size_t k = 0;
+		for (const unsigned char *c = (const unsigned char *)o.bad;
+		     *c && k + 5 < sizeof(shown); c++)
+			k += (size_t)snprintf(shown + k, sizeof(shown) - k,
+					      *c < 0x20 || *c >= 0x7f ? "\\x%02x" : "%c", *c);
 		err_set(err, ERR_UNAVAILABLE, EINVAL,
-			"seatbelt: the path '%s' cannot be written in a Seatbelt profile (it is not "
-			"UTF-8, or holds a control character)",
-			o.bad);
+			"seatbelt: the path '%.300s' cannot be written in a Seatbelt profile (it is "
+			"not UTF-8, or holds a control character)",
+			shown);
 		err_hint(err, "rename it, or leave it out of the policy");
 		r = -EINVAL;
 	}

@@ -24,11 +24,15 @@
 #ifndef STEPBOX_SBPL_H
 #define STEPBOX_SBPL_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "err.h"
 #include "grants.h"
 #include "policy.h"
+
+/* Whether SBPL can hold s: valid UTF-8 (RFC 3629) with no control character. */
+bool sbpl_path_ok(const char *s);
 
 /* The profile for cfg and its grants g, to out. 0, or -errno with err (exit 125). */
 int sbpl_write(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
