@@ -17,7 +17,12 @@ cat >"$T/nofd" <<W
 #!/bin/sh
 exec "$kprobe" deny-getfd "$SB" "\$@"
 W
-chmod 755 "$T/nofd"
+# containerd's default without CAP_SYS_PTRACE also refuses process_vm_readv
+cat >"$T/novm" <<W
+#!/bin/sh
+exec "$kprobe" deny-getfd-vmread "$SB" "\$@"
+W
+chmod 755 "$T/nofd" "$T/novm"
 
 # the refusal is planted: pidfd_getfd answers EPERM, as under Docker
 got=$("$kprobe" deny-getfd python3 -c 'import ctypes, os
@@ -154,15 +159,15 @@ same() {
 refused='EACCES|EPERM'
 [ "$BACKEND" != landlock ] && refused='EACCES|EPERM|ENOENT'
 
-for MODE in full no-getfd; do
+for MODE in full no-getfd no-getfd-vmread; do
 	rm -f "$T/w/here.sock" "$T/w/mine"
-	if [ $MODE = full ]; then
-		"$SB" run --net allow -r "$T/host" --explain -- python3 probe.py "$T/host" "$port" "$$" \
-			>"$T/out/out" 2>"$T/out/err"
-	else
-		"$T/nofd" run --net allow -r "$T/host" --explain -- python3 probe.py "$T/host" "$port" "$$" \
-			>"$T/out/out" 2>"$T/out/err"
-	fi
+	case $MODE in
+	full) sbx=$SB ;;
+	no-getfd) sbx=$T/nofd ;;
+	*) sbx=$T/novm ;;
+	esac
+	"$sbx" run --net allow -r "$T/host" --explain -- python3 probe.py "$T/host" "$port" "$$" \
+		>"$T/out/out" 2>"$T/out/err"
 	RC=$?
 	OUT=$(cat "$T/out/out")
 	if [ "$RC" != 0 ] || [ -z "$(field tcp)" ]; then

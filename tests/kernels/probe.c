@@ -5,6 +5,7 @@
  *   probe connect PATH    connect to PATH: prints OK or the errno's name
  *   probe deny-getfd CMD...  run CMD with pidfd_getfd refused (EPERM), as
  *                         Docker's default seccomp profile refuses it
+ *   probe deny-getfd-vmread CMD...  process_vm_readv refused too (containerd)
  *   probe deny-mount CMD...  run CMD with mount refused (EPERM), as in a user
  *                         namespace that Ubuntu's AppArmor leaves no capability
  *   probe deny-landlock CMD...  landlock_create_ruleset refused (EPERM), as an
@@ -57,20 +58,25 @@ int main(int argc, char **argv)
 {
 	static const struct {
 		const char *mode;
-		unsigned nr;
+		unsigned nr, nr2; /* a second call refused with it, or 0 */
 	} deny[] = {
-		{"deny-getfd", __NR_pidfd_getfd},
-		{"deny-mount", __NR_mount},
-		{"deny-landlock", 444 /* landlock_create_ruleset, on every architecture */},
+		{"deny-getfd", __NR_pidfd_getfd, 0},
+		/* containerd's default without CAP_SYS_PTRACE refuses both */
+		{"deny-getfd-vmread", __NR_pidfd_getfd, __NR_process_vm_readv},
+		{"deny-mount", __NR_mount, 0},
+		{"deny-landlock", 444 /* landlock_create_ruleset, on every architecture */, 0},
 	};
-	unsigned refused = 0;
+	unsigned refused = 0, refused2 = 0;
 	for (size_t i = 0; argc > 2 && i < sizeof(deny) / sizeof(deny[0]); i++)
-		if (strcmp(argv[1], deny[i].mode) == 0)
+		if (strcmp(argv[1], deny[i].mode) == 0) {
 			refused = deny[i].nr;
+			refused2 = deny[i].nr2 ? deny[i].nr2 : deny[i].nr;
+		}
 	if (refused) {
 		struct sock_filter f[] = {
 			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, refused, 0, 1),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, refused, 1, 0),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, refused2, 0, 1),
 			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		};
