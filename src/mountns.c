@@ -344,18 +344,35 @@ int mountns_idmap_userns(const char *probe, dev_t *dev)
 	return r < 0 ? r : ns;
 }
 
+/* A small procfs file, whole: malloc'd and NUL-ended, or NULL. */
+static char *proc_text(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *text = NULL;
+	size_t len;
+	if (fd >= 0 && path_read_fd(fd, 1 << 16, &text, &len) < 0)
+		text = NULL;
+	if (fd >= 0)
+		close(fd);
+	return text;
+}
+
 /* A sysctl's number, or dflt where it does not exist (or cannot be read). */
 static long sysctl_or(const char *path, long dflt)
 {
-	char buf[32];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return dflt;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 10);
+	char *text = proc_text(path);
+	long v = text ? strtol(text, NULL, 10) : dflt;
+	free(text);
+	return v;
+}
+
+/* Whether a seccomp filter is on this process (/proc/self/status "Seccomp: 2"). */
+static bool seccomp_filtered(void)
+{
+	char *text = proc_text("/proc/self/status");
+	bool yes = text && strstr(text, "\nSeccomp:\t2") != NULL;
+	free(text);
+	return yes;
 }
 
 /*
@@ -431,20 +448,6 @@ int mountns_proc_failed(int e, struct stepbox_err *err)
 			      "Podman: --security-opt unmask=ALL; Kubernetes: securityContext "
 			      "procMount: Unmasked), or use --backend landlock (auto does)");
 	return -e;
-}
-
-/* Whether a seccomp filter is on this process (/proc/self/status "Seccomp: 2"). */
-static bool seccomp_filtered(void)
-{
-	char buf[4096];
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return strstr(buf, "\nSeccomp:\t2") != NULL;
 }
 
 int mountns_unavailable(const struct mountns_plan *p, int e, struct stepbox_err *err)

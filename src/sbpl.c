@@ -132,27 +132,31 @@ static char *mac_path(const char *p)
 	return strdup(p);
 }
 
-/* One allow form: (allow OPS (FILTER "path")...) over paths; nothing when empty. */
-static void allow(struct out *o, const char *ops, const char *filter, const struct strv *paths)
+/*
+ * One allow form over paths, each a string between open and close:
+ * (allow OPS OPEN"path"CLOSE ...); nothing when there is none.
+ */
+static void allow(struct out *o, const char *ops, const char *open, const char *close,
+		  const struct strv *paths)
 {
 	if (paths->n == 0)
 		return;
 	fprintf(o->f, "(allow %s", ops);
 	for (size_t i = 0; i < paths->n; i++) {
-		fprintf(o->f, "\n  (%s ", filter);
+		fprintf(o->f, "\n  %s", open);
 		str(o, paths->v[i]);
-		fputc(')', o->f);
+		fputs(close, o->f);
 	}
 	fputs(")\n", o->f);
 }
 
-static void allow_names(struct out *o, const char *op, const char *filter,
+static void allow_names(struct out *o, const char *op, const char *open,
 			const char *const *names)
 {
 	struct strv v = STRV_INIT;
 	for (size_t i = 0; names[i]; i++)
 		strv_push(&v, names[i]);
-	allow(o, op, filter, &v);
+	allow(o, op, open, ")", &v);
 	strv_release(&v);
 }
 
@@ -231,9 +235,9 @@ static void network(struct out *o, const struct stepbox_config *cfg)
 				      "those are above)\n"
 				    : "; network: these TCP ports only (name lookups with 53)\n",
 	      o->f);
-	allow_names(o, "mach-lookup", "global-name", net_services);
+	allow_names(o, "mach-lookup", "(global-name ", net_services);
 	if (dns)
-		allow_names(o, "mach-lookup", "global-name", dns_services);
+		allow_names(o, "mach-lookup", "(global-name ", dns_services);
 	if (cfg->net == NET_ALLOW) {
 		fputs("(allow network-outbound (remote ip))\n"
 		      "(allow network-inbound (local ip))\n"
@@ -303,45 +307,30 @@ static int profile(FILE *f, const struct stepbox_config *cfg, const struct grant
 	for (size_t i = 0; sysctl_prefixes[i]; i++)
 		fprintf(f, "\n  (sysctl-name-prefix \"%s\")", sysctl_prefixes[i]);
 	fputs(")\n", f);
-	allow_names(&o, "mach-lookup", "global-name", services);
+	allow_names(&o, "mach-lookup", "(global-name ", services);
 	fputs("(allow pseudo-tty)\n"
 	      "(allow file-read* file-write* file-ioctl\n"
 	      "  (require-all (subpath \"/dev\") (extension \"com.apple.sandbox.pty\")))\n\n", f);
 	fputs("; the system: read, run and map its code\n", f);
-	allow(&o, "file-read* process-exec file-map-executable", "subpath", &sys);
-	allow(&o, "file-read*", "subpath", &sysr);
+	allow(&o, "file-read* process-exec file-map-executable", "(subpath ", ")", &sys);
+	allow(&o, "file-read*", "(subpath ", ")", &sysr);
 	fputs("; devices every process uses\n", f);
-	allow(&o, "file-read* file-write-data file-ioctl", "literal", &dev);
+	allow(&o, "file-read* file-write-data file-ioctl", "(literal ", ")", &dev);
 	fputs("(allow file-read* file-write-data (subpath \"/dev/fd\"))\n", f);
 	fputs("; the folders above each grant: their metadata only (a path lookup stats them)\n",
 	      f);
-	allow(&o, "file-read-metadata", "literal", &up);
+	allow(&o, "file-read-metadata", "(literal ", ")", &up);
 	fputs("\n; read grants: read, run and map code; home_files: read\n", f);
-	allow(&o, "file-read* process-exec file-map-executable", "subpath", &exec);
-	allow(&o, "file-read*", "literal", &read);
+	allow(&o, "file-read* process-exec file-map-executable", "(subpath ", ")", &exec);
+	allow(&o, "file-read*", "(literal ", ")", &read);
 	fputs("; write grants (the workdir, the persistent folder, write_paths): all of it\n", f);
-	allow(&o, "file-read* file-write* process-exec file-map-executable", "subpath", &write);
+	allow(&o, "file-read* file-write* process-exec file-map-executable", "(subpath ", ")", &write);
 	fputs("; UNIX sockets: connect beneath write grants and unix_sockets, bind beneath write "
 	      "grants\n", f);
-	if (socks.n) {
+	if (socks.n)
 		fputs("(allow system-socket (socket-domain AF_UNIX))\n", f);
-		fputs("(allow network-outbound", f);
-		for (size_t i = 0; i < socks.n; i++) {
-			fputs("\n  (remote unix-socket (subpath ", f);
-			str(&o, socks.v[i]);
-			fputs("))", f);
-		}
-		fputs(")\n", f);
-	}
-	if (write.n) {
-		fputs("(allow network-bind network-inbound", f);
-		for (size_t i = 0; i < write.n; i++) {
-			fputs("\n  (local unix-socket (subpath ", f);
-			str(&o, write.v[i]);
-			fputs("))", f);
-		}
-		fputs(")\n", f);
-	}
+	allow(&o, "network-outbound", "(remote unix-socket (subpath ", "))", &socks);
+	allow(&o, "network-bind network-inbound", "(local unix-socket (subpath ", "))", &write);
 	fputc('\n', f);
 	network(&o, cfg);
 	if (o.err) {
