@@ -119,7 +119,9 @@ if [ "$(id -u)" = 0 ]; then
 	# t0209 binds / whole, as the unprivileged user too
 	rootonly=$(mktemp -d /var/tmp/stepbox-ci-rootonly.XXXXXX) && mkdir "$rootonly/mnt" &&
 		mount --bind "$rootonly/mnt" "$rootonly/mnt" && stage_mount=$rootonly/mnt &&
-		trap 'umount "$stage_mount" 2>/dev/null; rm -rf "$rootonly"' EXIT
+		trap 'umount "$stage_mount" 2>/dev/null; rm -rf "$rootonly"' EXIT &&
+		echo inside >"$stage_mount/inside" && chmod 644 "$stage_mount/inside" &&
+		echo "$stage_mount" >"$stage/fixtures/rootonly-mount"
 	# a setuid-root binary for the unprivileged escape test
 	cp /usr/bin/id "$stage/fixtures/suid-id"
 	chmod 4755 "$stage/fixtures/suid-id"

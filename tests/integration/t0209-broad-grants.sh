@@ -76,6 +76,30 @@ for d in /usr/local/share /var/tmp "$HOME/project"; do
 done
 in_box "-C \$HOME/project is fine" 'pwd' -C "$HOME/project"
 
+# a mount in a folder only root may search (tests/run.sh plants one in
+# /var/tmp): the namespaces skip remounting it for a user who cannot reach
+# it, and the step cannot reach it either; a file beside it, in a folder
+# others may search, is read (the positive control). Root owns that folder,
+# so root's step reaches it, as root may beneath a write grant.
+mnt=$(cat "${FIXTURES:-/nonexistent}/rootonly-mount" 2>/dev/null)
+if [ -z "$mnt" ] || is_root; then
+	skip "a root-only mount beneath a write grant stays out of reach" \
+		"needs the mount tests/run.sh plants as root, and a user who does not own it"
+else
+	ctl=$(mktemp -d /var/tmp/stepbox-t0209.XXXXXX)
+	chmod 755 "$ctl"
+	echo beside >"$ctl/beside"
+	run_sb run -w /var/tmp -- sh -c "cat '$ctl/beside'; cat '$mnt/inside'"
+	if echo "$OUT" | grep -q beside && ! echo "$OUT" | grep -q inside &&
+		grep -q "Permission denied" "$T/out/err"; then
+		ok "a root-only mount beneath a write grant stays out of reach (EACCES), the folder beside it is read"
+	else
+		notok "a root-only mount beneath a write grant stays out of reach (EACCES), the folder beside it is read" \
+			"exit $RC" "stdout: $OUT"
+	fi
+	rm -rf "$ctl"
+fi
+
 # allow_broad_grants lets each through, from the policy or the flag
 allowed "allow_broad_grants: -w /usr" --allow-broad-grants -w /usr
 allowed "allow_broad_grants: -w /lib64" --allow-broad-grants -w /lib64
