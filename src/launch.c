@@ -806,13 +806,16 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 		err_set(err, ERR_UNAVAILABLE, rep.errnum, "namespaces: %.250s", rep.detail);
 	else
 		err_set(err, ERR_UNAVAILABLE, rep.errnum, "cannot %s", what);
-	if (rep.step == STEP_MOUNTNS && (rep.errnum == EPERM || rep.errnum == EACCES)) {
-		/* the same causes the probe names (check), with the same words */
+	/* the causes the probe names (check), with the same words: the first mount
+	 * of all refused, or the new procfs */
+	bool first = strstr(rep.detail, "make the mounts private") != NULL;
+	if (rep.step == STEP_MOUNTNS && rep.errnum == EPERM &&
+	    (first || strstr(rep.detail, "new /proc"))) {
 		struct stepbox_err why = {0};
-		if (strstr(rep.detail, "new /proc"))
-			mountns_proc_failed(rep.errnum, &why);
+		if (first)
+			mountns_mount_refused(EPERM, &why);
 		else
-			mountns_mount_refused(rep.errnum, &why);
+			mountns_proc_failed(EPERM, &why);
 		memcpy(err->hint, why.hint, sizeof(err->hint));
 	}
 	if (rep.step == STEP_LANDLOCK)

@@ -685,12 +685,12 @@ static void serve_listen(struct net_op *op, int domain, int backlog)
  */
 static int nofd_take(struct net_op *op, int nr, uint64_t fd)
 {
-	struct stepview_sock k;
-	int r = nr == SYS_listen ? 0 : stepview_socket(&op->c.v, fd, &k);
 	if (nr == SYS_listen) {
 		note_denial(&op->c, OP_NOFD, "listen() under a TCP port list", -1);
 		return -EACCES;
 	}
+	struct stepview_sock k;
+	int r = stepview_socket(&op->c.v, fd, &k);
 	if (nr == SYS_bind) {
 		if (r == 0 && k.family == AF_UNIX)
 			add_name(op->c.s, "", 0, (ino_t)k.ino);
