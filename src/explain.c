@@ -76,6 +76,22 @@ int explain_seize(pid_t pid)
 	return ptrace(PTRACE_SEIZE, pid, NULL, (void *)opts) < 0 ? -errno : 0;
 }
 
+int explain_traceable(void)
+{
+	pid_t child = fork();
+	if (child < 0)
+		return -errno;
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	int r = explain_seize(child);
+	kill(child, SIGKILL);
+	while (waitpid(child, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
 static struct explain_tracee *tracee(struct explain *x, pid_t tid)
 {
 	for (size_t i = 0; i < x->nt; i++)

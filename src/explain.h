@@ -57,6 +57,12 @@ void explain_release(struct explain *x);
 int explain_seize(pid_t pid);
 
 /*
+ * Whether this process may trace a child of its own here: 0, or -errno
+ * (Yama's ptrace_scope 3, a container's seccomp profile refusing ptrace).
+ */
+int explain_traceable(void);
+
+/*
  * Handle a wait status of a traced task. Returns true when it was a ptrace
  * stop (the task was resumed), false when the task ended or was not traced.
  */

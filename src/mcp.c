@@ -757,16 +757,15 @@ static int serve(struct stepbox_config *cfg, const char *guide, const char *work
 		 const char *reports, const struct mcp_opts *o)
 {
 	struct server sv = {.cfg = cfg, .guide = guide, .workdir = workdir, .o = *o, .explain = true};
-	/* Yama's scope 3 forbids every trace: the calls run, without their denials */
-	char scope[8] = "";
-	FILE *y = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
-	if (y && fgets(scope, sizeof(scope), y) && strtol(scope, NULL, 10) >= 3) {
+	/* where nothing may be traced (Yama's scope 3, a container's profile refusing
+	 * ptrace), the calls run without their denials */
+	int t = explain_traceable();
+	if (t < 0) {
 		sv.explain = cfg->explain;
-		fprintf(stderr, "stepbox: mcp: Yama's ptrace_scope is 3: results will not list "
-				"what the sandbox denied\n");
+		fprintf(stderr, "stepbox: mcp: this host refuses ptrace (%s: Yama's ptrace_scope "
+				"3, or a seccomp profile): results will not list what the sandbox "
+				"denied\n", strerror(-t));
 	}
-	if (y)
-		fclose(y);
 	snprintf(sv.dir, sizeof(sv.dir), "%s", reports);
 	signal(SIGPIPE, SIG_IGN); /* a client gone: EPIPE, and the steps are ended */
 	struct sigaction sa = {.sa_handler = on_stop};

@@ -17,3 +17,21 @@ if [ -d "$sdk/node_modules/@modelcontextprotocol/sdk" ]; then
 else
 	skip "mcp: the official TypeScript SDK's client" "not installed: the npm registry could not be reached when the tests were set up"
 fi
+
+# a host where nothing may be traced (a container's profile refusing ptrace,
+# planted with kprobe; Yama's scope 3 alike): the server says so at start and
+# each call still runs, without its denials, instead of failing to trace
+kprobe=${FIXTURES:-/nonexistent}/kprobe
+if [ -x "$kprobe" ]; then
+	(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+		'{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run","arguments":{"command":"echo traced-or-not"}}}'
+	 sleep 3) | (cd "$T/mcp/wd" && "$kprobe" deny-ptrace "$SB" mcp) >"$T/out/out" 2>"$T/out/err"
+	if grep -q '"id":2,"result".*traced-or-not' "$T/out/out" && grep -q "refuses ptrace" "$T/out/err"; then
+		ok "mcp where ptrace is refused: says so, and a call runs"
+	else
+		notok "mcp where ptrace is refused: says so, and a call runs" "$(head -c 300 "$T/out/out")"
+	fi
+else
+	skip "mcp where ptrace is refused" "the kprobe fixture is missing"
+fi

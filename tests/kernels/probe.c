@@ -6,6 +6,7 @@
  *   probe deny-getfd CMD...  run CMD with pidfd_getfd refused (EPERM), as
  *                         Docker's default seccomp profile refuses it
  *   probe deny-getfd-vmread CMD...  process_vm_readv refused too (containerd)
+ *   probe deny-ptrace CMD...  ptrace refused (EPERM), as a profile without CAP_SYS_PTRACE
  *   probe deny-mount CMD...  run CMD with mount refused (EPERM), as in a user
  *                         namespace that Ubuntu's AppArmor leaves no capability
  *   probe deny-landlock CMD...  landlock_create_ruleset refused (EPERM), as an
@@ -64,6 +65,7 @@ int main(int argc, char **argv)
 		/* containerd's default without CAP_SYS_PTRACE refuses both */
 		{"deny-getfd-vmread", __NR_pidfd_getfd, __NR_process_vm_readv},
 		{"deny-mount", __NR_mount, 0},
+		{"deny-ptrace", __NR_ptrace, 0},
 		{"deny-landlock", 444 /* landlock_create_ruleset, on every architecture */, 0},
 	};
 	unsigned refused = 0, refused2 = 0;
