@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/netlink.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -87,8 +88,13 @@ static void hand_listener(const struct launch_spec *s, int fd, int ack)
 	if (l < 0)
 		child_fail(fd, STEP_NOTIFY, -l);
 	if (s->supervise->no_getfd) {
+		/* with it, a sock_diag socket in this network namespace, the step's:
+		 * the supervisor reads the step's UNIX sockets there */
+		int two[2] = {l, socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG)};
+		if (two[1] < 0)
+			child_fail(fd, STEP_NOTIFY, errno);
 		union {
-			char buf[CMSG_SPACE(sizeof(int))];
+			char buf[CMSG_SPACE(sizeof(two))];
 			struct cmsghdr align;
 		} u;
 		memset(&u, 0, sizeof(u));
@@ -98,10 +104,11 @@ static void hand_listener(const struct launch_spec *s, int fd, int ack)
 		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &l, sizeof(int));
+		c->cmsg_len = CMSG_LEN(sizeof(two));
+		memcpy(CMSG_DATA(c), two, sizeof(two));
 		if (sendmsg(ack, &m, MSG_NOSIGNAL) != 1)
 			child_fail(fd, STEP_NOTIFY, errno);
+		close(two[1]);
 	}
 	struct child_report rep = {STEP_LISTENER, l, ""};
 	char c;
@@ -696,11 +703,15 @@ static void child_main(const struct launch_spec *s, const char *file, const sigs
 		   born_in);
 }
 
-/* The listener the child sent over ack (a socket pair where pidfd_getfd is refused). */
-static int receive_listener(int ack)
+/*
+ * The listener and the sock_diag socket the child sent over ack (a socket
+ * pair where pidfd_getfd is refused): the listener, with *diag; or -1.
+ */
+static int receive_listener(int ack, int *diag)
 {
+	int two[2] = {-1, -1};
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(two))];
 		struct cmsghdr align;
 	} u;
 	char c;
@@ -711,22 +722,27 @@ static int receive_listener(int ack)
 	while ((n = recvmsg(ack, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
 	struct cmsghdr *cm = n == 1 ? CMSG_FIRSTHDR(&m) : NULL;
-	int l = -1;
 	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&l, CMSG_DATA(cm), sizeof(int));
-	else if (n >= 0)
-		errno = EPROTO;
-	return l;
+	    cm->cmsg_len == CMSG_LEN(sizeof(two))) {
+		memcpy(two, CMSG_DATA(cm), sizeof(two));
+	} else {
+		if (cm && cm->cmsg_type == SCM_RIGHTS) /* not ours: never leak what came */
+			for (int *f = (int *)CMSG_DATA(cm); (char *)(f + 1) <= (char *)cm + cm->cmsg_len; f++)
+				close(*f);
+		if (n >= 0)
+			errno = EPROTO;
+	}
+	*diag = two[1];
+	return two[0];
 }
 
 /* Copy the child's listener (fd number n in its table) and start serving it. */
 static int take_listener(const struct launch_spec *s, pid_t pid, int n, int ack,
 			 struct supervisor **sup, struct stepbox_err *err)
 {
-	int l = -1, e = 0;
+	int l = -1, e = 0, diag = -1;
 	if (s->supervise->no_getfd) {
-		l = receive_listener(ack);
+		l = receive_listener(ack, &diag);
 		e = errno;
 	} else {
 		int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -735,14 +751,20 @@ static int take_listener(const struct launch_spec *s, pid_t pid, int n, int ack,
 		if (pidfd >= 0)
 			close(pidfd);
 	}
-	if (l < 0)
+	if (l < 0 || (s->supervise->no_getfd && diag < 0)) {
+		if (l >= 0)
+			close(l);
 		return err_set(err, ERR_UNAVAILABLE, e, "take the supervisor's listener");
+	}
 	/* the namespaces are built and the command not yet forked: their mounts */
 	struct supervise_config c = *s->supervise;
+	c.diag_fd = diag;
 	struct mountns_mounts mm = {0};
 	int r = s->mountns ? mountns_read_mounts(s->mountns, pid, &mm) : 0;
 	if (r < 0) {
 		close(l);
+		if (diag >= 0)
+			close(diag);
 		return err_set(err, ERR_UNAVAILABLE, -r, "read the namespace's mounts");
 	}
 	c.write_mnt = mm.write;

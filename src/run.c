@@ -356,6 +356,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.by_mount = b->ns,
 		.own_netns = b->ns && cfg->net == NET_NONE,
 		.no_getfd = b->supervise_nofd,
+		.diag_fd = -1, /* the child's, taken with the listener */
 		.net_ruleset = net_ruleset,
 	};
 	struct launch_spec spec = {

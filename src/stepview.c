@@ -4,6 +4,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/seccomp.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,9 +156,10 @@ int stepview_fd(const struct stepview *v, uint64_t fd)
 #define IPPROTO_MPTCP 262
 #endif
 
-/* The line of /proc/<tid>/net/<table> for socket ino, in line; false if none. */
-static bool net_line(const struct stepview *v, const char *table, unsigned long ino,
-		     char *line, size_t cap)
+/* The line of /proc/<tid>/net/tcp or tcp6 for socket ino (no name a step
+ * chooses appears in these tables), in line; false if none. */
+static bool tcp_line(const struct stepview *v, const char *table, unsigned long ino, char *line,
+		     size_t cap)
 {
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/%d/net/%s", (int)v->tid, table);
@@ -161,19 +167,69 @@ static bool net_line(const struct stepview *v, const char *table, unsigned long 
 	bool found = false;
 	while (f && !found && fgets(line, (int)cap, f)) {
 		unsigned long i = 0;
-		/* unix: Num RefCount Protocol Flags Type St Inode [Path]; tcp: inode is field 10 */
-		if (strcmp(table, "unix") == 0)
-			found = sscanf(line, "%*s %*s %*s %*s %*s %*s %lu", &i) == 1 && i == ino;
-		else
-			found = sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %lu", &i) == 1 &&
-				i == ino;
+		found = sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %lu", &i) == 1 && i == ino;
 	}
 	if (f)
 		fclose(f);
 	return found;
 }
 
-int stepview_socket(const struct stepview *v, uint64_t fd, struct stepview_sock *k)
+/*
+ * A UNIX socket of the step's, by inode, from the kernel's sock_diag through
+ * diag (a NETLINK_SOCK_DIAG socket in the step's network namespace): its
+ * type, state and whether it has a name. Never /proc/net/unix, where a
+ * socket's path, which the step chooses, may hold a newline and a whole
+ * line of its own making.
+ */
+static int unix_diag(int diag, unsigned long ino, unsigned *type, unsigned *state, bool *bound)
+{
+	struct {
+		struct nlmsghdr h;
+		struct unix_diag_req r;
+	} req = {
+		.h = {sizeof(req), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST, 0, 0},
+		.r = {.sdiag_family = AF_UNIX, .udiag_ino = (unsigned)ino,
+		      .udiag_show = UDIAG_SHOW_NAME,
+		      .udiag_cookie = {INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE}},
+	};
+	if (diag < 0 || ino > UINT32_MAX)
+		return -EPROTONOSUPPORT;
+	static uint32_t seq;
+	req.h.nlmsg_seq = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
+	if (send(diag, &req, sizeof(req), 0) != (ssize_t)sizeof(req))
+		return -errno;
+	char buf[8192] __attribute__((aligned(8)));
+	for (;;) {
+		ssize_t n = recv(diag, buf, sizeof(buf), 0);
+		if (n <= 0)
+			return n < 0 ? -errno : -EPROTO;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+		     h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_seq != req.h.nlmsg_seq)
+				continue; /* an answer to a request given up on */
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(h);
+				return e->error ? e->error : -EPROTO;
+			}
+			if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+			    h->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
+				return -EPROTO;
+			const struct unix_diag_msg *m = NLMSG_DATA(h);
+			if (m->udiag_ino != ino)
+				return -EPROTO;
+			*type = m->udiag_type;
+			*state = m->udiag_state;
+			*bound = false;
+			const struct rtattr *a = (const struct rtattr *)(m + 1);
+			int rl = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+			for (; RTA_OK(a, rl); a = RTA_NEXT(a, rl))
+				*bound |= a->rta_type == UNIX_DIAG_NAME;
+			return 0;
+		}
+	}
+}
+
+int stepview_socket(const struct stepview *v, int diag, uint64_t fd, struct stepview_sock *k)
 {
 	if (fd > INT_MAX)
 		return -EBADF;
@@ -222,20 +278,21 @@ int stepview_socket(const struct stepview *v, uint64_t fd, struct stepview_sock 
 	k->cloexec = (flags & O_CLOEXEC) != 0;
 	k->nonblock = (flags & O_NONBLOCK) != 0;
 	if (k->family == AF_UNIX) {
-		unsigned uflags = 0, type = 0, state = 0;
-		int end = 0;
-		if (!net_line(v, "unix", k->ino, line, sizeof(line)) ||
-		    sscanf(line, "%*s %*s %*s %x %x %x %*u%n", &uflags, &type, &state, &end) != 3)
+		unsigned type = 0, state = 0;
+		int r = unix_diag(diag, k->ino, &type, &state, &k->bound);
+		if (r < 0)
+			return r == -ENOENT ? -EPROTONOSUPPORT : r;
+		/* only a kind the filter lets a step make; never a datagram socket */
+		if (type != SOCK_STREAM && type != SOCK_SEQPACKET && type != SOCK_DGRAM)
 			return -EPROTONOSUPPORT;
 		k->type = (int)type;
-		k->bound = line[end] == ' ' && line[end + 1] != '\n' && line[end + 1] != '\0';
 		/* as unix_stream_connect: a listening socket is EINVAL, a connected one EISCONN */
 		if (k->type != SOCK_DGRAM)
-			k->state_err = uflags & 0x10000 /* __SO_ACCEPTCON */ ? EINVAL
-				       : state == 3 /* SS_CONNECTED */   ? EISCONN
-									 : 0;
+			k->state_err = state == 10 /* TCP_LISTEN */        ? EINVAL
+				       : state == 1 /* TCP_ESTABLISHED */ ? EISCONN
+									  : 0;
 	} else if (k->type == SOCK_STREAM && k->protocol == IPPROTO_TCP &&
-		   net_line(v, k->family == AF_INET ? "tcp" : "tcp6", k->ino, line, sizeof(line))) {
+		   tcp_line(v, k->family == AF_INET ? "tcp" : "tcp6", k->ino, line, sizeof(line))) {
 		/* listed: not a fresh socket (a bound one is not listed); as inet_stream_connect */
 		unsigned tst = 0;
 		if (sscanf(line, "%*s %*s %*s %x", &tst) == 1 && tst != 7 /* TCP_CLOSE */)

@@ -58,8 +58,12 @@ struct stepview_sock {
 	int state_err; /* what connect answers it as it is: EISCONN, EALREADY, EINVAL, or 0 */
 	unsigned long ino;
 };
-/* 0; -EBADF, -ENOTSOCK as the kernel; -EPROTONOSUPPORT for a kind not known here. */
-int stepview_socket(const struct stepview *v, uint64_t fd, struct stepview_sock *k);
+/*
+ * diag: a NETLINK_SOCK_DIAG socket in the step's network namespace (UNIX
+ * sockets are looked up there). 0; -EBADF, -ENOTSOCK as the kernel;
+ * -EPROTONOSUPPORT for a kind not known here.
+ */
+int stepview_socket(const struct stepview *v, int diag, uint64_t fd, struct stepview_sock *k);
 
 /* Open /proc/<tid>/what: the step's cwd, root, mem or one of its fds. fd or -errno. */
 int stepview_proc_open(const struct stepview *v, const char *what, int flags);

@@ -80,6 +80,7 @@ struct supervisor {
 	size_t nwrite_mnt, nunix_mnt, nall_mnt;
 	bool own_netns;
 	bool no_getfd; /* pidfd_getfd refused: connects re-made, nothing sent for the step */
+	int diag;      /* with it: sock_diag in the step's network namespace (dispatcher only) */
 	bool broken; /* its credentials could not be narrowed: refuse everything */
 	int net_ruleset;
 	struct sup_denial *denied; /* what was refused, for --explain and the report */
@@ -107,6 +108,8 @@ static void sup_unref(struct supervisor *s)
 		return;
 	if (s->net_ruleset >= 0)
 		close(s->net_ruleset);
+	if (s->diag >= 0)
+		close(s->diag);
 	strv_release(&s->write);
 	strv_release(&s->unix_dirs);
 	free(s->write_mnt);
@@ -690,7 +693,7 @@ static int nofd_take(struct net_op *op, int nr, uint64_t fd)
 		return -EACCES;
 	}
 	struct stepview_sock k;
-	int r = stepview_socket(&op->c.v, fd, &k);
+	int r = stepview_socket(&op->c.v, op->c.s->diag, fd, &k);
 	if (nr == SYS_bind) {
 		if (r == 0 && k.family == AF_UNIX)
 			add_name(op->c.s, "", 0, (ino_t)k.ino);
@@ -1220,12 +1223,15 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 	*out = NULL;
 	struct supervisor *s = calloc(1, sizeof(*s));
 	int r = s ? 0 : -ENOMEM;
+	if (!s && cfg->diag_fd >= 0)
+		close(cfg->diag_fd);
 	if (s) {
 		s->listener = listener;
 		s->stop[0] = s->stop[1] = -1;
 		s->net_ruleset = -1;
 		s->own_netns = cfg->own_netns;
 		s->no_getfd = cfg->no_getfd;
+		s->diag = cfg->diag_fd;
 		s->refs = 2; /* the owner and the dispatcher */
 		pthread_mutex_init(&s->lock, NULL);
 	}

@@ -51,6 +51,9 @@ struct supervise_config {
 	size_t nwrite_mnt, nunix_mnt, nall_mnt;
 	bool own_netns; /* the step has a network namespace of its own */
 	bool no_getfd;  /* pidfd_getfd is refused here: the step's fds cannot be copied */
+	/* with no_getfd: a NETLINK_SOCK_DIAG socket in the step's network
+	 * namespace, taken over by supervise_start (closed there), or -1 */
+	int diag_fd;
 	int net_ruleset; /* Landlock ruleset handling TCP for on-behalf connects, or -1 */
 };
 
@@ -69,7 +72,8 @@ struct supervisor;
 int supervise_probe(struct stepbox_err *err);
 
 /*
- * Serve the notifications of listener (taken over: closed by the supervisor)
+ * Serve the notifications of listener and c->diag_fd (both taken over:
+ * closed by the supervisor, also when it fails to start)
  * in a thread of its own until supervise_stop. The config is copied. 0 or
  * -errno with err.
  */

@@ -136,6 +136,29 @@ def dgram_high():  # AF_UNIX with the register's upper half set: the kernel read
         raise OSError(ctypes.get_errno(), "socket")
     os.close(r)
 run("dgram_high", dgram_high)
+def fake_proc_line():
+    # a socket path holding a newline and a whole /proc/net/unix line of the
+    # step's making, claiming its stream socket is a datagram one: the
+    # supervisor must not be fooled into making a datagram socket for it
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    for round_ in range(20):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        ino = os.fstat(s.fileno()).st_ino
+        for i in range(64):
+            name = "fake%d-%d\n0000000000000000: 00000002 00000000 00000000 0802 01 %d" % (round_, i, ino)
+            b = socket.socket(socket.AF_UNIX)
+            b.bind(name)
+            with open("/proc/self/net/unix", "rb") as f:
+                rows = [l.split() for l in f.read().split(b"\n")]
+            mine = [r for r in rows if len(r) >= 7 and r[6] == str(ino).encode()]
+            if mine and mine[0][4] == b"0802":
+                class SA(ctypes.Structure):
+                    _fields_ = [("fam", ctypes.c_ushort), ("pad", ctypes.c_char * 14)]
+                libc.connect(s.fileno(), ctypes.byref(SA(0)), 16)
+                return {1: "stream", 2: "datagram"}.get(s.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE), "other")
+    return "not arranged"
+run("fake_proc_line", fake_proc_line)
 run("stream_pair", lambda: [s.close() for s in socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)] and None)
 run("tcp", tcp)
 run("tcp_nonblocking", tcp_nonblocking)
@@ -196,6 +219,7 @@ for MODE in full no-getfd no-getfd-vmread; do
 	else
 		same dgram EACCES
 		same dgram_high EACCES
+		same fake_proc_line "stream|not arranged"
 		same raw EACCES
 		same dgram_pair EACCES
 		same connected_again EISCONN
