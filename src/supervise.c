@@ -715,6 +715,16 @@ static int nofd_take(struct net_op *op, int nr, uint64_t fd)
 			  k.protocol);
 	if (op->sock < 0)
 		return -errno;
+	/*
+	 * In a network namespace of the step's own, a socket we make lives in
+	 * ours, the host's: bound here at once to a name the kernel picks, so
+	 * the step cannot bind it to one of its choosing among the host's
+	 * abstract names (squatting a host service's).
+	 */
+	sa_family_t autobind = AF_UNIX;
+	if (k.family == AF_UNIX && op->c.s->own_netns &&
+	    bind(op->sock, (const struct sockaddr *)&autobind, sizeof(autobind)) < 0)
+		return -errno;
 	op->install = (int)fd;
 	op->install_cloexec = k.cloexec;
 	return 0;

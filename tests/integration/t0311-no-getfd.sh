@@ -159,6 +159,14 @@ def fake_proc_line():
                 return {1: "stream", 2: "datagram"}.get(s.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE), "other")
     return "not arranged"
 run("fake_proc_line", fake_proc_line)
+def squat():  # a name among the host's abstract names, through a re-made socket
+    p = os.path.join(os.getcwd(), "squat.sock")
+    if os.path.exists(p):
+        os.unlink(p)
+    srv = socket.socket(socket.AF_UNIX); srv.bind(p); srv.listen(1)
+    c = socket.socket(socket.AF_UNIX); c.connect(p)
+    c.bind("\0stepbox-nofd-squat-" + tag)
+run("squat", squat)
 run("stream_pair", lambda: [s.close() for s in socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)] and None)
 run("tcp", tcp)
 run("tcp_nonblocking", tcp_nonblocking)
@@ -243,6 +251,13 @@ if [ "$BACKEND" != landlock ]; then
 	same unix_here HI
 	same abstract_host EACCES
 	same abstract_own EACCES
+	# the re-made socket lives in the host's namespace: it may not take a host name
+	same squat EINVAL
+	if python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).bind('\0stepbox-nofd-squat-' + sys.argv[1])" "$$"; then
+		ok "$MODE: the host's abstract names stay free of the step's"
+	else
+		notok "$MODE: the host's abstract names stay free of the step's"
+	fi
 	if grep -q "abstract socket in the step's own network namespace'.*pidfd_getfd" "$T/out/err"; then
 		ok "$MODE: explain names the refused abstract connect and why"
 	else
