@@ -156,18 +156,24 @@ int stepview_fd(const struct stepview *v, uint64_t fd)
 #define IPPROTO_MPTCP 262
 #endif
 
-/* The line of /proc/<tid>/net/tcp or tcp6 for socket ino (no name a step
- * chooses appears in these tables), in line; false if none. */
-static bool tcp_line(const struct stepview *v, const char *table, unsigned long ino, char *line,
+/*
+ * The first line of /proc/<tid>/net/<table> for socket ino, in line; false if
+ * none. The tcp tables hold no name a step chooses; in the unix table a
+ * socket's path may hold a newline and a whole line of the step's making, so
+ * what it says of a UNIX socket is only a hint (see stepview_socket).
+ */
+static bool net_line(const struct stepview *v, const char *table, unsigned long ino, char *line,
 		     size_t cap)
 {
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/%d/net/%s", (int)v->tid, table);
 	FILE *f = fopen(p, "re");
-	bool found = false;
+	bool found = false, unix_ = strcmp(table, "unix") == 0;
 	while (f && !found && fgets(line, (int)cap, f)) {
 		unsigned long i = 0;
-		found = sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %lu", &i) == 1 && i == ino;
+		found = (unix_ ? sscanf(line, "%*s %*s %*s %*s %*s %*s %lu", &i)
+			       : sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %lu", &i)) == 1 &&
+			i == ino;
 	}
 	if (f)
 		fclose(f);
@@ -278,11 +284,29 @@ int stepview_socket(const struct stepview *v, int diag, uint64_t fd, struct step
 	k->cloexec = (flags & O_CLOEXEC) != 0;
 	k->nonblock = (flags & O_NONBLOCK) != 0;
 	if (k->family == AF_UNIX) {
-		unsigned type = 0, state = 0;
+		unsigned type = 0, state = 0, uflags = 0;
 		int r = unix_diag(diag, k->ino, &type, &state, &k->bound);
-		if (r < 0)
-			return r == -ENOENT ? -EPROTONOSUPPORT : r;
-		/* only a kind the filter lets a step make; never a datagram socket */
+		/*
+		 * Without the kernel's unix_diag (a module not loaded, as in a bare
+		 * initramfs): /proc's table, which the step can forge lines of. A
+		 * forged line can only choose among what is made below, stream or
+		 * seqpacket, which send nowhere but to their peer; a datagram socket
+		 * is never made, whatever a table says.
+		 */
+		int end = 0;
+		if (r == -ENOENT || r == -EINVAL || r == -EOPNOTSUPP) {
+			if (!net_line(v, "unix", k->ino, line, sizeof(line)) ||
+			    sscanf(line, "%*s %*s %*s %x %x %x %*u%n", &uflags, &type, &state, &end) != 3)
+				return -EPROTONOSUPPORT;
+			k->bound = line[end] == ' ' && line[end + 1] != '\n' && line[end + 1] != '\0';
+			/* the table's St (SS_CONNECTED 3) and listening flag, as diag's states */
+			state = uflags & 0x10000 ? 10 : state == 3 ? 1 : 7;
+			if (type == SOCK_DGRAM)
+				return -EPROTONOSUPPORT; /* unproven either way: not re-made */
+		} else if (r < 0) {
+			return r;
+		}
+		/* only a kind the filter lets a step make; a datagram one is refused */
 		if (type != SOCK_STREAM && type != SOCK_SEQPACKET && type != SOCK_DGRAM)
 			return -EPROTONOSUPPORT;
 		k->type = (int)type;
@@ -292,7 +316,7 @@ int stepview_socket(const struct stepview *v, int diag, uint64_t fd, struct step
 				       : state == 1 /* TCP_ESTABLISHED */ ? EISCONN
 									  : 0;
 	} else if (k->type == SOCK_STREAM && k->protocol == IPPROTO_TCP &&
-		   tcp_line(v, k->family == AF_INET ? "tcp" : "tcp6", k->ino, line, sizeof(line))) {
+		   net_line(v, k->family == AF_INET ? "tcp" : "tcp6", k->ino, line, sizeof(line))) {
 		/* listed: not a fresh socket (a bound one is not listed); as inet_stream_connect */
 		unsigned tst = 0;
 		if (sscanf(line, "%*s %*s %*s %x", &tst) == 1 && tst != 7 /* TCP_CLOSE */)

@@ -75,6 +75,12 @@ if [ -x "$PROBE" ] && [ "$abi" -gt 0 ] && "$SB" run -- true 2>/dev/null; then
 		got=$($run run -r "$T/secret" -r "$pdir" -- "$PROBE" connect "$T/secret/gsock" 2>&1)
 		t "$how pidfd_getfd: a socket beneath a read grant is refused" '[ "$got" = EACCES ]'
 	done
+	# a forged /proc/net/unix line (here, with no unix_diag module in the
+	# guests, the supervisor's fallback) never gets the step a datagram socket
+	mkdir -p forge
+	got=$("$PROBE" deny-getfd "$SB" run -r "$pdir" -- "$PROBE" forge forge 2>&1)
+	t "without pidfd_getfd: a forged /proc/net/unix line makes no datagram socket ($got)" \
+		'[ "$got" = stream ] || [ "$got" = "not arranged" ]'
 	kill $l $l2 2>/dev/null
 	rm -f "$PWD/gsock"
 fi

@@ -3,6 +3,7 @@
  *   probe int80 NR        an i386 syscall through int $0x80 (x86_64): its result
  *   probe listen PATH     a UNIX stream socket listening at PATH, until killed
  *   probe connect PATH    connect to PATH: prints OK or the errno's name
+ *   probe forge DIR       forge a /proc/net/unix line (see forge): stream, datagram
  *   probe deny-getfd CMD...  run CMD with pidfd_getfd refused (EPERM), as
  *                         Docker's default seccomp profile refuses it
  *   probe deny-getfd-vmread CMD...  process_vm_readv refused too (containerd)
@@ -17,6 +18,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -52,6 +55,59 @@ static int unix_addr(const char *path, struct sockaddr_un *a)
 	if (strlen(path) >= sizeof(a->sun_path))
 		return -1;
 	memcpy(a->sun_path, path, strlen(path));
+	return 0;
+}
+
+/*
+ * forge DIR: an attack on a supervisor that reads /proc/net/unix. Bind
+ * sockets in DIR whose paths hold a newline and a line claiming that the
+ * stream socket s is a datagram one (type 0802), until that line comes first;
+ * then connect s to AF_UNSPEC, and print what s is: "stream" (held),
+ * "datagram" (a datagram socket was made for it), or "not arranged".
+ */
+static int forge(int s, const char *dir)
+{
+	struct stat st;
+	if (fstat(s, &st) < 0 || chdir(dir) < 0)
+		return 1;
+	char want[64], line[4096];
+	snprintf(want, sizeof(want), " 0802 01 %lu", (unsigned long)st.st_ino);
+	for (int i = 0; i < 200; i++) {
+		struct sockaddr_un b = {.sun_family = AF_UNIX};
+		snprintf(b.sun_path, sizeof(b.sun_path),
+			 "forge%d\n0000000000000000: 00000002 00000000 00000000 0802 01 %lu", i,
+			 (unsigned long)st.st_ino);
+		int f = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (f < 0 || bind(f, (struct sockaddr *)&b, sizeof(b)) < 0)
+			return 1;
+		/* the first line naming s's inode must be ours */
+		FILE *t = fopen("/proc/self/net/unix", "r");
+		char ino[32];
+		snprintf(ino, sizeof(ino), " %lu", (unsigned long)st.st_ino);
+		bool first_is_ours = false, seen = false;
+		while (t && !seen && fgets(line, sizeof(line), t)) {
+			char *nl = strchr(line, '\n');
+			if (nl)
+				*nl = '\0';
+			size_t n = strlen(line), k = strlen(ino);
+			if (n >= k && strcmp(line + n - k, ino) == 0) {
+				seen = true;
+				first_is_ours = strstr(line, want) != NULL;
+			}
+		}
+		if (t)
+			fclose(t);
+		if (first_is_ours) {
+			struct sockaddr unspec = {.sa_family = AF_UNSPEC};
+			connect(s, &unspec, sizeof(unspec));
+			int type = 0;
+			socklen_t tl = sizeof(type);
+			getsockopt(s, SOL_SOCKET, SO_TYPE, &type, &tl);
+			puts(type == SOCK_STREAM ? "stream" : type == SOCK_DGRAM ? "datagram" : "other");
+			return 0;
+		}
+	}
+	puts("not arranged");
 	return 0;
 }
 
@@ -120,5 +176,7 @@ int main(int argc, char **argv)
 		puts(connect(s, (struct sockaddr *)&a, sizeof(a)) == 0 ? "OK" : errname(errno));
 		return 0;
 	}
+	if (strcmp(argv[1], "forge") == 0)
+		return forge(s, argv[2]);
 	return 2;
 }
