@@ -535,6 +535,18 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 	double grace_end = 0; /* a stop signal was passed on: the tree's last moment */
 	int status = 0, wait_errno = 0, stop_sig = 0;
 	bool reaped;
+	/*
+	 * Tasks bounded by an rlimit, which the kernel does not report reached:
+	 * with a timeout, the most the step had is looked for now and then
+	 * (often at first, then each second), since a fork bomb at its limit may
+	 * burn down before the timeout says why it ended.
+	 */
+	bool pidns = s->mountns != NULL;
+	double interval = 0.05;
+	double next_look = deadline && s->limits && limit_count_tasks(s->limits, pid, pidns, 0) == 0
+				   ? now_s() + interval
+				   : 0;
+	long peak = -1;
 	/* reap before waiting: a SIGCHLD may have come and gone already */
 	while (!(reaped = reap(pid, status_fd, s->explain, &status))) {
 		siginfo_t si;
@@ -542,18 +554,28 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 		double until = deadline;
 		if (grace_end && (!until || grace_end < until))
 			until = grace_end;
-		if (until) {
-			double left = until - now_s();
-			if (left <= 0) {
-				res->timed_out = until == deadline;
-				res->graced = !res->timed_out;
-				break;
-			}
+		if (until && until - now_s() <= 0) {
+			res->timed_out = until == deadline;
+			res->graced = !res->timed_out;
+			break;
+		}
+		double wake = next_look && (!until || next_look < until) ? next_look : until;
+		if (wake) {
+			double left = wake - now_s();
+			left = left > 0 ? left : 0;
 			struct timespec ts = {(time_t)left,
 					      (long)((left - (double)(time_t)left) * 1e9)};
 			sig = sigtimedwait(set, &si, &ts);
 		} else {
 			sig = sigwaitinfo(set, &si);
+		}
+		if (next_look && now_s() >= next_look) {
+			int e = errno; /* sigtimedwait's, which the walk of /proc would change */
+			long n = limit_count_tasks(s->limits, pid, pidns, 1);
+			peak = n > peak ? n : peak;
+			interval = interval * 2 < 1 ? interval * 2 : 1;
+			next_look = now_s() + interval;
+			errno = e;
 		}
 		if (sig < 0 && errno == EINTR)
 			continue;
@@ -572,9 +594,12 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 			stop_sig = sig;
 		}
 	}
-	res->tasks_seen = (res->timed_out || res->graced) && s->limits
-				  ? limit_count_tasks(s->limits, pid, s->mountns != NULL)
-				  : -1;
+	if ((res->timed_out || res->graced) && s->limits) {
+		long n = limit_count_tasks(s->limits, pid, pidns, 8);
+		res->tasks_seen = n > peak ? n : peak;
+	} else {
+		res->tasks_seen = -1;
+	}
 	kill_tree(reaped ? 0 : pid);
 	if (wait_errno) { /* never report a status we did not see */
 		fprintf(stderr, "stepbox: lost track of the command: %s; killed its process tree\n",

@@ -643,7 +643,7 @@ int limit_enter(const struct limit_plan *p)
 	return 0;
 }
 
-long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns)
+long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns, int looks)
 {
 	char path[64];
 	uid_t uid = (uid_t)-1;
@@ -656,13 +656,15 @@ long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns)
 	} else {
 		return -1;
 	}
+	if (looks == 0)
+		return 0; /* it would count */
 	/*
 	 * A tree at its limit keeps losing and forking tasks, and procfs lists a
-	 * task a moment after the kernel counts it: the most of several looks
-	 * over a fifth of a second (only at a timeout, and only for rlimits).
+	 * task a moment after the kernel counts it: the most of several looks,
+	 * 25 ms apart.
 	 */
 	long most = -1;
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < looks; i++) {
 		if (i)
 			nanosleep(&(struct timespec){0, 25000000}, NULL);
 		long n = count_tasks(path, uid);
@@ -734,12 +736,12 @@ void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long max
 		/* a sample: a tree at its limit keeps losing and forking tasks */
 		p->reached = "tasks";
 		snprintf(p->said, sizeof(p->said),
-			 "the step had %ld tasks when it was stopped, near its tasks limit (%" PRIu64
+			 "the step had up to %ld tasks, near its tasks limit (%" PRIu64
 			 "): forks were likely refused", tasks_seen, p->v[LIMIT_TASKS]);
 	} else if (tasks_seen >= 0 && (uint64_t)tasks_seen * 3 >= (p->v[LIMIT_TASKS] + p->others) * 2) {
 		p->reached = "tasks";
 		snprintf(p->said, sizeof(p->said),
-			 "the user had %ld tasks when the step was stopped, near the step's tasks "
+			 "the user had up to %ld tasks while the step ran, near the step's tasks "
 			 "limit (%" PRIu64 ") on top of the %" PRIu64 " the user had when it "
 			 "started: forks were likely refused", tasks_seen, p->v[LIMIT_TASKS],
 			 p->others);

@@ -117,8 +117,12 @@ int limit_enter(const struct limit_plan *p);
  */
 int limit_cgroup_fd(const struct limit_plan *p);
 
-/* The tasks stepbox counts for a limit it cannot read back (rlimits). */
-long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns);
+/*
+ * The tasks stepbox counts for a limit it cannot read back (rlimits): the
+ * most of looks counts 25 ms apart, or -1 where no rlimit counts tasks
+ * (looks 0: 0 where one does).
+ */
+long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns, int looks);
 
 /*
  * After the tree is gone: which limit the step reached, from the cgroup's
