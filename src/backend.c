@@ -69,15 +69,17 @@ static const char *landlock_hint(const struct landlock_features *f)
 }
 
 /*
- * The layers of name are usable here; err says which is not, and why. The
+ * The layers of name are usable here, in *out (with how the supervisor
+ * works); err says which is not, and why. The
  * namespaces are tried for real in a child only with probe_ns: a run makes
  * them anyway, and a failure there falls back as this would (run.c).
  */
 static int usable(enum policy_backend name, const struct stepbox_config *cfg,
-		  const struct landlock_features *f, bool probe_ns, struct stepbox_err *err)
+		  const struct landlock_features *f, bool probe_ns, struct backend *out,
+		  struct stepbox_err *err)
 {
-	struct backend b;
-	backend_layers(name, &b);
+	backend_layers(name, out);
+	const struct backend b = *out;
 	if (b.landlock && f->abi <= 0) {
 		char why[128];
 		landlock_why(f, why, sizeof(why));
@@ -93,7 +95,10 @@ static int usable(enum policy_backend name, const struct stepbox_config *cfg,
 		return -EOPNOTSUPP;
 	}
 	struct stepbox_err e = {0};
-	if (b.supervise && supervise_probe(&e) < 0) {
+	int sup = b.supervise ? supervise_probe(&e) : 0;
+	/* how the supervisor works here: SUPERVISE_NO_GETFD is not a failure */
+	out->supervise_nofd = sup == SUPERVISE_NO_GETFD;
+	if (sup < 0) {
 		/* e.msg says its errno already */
 		err_set(err, ERR_UNAVAILABLE, 0, "%s: the supervisor cannot run: %s",
 			policy_backend_name(name), e.msg);
@@ -128,21 +133,13 @@ static int check_policy(const struct backend *b, const struct stepbox_config *cf
 	return 0;
 }
 
-/* How the supervisor of b works here, once b is chosen. */
-static void supervisor_mode(struct backend *b)
-{
-	struct stepbox_err e = {0};
-	b->supervise_nofd = b->supervise && supervise_probe(&e) == SUPERVISE_NO_GETFD;
-}
-
 int backend_choose(const struct stepbox_config *cfg, const struct landlock_features *f,
 		   bool probe_ns, struct backend *b, struct stepbox_err *err)
 {
 	if (cfg->backend != BACKEND_AUTO) {
 		backend_layers(cfg->backend, b);
-		supervisor_mode(b);
 		int r = cfg->backend == BACKEND_NONE ? 0
-						     : usable(cfg->backend, cfg, f, probe_ns, err);
+						     : usable(cfg->backend, cfg, f, probe_ns, b, err);
 		return r < 0 ? r : check_policy(b, cfg, f, err);
 	}
 	/* strongest first; each refusal is kept to say why nothing ran */
@@ -152,11 +149,8 @@ int backend_choose(const struct stepbox_config *cfg, const struct landlock_featu
 	struct stepbox_err e[3];
 	for (size_t i = 0; i < 3; i++) {
 		memset(&e[i], 0, sizeof(e[i]));
-		if (usable(order[i], cfg, f, probe_ns, &e[i]) == 0) {
-			backend_layers(order[i], b);
-			supervisor_mode(b);
+		if (usable(order[i], cfg, f, probe_ns, b, &e[i]) == 0)
 			return check_policy(b, cfg, f, err);
-		}
 		snprintf(why[i], sizeof(why[i]), "%.600s", e[i].msg);
 	}
 	backend_layers(BACKEND_NONE, b);

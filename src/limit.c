@@ -181,24 +181,11 @@ static char *field(char **cursor)
 	return f;
 }
 
-/* A whole procfs file, NUL-ended, or NULL. */
-static char *read_whole(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	char *buf = NULL;
-	size_t len;
-	if (fd >= 0 && path_read_fd(fd, 64u << 20, &buf, &len) < 0)
-		buf = NULL;
-	if (fd >= 0)
-		close(fd);
-	return buf;
-}
-
 static void cg_find(struct cg_host *h)
 {
 	memset(h, 0, sizeof(*h));
 	const char *own_v2 = NULL, *own_v1[3] = {NULL, NULL, NULL};
-	char *cg = read_whole("/proc/self/cgroup"), *save = NULL;
+	char *cg = path_read_file("/proc/self/cgroup", 64u << 20), *save = NULL;
 	for (char *line = cg ? strtok_r(cg, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
@@ -215,7 +202,7 @@ static void cg_find(struct cg_host *h)
 	for (int i = 0; i < 3; i++)
 		h->root_v1[i] = own_v1[i] && strcmp(own_v1[i], "/") == 0;
 	char *mi = (own_v2 || own_v1[0] || own_v1[1] || own_v1[2])
-			   ? read_whole("/proc/self/mountinfo") : NULL;
+			   ? path_read_file("/proc/self/mountinfo", 64u << 20) : NULL;
 	for (char *line = mi ? strtok_r(mi, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		/* id parent dev root mountpoint opts [optional...] - fstype source superopts */

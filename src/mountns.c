@@ -344,23 +344,10 @@ int mountns_idmap_userns(const char *probe, dev_t *dev)
 	return r < 0 ? r : ns;
 }
 
-/* A small procfs file, whole: malloc'd and NUL-ended, or NULL. */
-static char *proc_text(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	char *text = NULL;
-	size_t len;
-	if (fd >= 0 && path_read_fd(fd, 1 << 16, &text, &len) < 0)
-		text = NULL;
-	if (fd >= 0)
-		close(fd);
-	return text;
-}
-
 /* A sysctl's number, or dflt where it does not exist (or cannot be read). */
 static long sysctl_or(const char *path, long dflt)
 {
-	char *text = proc_text(path);
+	char *text = path_read_file(path, 1 << 16);
 	long v = text ? strtol(text, NULL, 10) : dflt;
 	free(text);
 	return v;
@@ -369,7 +356,7 @@ static long sysctl_or(const char *path, long dflt)
 /* Whether a seccomp filter is on this process (/proc/self/status "Seccomp: 2"). */
 static bool seccomp_filtered(void)
 {
-	char *text = proc_text("/proc/self/status");
+	char *text = path_read_file("/proc/self/status", 1 << 16);
 	bool yes = text && strstr(text, "\nSeccomp:\t2") != NULL;
 	free(text);
 	return yes;

@@ -259,3 +259,15 @@ int path_read_fd(int fd, size_t max, char **out, size_t *len)
 	*len = n;
 	return 0;
 }
+
+char *path_read_file(const char *path, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *buf = NULL;
+	size_t len;
+	if (fd >= 0 && path_read_fd(fd, max, &buf, &len) < 0)
+		buf = NULL;
+	if (fd >= 0)
+		close(fd);
+	return buf;
+}

@@ -50,6 +50,9 @@ int path_mkdir_nofollow(const char *path, mode_t leaf_mode, char *bad, size_t ba
  */
 int path_read_fd(int fd, size_t max, char **out, size_t *len);
 
+/* The same for the file at path (a procfs file), or NULL when it cannot be read. */
+char *path_read_file(const char *path, size_t max);
+
 /*
  * A folder's entries straight from getdents64 (no DIR: its fcntl and
  * allocation per folder count when every launch walks /etc as root).

@@ -70,11 +70,6 @@ bool stepview_waiting(const struct stepview *v)
 }
 
 /*
- * Copy len bytes of the step's memory. The pid in the notification may have
- * been reused by the time the copy is made: the id still being valid after
- * the copy proves the copy came from the step.
- */
-/*
  * process_vm_readv, or where a container's seccomp profile refuses it
  * (containerd's default without CAP_SYS_PTRACE), the same read through
  * /proc/<tid>/mem, which the same ptrace check guards.
@@ -87,9 +82,7 @@ static ssize_t read_mem(const struct stepview *v, uint64_t addr, void *buf, size
 	ssize_t n = process_vm_readv(v->tid, &local, 1, &remote, 1, 0);
 	if (n >= 0 || (errno != EPERM && errno != ENOSYS) || addr > INT64_MAX)
 		return n;
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/mem", (int)v->tid);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	int fd = stepview_proc_open(v, "mem", O_RDONLY);
 	if (fd < 0)
 		return -1;
 	n = pread(fd, buf, len, (off_t)addr);
@@ -97,6 +90,11 @@ static ssize_t read_mem(const struct stepview *v, uint64_t addr, void *buf, size
 	return n;
 }
 
+/*
+ * Copy len bytes of the step's memory. The pid in the notification may have
+ * been reused by the time the copy is made: the id still being valid after
+ * the copy proves the copy came from the step.
+ */
 int stepview_read(const struct stepview *v, uint64_t addr, void *buf, size_t len)
 {
 	if (len == 0)
@@ -183,9 +181,8 @@ static bool net_line(const struct stepview *v, const char *table, unsigned long 
 /*
  * A UNIX socket of the step's, by inode, from the kernel's sock_diag through
  * diag (a NETLINK_SOCK_DIAG socket in the step's network namespace): its
- * type, state and whether it has a name. Never /proc/net/unix, where a
- * socket's path, which the step chooses, may hold a newline and a whole
- * line of its own making.
+ * type, state and whether it has a name, none of which the step can forge
+ * (unlike /proc/net/unix: see stepview_socket). -ENOENT without unix_diag.
  */
 static int unix_diag(int diag, unsigned long ino, unsigned *type, unsigned *state, bool *bound)
 {
