@@ -23,78 +23,6 @@
 #include "harden.h"
 #include "path.h"
 
-const char *const limit_names[LIMIT_N] = {"memory",	 "tasks",  "cpu_s", "file_size",
-					   "open_files", "output", "tmp"};
-
-/* PID_MAX_LIMIT, fs.nr_open's ceiling, 30 days; bytes to 2^60 */
-static const uint64_t maxima[LIMIT_N] = {1ULL << 60, 4194304,	 2592000,   1ULL << 60,
-					 1048576,    1ULL << 60, 1ULL << 60};
-
-bool limit_in_bytes(enum limit_kind k)
-{
-	return k == LIMIT_MEMORY || k == LIMIT_FILE_SIZE || k == LIMIT_OUTPUT || k == LIMIT_TMP;
-}
-
-int limit_parse(enum limit_kind kind, const char *text, uint64_t *out)
-{
-	if (!text || *text < '0' || *text > '9')
-		return -EINVAL;
-	errno = 0;
-	char *end;
-	unsigned long long v = strtoull(text, &end, 10);
-	if (errno)
-		return -ERANGE;
-	unsigned shift = 0;
-	if (*end && limit_in_bytes(kind)) {
-		const char *units = "KMGT", *u = strchr(units, *end & ~0x20);
-		if (!u || !*u)
-			return -EINVAL;
-		shift = 10 * (unsigned)(u - units + 1);
-		end++;
-		if (end[0] == 'i' && (end[1] == 'B' || end[1] == 'b'))
-			end += 2;
-	}
-	if (*end)
-		return -EINVAL;
-	if (v == 0 || v > (maxima[kind] >> shift))
-		return -ERANGE;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
-void limit_merge(struct limit_config *c, enum limit_kind kind, uint64_t v)
-{
-	if (!c->v[kind] || v < c->v[kind])
-		c->v[kind] = v;
-}
-
-int limit_find(const char *name, size_t len)
-{
-	for (int k = 0; k < LIMIT_N; k++)
-		if (strlen(limit_names[k]) == len && strncmp(limit_names[k], name, len) == 0)
-			return k;
-	return -1;
-}
-
-int limit_set_flag(struct limit_config *c, const char *assignment, struct stepbox_err *err)
-{
-	const char *eq = strchr(assignment, '=');
-	int k = eq ? limit_find(assignment, (size_t)(eq - assignment)) : -1;
-	if (k < 0)
-		return err_set(err, ERR_USAGE, 0,
-			       "--limit '%s': expected NAME=VALUE with NAME one of memory, tasks, "
-			       "cpu_s, file_size, open_files, output, tmp", assignment);
-	uint64_t v;
-	if (limit_parse((enum limit_kind)k, eq + 1, &v) < 0)
-		return err_set(err, ERR_USAGE, 0, "--limit %s: '%s' is not %s from 1 to %" PRIu64,
-			       limit_names[k], eq + 1,
-			       limit_in_bytes((enum limit_kind)k) ? "a size (bytes, or with K, M, G, T)"
-							    : "a whole number",
-			       maxima[k]);
-	limit_merge(c, (enum limit_kind)k, v);
-	return 0;
-}
-
 /* ---- the step's cgroup ---- */
 
 /* Read a small file whole; its length or -errno. */
@@ -379,8 +307,8 @@ static int cg_set(struct limit_plan *p)
 			if (r == 0 && (r = put(mem, "memory.oom.group", "1")) == -ENOENT)
 				r = 0; /* before Linux 4.19 */
 		} else {
-			r = put(mem, "memory.limit_in_bytes", v);
-			if (r == 0 && (r = put(mem, "memory.memsw.limit_in_bytes", v)) == -ENOENT)
+			r = put(mem, "memory.limitcfg_in_bytes", v);
+			if (r == 0 && (r = put(mem, "memory.memsw.limitcfg_in_bytes", v)) == -ENOENT)
 				r = 0; /* no swap accounting */
 		}
 	}
@@ -676,25 +604,6 @@ static uint64_t event(const char *dir, const char *file, const char *key)
 	return 0;
 }
 
-static void human(uint64_t v, enum limit_kind k, char *buf, size_t cap)
-{
-	static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-	if (!limit_in_bytes(k)) {
-		snprintf(buf, cap, "%" PRIu64 "%s", v, k == LIMIT_CPU ? " s" : "");
-		return;
-	}
-	int u = 0;
-	double d = (double)v;
-	while (d >= 1024 && u < 4) {
-		d /= 1024;
-		u++;
-	}
-	if (u == 0 || d == (double)(uint64_t)d)
-		snprintf(buf, cap, "%.0f %s", d, units[u]);
-	else
-		snprintf(buf, cap, "%.1f %s", d, units[u]);
-}
-
 void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long maxrss_kb,
 		   bool quiet)
 {
@@ -708,7 +617,7 @@ void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long max
 	uint64_t refused = p->cg_version ? event(p->cg_dir[0], "pids.events", "max") : 0;
 	p->reached = NULL;
 	if (oom && p->how[LIMIT_MEMORY] == LIMIT_CGROUP) {
-		human(p->v[LIMIT_MEMORY], LIMIT_MEMORY, v, sizeof(v));
+		limitcfg_human(p->v[LIMIT_MEMORY], LIMIT_MEMORY, v, sizeof(v));
 		p->reached = "memory";
 		snprintf(p->said, sizeof(p->said),
 			 "the step reached its memory limit (%s, the whole tree): the kernel "
@@ -738,21 +647,21 @@ void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long max
 			 "the step reached its CPU time limit (%" PRIu64 " s per process)",
 			 p->v[LIMIT_CPU]);
 	} else if (signal == SIGXFSZ && p->how[LIMIT_FILE_SIZE]) {
-		human(p->v[LIMIT_FILE_SIZE], LIMIT_FILE_SIZE, v, sizeof(v));
+		limitcfg_human(p->v[LIMIT_FILE_SIZE], LIMIT_FILE_SIZE, v, sizeof(v));
 		p->reached = "file_size";
 		snprintf(p->said, sizeof(p->said),
 			 "the step reached its file size limit (%s per file)", v);
 	} else if (failed && p->how[LIMIT_MEMORY] == LIMIT_RLIMIT && maxrss_kb > 0 &&
 		   (uint64_t)maxrss_kb * 1024 * 10 >= p->v[LIMIT_MEMORY] * 9) {
 		char used[48];
-		human(p->v[LIMIT_MEMORY], LIMIT_MEMORY, v, sizeof(v));
-		human((uint64_t)maxrss_kb * 1024, LIMIT_MEMORY, used, sizeof(used));
+		limitcfg_human(p->v[LIMIT_MEMORY], LIMIT_MEMORY, v, sizeof(v));
+		limitcfg_human((uint64_t)maxrss_kb * 1024, LIMIT_MEMORY, used, sizeof(used));
 		p->reached = "memory";
 		snprintf(p->said, sizeof(p->said),
 			 "a process of the step used %s, at its memory limit (%s per process): "
 			 "an allocation was refused", used, v);
 	} else if (p->output_dropped) {
-		human(p->v[LIMIT_OUTPUT], LIMIT_OUTPUT, v, sizeof(v));
+		limitcfg_human(p->v[LIMIT_OUTPUT], LIMIT_OUTPUT, v, sizeof(v));
 		p->reached = "output";
 		snprintf(p->said, sizeof(p->said),
 			 "the step's output reached its limit (%s): %" PRIu64 " bytes were dropped",
@@ -833,7 +742,7 @@ static const char *how_name(const struct limit_plan *p, enum limit_kind k)
 
 void limit_value(const struct limit_plan *p, enum limit_kind k, char *buf, size_t cap)
 {
-	human(p->v[k], k, buf, cap);
+	limitcfg_human(p->v[k], k, buf, cap);
 }
 
 void limit_describe(const struct limit_plan *p, char *buf, size_t cap)
@@ -844,8 +753,8 @@ void limit_describe(const struct limit_plan *p, char *buf, size_t cap)
 		if (p->how[k] == LIMIT_OFF)
 			continue;
 		char v[48];
-		human(p->v[k], (enum limit_kind)k, v, sizeof(v));
-		int w = snprintf(buf + n, cap - n, "%s%s %s (%s%s)", n ? ", " : "", limit_names[k],
+		limitcfg_human(p->v[k], (enum limit_kind)k, v, sizeof(v));
+		int w = snprintf(buf + n, cap - n, "%s%s %s (%s%s)", n ? ", " : "", limitcfg_names[k],
 				 v, how_name(p, (enum limit_kind)k), p->asked[k] ? "" : ", default");
 		n += w > 0 ? (size_t)w : 0;
 	}
@@ -861,7 +770,7 @@ json_t *limit_json(const struct limit_plan *p)
 	for (int k = 0; k < LIMIT_N; k++) {
 		if (p->how[k] == LIMIT_OFF)
 			continue;
-		json_object_set_new(o, limit_names[k],
+		json_object_set_new(o, limitcfg_names[k],
 				    json_pack("{s:I, s:b, s:s}", "value", (json_int_t)p->v[k],
 					      "asked", p->asked[k], "enforced_by",
 					      how_name(p, (enum limit_kind)k)));

@@ -22,25 +22,7 @@
 #include <sys/types.h>
 
 #include "err.h"
-
-enum limit_kind {
-	LIMIT_MEMORY,     /* bytes */
-	LIMIT_TASKS,      /* processes and threads */
-	LIMIT_CPU,        /* CPU seconds, per process */
-	LIMIT_FILE_SIZE,  /* bytes, per file written */
-	LIMIT_OPEN_FILES, /* per process */
-	LIMIT_OUTPUT,     /* bytes of stdout and stderr passed through */
-	LIMIT_TMP,        /* bytes of each private tmpfs (/tmp, /dev/shm, HOME) */
-	LIMIT_N
-};
-
-#define LIMIT_DEFAULT_TASKS 4096
-
-/* What the policy and the flags asked (0: not asked). */
-struct limit_config {
-	uint64_t v[LIMIT_N];
-	bool none; /* "limits": "none" / --no-limits: no defaults */
-};
+#include "limitcfg.h"
 
 enum limit_how {
 	LIMIT_OFF,        /* neither asked nor defaulted */
@@ -75,19 +57,6 @@ struct limit_plan {
 	char said[256];      /* stepbox's sentence about it */
 	uint64_t output_dropped;
 };
-
-extern const char *const limit_names[LIMIT_N];
-
-/* The limit named by the len bytes of name, or -1. */
-int limit_find(const char *name, size_t len);
-/* Whether kind counts bytes (and takes K, M, G, T). */
-bool limit_in_bytes(enum limit_kind kind);
-/* Parse "512M", "2G", "4096" for kind (suffixes only for byte limits). */
-int limit_parse(enum limit_kind kind, const char *text, uint64_t *out);
-/* --limit NAME=VALUE: the smaller of two values of one limit wins. */
-int limit_set_flag(struct limit_config *c, const char *assignment, struct stepbox_err *err);
-/* A value from either source: the smaller stands. */
-void limit_merge(struct limit_config *c, enum limit_kind kind, uint64_t v);
 
 /*
  * Decide how each limit is enforced for a step under these layers. With

@@ -345,7 +345,7 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *
 			r = policy_set_timeout(cfg, optarg, err);
 			break;
 		case OPT_LIMIT:
-			r = limit_set_flag(&cfg->limits, optarg, err);
+			r = limitcfg_set_flag(&cfg->limits, optarg, err);
 			break;
 		case OPT_NO_LIMITS:
 			cfg->limits.none = true;

@@ -686,7 +686,7 @@ static int load_limits(struct loader *ld, json_t *v)
 			ld->cfg->limits.none |= json_is_false(e);
 			continue;
 		}
-		int k = limit_find(key, strlen(key));
+		int k = limitcfg_find(key, strlen(key));
 		if (k < 0)
 			return bad(ld, sub, "unknown limit (expected memory, tasks, cpu_s, file_size, "
 					    "open_files, output, tmp or defaults)");
@@ -697,12 +697,12 @@ static int load_limits(struct loader *ld, json_t *v)
 			text = num;
 		}
 		uint64_t val;
-		if (!text || limit_parse((enum limit_kind)k, text, &val) < 0)
+		if (!text || limitcfg_parse((enum limit_kind)k, text, &val) < 0)
 			return bad(ld, sub, "must be a positive whole number%s, within range",
-				   limit_in_bytes((enum limit_kind)k)
+				   limitcfg_in_bytes((enum limit_kind)k)
 					   ? " of bytes, or a string such as \"512M\""
 					   : "");
-		limit_merge(&ld->cfg->limits, (enum limit_kind)k, val);
+		limitcfg_merge(&ld->cfg->limits, (enum limit_kind)k, val);
 	}
 	return 0;
 }

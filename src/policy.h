@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "err.h"
-#include "limit.h"
+#include "limitcfg.h"
 #include "strv.h"
 
 /* Input bounds: a policy is machine-written and may be hostile. */

@@ -117,7 +117,7 @@ json_t *report_policy_json(const struct stepbox_config *cfg, const struct grants
 	json_t *lim = json_object();
 	for (int k = 0; k < LIMIT_N; k++)
 		if (cfg->limits.v[k])
-			json_object_set_new(lim, limit_names[k],
+			json_object_set_new(lim, limitcfg_names[k],
 					    json_integer((json_int_t)cfg->limits.v[k]));
 	if (cfg->limits.none && !json_object_size(lim)) {
 		json_decref(lim);

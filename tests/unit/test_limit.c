@@ -11,35 +11,35 @@ int main(void)
 {
 	uint64_t v = 0;
 	/* sizes: bytes, or binary units, with an optional "iB" */
-	CHECK(limit_parse(LIMIT_MEMORY, "512M", &v) == 0 && v == 512ULL << 20);
-	CHECK(limit_parse(LIMIT_MEMORY, "2g", &v) == 0 && v == 2ULL << 30);
-	CHECK(limit_parse(LIMIT_MEMORY, "4KiB", &v) == 0 && v == 4096);
-	CHECK(limit_parse(LIMIT_OUTPUT, "1000", &v) == 0 && v == 1000);
-	CHECK(limit_parse(LIMIT_MEMORY, "12Q", &v) == -EINVAL);
-	CHECK(limit_parse(LIMIT_MEMORY, "1MB", &v) == -EINVAL);
-	CHECK(limit_parse(LIMIT_MEMORY, "", &v) == -EINVAL);
-	CHECK(limit_parse(LIMIT_MEMORY, "-1", &v) == -EINVAL);
-	CHECK(limit_parse(LIMIT_MEMORY, " 5", &v) == -EINVAL);
-	CHECK(limit_parse(LIMIT_MEMORY, "0", &v) == -ERANGE);
-	CHECK(limit_parse(LIMIT_MEMORY, "99999999999999999999", &v) == -ERANGE);
-	CHECK(limit_parse(LIMIT_MEMORY, "2000000000T", &v) == -ERANGE);
+	CHECK(limitcfg_parse(LIMIT_MEMORY, "512M", &v) == 0 && v == 512ULL << 20);
+	CHECK(limitcfg_parse(LIMIT_MEMORY, "2g", &v) == 0 && v == 2ULL << 30);
+	CHECK(limitcfg_parse(LIMIT_MEMORY, "4KiB", &v) == 0 && v == 4096);
+	CHECK(limitcfg_parse(LIMIT_OUTPUT, "1000", &v) == 0 && v == 1000);
+	CHECK(limitcfg_parse(LIMIT_MEMORY, "12Q", &v) == -EINVAL);
+	CHECK(limitcfg_parse(LIMIT_MEMORY, "1MB", &v) == -EINVAL);
+	CHECK(limitcfg_parse(LIMIT_MEMORY, "", &v) == -EINVAL);
+	CHECK(limitcfg_parse(LIMIT_MEMORY, "-1", &v) == -EINVAL);
+	CHECK(limitcfg_parse(LIMIT_MEMORY, " 5", &v) == -EINVAL);
+	CHECK(limitcfg_parse(LIMIT_MEMORY, "0", &v) == -ERANGE);
+	CHECK(limitcfg_parse(LIMIT_MEMORY, "99999999999999999999", &v) == -ERANGE);
+	CHECK(limitcfg_parse(LIMIT_MEMORY, "2000000000T", &v) == -ERANGE);
 	/* counts take no unit and stay within what the kernel has */
-	CHECK(limit_parse(LIMIT_TASKS, "4096", &v) == 0 && v == 4096);
-	CHECK(limit_parse(LIMIT_TASKS, "4K", &v) == -EINVAL);
-	CHECK(limit_parse(LIMIT_TASKS, "5000000", &v) == -ERANGE);
-	CHECK(limit_parse(LIMIT_OPEN_FILES, "1048577", &v) == -ERANGE);
+	CHECK(limitcfg_parse(LIMIT_TASKS, "4096", &v) == 0 && v == 4096);
+	CHECK(limitcfg_parse(LIMIT_TASKS, "4K", &v) == -EINVAL);
+	CHECK(limitcfg_parse(LIMIT_TASKS, "5000000", &v) == -ERANGE);
+	CHECK(limitcfg_parse(LIMIT_OPEN_FILES, "1048577", &v) == -ERANGE);
 
 	/* the flag: the smaller of two values of one limit wins */
 	struct limit_config c;
 	memset(&c, 0, sizeof(c));
 	struct stepbox_err err = {0};
-	CHECK(limit_set_flag(&c, "tasks=100", &err) == 0 && c.v[LIMIT_TASKS] == 100);
-	CHECK(limit_set_flag(&c, "tasks=200", &err) == 0 && c.v[LIMIT_TASKS] == 100);
-	CHECK(limit_set_flag(&c, "tasks=50", &err) == 0 && c.v[LIMIT_TASKS] == 50);
-	CHECK(limit_set_flag(&c, "heap=1G", &err) < 0 && err.kind == ERR_USAGE);
+	CHECK(limitcfg_set_flag(&c, "tasks=100", &err) == 0 && c.v[LIMIT_TASKS] == 100);
+	CHECK(limitcfg_set_flag(&c, "tasks=200", &err) == 0 && c.v[LIMIT_TASKS] == 100);
+	CHECK(limitcfg_set_flag(&c, "tasks=50", &err) == 0 && c.v[LIMIT_TASKS] == 50);
+	CHECK(limitcfg_set_flag(&c, "heap=1G", &err) < 0 && err.kind == ERR_USAGE);
 	CHECK_HAS(err.msg, "NAME one of memory");
-	CHECK(limit_set_flag(&c, "memory", &err) < 0);
-	CHECK(limit_set_flag(&c, "memory=lots", &err) < 0);
+	CHECK(limitcfg_set_flag(&c, "memory", &err) < 0);
+	CHECK(limitcfg_set_flag(&c, "memory=lots", &err) < 0);
 	CHECK_HAS(err.msg, "'lots'");
 
 	/* a plan without asking: the defaults, said as such; nothing made */
