@@ -14,13 +14,13 @@
 #include "err.h"
 
 enum limit_kind {
-	LIMIT_MEMORY,	  /* bytes */
-	LIMIT_TASKS,	  /* processes and threads */
-	LIMIT_CPU,	  /* CPU seconds, per process */
+	LIMIT_MEMORY,     /* bytes */
+	LIMIT_TASKS,      /* processes and threads */
+	LIMIT_CPU,        /* CPU seconds, per process */
 	LIMIT_FILE_SIZE,  /* bytes, per file written */
 	LIMIT_OPEN_FILES, /* per process */
-	LIMIT_OUTPUT,	  /* bytes of stdout and stderr passed through */
-	LIMIT_TMP,	  /* bytes of each private tmpfs (/tmp, /dev/shm, HOME) */
+	LIMIT_OUTPUT,     /* bytes of stdout and stderr passed through */
+	LIMIT_TMP,        /* bytes of each private tmpfs (/tmp, /dev/shm, HOME) */
 	LIMIT_N
 };
 
