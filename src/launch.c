@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "command.h"
 #include "landlock.h"
 #include "mountns.h"
 #include "supervise.h"
@@ -326,125 +327,6 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 		if (sigwaitinfo(&wait_for, &si) == INIT_DEATH_SIGNAL)
 			init_kill_all(); /* stepbox is gone: so is the step */
 	}
-}
-
-int launch_resolve(const char *argv0, const char *path_env, const char *workdir, char **out)
-{
-	*out = NULL;
-	if (!*argv0)
-		return -ENOENT;
-	if (strchr(argv0, '/')) {
-		*out = argv0[0] == '/' ? strdup(argv0) : strv_fmt("%s/%s", workdir, argv0);
-		return *out ? 0 : -ENOMEM;
-	}
-	/* execvp's default when PATH is unset */
-	const char *p = path_env ? path_env : "/bin:/usr/bin";
-	char *denied = NULL;
-	while (p) {
-		const char *colon = strchr(p, ':');
-		size_t len = colon ? (size_t)(colon - p) : strlen(p);
-		char dir[PATH_MAX];
-		if (len == 0)
-			snprintf(dir, sizeof(dir), "%s", workdir);
-		else if (p[0] != '/')
-			snprintf(dir, sizeof(dir), "%s/%.*s", workdir, (int)len, p);
-		else
-			snprintf(dir, sizeof(dir), "%.*s", (int)len, p);
-		p = colon ? colon + 1 : NULL;
-		char cand[PATH_MAX];
-		if (snprintf(cand, sizeof(cand), "%s/%s", dir, argv0) >= (int)sizeof(cand))
-			continue;
-		struct stat st;
-		if (stat(cand, &st) < 0 || S_ISDIR(st.st_mode))
-			continue;
-		if (access(cand, X_OK) == 0) {
-			free(denied);
-			*out = strdup(cand);
-			return *out ? 0 : -ENOMEM;
-		}
-		if (!denied)
-			denied = strdup(cand);
-	}
-	*out = denied;
-	return denied ? -EACCES : -ENOENT;
-}
-
-/* The interpreter named by a "#!" line, or NULL. */
-static char *shebang(const char *file)
-{
-	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return NULL;
-	char buf[256];
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 3 || buf[0] != '#' || buf[1] != '!')
-		return NULL;
-	buf[n] = '\0';
-	char *p = buf + 2;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	size_t len = strcspn(p, " \t\n");
-	return len ? strndup(p, len) : NULL;
-}
-
-/*
- * Incident 1: PATH found the binary, the kernel refused it (126), and nothing
- * said why. Say which file, that the sandbox refused it, and how to grant it.
- */
-static int explain_exec_failure(const struct launch_spec *s, const char *file, int errnum)
-{
-	char *canon = realpath(file, NULL);
-	const char *shown = canon ? canon : file;
-	struct stat st;
-	if (stat(file, &st) == 0 && S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "stepbox: cannot execute '%s': it is a directory\n", shown);
-		free(canon);
-		return 126;
-	}
-	/* Landlock answers EACCES; under mountns an ungranted file is not there */
-	if ((errnum == EACCES || errnum == ENOENT) && canon &&
-	    !grants_covers(s->grants, canon, GRANT_EXEC)) {
-		char *dir = strdup(canon);
-		char *slash = dir ? strrchr(dir, '/') : NULL;
-		if (slash && slash != dir)
-			*slash = '\0';
-		fprintf(stderr,
-			"stepbox: cannot execute '%s': the sandbox refused it: it lies outside "
-			"every execute grant\n"
-			"hint: grant its folder with --read %s (or a read_paths entry), or add it "
-			"to SANDBOX_EXTRA_SYSTEM_PATHS\n",
-			shown, dir ? dir : shown);
-		free(dir);
-		free(canon);
-		return 126;
-	}
-	char *interp = canon ? shebang(canon) : NULL;
-	char *icanon = interp ? realpath(interp, NULL) : NULL;
-	if (interp && (errnum == EACCES || errnum == ENOENT)) {
-		if (!icanon)
-			fprintf(stderr,
-				"stepbox: cannot execute '%s': its interpreter '%s' does not "
-				"exist\n",
-				shown, interp);
-		else if (!grants_covers(s->grants, icanon, GRANT_EXEC)) {
-			fprintf(stderr,
-				"stepbox: cannot execute '%s': the sandbox refused its interpreter "
-				"'%s': it lies outside every execute grant\n"
-				"hint: grant it with --read or SANDBOX_EXTRA_SYSTEM_PATHS\n",
-				shown, icanon);
-			errnum = EACCES; /* a denial, whatever errno the backend gave */
-		}
-		else
-			fprintf(stderr, "stepbox: cannot execute '%s': %s\n", shown,
-				strerror(errnum));
-	} else {
-		fprintf(stderr, "stepbox: cannot execute '%s': %s\n", shown, strerror(errnum));
-	}
-	free(interp);
-	free(icanon);
-	free(canon);
-	return errnum == ENOENT ? 127 : 126;
 }
 
 static void close_pair(int p[2])
@@ -843,7 +725,7 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 	if (n != (ssize_t)sizeof(rep))
 		return 0; /* EOF: exec'd */
 	if (rep.step == STEP_EXEC) {
-		res->exit_code = explain_exec_failure(s, file, rep.errnum);
+		res->exit_code = command_exec_failure(s->grants, file, rep.errnum);
 		return 0;
 	}
 	const char *what = rep.step >= 0 && rep.step < STEP_LISTENER ? step_names[rep.step]
@@ -909,21 +791,10 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 	memset(res, 0, sizeof(*res));
 	res->status = -1;
 	res->tasks_seen = -1;
-	char *path_env = NULL;
-	for (char *const *e = s->envp; *e; e++)
-		if (strncmp(*e, "PATH=", 5) == 0)
-			path_env = *e + 5;
 	char *file = NULL;
-	int r = launch_resolve(s->argv[0], path_env, s->workdir, &file);
-	if (r == -ENOENT) {
-		fprintf(stderr, "stepbox: command not found: '%s'\n", s->argv[0]);
-		res->exit_code = 127;
-		return 0;
-	}
-	if (r == -EACCES) {
-		fprintf(stderr, "stepbox: cannot execute '%s': %s\n", file, strerror(EACCES));
-		free(file);
-		res->exit_code = 126;
+	int r = command_find(s->argv[0], s->envp, s->workdir, &file);
+	if (r > 0) {
+		res->exit_code = r;
 		return 0;
 	}
 	if (r < 0)

@@ -64,11 +64,4 @@ struct launch_result {
  */
 int launch_run(const struct launch_spec *s, struct launch_result *res, struct stepbox_err *err);
 
-/*
- * Find argv0 as execvp would, in path_env, relative names against workdir.
- * Returns 0 with *out owned by the caller, -ENOENT when nothing is found,
- * -EACCES when only non-executable matches exist (*out names the first).
- */
-int launch_resolve(const char *argv0, const char *path_env, const char *workdir, char **out);
-
 #endif

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "command.h"
 #include "launch.h"
 #include "tap.h"
 
@@ -26,7 +27,7 @@ static const char *found(const char *argv0, const char *path_env, int want)
 	static char *out;
 	free(out);
 	out = NULL;
-	int r = launch_resolve(argv0, path_env, root, &out);
+	int r = command_resolve(argv0, path_env, root, &out);
 	if (r != want)
 		printf("# %s: got %d, want %d\n", argv0, r, want);
 	if (r != want)

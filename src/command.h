@@ -1,0 +1,37 @@
+/*
+ * command: finding the step's command as execvp would, and the word when it
+ * cannot run (incident 1: a refused exec that nothing explained). Portable:
+ * every backend's launcher shares it, so "command not found", "the sandbox
+ * refused it" and the exit statuses (DESIGN.md: 126, 127, 128+N) read the
+ * same on Linux and macOS.
+ */
+#ifndef STEPBOX_COMMAND_H
+#define STEPBOX_COMMAND_H
+
+#include "grants.h"
+
+/*
+ * Find argv0 as execvp would, in path_env, relative names against workdir.
+ * Returns 0 with *out owned by the caller, -ENOENT when nothing is found,
+ * -EACCES when only non-executable matches exist (*out names the first).
+ */
+int command_resolve(const char *argv0, const char *path_env, const char *workdir, char **out);
+
+/*
+ * command_resolve with envp's PATH, saying on stderr what was not found:
+ * 0 with *file set, 127 (not found) or 126 (not executable) with the word
+ * said and *file NULL, or a negative errno.
+ */
+int command_find(const char *argv0, char *const *envp, const char *workdir, char **file);
+
+/*
+ * The exec of file failed with errnum: say why on stderr (a folder, outside
+ * every execute grant of g, a missing or refused interpreter) and return
+ * the exit status, 126 or 127 (ENOENT).
+ */
+int command_exec_failure(const struct grants *g, const char *file, int errnum);
+
+/* stepbox's exit status for a wait status: the command's, or 128+N for signal N. */
+int command_status(int status);
+
+#endif
