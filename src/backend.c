@@ -136,6 +136,13 @@ static int check_policy(const struct backend *b, const struct stepbox_config *cf
 int backend_choose(const struct stepbox_config *cfg, const struct landlock_features *f,
 		   bool probe_ns, struct backend *b, struct stepbox_err *err)
 {
+	if (cfg->backend == BACKEND_SEATBELT) {
+		backend_layers(BACKEND_NONE, b);
+		err_set(err, ERR_UNAVAILABLE, 0, "the seatbelt backend is macOS's");
+		err_hint(err, "here: auto, stacked, landlock or mountns; `stepbox policy --format "
+			      "sbpl` prints the profile a Mac would enforce");
+		return -EOPNOTSUPP;
+	}
 	if (cfg->backend != BACKEND_AUTO) {
 		backend_layers(cfg->backend, b);
 		int r = cfg->backend == BACKEND_NONE ? 0

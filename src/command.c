@@ -77,7 +77,7 @@ static char *shebang(const char *file)
  * Incident 1: PATH found the binary, the kernel refused it (126), and nothing
  * said why. Say which file, that the sandbox refused it, and how to grant it.
  */
-int command_exec_failure(const struct grants *g, const char *file, int errnum)
+int command_exec_failure(command_may_exec *may, const void *arg, const char *file, int errnum)
 {
 	char *canon = realpath(file, NULL);
 	const char *shown = canon ? canon : file;
@@ -89,7 +89,7 @@ int command_exec_failure(const struct grants *g, const char *file, int errnum)
 	}
 	/* Landlock answers EACCES; under mountns an ungranted file is not there */
 	if ((errnum == EACCES || errnum == ENOENT) && canon &&
-	    !grants_covers(g, canon, GRANT_EXEC)) {
+	    !may(arg, canon)) {
 		char *dir = strdup(canon);
 		char *slash = dir ? strrchr(dir, '/') : NULL;
 		if (slash && slash != dir)
@@ -112,7 +112,7 @@ int command_exec_failure(const struct grants *g, const char *file, int errnum)
 				"stepbox: cannot execute '%s': its interpreter '%s' does not "
 				"exist\n",
 				shown, interp);
-		else if (!grants_covers(g, icanon, GRANT_EXEC)) {
+		else if (!may(arg, icanon)) {
 			fprintf(stderr,
 				"stepbox: cannot execute '%s': the sandbox refused its interpreter "
 				"'%s': it lies outside every execute grant\n"
@@ -130,6 +130,21 @@ int command_exec_failure(const struct grants *g, const char *file, int errnum)
 	free(icanon);
 	free(canon);
 	return errnum == ENOENT ? 127 : 126;
+}
+
+int command_check(command_may_exec *may, const void *arg, const char *file)
+{
+	char *canon = realpath(file, NULL);
+	int errnum = canon && may(arg, canon) ? 0 : EACCES;
+	char *interp = errnum ? NULL : shebang(canon);
+	if (interp) {
+		char *icanon = realpath(interp, NULL);
+		errnum = !icanon ? ENOENT : may(arg, icanon) ? 0 : EACCES;
+		free(icanon);
+	}
+	free(interp);
+	free(canon);
+	return errnum ? command_exec_failure(may, arg, file, errnum) : 0;
 }
 
 int command_find(const char *argv0, char *const *envp, const char *workdir, char **file)

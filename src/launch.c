@@ -329,6 +329,11 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 	}
 }
 
+static bool may_exec(const void *grants, const char *canon)
+{
+	return grants_covers(grants, canon, GRANT_EXEC);
+}
+
 static void close_pair(int p[2])
 {
 	for (int i = 0; i < 2; i++)
@@ -725,7 +730,7 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 	if (n != (ssize_t)sizeof(rep))
 		return 0; /* EOF: exec'd */
 	if (rep.step == STEP_EXEC) {
-		res->exit_code = command_exec_failure(s->grants, file, rep.errnum);
+		res->exit_code = command_exec_failure(may_exec, s->grants, file, rep.errnum);
 		return 0;
 	}
 	const char *what = rep.step >= 0 && rep.step < STEP_LISTENER ? step_names[rep.step]

@@ -14,10 +14,15 @@
 #include "err.h"
 #include "policy.h"
 #include "sbpl.h"
+#include "show.h"
+#ifdef STEPBOX_LINUX
 #include "doctor.h"
-#include "report.h"
 #include "mcp.h"
+#include "report.h"
 #include "run.h"
+#else
+#include "seatbelt.h"
+#endif
 
 extern char **environ;
 
@@ -155,14 +160,18 @@ static void print_help(const struct command *c)
 
 static void print_version(void)
 {
-	printf("stepbox %s\n"
-	       "backends: stacked (namespaces and Landlock), landlock, mountns, none\n"
+	printf("stepbox %s\n", STEPBOX_VERSION);
+#ifdef STEPBOX_LINUX
+	printf("backends: stacked (namespaces and Landlock), landlock, mountns, none\n"
 	       "Landlock: ABI 1 to %d known, the kernel's used up to that\n"
 	       "seccomp: filters compiled at build time (libseccomp), a supervisor by user "
-	       "notification\n"
-	       "policy: JSON version 1 (jansson)\n"
+	       "notification\n",
+	       LANDLOCK_ABI_KNOWN);
+#else
+	printf("backends: seatbelt (the profile applied by %s)\n", STEPBOX_SANDBOX_EXEC);
+#endif
+	printf("policy: JSON version 1 (jansson)\n"
 	       "linked: %s\n",
-	       STEPBOX_VERSION, LANDLOCK_ABI_KNOWN,
 #ifdef STEPBOX_STATIC
 	       "statically"
 #else
@@ -223,9 +232,11 @@ static int fail(const struct stepbox_err *err)
 /* The same, and the run report says it too: --report is written on 125 as well. */
 static int fail_report(const struct stepbox_config *cfg, const struct stepbox_err *err)
 {
+#ifdef STEPBOX_LINUX
 	struct stepbox_err rerr = {0};
 	if (cfg->report_file && report_error(cfg->report_file, cfg, err, &rerr) < 0)
 		err_print(&rerr);
+#endif
 	return fail(err);
 }
 
@@ -417,6 +428,7 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *
 	return optind;
 }
 
+#ifdef STEPBOX_LINUX
 /*
  * The next round's config: the learned policy, read as a policy file is (so
  * it is checked as one), with the settings that are not policy carried over.
@@ -510,6 +522,114 @@ static int learn_rounds(struct stepbox_config *cfg, struct run_ctx *ctx, char **
 	return code;
 }
 
+/* After the arguments: each command of the Linux build. */
+static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cli *cli,
+		    char **operands, int noperands)
+{
+	struct stepbox_err err = {0};
+	struct run_ctx ctx;
+	int code;
+	if (strcmp(cmd, "check") == 0) {
+		if (noperands > 0 || cli->policy_options > 0) {
+			err_set(&err, ERR_USAGE, 0, "check takes no arguments but --json");
+			err_hint(&err, "stepbox check [--json]");
+			return fail(&err);
+		}
+		if (landlock_probe(&ctx.features, backend_abi_cap(), &err) < 0) {
+			return fail(&err);
+		}
+		return report_check(stdout, &ctx.features, cfg, cli->json) ? 0 : 1;
+	}
+	if (strcmp(cmd, "mcp") == 0) {
+		if (noperands > 0) {
+			err_set(&err, ERR_USAGE, 0, "mcp takes no command");
+			err_hint(&err, "stepbox mcp [-p POLICY.json] [OPTIONS] [--max-parallel N]");
+			return fail(&err);
+		}
+		struct mcp_opts mo = {(int)cli->max_parallel, 64 * 1024};
+		return mcp_main(cfg, &mo);
+	}
+	bool learn = strcmp(cmd, "learn") == 0;
+	bool is_run = strcmp(cmd, "run") == 0 || learn;
+	bool doctor = strcmp(cmd, "doctor") == 0;
+
+	if (is_run != (noperands > 0)) {
+		err_set(&err, ERR_USAGE, 0, is_run ? "run: no command given" : "%s takes no command",
+			cmd);
+		err_hint(&err, "stepbox run [OPTIONS] -- COMMAND [ARG...]");
+		return fail(&err);
+	}
+	cfg->explain |= learn;
+	/* doctor reports on every backend, and a Mac's profile on none of these */
+	if (doctor || cli->sbpl)
+		cfg->backend = BACKEND_NONE;
+	if (run_prepare(cfg, environ, is_run, &ctx, &err) < 0)
+		return is_run ? fail_report(cfg, &err) : fail(&err);
+	if (learn)
+		code = learn_rounds(cfg, &ctx, operands, cli);
+	else if (is_run)
+		code = run_exec(cfg, &ctx, operands, NULL);
+	else if (strcmp(cmd, "policy") == 0 && cli->sbpl)
+		code = sbpl_write(stdout, cfg, &ctx.grants, &err) < 0 ? fail(&err) : 0;
+	else if (strcmp(cmd, "policy") == 0)
+		code = show_policy(stdout, cfg, &ctx.grants, &ctx.env,
+				   policy_backend_name(ctx.backend.name)) < 0 ? 125 : 0;
+	else if (doctor)
+		code = doctor_run(stdout, cfg, &ctx, "/etc", cli->json) ? 1 : 0;
+	else if (strcmp(cmd, "guide") == 0) {
+		report_guide(stdout, cfg, &ctx.grants, &ctx.env, &ctx.limits);
+		code = 0;
+	} else {
+		code = show_env(stdout, &ctx.env, cli->json, cli->nul) < 0 ? 125 : 0;
+	}
+	run_release(&ctx);
+	return code;
+}
+#else
+/* After the arguments: each command of the portable build (the Seatbelt backend). */
+static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cli *cli,
+		    char **operands, int noperands)
+{
+	struct stepbox_err err = {0};
+	bool is_run = strcmp(cmd, "run") == 0;
+	if (strcmp(cmd, "learn") == 0 || strcmp(cmd, "doctor") == 0 || strcmp(cmd, "mcp") == 0 ||
+	    strcmp(cmd, "guide") == 0) {
+		err_set(&err, ERR_USAGE, 0, "'%s' is not in this build (the Seatbelt backend)", cmd);
+		err_hint(&err, "this build has run, check, policy and env; the Linux build has "
+			       "every command");
+		return fail(&err);
+	}
+	if (is_run != (noperands > 0) || (strcmp(cmd, "check") == 0 && cli->policy_options > 0)) {
+		err_set(&err, ERR_USAGE, 0, is_run ? "run: no command given" : "%s takes no command",
+			cmd);
+		err_hint(&err, "stepbox run [OPTIONS] -- COMMAND [ARG...]");
+		return fail(&err);
+	}
+	if (strcmp(cmd, "check") == 0)
+		return seatbelt_check(stdout, cli->json) ? 0 : 1;
+	if (cfg->backend != BACKEND_AUTO && cfg->backend != BACKEND_SEATBELT && !cli->sbpl) {
+		err_set(&err, ERR_UNAVAILABLE, 0, "the %s backend is Linux's; this build has the "
+			"Seatbelt backend", policy_backend_name(cfg->backend));
+		err_hint(&err, "drop --backend (or \"backend\" in the policy), or say seatbelt");
+		return fail(&err);
+	}
+	struct seatbelt_ctx ctx;
+	if (seatbelt_prepare(cfg, environ, &ctx, &err) < 0)
+		return fail(&err);
+	int code;
+	if (is_run)
+		code = seatbelt_run(cfg, &ctx, operands);
+	else if (strcmp(cmd, "policy") == 0 && cli->sbpl)
+		code = sbpl_write(stdout, cfg, &ctx.grants, &err) < 0 ? fail(&err) : 0;
+	else if (strcmp(cmd, "policy") == 0)
+		code = show_policy(stdout, cfg, &ctx.grants, &ctx.env, "seatbelt") < 0 ? 125 : 0;
+	else
+		code = show_env(stdout, &ctx.env, cli->json, cli->nul) < 0 ? 125 : 0;
+	seatbelt_release(&ctx);
+	return code;
+}
+#endif
+
 /* Inherited fds 0-2 may be closed; an fd stepbox opens must never land there. */
 static void ensure_std_fds(void)
 {
@@ -537,7 +657,6 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	struct stepbox_config cfg;
 	struct stepbox_err err = {0};
-	struct run_ctx ctx;
 	struct cli cli = {false, false, 0, NULL, 1, 4, false, false};
 	int code = 125;
 	policy_init(&cfg);
@@ -553,74 +672,12 @@ int main(int argc, char **argv)
 		code = fail_report(&cfg, &err);
 		goto out;
 	}
-	char **operands = argv + 1 + first;
-	int noperands = argc - 1 - first;
 	if (cli.format && strcmp(cmd, "policy") != 0) {
 		err_set(&err, ERR_USAGE, 0, "--format is an option of stepbox policy");
 		code = fail(&err);
 		goto out;
 	}
-	if (strcmp(cmd, "check") == 0) {
-		if (noperands > 0 || cli.policy_options > 0) {
-			err_set(&err, ERR_USAGE, 0, "check takes no arguments but --json");
-			err_hint(&err, "stepbox check [--json]");
-			code = fail(&err);
-			goto out;
-		}
-		if (landlock_probe(&ctx.features, backend_abi_cap(), &err) < 0) {
-			code = fail(&err);
-			goto out;
-		}
-		code = report_check(stdout, &ctx.features, &cfg, cli.json) ? 0 : 1;
-		goto out;
-	}
-	if (strcmp(cmd, "mcp") == 0) {
-		if (noperands > 0) {
-			err_set(&err, ERR_USAGE, 0, "mcp takes no command");
-			err_hint(&err, "stepbox mcp [-p POLICY.json] [OPTIONS] [--max-parallel N]");
-			code = fail(&err);
-			goto out;
-		}
-		struct mcp_opts mo = {(int)cli.max_parallel, 64 * 1024};
-		code = mcp_main(&cfg, &mo);
-		goto out;
-	}
-	bool learn = strcmp(cmd, "learn") == 0;
-	bool is_run = strcmp(cmd, "run") == 0 || learn;
-	bool doctor = strcmp(cmd, "doctor") == 0;
-
-	if (is_run != (noperands > 0)) {
-		err_set(&err, ERR_USAGE, 0, is_run ? "run: no command given" : "%s takes no command",
-			cmd);
-		err_hint(&err, "stepbox run [OPTIONS] -- COMMAND [ARG...]");
-		code = fail(&err);
-		goto out;
-	}
-	cfg.explain |= learn;
-	/* doctor reports on every backend, and a Mac's profile on none of these */
-	if (doctor || cli.sbpl)
-		cfg.backend = BACKEND_NONE;
-	if (run_prepare(&cfg, environ, is_run, &ctx, &err) < 0) {
-		code = is_run ? fail_report(&cfg, &err) : fail(&err);
-		goto out;
-	}
-	if (learn)
-		code = learn_rounds(&cfg, &ctx, operands, &cli);
-	else if (is_run)
-		code = run_exec(&cfg, &ctx, operands, NULL);
-	else if (strcmp(cmd, "policy") == 0 && cli.sbpl)
-		code = sbpl_write(stdout, &cfg, &ctx.grants, &err) < 0 ? fail(&err) : 0;
-	else if (strcmp(cmd, "policy") == 0)
-		code = report_policy(stdout, &cfg, &ctx.grants, &ctx.env, ctx.backend.name) < 0 ? 125 : 0;
-	else if (doctor)
-		code = doctor_run(stdout, &cfg, &ctx, "/etc", cli.json) ? 1 : 0;
-	else if (strcmp(cmd, "guide") == 0) {
-		report_guide(stdout, &cfg, &ctx.grants, &ctx.env, &ctx.limits);
-		code = 0;
-	} else {
-		code = report_env(stdout, &ctx.env, cli.json, cli.nul) < 0 ? 125 : 0;
-	}
-	run_release(&ctx);
+	code = dispatch(cmd, &cfg, &cli, argv + 1 + first, argc - 1 - first);
 out:
 	policy_release(&cfg);
 	return code;

@@ -40,6 +40,7 @@ const char *path_base(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
+#ifdef __linux__
 /* Our copy of the uapi: Debian 12's headers have openat2 but not everywhere. */
 #ifndef SYS_openat2
 #define SYS_openat2 437
@@ -50,6 +51,7 @@ struct path_open_how {
 	uint64_t resolve;
 };
 #define PATH_RESOLVE_NO_SYMLINKS 0x04
+#endif
 
 static int walk_nofollow(const char *path, int extra)
 {
@@ -93,6 +95,7 @@ static int walk_nofollow(const char *path, int extra)
 
 int path_open_nofollow(const char *path, int extra)
 {
+#ifdef __linux__
 	struct path_open_how how = {
 		.flags = (uint64_t)(O_PATH | O_CLOEXEC | (extra & ~O_NOFOLLOW)),
 		.resolve = PATH_RESOLVE_NO_SYMLINKS,
@@ -102,6 +105,7 @@ int path_open_nofollow(const char *path, int extra)
 		return fd;
 	if (errno != ENOSYS && errno != EPERM) /* EPERM: a seccomp profile refusing it */
 		return -errno;
+#endif
 	return walk_nofollow(path, extra & ~O_NOFOLLOW);
 }
 
@@ -174,7 +178,14 @@ int path_dir_open(struct path_dir *d, int dfd, const char *name)
 	d->fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (d->fd < 0)
 		return -errno;
+#ifdef __linux__
 	if (!(d->buf = malloc(PATH_DIR_BUF))) {
+#else
+	int own = dup(d->fd);
+	if (own < 0 || !(d->dir = fdopendir(own))) {
+		if (own >= 0)
+			close(own);
+#endif
 		close(d->fd);
 		d->fd = -1;
 		return -ENOMEM;
@@ -182,6 +193,7 @@ int path_dir_open(struct path_dir *d, int dfd, const char *name)
 	return 0;
 }
 
+#ifdef __linux__
 /* The kernel's record, as getdents64 writes it. */
 struct kernel_dirent64 {
 	uint64_t d_ino;
@@ -212,9 +224,32 @@ bool path_dir_next(struct path_dir *d, struct path_entry *e)
 		return true;
 	}
 }
+#else
+bool path_dir_next(struct path_dir *d, struct path_entry *e)
+{
+	for (;;) {
+		errno = 0;
+		struct dirent *k = readdir(d->dir);
+		if (!k) {
+			d->err = errno;
+			return false;
+		}
+		if (strcmp(k->d_name, ".") == 0 || strcmp(k->d_name, "..") == 0)
+			continue;
+		e->name = k->d_name;
+		e->type = k->d_type;
+		return true;
+	}
+}
+#endif
 
 void path_dir_close(struct path_dir *d)
 {
+#ifndef __linux__
+	if (d->dir)
+		closedir(d->dir);
+	d->dir = NULL;
+#endif
 	if (d->fd >= 0)
 		close(d->fd);
 	free(d->buf);

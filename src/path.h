@@ -8,9 +8,20 @@
 #ifndef STEPBOX_PATH_H
 #define STEPBOX_PATH_H
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+/*
+ * macOS has no O_PATH: a descriptor opened for reading stands in. Where a
+ * folder cannot be read it is refused (EACCES): the safe side for what
+ * stepbox uses these for (walking to a folder without following links).
+ */
+#ifndef O_PATH
+#define O_PATH O_RDONLY
+#endif
 
 /* Whether path is dir or lies beneath it ("/" holds everything). */
 bool path_beneath(const char *path, const char *dir);
@@ -59,7 +70,10 @@ char *path_read_file(const char *path, size_t max);
  */
 struct path_dir {
 	int fd;
-	char *buf;
+	char *buf; /* Linux: getdents64's records */
+#ifndef __linux__
+	DIR *dir; /* elsewhere: readdir on a copy of fd */
+#endif
 	size_t pos, len;
 	int err; /* set when reading stopped on an error */
 };

@@ -54,4 +54,11 @@ void persist_unlock(struct persist_lock *l);
  */
 int persist_repair(const char *dir, struct strv *set_aside);
 
+/*
+ * The lock found its last holder killed mid-step (killed[0]): repair what
+ * it left (persist_repair) and say so on stderr (quiet: only when something
+ * was set aside).
+ */
+void persist_say_killed(const char *dir, const struct persist_lock *lock, bool quiet);
+
 #endif

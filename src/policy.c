@@ -81,6 +81,8 @@ const char *policy_backend_name(enum policy_backend b)
 		return "mountns";
 	case BACKEND_NONE:
 		return "none";
+	case BACKEND_SEATBELT:
+		return "seatbelt";
 	case BACKEND_AUTO:
 		break;
 	}
@@ -217,9 +219,11 @@ int policy_set_backend(struct stepbox_config *cfg, const char *name, struct step
 		b = BACKEND_NONE;
 	else if (strcmp(name, "mountns") == 0)
 		b = BACKEND_MOUNTNS;
+	else if (strcmp(name, "seatbelt") == 0)
+		b = BACKEND_SEATBELT;
 	else {
 		err_set(err, ERR_USAGE, 0, "unknown backend '%s'", name);
-		err_hint(err, "choose one of: auto, stacked, landlock, mountns, none");
+		err_hint(err, "choose one of: auto, stacked, landlock, mountns, seatbelt, none");
 		return -EINVAL;
 	}
 	/* auto asks for nothing: it gives way to a backend asked for elsewhere */

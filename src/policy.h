@@ -20,7 +20,14 @@
 #define POLICY_MAX_TIMEOUT 2592000L   /* 30 days */
 #define POLICY_DEFAULT_GRACE 10L      /* --grace */
 
-enum policy_backend { BACKEND_AUTO, BACKEND_STACKED, BACKEND_LANDLOCK, BACKEND_MOUNTNS, BACKEND_NONE };
+enum policy_backend {
+	BACKEND_AUTO,
+	BACKEND_STACKED,
+	BACKEND_LANDLOCK,
+	BACKEND_MOUNTNS,
+	BACKEND_NONE,
+	BACKEND_SEATBELT, /* macOS (src/seatbelt.c) */
+};
 
 /* allow: no restriction; none: AF_UNIX only; tcp: TCP to/from listed ports only */
 enum policy_net { NET_ALLOW, NET_NONE, NET_TCP };

@@ -21,16 +21,6 @@
 #include "persist.h"
 #include "policy.h"
 
-/*
- * The policy cfg asks for, as a policy file has it (valid input for -p):
- * the paths as asked, policy and flags merged. NULL on ENOMEM.
- */
-json_t *report_policy_json(const struct stepbox_config *cfg, const struct grants *g);
-
-/* The effective policy as JSON: every path canonical, with its origin. */
-int report_policy(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
-		  const struct env_result *env, enum policy_backend backend);
-
 /* What this host gives, as text or JSON; whether auto finds a usable backend. */
 bool report_check(FILE *out, const struct landlock_features *f,
 		  const struct stepbox_config *cfg, bool json);
@@ -42,13 +32,6 @@ bool report_check(FILE *out, const struct landlock_features *f,
  */
 void report_guide(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
 		  const struct env_result *env, const struct limit_plan *lp);
-
-/*
- * NAME=VALUE lines, then "# dropped NAME: reason" lines; with nul each entry
- * ends in NUL and nothing else is printed; with json an object (version, env,
- * dropped, routed_dirs, persistent_dir, run_base).
- */
-int report_env(FILE *out, const struct env_result *r, bool json, bool nul);
 
 /*
  * Write the run report to path (atomically: a temporary file, then rename),

@@ -1,4 +1,5 @@
 #include "run.h"
+#include "show.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -238,23 +239,6 @@ static int supervised_places(const struct run_ctx *ctx, struct strv *out, struct
 	return r < 0 ? err_set(err, ERR_UNAVAILABLE, -r, "list the supervised places") : 0;
 }
 
-/* The last writer of the cache was killed mid-step: set aside what it left half done. */
-static void say_killed(const char *dir, const struct persist_lock *lock, bool quiet)
-{
-	struct strv aside = STRV_INIT;
-	int r = persist_repair(dir, &aside);
-	if (!quiet || aside.n)
-		err_warn("the last step to hold the workflow cache %s (%s) was killed before it "
-			 "ended%s", dir, lock->killed, aside.n ? "; set aside its unfinished pip "
-							       "installs, to be installed anew:"
-							     : r < 0 ? ""
-								     : "; what it installed may be "
-								       "incomplete: reinstall what fails");
-	for (size_t i = 0; i < aside.n; i++)
-		fprintf(stderr, "stepbox:   %s\n", aside.v[i]);
-	strv_release(&aside);
-}
-
 /*
  * The output limit: two pipes (out[0..1] stdout, out[2..3] stderr) and the
  * thread that passes them on.
@@ -316,7 +300,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		rc = persist_lock(&lock, ctx->grants.persist, cfg->persist_shared,
 				  cfg->persist_wait_s, cfg->verbosity < 0, &err);
 	if (rc == 0 && lock.killed[0])
-		say_killed(ctx->grants.persist, &lock, cfg->verbosity < 0);
+		persist_say_killed(ctx->grants.persist, &lock, cfg->verbosity < 0);
 	if (rc == 0)
 		rc = env_prepare_dirs(&ctx->env, &err);
 	if (rc == 0 && b->landlock) {
@@ -411,7 +395,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		audit_collect(&au, res.domain_creator, &x);
 	if (learn) {
 		if (!learn->policy)
-			learn->policy = report_policy_json(cfg, &ctx->grants);
+			learn->policy = show_policy_json(cfg, &ctx->grants);
 		learn->added = learn->policy ? explain_learn(&x, learn->policy, &learn->refused) : 0;
 	} else if (cfg->explain) {
 		explain_print(stderr, &x);

@@ -132,6 +132,28 @@ static char *mac_path(const char *p)
 	return strdup(p);
 }
 
+bool sbpl_may_exec(const void *grants, const char *canon)
+{
+	const struct grants *g = grants;
+	char *m = mac_path(canon);
+	bool ok = false;
+	for (size_t i = 0; m && !ok && sys_exec[i]; i++)
+		ok = path_beneath(m, sys_exec[i]);
+	/* as collect() sorts them: execute and write grants run code, the rest not */
+	for (size_t i = 0; m && !ok && i < g->n; i++) {
+		const struct grant *gr = &g->v[i];
+		if (gr->origin == ORIGIN_BASELINE || gr->origin == ORIGIN_BASELINE_TARGET ||
+		    (gr->access & (GRANT_PRIVATE | GRANT_CONNECT)) ||
+		    !(gr->access & (GRANT_EXEC | GRANT_WRITE)))
+			continue;
+		char *gm = mac_path(gr->path);
+		ok = gm && path_beneath(m, gm);
+		free(gm);
+	}
+	free(m);
+	return ok;
+}
+
 /*
  * One allow form over paths, each a string between open and close:
  * (allow OPS OPEN"path"CLOSE ...); nothing when there is none.

@@ -34,6 +34,13 @@
 /* Whether SBPL can hold s: valid UTF-8 (RFC 3629) with no control character. */
 bool sbpl_path_ok(const char *s);
 
+/*
+ * Whether the profile lets the canonical path canon be executed (grants: a
+ * struct grants; a command_may_exec): beneath the macOS system folders, an
+ * execute grant or a write grant.
+ */
+bool sbpl_may_exec(const void *grants, const char *canon);
+
 /* The profile for cfg and its grants g, to out. 0, or -errno with err (exit 125). */
 int sbpl_write(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
 	       struct stepbox_err *err);

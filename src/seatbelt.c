@@ -1,0 +1,395 @@
+/* seatbelt: see seatbelt.h. */
+#include "seatbelt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "limitcfg.h"
+#include "persist.h"
+#include "sbpl.h"
+#include "strv.h"
+
+int seatbelt_prepare(const struct stepbox_config *cfg, char *const *inherited,
+		     struct seatbelt_ctx *ctx, struct stepbox_err *err)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		return err_set(err, ERR_USAGE, errno, "cannot read the current folder");
+	struct grants_host host = {
+		.root = "/",
+		.cwd = cwd,
+		.extra_paths = getenv("SANDBOX_EXTRA_SYSTEM_PATHS"),
+		.browser_exe = getenv("AGENT_BROWSER_EXECUTABLE_PATH"),
+		.hide_etc_secrets = grants_should_hide_etc(),
+		.home = getenv("HOME"),
+	};
+	int r = grants_build(cfg, &host, &ctx->grants, err);
+	if (r == 0)
+		r = env_build(cfg, &ctx->grants, inherited, &ctx->env, err);
+	if (r < 0)
+		seatbelt_release(ctx);
+	return r;
+}
+
+void seatbelt_release(struct seatbelt_ctx *ctx)
+{
+	grants_release(&ctx->grants);
+	env_release(&ctx->env);
+}
+
+/* The limits an rlimit enforces here; the rest have no mechanism on a Mac. */
+static const struct {
+	enum limit_kind kind;
+	int resource;
+} rlimits[] = {
+	{LIMIT_CPU, RLIMIT_CPU},
+	{LIMIT_FILE_SIZE, RLIMIT_FSIZE},
+	{LIMIT_OPEN_FILES, RLIMIT_NOFILE},
+};
+
+static int check_limits(const struct limit_config *c, struct stepbox_err *err)
+{
+	for (int k = 0; k < LIMIT_N; k++) {
+		bool rlimit = false;
+		for (size_t i = 0; i < sizeof(rlimits) / sizeof(*rlimits); i++)
+			rlimit |= rlimits[i].kind == (enum limit_kind)k;
+		if (c->v[k] && !rlimit) {
+			int r = err_set(err, ERR_UNAVAILABLE, 0,
+					"the %s limit cannot be enforced by the Seatbelt backend",
+					limitcfg_names[k]);
+			err_hint(err, "macOS gives a sandbox no cgroup, PID namespace or "
+					     "private /tmp; only cpu_s, file_size and open_files "
+					     "hold here: drop the others, or run the step on Linux");
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* The profile, as the one string sandbox-exec -p takes. */
+static char *profile(const struct stepbox_config *cfg, const struct grants *g,
+		     struct stepbox_err *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f) {
+		err_set(err, ERR_UNAVAILABLE, errno, "seatbelt: build the profile");
+		return NULL;
+	}
+	int r = sbpl_write(f, cfg, g, err);
+	if (fclose(f) != 0 && r == 0)
+		r = err_set(err, ERR_UNAVAILABLE, errno, "seatbelt: build the profile");
+	if (r < 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* The folders, then the workflow cache (this step's, or shared), as run_exec orders them. */
+static int prepare_dirs(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
+			struct persist_lock *lock, struct stepbox_err *err)
+{
+	int r = grants_prepare_dirs(&ctx->grants, err);
+	if (r == 0 && ctx->grants.persist)
+		r = persist_lock(lock, ctx->grants.persist, cfg->persist_shared,
+				 cfg->persist_wait_s, cfg->verbosity < 0, err);
+	if (r == 0 && lock->killed[0])
+		persist_say_killed(ctx->grants.persist, lock, cfg->verbosity < 0);
+	return r == 0 ? env_prepare_dirs(&ctx->env, err) : r;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig; /* taken by sigwait; a handler keeps a default-ignored SIGCHLD pending */
+}
+
+static const int waited[] = {SIGCHLD, SIGALRM, SIGINT, SIGTERM, SIGHUP};
+
+/*
+ * The child: its own process group (the step's tree, killed as one), the
+ * terminal's foreground when stepbox had it, the rlimits, then sandbox-exec,
+ * which applies the profile and executes the command. An exec failure goes
+ * back over report (close-on-exec).
+ */
+static void child(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, char **args,
+		  bool tty, const sigset_t *oldmask, int report)
+{
+	int e = 0;
+	setpgid(0, 0);
+	if (tty) {
+		signal(SIGTTOU, SIG_IGN);
+		tcsetpgrp(STDIN_FILENO, getpid());
+	}
+	for (size_t i = 0; i < sizeof(waited) / sizeof(*waited); i++)
+		signal(waited[i], SIG_DFL);
+	signal(SIGTTOU, SIG_DFL);
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	for (size_t i = 0; !e && i < sizeof(rlimits) / sizeof(*rlimits); i++) {
+		uint64_t v = cfg->limits.v[rlimits[i].kind];
+		struct rlimit rl;
+		if (v && getrlimit(rlimits[i].resource, &rl) == 0) {
+			/* a caller's lower hard limit stands */
+			rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < v ? rl.rlim_max
+										   : (rlim_t)v;
+			rl.rlim_max = rl.rlim_cur;
+			if (setrlimit(rlimits[i].resource, &rl) < 0)
+				e = errno;
+		}
+	}
+	if (!e && chdir(ctx->grants.workdir) < 0)
+		e = errno;
+	if (!e) {
+		execve(STEPBOX_SANDBOX_EXEC, args, ctx->env.env.v);
+		e = errno;
+	}
+	ssize_t n = write(report, &e, sizeof(e));
+	(void)n;
+	_exit(127);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Wake in seconds (0: never). */
+static void alarm_in(double seconds)
+{
+	struct itimerval it = {{0, 0}, {0, 0}};
+	if (seconds > 0) {
+		it.it_value.tv_sec = (time_t)seconds;
+		it.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
+		if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+			it.it_value.tv_usec = 1;
+	}
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Wait for the command: the timeout, signals passed on, --grace after them. */
+static int wait_command(const struct stepbox_config *cfg, pid_t pid, const sigset_t *set)
+{
+	double start = now_s(), grace_end = 0;
+	double timeout_end = cfg->timeout_s > 0 ? start + (double)cfg->timeout_s : 0;
+	int passed = 0, status = 0;
+	for (;;) {
+		double next = timeout_end;
+		if (grace_end && (!next || grace_end < next))
+			next = grace_end;
+		alarm_in(next ? next - now_s() : 0);
+		int sig = 0;
+		if (sigwait(set, &sig) != 0)
+			continue;
+		if (sig == SIGCHLD) {
+			pid_t w = waitpid(pid, &status, WNOHANG);
+			if (w == pid)
+				break;
+			continue;
+		}
+		if (sig == SIGALRM) {
+			double t = now_s();
+			if (timeout_end && t >= timeout_end) {
+				kill(-pid, SIGKILL);
+				waitpid(pid, &status, 0);
+				fprintf(stderr, "stepbox: timed out after %ld s: killed the command's "
+						"process tree\n", cfg->timeout_s);
+				return 124;
+			}
+			if (grace_end && t >= grace_end) {
+				kill(-pid, SIGKILL);
+				waitpid(pid, &status, 0);
+				fprintf(stderr, "stepbox: the command still ran %ld s after SIG%s was "
+						"passed on (--grace): killed its process tree\n",
+					cfg->grace_s, passed == SIGINT ? "INT" : passed == SIGHUP ? "HUP"
+												      : "TERM");
+				return 128 + SIGKILL;
+			}
+			continue;
+		}
+		/* SIGINT, SIGTERM, SIGHUP: the step's to handle, within --grace */
+		kill(-pid, sig);
+		if (!passed && cfg->grace_s > 0)
+			grace_end = now_s() + (double)cfg->grace_s;
+		passed = sig;
+	}
+	return command_status(status);
+}
+
+static int launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, char **args)
+{
+	sigset_t set, oldmask;
+	sigemptyset(&set);
+	struct sigaction sa, old[sizeof(waited) / sizeof(*waited)];
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	for (size_t i = 0; i < sizeof(waited) / sizeof(*waited); i++) {
+		sigaddset(&set, waited[i]);
+		sigaction(waited[i], &sa, &old[i]);
+	}
+	sigprocmask(SIG_BLOCK, &set, &oldmask);
+	bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	int report[2], code = 125;
+	if (pipe(report) < 0) {
+		fprintf(stderr, "stepbox: seatbelt: create a pipe: %s\n", strerror(errno));
+		goto out;
+	}
+	fcntl(report[0], F_SETFD, FD_CLOEXEC);
+	fcntl(report[1], F_SETFD, FD_CLOEXEC);
+	pid_t pid = fork();
+	if (pid == 0)
+		child(cfg, ctx, args, tty, &oldmask, report[1]);
+	close(report[1]);
+	if (pid < 0) {
+		fprintf(stderr, "stepbox: seatbelt: fork: %s\n", strerror(errno));
+		close(report[0]);
+		goto out;
+	}
+	setpgid(pid, pid); /* as the child does: whichever runs first */
+	int e = 0;
+	ssize_t n;
+	do
+		n = read(report[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(report[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		waitpid(pid, NULL, 0);
+		fprintf(stderr, "stepbox: seatbelt: could not start %s in '%s': %s\n",
+			STEPBOX_SANDBOX_EXEC, ctx->grants.workdir, strerror(e));
+		goto out;
+	}
+	code = wait_command(cfg, pid, &set);
+	kill(-pid, SIGKILL); /* what the command left in its process group */
+out:
+	alarm_in(0);
+	if (tty) {
+		signal(SIGTTOU, SIG_IGN);
+		tcsetpgrp(STDIN_FILENO, getpgrp());
+		signal(SIGTTOU, SIG_DFL);
+	}
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	for (size_t i = 0; i < sizeof(waited) / sizeof(*waited); i++)
+		sigaction(waited[i], &old[i], NULL);
+	return code;
+}
+
+int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
+		 char *const *argv)
+{
+	struct stepbox_err err = {0};
+	struct persist_lock lock = {.fd = -1};
+	char *text = NULL, *file = NULL;
+	struct strv args = STRV_INIT;
+	int code = 125;
+	if (access(STEPBOX_SANDBOX_EXEC, X_OK) < 0) {
+		err_set(&err, ERR_UNAVAILABLE, errno, "the Seatbelt backend runs a step under %s",
+			STEPBOX_SANDBOX_EXEC);
+		err_hint(&err, "it ships with macOS; on Linux, build stepbox with its Linux "
+			       "backends (meson setup -Dlinux_backends=enabled)");
+		goto fail;
+	}
+	if (cfg->report_file) {
+		err_set(&err, ERR_USAGE, 0, "--report is not written by the Seatbelt backend yet");
+		err_hint(&err, "drop --report on macOS; the exit status and stderr say how the "
+			       "step ended");
+		goto fail;
+	}
+	if (check_limits(&cfg->limits, &err) < 0 || !(text = profile(cfg, &ctx->grants, &err)) ||
+	    prepare_dirs(cfg, ctx, &lock, &err) < 0)
+		goto fail;
+	int r = command_find(argv[0], ctx->env.env.v, ctx->grants.workdir, &file);
+	if (r == 0)
+		r = command_check(sbpl_may_exec, &ctx->grants, file);
+	if (r > 0) {
+		code = r;
+		goto out;
+	}
+	if (r < 0) {
+		err_set(&err, ERR_UNAVAILABLE, -r, "resolve '%s'", argv[0]);
+		goto fail;
+	}
+	if (cfg->explain && cfg->verbosity >= 0)
+		fprintf(stderr, "stepbox: explain: the Seatbelt backend's denials are in macOS's "
+				"unified log, which stepbox does not read yet: log show --last 5m "
+				"--predicate 'sender == \"Sandbox\"'\n");
+	if (cfg->verbosity > 0)
+		fprintf(stderr, "stepbox: backend seatbelt (%s), %zu grants; this host cannot "
+				"give: private-tmp, pid-namespace, memory and tasks limits\n",
+			STEPBOX_SANDBOX_EXEC, ctx->grants.n);
+	r = strv_push(&args, "sandbox-exec");
+	r = r ? r : strv_push(&args, "-p");
+	r = r ? r : strv_push(&args, text);
+	r = r ? r : strv_push(&args, "--");
+	r = r ? r : strv_push(&args, file);
+	for (size_t i = 1; r == 0 && argv[i]; i++)
+		r = strv_push(&args, argv[i]);
+	if (r < 0) {
+		err_set(&err, ERR_UNAVAILABLE, -r, "seatbelt: the command line");
+		goto fail;
+	}
+	code = launch(cfg, ctx, args.v);
+	if (!persist_intact(&lock, ctx->grants.persist))
+		err_warn("the step removed or replaced '%s/%s': a step started meanwhile may have "
+			 "written in the workflow cache beside this one", ctx->grants.persist,
+			 PERSIST_LOCK_NAME);
+	goto out;
+fail:
+	err_print(&err);
+out:
+	persist_unlock(&lock);
+	strv_release(&args);
+	free(file);
+	free(text);
+	return code;
+}
+
+bool seatbelt_check(FILE *out, bool json)
+{
+	bool here = access(STEPBOX_SANDBOX_EXEC, X_OK) == 0;
+	const char *why = here ? NULL : "no sandbox-exec here (it ships with macOS)";
+	static const char *const gives[] = {"files (deny by default)", "exec", "network",
+					    "unix-sockets", "signals", "rlimits", NULL};
+	static const char *const lacks[] = {"private-tmp", "pid-namespace", "memory-limit",
+					    "tasks-limit", "output-limit", "explain", NULL};
+	if (json) {
+		json_t *g = json_array(), *l = json_array();
+		for (size_t i = 0; gives[i]; i++)
+			json_array_append_new(g, json_string(gives[i]));
+		for (size_t i = 0; lacks[i]; i++)
+			json_array_append_new(l, json_string(lacks[i]));
+		json_t *o = json_pack("{s:s, s:{s:{s:b, s:s, s:s?, s:o, s:o}}}", "auto",
+				      here ? "seatbelt" : "none", "backends", "seatbelt",
+				      "available", here, "runner", STEPBOX_SANDBOX_EXEC, "why", why,
+				      "gives", g, "missing", l);
+		int r = o ? json_dumpf(o, out, JSON_INDENT(2)) : -1;
+		fputc('\n', out);
+		json_decref(o);
+		return here && r == 0;
+	}
+	fprintf(out, "backend seatbelt: %s\n", here ? "available" : why);
+	fprintf(out, "  runner: %s (applies the profile `stepbox policy --format sbpl` prints)\n",
+		STEPBOX_SANDBOX_EXEC);
+	fputs("  gives:", out);
+	for (size_t i = 0; gives[i]; i++)
+		fprintf(out, "%s %s", i ? "," : "", gives[i]);
+	fputs("\n  cannot give here:", out);
+	for (size_t i = 0; lacks[i]; i++)
+		fprintf(out, "%s %s", i ? "," : "", lacks[i]);
+	fputs("\n  the step's tree: its process group (a daemon that calls setsid leaves it)\n",
+	      out);
+	return here;
+}
