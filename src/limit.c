@@ -544,16 +544,10 @@ int limit_enter(const struct limit_plan *p)
 			  p->how[k] == LIMIT_NPROC_USER;
 		if (!rl)
 			continue;
-		/* SIGXCPU at the limit, SIGKILL a second later */
-		rlim_t v = p->v[k] + (k == LIMIT_TASKS ? p->others : 0);
-		struct rlimit r = {v, v + (k == LIMIT_CPU)}, now;
-		/* a hard limit already below is stricter: kept (raising it needs CAP_SYS_RESOURCE) */
-		if (getrlimit(res[k], &now) == 0 && now.rlim_max != RLIM_INFINITY) {
-			r.rlim_cur = r.rlim_cur < now.rlim_max ? r.rlim_cur : now.rlim_max;
-			r.rlim_max = r.rlim_max < now.rlim_max ? r.rlim_max : now.rlim_max;
-		}
-		if (setrlimit(res[k], &r) < 0)
-			return -errno;
+		int r = limitcfg_setrlimit((enum limit_kind)k, res[k],
+					   p->v[k] + (k == LIMIT_TASKS ? p->others : 0));
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -641,16 +635,8 @@ void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long max
 			 "limit (%" PRIu64 ") on top of the %" PRIu64 " the user had when it "
 			 "started: forks were likely refused", tasks_seen, p->v[LIMIT_TASKS],
 			 p->others);
-	} else if (signal == SIGXCPU && p->how[LIMIT_CPU]) {
-		p->reached = "cpu_s";
-		snprintf(p->said, sizeof(p->said),
-			 "the step reached its CPU time limit (%" PRIu64 " s per process)",
-			 p->v[LIMIT_CPU]);
-	} else if (signal == SIGXFSZ && p->how[LIMIT_FILE_SIZE]) {
-		limitcfg_human(p->v[LIMIT_FILE_SIZE], LIMIT_FILE_SIZE, v, sizeof(v));
-		p->reached = "file_size";
-		snprintf(p->said, sizeof(p->said),
-			 "the step reached its file size limit (%s per file)", v);
+	} else if ((p->reached = limitcfg_signalled(signal, p->v, p->said, sizeof(p->said)))) {
+		/* said */
 	} else if (failed && p->how[LIMIT_MEMORY] == LIMIT_RLIMIT && maxrss_kb > 0 &&
 		   (uint64_t)maxrss_kb * 1024 * 10 >= p->v[LIMIT_MEMORY] * 9) {
 		char used[48];

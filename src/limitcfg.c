@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 const char *const limitcfg_names[LIMIT_N] = {"memory",	   "tasks",  "cpu_s", "file_size",
 					     "open_files", "output", "tmp"};
@@ -98,4 +100,32 @@ void limitcfg_human(uint64_t v, enum limit_kind k, char *buf, size_t cap)
 		snprintf(buf, cap, "%.0f %s", d, units[u]);
 	else
 		snprintf(buf, cap, "%.1f %s", d, units[u]);
+}
+
+int limitcfg_setrlimit(enum limit_kind kind, int resource, uint64_t v)
+{
+	/* CPU: SIGXCPU at the limit, SIGKILL a second later */
+	struct rlimit r = {(rlim_t)v, (rlim_t)v + (kind == LIMIT_CPU)}, now;
+	/* a hard limit already below is stricter: kept (raising it needs CAP_SYS_RESOURCE) */
+	if (getrlimit(resource, &now) == 0 && now.rlim_max != RLIM_INFINITY) {
+		r.rlim_cur = r.rlim_cur < now.rlim_max ? r.rlim_cur : now.rlim_max;
+		r.rlim_max = r.rlim_max < now.rlim_max ? r.rlim_max : now.rlim_max;
+	}
+	return setrlimit(resource, &r) < 0 ? -errno : 0;
+}
+
+const char *limitcfg_signalled(int signal, const uint64_t v[LIMIT_N], char *said, size_t cap)
+{
+	if (signal == SIGXCPU && v[LIMIT_CPU]) {
+		snprintf(said, cap, "the step reached its CPU time limit (%" PRIu64 " s per process)",
+			 v[LIMIT_CPU]);
+		return "cpu_s";
+	}
+	if (signal == SIGXFSZ && v[LIMIT_FILE_SIZE]) {
+		char h[48];
+		limitcfg_human(v[LIMIT_FILE_SIZE], LIMIT_FILE_SIZE, h, sizeof(h));
+		snprintf(said, cap, "the step reached its file size limit (%s per file)", h);
+		return "file_size";
+	}
+	return NULL;
 }

@@ -48,4 +48,17 @@ void limitcfg_merge(struct limit_config *c, enum limit_kind kind, uint64_t v);
 /* A value for people: "512 MiB", "4096", "10 s". */
 void limitcfg_human(uint64_t v, enum limit_kind kind, char *buf, size_t cap);
 
+/*
+ * Set resource (an RLIMIT_*) for kind to v in this process: soft v, hard v
+ * (CPU: a second more, SIGXCPU before SIGKILL); a lower hard limit already
+ * there stands. 0 or -errno.
+ */
+int limitcfg_setrlimit(enum limit_kind kind, int resource, uint64_t v);
+
+/*
+ * A step killed by signal under the limits v (0: not set): the limit it
+ * reached, by name, with stepbox's sentence in said; NULL when no limit
+ * sends that signal (SIGXCPU: cpu_s, SIGXFSZ: file_size).
+ */
+const char *limitcfg_signalled(int signal, const uint64_t v[LIMIT_N], char *said, size_t cap);
 #endif

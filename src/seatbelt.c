@@ -140,15 +140,8 @@ static void child(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, ch
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
 	for (size_t i = 0; !e && i < sizeof(rlimits) / sizeof(*rlimits); i++) {
 		uint64_t v = cfg->limits.v[rlimits[i].kind];
-		struct rlimit rl;
-		if (v && getrlimit(rlimits[i].resource, &rl) == 0) {
-			/* a caller's lower hard limit stands */
-			rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < v ? rl.rlim_max
-										   : (rlim_t)v;
-			rl.rlim_max = rl.rlim_cur;
-			if (setrlimit(rlimits[i].resource, &rl) < 0)
-				e = errno;
-		}
+		int r = v ? limitcfg_setrlimit(rlimits[i].kind, rlimits[i].resource, v) : 0;
+		e = r < 0 ? -r : 0;
 	}
 	if (!e && chdir(ctx->grants.workdir) < 0)
 		e = errno;
@@ -342,6 +335,10 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 		goto fail;
 	}
 	code = launch(cfg, ctx, args.v);
+	char said[256];
+	if (code > 128 && limitcfg_signalled(code - 128, cfg->limits.v, said, sizeof(said)) &&
+	    cfg->verbosity >= 0)
+		fprintf(stderr, "stepbox: %s\n", said);
 	if (!persist_intact(&lock, ctx->grants.persist))
 		err_warn("the step removed or replaced '%s/%s': a step started meanwhile may have "
 			 "written in the workflow cache beside this one", ctx->grants.persist,

@@ -167,6 +167,9 @@ if [ -x "$asan/stepbox" ]; then
 		bash "$top/tests/sbpl/run.sh" "$asan/stepbox" 2>&1)
 fi
 
+echo "== the portable core alone and the Seatbelt backend's launcher (tests/seatbelt)"
+count seatbelt < <(bash "$top/tests/seatbelt/run.sh" "$build/stepbox" 2>&1)
+
 echo "== the Debian package (make deb)"
 count package < <(bash "$top/tests/package/run.sh" 2>&1)
 
