@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifdef __linux__
 #include <sys/syscall.h>
+#endif
 #include <dirent.h>
 #include <stdlib.h>
 #include <unistd.h>
