@@ -34,7 +34,7 @@ _stepbox()
 		return
 		;;
 	--backend)
-		COMPREPLY=($(compgen -W "auto stacked landlock mountns none" -- "$cur"))
+		COMPREPLY=($(compgen -W "auto stacked landlock mountns seatbelt none" -- "$cur"))
 		return
 		;;
 	--net)

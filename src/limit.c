@@ -307,8 +307,8 @@ static int cg_set(struct limit_plan *p)
 			if (r == 0 && (r = put(mem, "memory.oom.group", "1")) == -ENOENT)
 				r = 0; /* before Linux 4.19 */
 		} else {
-			r = put(mem, "memory.limitcfg_in_bytes", v);
-			if (r == 0 && (r = put(mem, "memory.memsw.limitcfg_in_bytes", v)) == -ENOENT)
+			r = put(mem, "memory.limit_in_bytes", v);
+			if (r == 0 && (r = put(mem, "memory.memsw.limit_in_bytes", v)) == -ENOENT)
 				r = 0; /* no swap accounting */
 		}
 	}
