@@ -3,43 +3,13 @@
 
 #include <jansson.h>
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/audit.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-#if defined(__x86_64__)
-#define NATIVE_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define NATIVE_ARCH AUDIT_ARCH_AARCH64
-#else
-#define NATIVE_ARCH 0 /* other architectures: no call is decoded */
-#endif
-
-/* A traced call between its seccomp stop and its exit. */
-struct explain_tracee {
-	pid_t tid;
-	bool pending;
-	enum explain_op op;
-	char path[PATH_MAX];  /* the object, absolute as the tracee saw it */
-	char path2[PATH_MAX]; /* rename, link: the destination */
-	bool existed;         /* create: whether the object was there already */
-	int port;
-};
 
 const char *explain_op_name(enum explain_op op)
 {
@@ -66,240 +36,6 @@ void explain_release(struct explain *x)
 	free(x->v);
 	free(x->t);
 	memset(x, 0, sizeof(*x));
-}
-
-int explain_seize(pid_t pid)
-{
-	long opts = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK |
-		    PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
-		    PTRACE_O_EXITKILL;
-	return ptrace(PTRACE_SEIZE, pid, NULL, (void *)opts) < 0 ? -errno : 0;
-}
-
-int explain_traceable(void)
-{
-	pid_t child = fork();
-	if (child < 0)
-		return -errno;
-	if (child == 0) {
-		pause();
-		_exit(0);
-	}
-	int r = explain_seize(child);
-	kill(child, SIGKILL);
-	while (waitpid(child, NULL, __WALL) < 0 && errno == EINTR)
-		;
-	return r;
-}
-
-static struct explain_tracee *tracee(struct explain *x, pid_t tid)
-{
-	for (size_t i = 0; i < x->nt; i++)
-		if (x->t[i].tid == tid)
-			return &x->t[i];
-	for (size_t i = 0; i < x->nt; i++)
-		if (x->t[i].tid == 0) {
-			x->t[i].tid = tid;
-			return &x->t[i];
-		}
-	if (strv_grow(&x->t, &x->capt, x->nt, sizeof(*x->t), 8) < 0)
-		return NULL;
-	memset(&x->t[x->nt], 0, sizeof(x->t[0]));
-	x->t[x->nt].tid = tid;
-	return &x->t[x->nt++];
-}
-
-/* A NUL-terminated string from the tracee's memory. */
-static bool read_string(pid_t tid, uint64_t addr, char *buf, size_t cap)
-{
-	size_t got = 0;
-	while (got + 1 < cap) {
-		/* page by page: a read may not cross into an unmapped page */
-		size_t chunk = 4096 - ((addr + got) & 4095);
-		if (chunk > cap - 1 - got)
-			chunk = cap - 1 - got;
-		struct iovec local = {buf + got, chunk};
-		struct iovec remote = {(void *)(uintptr_t)(addr + got), chunk};
-		ssize_t n = process_vm_readv(tid, &local, 1, &remote, 1, 0);
-		if (n <= 0)
-			break;
-		if (memchr(buf + got, '\0', (size_t)n))
-			return true;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	return got > 0;
-}
-
-/* path made absolute against dirfd (or the cwd) as the tracee sees it. */
-static void absolute(pid_t tid, int dirfd, const char *path, char *out, size_t cap)
-{
-	if (path[0] == '/') {
-		snprintf(out, cap, "%s", path);
-		return;
-	}
-	char link[64], base[PATH_MAX];
-	if (dirfd == AT_FDCWD)
-		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)tid);
-	else
-		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, dirfd);
-	ssize_t n = readlink(link, base, sizeof(base) - 1);
-	base[n > 0 ? n : 0] = '\0';
-	if (snprintf(out, cap, "%s/%s", n > 0 ? base : ".", path) >= (int)cap)
-		out[0] = '\0'; /* too long to be a path the kernel accepted */
-}
-
-static void path_arg(pid_t tid, int dirfd, uint64_t addr, char *out, size_t cap)
-{
-	char raw[PATH_MAX];
-	if (!read_string(tid, addr, raw, sizeof(raw))) {
-		out[0] = '\0';
-		return;
-	}
-	absolute(tid, dirfd, raw, out, cap);
-}
-
-static int sock_port(pid_t tid, uint64_t addr, uint64_t len, char *unix_path, size_t cap)
-{
-	struct sockaddr_storage ss;
-	memset(&ss, 0, sizeof(ss));
-	if (len > sizeof(ss))
-		len = sizeof(ss);
-	struct iovec local = {&ss, len}, remote = {(void *)(uintptr_t)addr, len};
-	if (process_vm_readv(tid, &local, 1, &remote, 1, 0) < 2)
-		return -1;
-	if (ss.ss_family == AF_INET)
-		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	if (ss.ss_family == AF_UNIX && unix_path) {
-		const char *p = ((struct sockaddr_un *)&ss)->sun_path;
-		snprintf(unix_path, cap, "%s%s", p[0] ? "" : "@", p[0] ? p : p + 1);
-	}
-	return -1;
-}
-
-/* Decode a call at its seccomp stop. Returns false for calls not explained. */
-static bool decode(struct explain_tracee *t, const struct __ptrace_syscall_info *si)
-{
-	const uint64_t *a = si->seccomp.args;
-	pid_t tid = t->tid;
-	int flags = 0;
-	t->path[0] = t->path2[0] = '\0';
-	t->port = -1;
-	switch (si->seccomp.nr) {
-#ifdef SYS_open
-	case SYS_open:
-		flags = (int)a[1];
-		path_arg(tid, AT_FDCWD, a[0], t->path, sizeof(t->path));
-		goto open_flags;
-	case SYS_creat:
-		flags = O_CREAT | O_WRONLY | O_TRUNC;
-		path_arg(tid, AT_FDCWD, a[0], t->path, sizeof(t->path));
-		goto open_flags;
-#endif
-	case SYS_openat:
-		flags = (int)a[2];
-		path_arg(tid, (int)a[0], a[1], t->path, sizeof(t->path));
-		goto open_flags;
-#ifdef SYS_openat2
-	case SYS_openat2: {
-		uint64_t how = 0;
-		struct iovec local = {&how, sizeof(how)}, remote = {(void *)(uintptr_t)a[2], sizeof(how)};
-		if (process_vm_readv(tid, &local, 1, &remote, 1, 0) != sizeof(how))
-			return false;
-		flags = (int)how;
-		path_arg(tid, (int)a[0], a[1], t->path, sizeof(t->path));
-		goto open_flags;
-	}
-#endif
-	case SYS_execve:
-		path_arg(tid, AT_FDCWD, a[0], t->path, sizeof(t->path));
-		t->op = OP_EXECUTE;
-		return true;
-	case SYS_execveat:
-		path_arg(tid, (int)a[0], a[1], t->path, sizeof(t->path));
-		t->op = OP_EXECUTE;
-		return true;
-#ifdef SYS_mkdir
-	case SYS_mkdir:
-	case SYS_mknod:
-		path_arg(tid, AT_FDCWD, a[0], t->path, sizeof(t->path));
-		t->op = OP_CREATE;
-		return true;
-	case SYS_symlink:
-		path_arg(tid, AT_FDCWD, a[1], t->path, sizeof(t->path));
-		t->op = OP_CREATE;
-		return true;
-	case SYS_rmdir:
-	case SYS_unlink:
-		path_arg(tid, AT_FDCWD, a[0], t->path, sizeof(t->path));
-		t->op = OP_DELETE;
-		return true;
-	case SYS_rename:
-	case SYS_link:
-		path_arg(tid, AT_FDCWD, a[0], t->path, sizeof(t->path));
-		path_arg(tid, AT_FDCWD, a[1], t->path2, sizeof(t->path2));
-		t->op = si->seccomp.nr == SYS_rename ? OP_RENAME : OP_LINK;
-		return true;
-#endif
-	case SYS_mkdirat:
-	case SYS_mknodat:
-		path_arg(tid, (int)a[0], a[1], t->path, sizeof(t->path));
-		t->op = OP_CREATE;
-		return true;
-	case SYS_symlinkat:
-		path_arg(tid, (int)a[1], a[2], t->path, sizeof(t->path));
-		t->op = OP_CREATE;
-		return true;
-	case SYS_unlinkat:
-		path_arg(tid, (int)a[0], a[1], t->path, sizeof(t->path));
-		t->op = OP_DELETE;
-		return true;
-#ifdef SYS_renameat
-	case SYS_renameat:
-#endif
-	case SYS_renameat2:
-	case SYS_linkat:
-		path_arg(tid, (int)a[0], a[1], t->path, sizeof(t->path));
-		path_arg(tid, (int)a[2], a[3], t->path2, sizeof(t->path2));
-		t->op = si->seccomp.nr == SYS_linkat ? OP_LINK : OP_RENAME;
-		return true;
-	case SYS_truncate:
-		path_arg(tid, AT_FDCWD, a[0], t->path, sizeof(t->path));
-		t->op = OP_TRUNCATE;
-		return true;
-	case SYS_connect:
-	case SYS_bind:
-		t->op = si->seccomp.nr == SYS_connect ? OP_CONNECT : OP_BIND;
-		t->port = sock_port(tid, a[1], a[2], t->path, sizeof(t->path));
-		return t->port >= 0 || t->path[0];
-	case SYS_kill:
-	case SYS_tkill:
-		t->op = OP_SIGNAL;
-		t->port = (int)a[0];
-		return true;
-	case SYS_tgkill:
-		t->op = OP_SIGNAL;
-		t->port = (int)a[0];
-		return true;
-	default:
-		return false;
-	}
-open_flags:
-	if (flags & O_PATH)
-		return false; /* Landlock does not check O_PATH opens */
-	{
-		struct stat st;
-		t->existed = stat(t->path, &st) == 0;
-	}
-	if ((flags & O_CREAT) && !t->existed)
-		t->op = OP_CREATE;
-	else if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
-		t->op = OP_WRITE;
-	else
-		t->op = OP_READ;
-	return true;
 }
 
 /* The folder to grant for path: itself when it is one, else its parent. */
@@ -342,7 +78,7 @@ static bool same(const struct explain_denial *d, enum explain_op op, const char 
 	       ((!d->path && !path) || (d->path && path && strcmp(d->path, path) == 0));
 }
 
-static void record(struct explain *x, const struct explain_tracee *t, const char *path,
+static void record(struct explain *x, const struct explain_call *t, const char *path,
 		   int errnum, bool sandbox, char *grant, const char *program)
 {
 	for (size_t i = 0; i < x->n; i++) {
@@ -402,7 +138,7 @@ static bool listed_port(const struct policy_ports *p, int port)
  * EACCES or EXDEV; under mountns an ungranted path is absent, ENOENT, and a
  * read-only grant EROFS). A failure on a granted path is the file's own mode.
  */
-static void judge(struct explain *x, struct explain_tracee *t, int errnum)
+void explain_judge(struct explain *x, const struct explain_call *t, int errnum)
 {
 	const struct grants *g = x->grants;
 	if (t->op == OP_CONNECT || t->op == OP_BIND) {
@@ -457,55 +193,6 @@ static void judge(struct explain *x, struct explain_tracee *t, int errnum)
 		record(x, t, canon[0], errnum, false, NULL, NULL);
 }
 
-bool explain_stop(struct explain *x, pid_t pid, int status)
-{
-	if (!WIFSTOPPED(status))
-		return false;
-	int sig = WSTOPSIG(status);
-	int event = status >> 16;
-	struct __ptrace_syscall_info si;
-	if (event == PTRACE_EVENT_SECCOMP) {
-		struct explain_tracee *t = tracee(x, pid);
-		long n = ptrace(PTRACE_GET_SYSCALL_INFO, pid, (void *)sizeof(si), &si);
-		bool ours = t && n > 0 && si.op == PTRACE_SYSCALL_INFO_SECCOMP &&
-			    si.arch == NATIVE_ARCH && decode(t, &si);
-		if (t)
-			t->pending = ours;
-		/* to the call's exit when it is ours to judge, else straight on */
-		ptrace(ours ? PTRACE_SYSCALL : PTRACE_CONT, pid, NULL, NULL);
-		return true;
-	}
-	if (sig == (SIGTRAP | 0x80)) { /* syscall-exit-stop */
-		struct explain_tracee *t = tracee(x, pid);
-		long n = ptrace(PTRACE_GET_SYSCALL_INFO, pid, (void *)sizeof(si), &si);
-		if (t && t->pending && n > 0 && si.op == PTRACE_SYSCALL_INFO_EXIT &&
-		    si.exit.is_error) {
-			int e = (int)-si.exit.rval;
-			if (e == EACCES || e == EPERM || e == EXDEV || e == ENOENT || e == EROFS)
-				judge(x, t, e);
-		}
-		if (t)
-			t->pending = false;
-		ptrace(PTRACE_CONT, pid, NULL, NULL);
-		return true;
-	}
-	if (event == PTRACE_EVENT_STOP) {
-		/* group-stop (SIGSTOP and friends): stay stopped until SIGCONT */
-		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
-			ptrace(PTRACE_LISTEN, pid, NULL, NULL);
-		else
-			ptrace(PTRACE_CONT, pid, NULL, NULL);
-		return true;
-	}
-	if (event) { /* fork, clone, exec: new tasks are traced already */
-		ptrace(PTRACE_CONT, pid, NULL, NULL);
-		return true;
-	}
-	/* a signal for the tracee: deliver it */
-	ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
-	return true;
-}
-
 static void describe(FILE *out, const struct explain_denial *d)
 {
 	fprintf(out, "  %s[%d] %s ", d->program[0] ? d->program : "?", (int)d->pid,
@@ -524,7 +211,7 @@ static void describe(FILE *out, const struct explain_denial *d)
 void explain_add(struct explain *x, enum explain_op op, const char *program, pid_t pid,
 		 const char *path, int port)
 {
-	struct explain_tracee t;
+	struct explain_call t;
 	memset(&t, 0, sizeof(t));
 	t.tid = pid;
 	t.op = op;

@@ -1,14 +1,15 @@
 /*
- * explain: what the sandbox denied during a run (--explain, --report, learn).
- * The source is a tracer in stepbox, outside the sandbox: the seccomp filter
- * stops the calls Landlock and the network policy govern (SECCOMP_RET_TRACE),
- * stepbox reads each one and its result with PTRACE_GET_SYSCALL_INFO, and a
- * failure counts as the sandbox's only when no grant allows what the call
- * needed; otherwise it was the file's own permissions.
+ * explain: what the sandbox denied during a run (--explain, --report, learn),
+ * from either source: the tracer (src/tracer.c), whose failed calls are
+ * judged here (a failure counts as the sandbox's only when no grant allows
+ * what the call needed; otherwise it was the file's own permissions), or the
+ * kernel's audit records (src/audit.c), added as they are. Then the list
+ * said, as JSON, or merged into a policy (learn).
  */
 #ifndef STEPBOX_EXPLAIN_H
 #define STEPBOX_EXPLAIN_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -37,7 +38,16 @@ struct explain_denial {
 	bool sandbox;   /* false: the file's own permissions, not the sandbox */
 };
 
-struct explain_tracee;
+/* One call the sandbox may have refused, as the tracer read it at its seccomp stop. */
+struct explain_call {
+	pid_t tid;
+	enum explain_op op;
+	char path[PATH_MAX];  /* the object, absolute as the tracee saw it; "" for none */
+	char path2[PATH_MAX]; /* rename, link: the destination */
+	int port;             /* connect, bind: the TCP port, or -1 (UNIX: path); signal: pid */
+};
+
+struct tracer_call;
 
 struct explain {
 	const char *source; /* "tracer" or "audit" */
@@ -46,27 +56,20 @@ struct explain {
 	struct explain_denial *v;
 	size_t n, cap;
 	size_t omitted;
-	struct explain_tracee *t; /* calls in progress, by thread */
+	struct tracer_call *t; /* the tracer's calls in progress, by thread */
 	size_t nt, capt;
 };
 
 void explain_init(struct explain *x, const struct grants *g, const struct stepbox_config *cfg);
 void explain_release(struct explain *x);
 
-/* Trace pid and everything it starts. 0 or -errno. */
-int explain_seize(pid_t pid);
-
 /*
- * Whether this process may trace a child of its own here: 0, or -errno
- * (Yama's ptrace_scope 3, a container's seccomp profile refusing ptrace).
+ * The call c failed with errnum (the tracer saw it at its exit): record it
+ * when it was the sandbox's (no grant allows what it needed on its path, a
+ * port off the lists, a signal across the sandbox), or as the file's own
+ * permissions when every path is granted.
  */
-int explain_traceable(void);
-
-/*
- * Handle a wait status of a traced task. Returns true when it was a ptrace
- * stop (the task was resumed), false when the task ended or was not traced.
- */
-bool explain_stop(struct explain *x, pid_t pid, int status);
+void explain_judge(struct explain *x, const struct explain_call *c, int errnum);
 
 /*
  * Add a denial the kernel reported (audit): path is the object Landlock

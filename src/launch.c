@@ -23,6 +23,7 @@
 #include "landlock.h"
 #include "mountns.h"
 #include "supervise.h"
+#include "tracer.h"
 
 static void kill_children(void);
 
@@ -401,7 +402,7 @@ static bool reap(pid_t pid, int status_fd, struct explain *x, int *status)
 	pid_t w;
 	bool done = false;
 	while ((w = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
-		if (x && explain_stop(x, w, st))
+		if (x && tracer_stop(x, w, st))
 			continue;
 		if (w == pid) {
 			*status = st;
@@ -529,7 +530,7 @@ static ssize_t await_exec(int fd, struct child_report *rep, struct explain *x)
 				       si.si_pid && si.si_code == CLD_TRAPPED) {
 					int st;
 					pid_t w = waitpid(si.si_pid, &st, WNOHANG | __WALL);
-					if (w <= 0 || !explain_stop(x, w, st))
+					if (w <= 0 || !tracer_stop(x, w, st))
 						break;
 					memset(&si, 0, sizeof(si));
 				}
@@ -701,7 +702,7 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 	int r = 0;
 	if (p->sync[1] >= 0) {
 		r = s->mountns ? mountns_write_maps(s->mountns, pid, err) : 0;
-		if (r == 0 && s->explain && (r = explain_seize(pid)) < 0) {
+		if (r == 0 && s->explain && (r = tracer_seize(pid)) < 0) {
 			err_set(err, ERR_UNAVAILABLE, -r, "--explain: cannot trace the command");
 			err_hint(err, "a ptrace restriction (Yama ptrace_scope 3, a container) forbids "
 				      "it; run without --explain");

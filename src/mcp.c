@@ -25,6 +25,7 @@
 #include "path.h"
 #include "report.h"
 #include "run.h"
+#include "tracer.h"
 
 extern char **environ;
 
@@ -759,7 +760,7 @@ static int serve(struct stepbox_config *cfg, const char *guide, const char *work
 	struct server sv = {.cfg = cfg, .guide = guide, .workdir = workdir, .o = *o, .explain = true};
 	/* where nothing may be traced (Yama's scope 3, a container's profile refusing
 	 * ptrace), the calls run without their denials */
-	int t = explain_traceable();
+	int t = tracer_traceable();
 	if (t < 0) {
 		sv.explain = cfg->explain;
 		fprintf(stderr, "stepbox: mcp: this host refuses ptrace (%s: Yama's ptrace_scope "
