@@ -17,6 +17,7 @@
 #include "show.h"
 #ifdef STEPBOX_LINUX
 #include "doctor.h"
+#include "guide.h"
 #include "mcp.h"
 #include "report.h"
 #include "run.h"
@@ -577,7 +578,7 @@ static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cl
 	else if (doctor)
 		code = doctor_run(stdout, cfg, &ctx, "/etc", cli->json) ? 1 : 0;
 	else if (strcmp(cmd, "guide") == 0) {
-		report_guide(stdout, cfg, &ctx.grants, &ctx.env, &ctx.limits);
+		guide_write(stdout, cfg, &ctx.grants, &ctx.env, &ctx.limits);
 		code = 0;
 	} else {
 		code = show_env(stdout, &ctx.env, cli->json, cli->nul) < 0 ? 125 : 0;

@@ -22,6 +22,7 @@
 #include "env.h"
 #include "err.h"
 #include "grants.h"
+#include "guide.h"
 #include "path.h"
 #include "report.h"
 #include "run.h"
@@ -920,7 +921,7 @@ int mcp_main(struct stepbox_config *cfg, const struct mcp_opts *o)
 	size_t len = 0;
 	FILE *f = open_memstream(&guide, &len);
 	if (f) {
-		report_guide(f, cfg, &ctx.grants, &ctx.env, &ctx.limits);
+		guide_write(f, cfg, &ctx.grants, &ctx.env, &ctx.limits);
 		fclose(f);
 	}
 	/* the workdir, canonical: a call's cwd must lie beneath it */

@@ -26,14 +26,6 @@ bool report_check(FILE *out, const struct landlock_features *f,
 		  const struct stepbox_config *cfg, bool json);
 
 /*
- * For an agent, in Markdown: where it may write, where installs go and
- * whether they persist, that root, sudo and apt are unavailable, and how to
- * ask for more. Derived from the effective grants and environment only.
- */
-void report_guide(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
-		  const struct env_result *env, const struct limit_plan *lp);
-
-/*
  * Write the run report to path (atomically: a temporary file, then rename),
  * in dir: path's folder, resolved to a canonical path before the run.
  * env gives the dropped variables, by name and reason, never their values;
