@@ -13,6 +13,7 @@
 
 #include "err.h"
 #include "policy.h"
+#include "policyfile.h"
 #include "sbpl.h"
 #include "show.h"
 #ifdef STEPBOX_LINUX
@@ -424,7 +425,7 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *
 		return -EINVAL;
 	}
 	if (cfg->policy_file &&
-	    policy_load_file(cfg, cfg->policy_file, cfg->consume, err) < 0)
+	    policyfile_load_file(cfg, cfg->policy_file, cfg->consume, err) < 0)
 		return -EINVAL;
 	return optind;
 }
@@ -439,7 +440,7 @@ static int next_round(struct stepbox_config *cfg, json_t *policy, struct stepbox
 	struct stepbox_config next;
 	policy_init(&next);
 	char *text = json_dumps(policy, JSON_COMPACT);
-	int r = text ? policy_load_buffer(&next, "the learned policy", text, strlen(text), err)
+	int r = text ? policyfile_load_buffer(&next, "the learned policy", text, strlen(text), err)
 		     : err_set(err, ERR_USAGE, ENOMEM, "learn");
 	free(text);
 	if (r < 0) {

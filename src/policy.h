@@ -1,6 +1,6 @@
 /*
  * policy: the one configuration a run is built from. main fills it from the
- * command line, policy_load_file merges the JSON policy (version 1) into it,
+ * command line, policyfile_load_file merges the JSON policy (version 1) into it,
  * and every later step (grants, env, backends, launch) only reads it.
  */
 #ifndef STEPBOX_POLICY_H
@@ -85,20 +85,6 @@ struct stepbox_config {
 void policy_init(struct stepbox_config *cfg);
 void policy_release(struct stepbox_config *cfg);
 
-/*
- * Read the JSON policy at path ("-" for standard input) and merge it into
- * cfg, whose command-line values are already set. With consume the file is
- * deleted once read. A missing or unreadable file is ERR_UNAVAILABLE; every
- * other problem is ERR_USAGE naming the key, its line and column. On error
- * cfg is left partly merged and must not be used to run anything.
- */
-int policy_load_file(struct stepbox_config *cfg, const char *path, bool consume,
-		     struct stepbox_err *err);
-
-/* Same, from a buffer; name is used in messages. */
-int policy_load_buffer(struct stepbox_config *cfg, const char *name, const char *buf, size_t len,
-		       struct stepbox_err *err);
-
 /* Command-line setters; each checks its input and reports conflicts. */
 int policy_set_backend(struct stepbox_config *cfg, const char *name, struct stepbox_err *err);
 /* A home_files entry: relative to HOME, no ".." component. */
@@ -121,5 +107,18 @@ bool policy_env_name_ok(const char *name);
 
 const char *policy_backend_name(enum policy_backend b);
 const char *policy_net_name(enum policy_net n);
+
+/* What the policy file's reader (src/policyfile.c) shares with the flags. */
+/* Record a network policy; a second one that differs is a contradiction. */
+int policy_net_merge(struct stepbox_config *cfg, enum policy_net net,
+		     const struct policy_ports *connect, const struct policy_ports *bind,
+		     struct stepbox_err *err);
+/* Add a port once: 0, -ERANGE, or -E2BIG past POLICY_MAX_PORTS. */
+int policy_add_port(struct policy_ports *p, long port);
+/* Why path cannot be a path of the policy (empty, too long, a control character), or NULL. */
+const char *policy_path_problem(const char *path);
+/* Add NAME=VALUE to env.set; the same name with another value is a conflict. */
+int policy_env_set(struct stepbox_config *cfg, const char *name, const char *value,
+		   struct stepbox_err *err);
 
 #endif

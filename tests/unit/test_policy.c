@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "policy.h"
+#include "policyfile.h"
 #include "tap.h"
 
 static struct stepbox_err err;
@@ -13,7 +14,7 @@ static struct stepbox_err err;
 static int load(struct stepbox_config *cfg, const char *text)
 {
 	memset(&err, 0, sizeof(err));
-	return policy_load_buffer(cfg, "p.json", text, strlen(text), &err);
+	return policyfile_load_buffer(cfg, "p.json", text, strlen(text), &err);
 }
 
 /* A fresh config loading text must fail with kind, mentioning want. */
@@ -161,16 +162,16 @@ int main(void)
 
 	/* files: missing is said as such (exit 125 all the same); consume deletes after reading */
 	policy_init(&cfg);
-	CHECK(policy_load_file(&cfg, "/nonexistent/p.json", false, &err) < 0 &&
+	CHECK(policyfile_load_file(&cfg, "/nonexistent/p.json", false, &err) < 0 &&
 	      err.kind == ERR_USAGE);
 	CHECK_HAS(err.msg, "policy file '/nonexistent/p.json' does not exist");
 	char path[] = "/tmp/stepbox-test-policy-XXXXXX";
 	int fd = mkstemp(path);
 	CHECK(fd >= 0 && write(fd, "{\"version\": 1}", 14) == 14);
 	close(fd);
-	CHECK(policy_load_file(&cfg, path, false, &err) == 0 && access(path, F_OK) == 0);
-	CHECK(policy_load_file(&cfg, path, true, &err) == 0 && access(path, F_OK) < 0);
-	CHECK(policy_load_file(&cfg, path, true, &err) < 0 && err.kind == ERR_USAGE);
+	CHECK(policyfile_load_file(&cfg, path, false, &err) == 0 && access(path, F_OK) == 0);
+	CHECK(policyfile_load_file(&cfg, path, true, &err) == 0 && access(path, F_OK) < 0);
+	CHECK(policyfile_load_file(&cfg, path, true, &err) < 0 && err.kind == ERR_USAGE);
 	CHECK_HAS(err.hint, "deleted once it is read");
 	/* size cap */
 	strcpy(path, "/tmp/stepbox-test-policy-XXXXXX");
@@ -182,7 +183,7 @@ int main(void)
 			break;
 	}
 	close(fd);
-	CHECK(policy_load_file(&cfg, path, false, &err) < 0);
+	CHECK(policyfile_load_file(&cfg, path, false, &err) < 0);
 	CHECK_HAS(err.msg, "larger than");
 	unlink(path);
 	policy_release(&cfg);
