@@ -77,62 +77,53 @@ static char *shebang(const char *file)
  * Incident 1: PATH found the binary, the kernel refused it (126), and nothing
  * said why. Say which file, that the sandbox refused it, and how to grant it.
  */
-int command_exec_failure(command_may_exec *may, const void *arg, const char *file, int errnum)
+int command_exec_failure(command_may_exec *may, const void *arg, const char *file, int errnum,
+			 struct stepbox_err *err)
 {
 	char *canon = realpath(file, NULL);
 	const char *shown = canon ? canon : file;
+	char *interp = NULL, *icanon = NULL;
 	struct stat st;
 	if (stat(file, &st) == 0 && S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "stepbox: cannot execute '%s': it is a directory\n", shown);
-		free(canon);
-		return 126;
-	}
-	/* Landlock answers EACCES; under mountns an ungranted file is not there */
-	if ((errnum == EACCES || errnum == ENOENT) && canon &&
-	    !may(arg, canon)) {
+		err_set(err, ERR_CANNOT_EXEC, 0, "cannot execute '%s': it is a directory", shown);
+	} else if ((errnum == EACCES || errnum == ENOENT) && canon && !may(arg, canon)) {
+		/* Landlock answers EACCES; under mountns an ungranted file is not there */
 		char *dir = strdup(canon);
 		char *slash = dir ? strrchr(dir, '/') : NULL;
 		if (slash && slash != dir)
 			*slash = '\0';
-		fprintf(stderr,
-			"stepbox: cannot execute '%s': the sandbox refused it: it lies outside "
-			"every execute grant\n"
-			"hint: grant its folder with --read %s (or a read_paths entry), or add it "
-			"to SANDBOX_EXTRA_SYSTEM_PATHS\n",
-			shown, dir ? dir : shown);
+		err_set(err, ERR_CANNOT_EXEC, 0, "cannot execute '%s': the sandbox refused it: it "
+			"lies outside every execute grant", shown);
+		err_hint(err, "grant its folder with --read %s (or a read_paths entry), or add it "
+			      "to SANDBOX_EXTRA_SYSTEM_PATHS", dir ? dir : shown);
 		free(dir);
-		free(canon);
-		return 126;
-	}
-	char *interp = canon ? shebang(canon) : NULL;
-	char *icanon = interp ? realpath(interp, NULL) : NULL;
-	if (interp && (errnum == EACCES || errnum == ENOENT)) {
-		if (!icanon)
-			fprintf(stderr,
-				"stepbox: cannot execute '%s': its interpreter '%s' does not "
-				"exist\n",
-				shown, interp);
-		else if (!may(arg, icanon)) {
-			fprintf(stderr,
-				"stepbox: cannot execute '%s': the sandbox refused its interpreter "
-				"'%s': it lies outside every execute grant\n"
-				"hint: grant it with --read or SANDBOX_EXTRA_SYSTEM_PATHS\n",
-				shown, icanon);
-			errnum = EACCES; /* a denial, whatever errno the backend gave */
+	} else if ((errnum == EACCES || errnum == ENOENT) && canon && (interp = shebang(canon))) {
+		icanon = realpath(interp, NULL);
+		if (!icanon) {
+			err_set(err, ERR_NOT_FOUND, 0, "cannot execute '%s': its interpreter '%s' "
+				"does not exist", shown, interp);
+		} else if (!may(arg, icanon)) {
+			/* a denial, whatever errno the backend gave */
+			err_set(err, ERR_CANNOT_EXEC, 0, "cannot execute '%s': the sandbox refused "
+				"its interpreter '%s': it lies outside every execute grant", shown,
+				icanon);
+			err_hint(err, "grant it with --read or SANDBOX_EXTRA_SYSTEM_PATHS");
+		} else {
+			err_set(err, errnum == ENOENT ? ERR_NOT_FOUND : ERR_CANNOT_EXEC, errnum,
+				"cannot execute '%s'", shown);
 		}
-		else
-			fprintf(stderr, "stepbox: cannot execute '%s': %s\n", shown,
-				strerror(errnum));
 	} else {
-		fprintf(stderr, "stepbox: cannot execute '%s': %s\n", shown, strerror(errnum));
+		err_set(err, errnum == ENOENT ? ERR_NOT_FOUND : ERR_CANNOT_EXEC, errnum,
+			"cannot execute '%s'", shown);
 	}
 	free(interp);
 	free(icanon);
 	free(canon);
-	return errnum == ENOENT ? 127 : 126;
+	return -(errnum ? errnum : EACCES);
 }
 
-int command_check(command_may_exec *may, const void *arg, const char *file)
+int command_check(command_may_exec *may, const void *arg, const char *file,
+		  struct stepbox_err *err)
 {
 	char *canon = realpath(file, NULL);
 	int errnum = canon && may(arg, canon) ? 0 : EACCES;
@@ -144,27 +135,26 @@ int command_check(command_may_exec *may, const void *arg, const char *file)
 	}
 	free(interp);
 	free(canon);
-	return errnum ? command_exec_failure(may, arg, file, errnum) : 0;
+	return errnum ? command_exec_failure(may, arg, file, errnum, err) : 0;
 }
 
-int command_find(const char *argv0, char *const *envp, const char *workdir, char **file)
+int command_find(const char *argv0, char *const *envp, const char *workdir, char **file,
+		 struct stepbox_err *err)
 {
 	const char *path_env = NULL;
 	for (char *const *e = envp; *e; e++)
 		if (strncmp(*e, "PATH=", 5) == 0)
 			path_env = *e + 5;
 	int r = command_resolve(argv0, path_env, workdir, file);
-	if (r == -ENOENT) {
-		fprintf(stderr, "stepbox: command not found: '%s'\n", argv0);
-		return 127;
-	}
+	if (r == -ENOENT)
+		return err_set(err, ERR_NOT_FOUND, 0, "command not found: '%s'", argv0);
 	if (r == -EACCES) {
-		fprintf(stderr, "stepbox: cannot execute '%s': %s\n", *file, strerror(EACCES));
+		err_set(err, ERR_CANNOT_EXEC, EACCES, "cannot execute '%s'", *file);
 		free(*file);
 		*file = NULL;
-		return 126;
+		return -EACCES;
 	}
-	return r;
+	return r < 0 ? err_set(err, ERR_UNAVAILABLE, -r, "resolve '%s'", argv0) : 0;
 }
 
 int command_status(int status)

@@ -10,6 +10,8 @@
 
 #include <stdbool.h>
 
+#include "err.h"
+
 /*
  * Find argv0 as execvp would, in path_env, relative names against workdir.
  * Returns 0 with *out owned by the caller, -ENOENT when nothing is found,
@@ -18,28 +20,32 @@
 int command_resolve(const char *argv0, const char *path_env, const char *workdir, char **out);
 
 /*
- * command_resolve with envp's PATH, saying on stderr what was not found:
- * 0 with *file set, 127 (not found) or 126 (not executable) with the word
- * said and *file NULL, or a negative errno.
+ * command_resolve with envp's PATH: 0 with *file set, or a negative errno
+ * with *file NULL and err filled: ERR_NOT_FOUND (exit 127), ERR_CANNOT_EXEC
+ * (a match that is not executable: 126), or ERR_UNAVAILABLE.
  */
-int command_find(const char *argv0, char *const *envp, const char *workdir, char **file);
+int command_find(const char *argv0, char *const *envp, const char *workdir, char **file,
+		 struct stepbox_err *err);
 
 /* Whether the sandbox lets the canonical path canon be executed (arg: the backend's). */
 typedef bool command_may_exec(const void *arg, const char *canon);
 
 /*
- * The exec of file failed with errnum: say why on stderr (a folder, outside
- * every execute grant as may says, a missing or refused interpreter) and
- * return the exit status, 126 or 127 (ENOENT).
+ * The exec of file failed with errnum: fill err with why (a folder, outside
+ * every execute grant as may says, a missing or refused interpreter), of
+ * kind ERR_CANNOT_EXEC (126) or ERR_NOT_FOUND (127), and return a negative
+ * errno.
  */
-int command_exec_failure(command_may_exec *may, const void *arg, const char *file, int errnum);
+int command_exec_failure(command_may_exec *may, const void *arg, const char *file, int errnum,
+			 struct stepbox_err *err);
 
 /*
  * Before a launcher that cannot report its exec's errno (sandbox-exec): 0
- * when may lets file and its "#!" interpreter run, else the word said as
- * command_exec_failure says it, and 126 or 127.
+ * when may lets file and its "#!" interpreter run, else as
+ * command_exec_failure.
  */
-int command_check(command_may_exec *may, const void *arg, const char *file);
+int command_check(command_may_exec *may, const void *arg, const char *file,
+		  struct stepbox_err *err);
 
 /* stepbox's exit status for a wait status: the command's, or 128+N for signal N. */
 int command_status(int status);

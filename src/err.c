@@ -40,6 +40,11 @@ void err_print(const struct stepbox_err *err)
 		fprintf(stderr, "hint: %s\n", err->hint);
 }
 
+int err_exit_code(const struct stepbox_err *err)
+{
+	return err->kind == ERR_CANNOT_EXEC ? 126 : err->kind == ERR_NOT_FOUND ? 127 : 125;
+}
+
 void err_warn(const char *fmt, ...)
 {
 	va_list ap;

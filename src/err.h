@@ -7,6 +7,8 @@
 enum err_kind {
 	ERR_USAGE,       /* bad flags or policy: exit 125 */
 	ERR_UNAVAILABLE, /* the sandbox cannot be applied as asked: exit 125 */
+	ERR_CANNOT_EXEC, /* the command was found and cannot be executed: exit 126 */
+	ERR_NOT_FOUND,   /* the command (or its interpreter) is not there: exit 127 */
 };
 
 struct stepbox_err {
@@ -30,6 +32,9 @@ __attribute__((format(printf, 2, 3))) void err_hint(struct stepbox_err *err, con
 
 /* Print "stepbox: [SANDBOX_UNAVAILABLE: ]msg" and "hint: ..." to stderr. */
 void err_print(const struct stepbox_err *err);
+
+/* stepbox's exit status for err: 125, or 126 and 127 for a command that cannot run. */
+int err_exit_code(const struct stepbox_err *err);
 
 /* Print "stepbox: warning: ..." to stderr. */
 __attribute__((format(printf, 1, 2))) void err_warn(const char *fmt, ...);

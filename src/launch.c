@@ -731,7 +731,8 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 	if (n != (ssize_t)sizeof(rep))
 		return 0; /* EOF: exec'd */
 	if (rep.step == STEP_EXEC) {
-		res->exit_code = command_exec_failure(may_exec, s->grants, file, rep.errnum);
+		command_exec_failure(may_exec, s->grants, file, rep.errnum, &res->not_run);
+		res->exit_code = err_exit_code(&res->not_run);
 		return 0;
 	}
 	const char *what = rep.step >= 0 && rep.step < STEP_LISTENER ? step_names[rep.step]
@@ -798,13 +799,15 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 	res->status = -1;
 	res->tasks_seen = -1;
 	char *file = NULL;
-	int r = command_find(s->argv[0], s->envp, s->workdir, &file);
-	if (r > 0) {
-		res->exit_code = r;
+	int r = command_find(s->argv[0], s->envp, s->workdir, &file, &res->not_run);
+	if (r < 0 && res->not_run.kind != ERR_UNAVAILABLE) {
+		res->exit_code = err_exit_code(&res->not_run);
 		return 0;
 	}
-	if (r < 0)
-		return err_set(err, ERR_UNAVAILABLE, -r, "resolve '%s'", s->argv[0]);
+	if (r < 0) {
+		*err = res->not_run;
+		return r;
+	}
 	struct pipes p;
 	if ((r = pipes_open(&p, s, err)) < 0) {
 		free(file);

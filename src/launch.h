@@ -54,12 +54,13 @@ struct launch_result {
 	double duration_s;
 	long tasks_seen;           /* the step's tasks before stepbox killed it (rlimits), or -1 */
 	uint64_t output_dropped;   /* bytes the output limit dropped */
+	struct stepbox_err not_run; /* exit 126, 127: why the command could not run */
 };
 
 /*
  * Run the command and wait for its whole process tree. Returns 0 once the
- * command started or could not be executed (res says how it ended, and an
- * exec failure has already been explained on stderr), or a negative errno
+ * command started or could not be executed (res says how it ended; for an
+ * exec failure, 126 or 127, res->not_run says why), or a negative errno
  * with err filled when the sandbox could not be applied (exit 125).
  */
 int launch_run(const struct launch_spec *s, struct launch_result *res, struct stepbox_err *err);

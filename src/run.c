@@ -365,6 +365,8 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	struct launch_result res;
 	rc = launch_run(&spec, &res, &err);
 	out[1] = out[3] = -1; /* launch_run closed them */
+	if (rc == 0 && res.not_run.msg[0])
+		err_print(&res.not_run);
 	ctx->limits.output_dropped = limit_pump_stop(pump);
 	pump = NULL;
 	if (rc == 0) {

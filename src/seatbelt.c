@@ -287,7 +287,7 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 	struct persist_lock lock = {.fd = -1};
 	char *text = NULL, *file = NULL;
 	struct strv args = STRV_INIT;
-	int code = 125;
+	int code = 125; /* or err_exit_code */
 	if (access(STEPBOX_SANDBOX_EXEC, X_OK) < 0) {
 		err_set(&err, ERR_UNAVAILABLE, errno, "the Seatbelt backend runs a step under %s",
 			STEPBOX_SANDBOX_EXEC);
@@ -304,15 +304,11 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 	if (check_limits(&cfg->limits, &err) < 0 || !(text = profile(cfg, &ctx->grants, &err)) ||
 	    prepare_dirs(cfg, ctx, &lock, &err) < 0)
 		goto fail;
-	int r = command_find(argv[0], ctx->env.env.v, ctx->grants.workdir, &file);
+	int r = command_find(argv[0], ctx->env.env.v, ctx->grants.workdir, &file, &err);
 	if (r == 0)
-		r = command_check(sbpl_may_exec, &ctx->grants, file);
-	if (r > 0) {
-		code = r;
-		goto out;
-	}
+		r = command_check(sbpl_may_exec, &ctx->grants, file, &err);
 	if (r < 0) {
-		err_set(&err, ERR_UNAVAILABLE, -r, "resolve '%s'", argv[0]);
+		code = err_exit_code(&err);
 		goto fail;
 	}
 	if (cfg->explain && cfg->verbosity >= 0)
