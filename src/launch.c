@@ -231,15 +231,16 @@ static int private_rules(const struct launch_spec *s)
  * raw wait status back over status_fd.
  */
 static void init_child(const struct launch_spec *s, const char *file, const sigset_t *oldmask,
-		       int fd, int sync_fd, int status_fd, int ack, pid_t parent, bool born_in)
+		       int fd, int sync_fd, int status_fd, int ack, pid_t parent, bool joined)
 {
 	char c;
 	if (sync_fd >= 0 && read(sync_fd, &c, 1) != 1)
 		_exit(125); /* the parent gave up */
 	if (sync_fd >= 0)
 		close(sync_fd);
-	/* into the step's cgroup first: nothing of the step may run outside it */
-	int r = s->limits && !born_in ? limit_join(s->limits) : 0;
+	/* into the step's cgroup first (unless born there, or stepbox moves it):
+	 * nothing of the step may run outside it */
+	int r = s->limits && !joined ? limit_join(s->limits, 0) : 0;
 	if (r < 0)
 		child_fail(fd, STEP_LIMITS, -r);
 	if (!s->mountns) {
@@ -594,7 +595,7 @@ static void close_fd(int *fd)
 
 /* In the child: never returns. */
 static void child_main(const struct launch_spec *s, const char *file, const sigset_t *oldmask,
-		       struct pipes *p, pid_t parent, bool born_in)
+		       struct pipes *p, pid_t parent, bool joined)
 {
 	close_fd(&p->report[0]);
 	close_fd(&p->ack[1]);
@@ -605,7 +606,7 @@ static void child_main(const struct launch_spec *s, const char *file, const sigs
 		if (p->sync[0] >= 0 && read(p->sync[0], &c, 1) != 1)
 			_exit(125); /* the parent gave up */
 		child_start(parent, p->report[1], SIGKILL);
-		int r = s->limits && !born_in ? limit_join(s->limits) : 0;
+		int r = s->limits && !joined ? limit_join(s->limits, 0) : 0;
 		if (r == 0 && s->limits)
 			r = limit_enter(s->limits);
 		if (r < 0)
@@ -613,7 +614,7 @@ static void child_main(const struct launch_spec *s, const char *file, const sigs
 		child_exec(s, file, oldmask, p->report[1], p->ack[0], s->ruleset_fd >= 0);
 	}
 	init_child(s, file, oldmask, p->report[1], p->sync[0], p->status[1], p->ack[0], parent,
-		   born_in);
+		   joined);
 }
 
 /*
@@ -830,9 +831,16 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 	pid_t parent = getpid();
 	double start = now_s();
 	bool born_in = false;
+	/*
+	 * Landlock alone: stepbox moves the init into the step's cgroup while the
+	 * init sets itself up (it forks the command only after the supervisor's
+	 * ack, sent after the move), so the move's RCU grace period is waited out
+	 * beside that work instead of before it.
+	 */
+	bool moved = !s->mountns && s->limits && p.ack[1] >= 0;
 	pid_t pid = s->mountns ? clone_init(s, &born_in) : fork();
 	if (pid == 0)
-		child_main(s, file, &oldmask, &p, parent, born_in);
+		child_main(s, file, &oldmask, &p, parent, born_in || moved);
 	struct supervisor *sup = NULL;
 	if (pid < 0) {
 		int e = errno;
@@ -844,7 +852,11 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 		close_fd(&p.sync[0]);
 		close_fd(&p.status[1]);
 		close_fd(&p.ack[0]);
-		r = start_child(s, pid, &p, file, &sup, res, err);
+		r = moved ? limit_join(s->limits, pid) : 0;
+		if (r < 0)
+			err_set(err, ERR_UNAVAILABLE, -r, "move the step into its cgroup");
+		else
+			r = start_child(s, pid, &p, file, &sup, res, err);
 		if (r < 0 || res->exit_code) {
 			kill_tree(pid);
 		} else {

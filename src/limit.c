@@ -216,6 +216,32 @@ static bool v2_parent(const struct cg_host *h, const char *need, char *parent, b
 	return false;
 }
 
+/*
+ * The cgroups of steps whose stepbox was killed (SIGKILL leaves no time to
+ * remove them; its init ends the tree, but from inside): each named
+ * PREFIXPID whose pid is gone is removed. rmdir refuses a cgroup that still
+ * holds a task, and a pid that lives again only keeps its folder a while.
+ */
+static void sweep(const char *parent, const char *prefix)
+{
+	DIR *d = opendir(parent);
+	struct dirent *e;
+	size_t n = strlen(prefix);
+	while (d && (e = readdir(d))) {
+		char *end;
+		if (strncmp(e->d_name, prefix, n) != 0 || e->d_name[n] < '1' || e->d_name[n] > '9')
+			continue;
+		long pid = strtol(e->d_name + n, &end, 10);
+		if (*end || pid <= 0 || pid > INT_MAX || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		char dir[PATH_MAX];
+		if (snprintf(dir, sizeof(dir), "%s/%s", parent, e->d_name) < (int)sizeof(dir))
+			rmdir(dir);
+	}
+	if (d)
+		closedir(d);
+}
+
 static int mkdir_leaf(const char *dir)
 {
 	if (mkdir(dir, 0755) == 0)
@@ -259,6 +285,8 @@ static int cg_v2_make(struct limit_plan *p, const struct cg_host *h, const char 
 	if (r == 0 && !(p->cg_dir[0] = strv_fmt("%s/step-%s", parent, pid)))
 		r = -ENOMEM;
 	if (r == 0)
+		sweep(parent, "step-");
+	if (r == 0)
 		r = mkdir_leaf(p->cg_dir[0]);
 	if (r < 0) {
 		snprintf(p->why, sizeof(p->why), "cannot make a cgroup beneath '%.80s': %s", parent,
@@ -273,6 +301,7 @@ static int cg_v2_make(struct limit_plan *p, const struct cg_host *h, const char 
 static int cg_v1_make(struct limit_plan *p, const struct cg_host *h, bool mem)
 {
 	for (int i = 0; i < (mem ? 2 : 1); i++) {
+		sweep(h->v1[i], "stepbox-");
 		p->cg_dir[i] = strv_fmt("%s/stepbox-%ld", h->v1[i], (long)getpid());
 		int r = p->cg_dir[i] ? mkdir_leaf(p->cg_dir[i]) : -ENOMEM;
 		if (r < 0) {
@@ -524,10 +553,12 @@ int limit_cgroup_fd(const struct limit_plan *p)
 	return p->cg_version == 2 ? p->cg_fd : -1;
 }
 
-int limit_join(const struct limit_plan *p)
+int limit_join(const struct limit_plan *p, pid_t pid)
 {
+	char id[24];
+	int n = snprintf(id, sizeof(id), "%d", (int)pid);
 	for (int i = 0; i < 2; i++)
-		if (p->cg_procs[i] >= 0 && write(p->cg_procs[i], "0", 1) != 1)
+		if (p->cg_procs[i] >= 0 && write(p->cg_procs[i], id, (size_t)n) != n)
 			return -errno;
 	return 0;
 }

@@ -69,14 +69,15 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 		struct limit_plan *p, struct stepbox_err *err);
 
 /*
- * In the child, before it forks or execs anything: limit_join moves it into
- * the step's cgroup (unless it was born there: limit_cgroup_fd), as early as
- * it can (the move waits for an RCU grace period, which stalls every fork of
- * the host meanwhile); limit_enter sets the rlimits, as late as it can (an
- * open_files limit must not refuse the sandbox's own descriptors).
- * Allocate nothing. 0 or -errno.
+ * limit_join moves pid (0: the caller) into the step's cgroup, before the
+ * step's command is forked (unless the init was born there:
+ * limit_cgroup_fd). The move waits for an RCU grace period, which stalls
+ * every fork of the host meanwhile: as early as it can, and where it can
+ * from stepbox while the init sets itself up. limit_enter sets the rlimits
+ * in the child, as late as it can (an open_files limit must not refuse the
+ * sandbox's own descriptors). Allocate nothing. 0 or -errno.
  */
-int limit_join(const struct limit_plan *p);
+int limit_join(const struct limit_plan *p, pid_t pid);
 int limit_enter(const struct limit_plan *p);
 
 /*
