@@ -29,6 +29,7 @@ void explain_init(struct explain *x, const struct grants *g, const struct stepbo
 
 void explain_release(struct explain *x)
 {
+	strv_release(&x->open_dirs);
 	for (size_t i = 0; i < x->n; i++) {
 		free(x->v[i].path);
 		free(x->v[i].grant);
@@ -191,6 +192,53 @@ void explain_judge(struct explain *x, const struct explain_call *t, int errnum)
 	/* all granted: the file's own permissions (EXDEV there: a move across mounts) */
 	if (!any_denied && real[0] && paths[0][0] && errnum != EXDEV && errnum != ENOENT)
 		record(x, t, canon[0], errnum, false, NULL, NULL);
+}
+
+/* Whether every user may search dir and each folder above it (cached per run). */
+static bool searchable(struct explain *x, const char *dir)
+{
+	if (strv_find(&x->open_dirs, dir) >= 0)
+		return true;
+	char up[PATH_MAX];
+	struct stat st;
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || !(st.st_mode & S_IXOTH) ||
+	    (strcmp(dir, "/") != 0 &&
+	     (!path_parent(dir, up, sizeof(up)) || !searchable(x, up))))
+		return false;
+	if (x->open_dirs.n < 4096)
+		strv_push(&x->open_dirs, dir);
+	return true;
+}
+
+bool explain_may_fail(struct explain *x, const struct explain_call *c)
+{
+	static const char *const special[] = {"/proc", "/sys", "/dev"};
+	if (c->op != OP_READ || c->path[0] != '/')
+		return true;
+	for (size_t i = 0; i < sizeof(special) / sizeof(*special); i++)
+		if (path_beneath(c->path, special[i]))
+			return true;
+	/* where the call's own open lands, through every symlink (as the tracee's does) */
+	int fd = open(c->path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	struct stat st;
+	char link[64], canon[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = fstat(fd, &st) == 0 ? readlink(link, canon, sizeof(canon) - 1) : -1;
+	close(fd);
+	if (n <= 0 || canon[0] != '/' || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+		return true;
+	mode_t others = S_ISDIR(st.st_mode) ? S_IROTH | S_IXOTH : S_IROTH;
+	if ((st.st_mode & others) != others)
+		return true;
+	canon[n] = '\0';
+	char dir[PATH_MAX];
+	for (size_t i = 0; i < sizeof(special) / sizeof(*special); i++)
+		if (path_beneath(canon, special[i]))
+			return true;
+	return !grants_covers(x->grants, canon, GRANT_READ) || !path_parent(canon, dir, sizeof(dir)) ||
+	       !searchable(x, dir);
 }
 
 static void describe(FILE *out, const struct explain_denial *d)

@@ -58,6 +58,7 @@ struct explain {
 	size_t omitted;
 	struct tracer_call *t; /* the tracer's calls in progress, by thread */
 	size_t nt, capt;
+	struct strv open_dirs; /* folders every user may search, all the way down (a cache) */
 };
 
 void explain_init(struct explain *x, const struct grants *g, const struct stepbox_config *cfg);
@@ -70,6 +71,16 @@ void explain_release(struct explain *x);
  * permissions when every path is granted.
  */
 void explain_judge(struct explain *x, const struct explain_call *c, int errnum);
+
+/*
+ * Whether c, read at its seccomp stop, could fail in a way explain_judge
+ * would record: false only for a read of a file or folder that a grant
+ * covers (through every symlink) and that every user may read, beneath
+ * folders every user may search, outside /proc, /sys and /dev. Then neither
+ * the sandbox nor the file's own permissions can refuse it, and the tracer
+ * lets the call run without stopping at its exit. Any doubt is true.
+ */
+bool explain_may_fail(struct explain *x, const struct explain_call *c);
 
 /*
  * Add a denial the kernel reported (audit): path is the object Landlock

@@ -260,10 +260,11 @@ bool tracer_stop(struct explain *x, pid_t pid, int status)
 		struct tracer_call *t = tracee(x, pid);
 		long n = ptrace(PTRACE_GET_SYSCALL_INFO, pid, (void *)sizeof(si), &si);
 		bool ours = t && n > 0 && si.op == PTRACE_SYSCALL_INFO_SECCOMP &&
-			    si.arch == NATIVE_ARCH && decode(&t->c, &si);
+			    si.arch == NATIVE_ARCH && decode(&t->c, &si) &&
+			    explain_may_fail(x, &t->c);
 		if (t)
 			t->pending = ours;
-		/* to the call's exit when it is ours to judge, else straight on */
+		/* to the call's exit when a failure there would be judged, else straight on */
 		ptrace(ours ? PTRACE_SYSCALL : PTRACE_CONT, pid, NULL, NULL);
 		return true;
 	}

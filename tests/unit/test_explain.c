@@ -70,6 +70,7 @@ int main(void)
 		return 1;
 	memcpy(root, real, strlen(real) + 1);
 	free(real);
+	chmod(root, 0755); /* mkdtemp's 0700 would keep every other user out */
 	mkdir(at("rw"), 0755);
 	mkdir(at("ro"), 0755);
 	mkdir(at("out"), 0755);
@@ -143,6 +144,38 @@ int main(void)
 	CHECK(x.n == 9);
 	/* the program is the caller's (read from /proc/PID/comm) */
 	CHECK(x.v[0].program[0] != '\0');
+
+	/* which calls the tracer may let run without stopping at their exit */
+	struct explain_call c;
+	memset(&c, 0, sizeof(c));
+	c.op = OP_READ;
+#define MAY_FAIL(rel) (snprintf(c.path, sizeof(c.path), "%s", rel[0] == '/' ? rel : at(rel)), \
+		       explain_may_fail(&x, &c))
+	chmod(at("ro/f"), 0644);
+	CHECK(!MAY_FAIL("ro/f"));       /* granted, every user may read it: nothing to judge */
+	CHECK(!MAY_FAIL("ro"));         /* ... a folder too */
+	CHECK(!MAY_FAIL("rw/../ro/f")); /* ... however it is spelled */
+	CHECK(MAY_FAIL("out/secret"));  /* outside every grant: the sandbox may refuse it */
+	CHECK(MAY_FAIL("ro/missing"));  /* not there: judged at its exit */
+	char target[PATH_MAX];
+	snprintf(target, sizeof(target), "%s", at("out/secret"));
+	CHECK(symlink(target, at("ro/link")) == 0);
+	CHECK(MAY_FAIL("ro/link")); /* a link in a grant to a file outside */
+	chmod(at("ro/f"), 0600);
+	CHECK(MAY_FAIL("ro/f")); /* its own mode may refuse another user */
+	chmod(at("ro/f"), 0644);
+	mkdir(at("ro/closed"), 0700);
+	file("ro/closed/g");
+	chmod(at("ro/closed/g"), 0644);
+	CHECK(MAY_FAIL("ro/closed/g")); /* a folder above it may refuse another user */
+	CHECK(MAY_FAIL("/proc/self/status")); /* /proc, /sys, /dev: their own rules */
+	snprintf(c.path, sizeof(c.path), "relative/f");
+	CHECK(explain_may_fail(&x, &c));
+	c.op = OP_WRITE;
+	CHECK(MAY_FAIL("rw/f")); /* only reads are let through */
+	unlink(at("ro/link"));
+	unlink(at("ro/closed/g"));
+	rmdir(at("ro/closed"));
 
 	explain_release(&x);
 	policy_release(&cfg);
