@@ -126,10 +126,17 @@ static const int waited[] = {SIGCHLD, SIGALRM, SIGINT, SIGTERM, SIGHUP};
  * back over report (close-on-exec).
  */
 static void child(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, char **args,
-		  bool tty, const sigset_t *oldmask, int report)
+		  bool tty, const sigset_t *oldmask, int report, int lock)
 {
 	int e = 0;
 	setpgid(0, 0);
+	/*
+	 * The command holds the workflow cache's lock too (the same open file):
+	 * macOS has no parent-death signal, so if stepbox is killed the tree
+	 * runs on, and the next step must still wait for it.
+	 */
+	if (lock >= 0)
+		fcntl(lock, F_SETFD, 0);
 	if (tty) {
 		signal(SIGTTOU, SIG_IGN);
 		tcsetpgrp(STDIN_FILENO, getpid());
@@ -223,7 +230,8 @@ static int wait_command(const struct stepbox_config *cfg, pid_t pid, const sigse
 	return command_status(status);
 }
 
-static int launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, char **args)
+static int launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, char **args,
+		  int lock)
 {
 	sigset_t set, oldmask;
 	sigemptyset(&set);
@@ -245,7 +253,7 @@ static int launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, ch
 	fcntl(report[1], F_SETFD, FD_CLOEXEC);
 	pid_t pid = fork();
 	if (pid == 0)
-		child(cfg, ctx, args, tty, &oldmask, report[1]);
+		child(cfg, ctx, args, tty, &oldmask, report[1], lock);
 	close(report[1]);
 	if (pid < 0) {
 		fprintf(stderr, "stepbox: seatbelt: fork: %s\n", strerror(errno));
@@ -330,7 +338,7 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 		err_set(&err, ERR_UNAVAILABLE, -r, "seatbelt: the command line");
 		goto fail;
 	}
-	code = launch(cfg, ctx, args.v);
+	code = launch(cfg, ctx, args.v, lock.fd);
 	char said[256];
 	if (code > 128 && limitcfg_signalled(code - 128, cfg->limits.v, said, sizeof(said)) &&
 	    cfg->verbosity >= 0)
