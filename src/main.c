@@ -537,9 +537,8 @@ static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cl
 			err_hint(&err, "stepbox check [--json]");
 			return fail(&err);
 		}
-		if (landlock_probe(&ctx.features, backend_abi_cap(), &err) < 0) {
+		if (landlock_probe(&ctx.features, backend_abi_cap(), &err) < 0)
 			return fail(&err);
-		}
 		return report_check(stdout, &ctx.features, cfg, cli->json) ? 0 : 1;
 	}
 	if (strcmp(cmd, "mcp") == 0) {
@@ -601,14 +600,20 @@ static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cl
 			       "every command");
 		return fail(&err);
 	}
-	if (is_run != (noperands > 0) || (strcmp(cmd, "check") == 0 && cli->policy_options > 0)) {
+	if (strcmp(cmd, "check") == 0) {
+		if (noperands > 0 || cli->policy_options > 0) {
+			err_set(&err, ERR_USAGE, 0, "check takes no arguments but --json");
+			err_hint(&err, "stepbox check [--json]");
+			return fail(&err);
+		}
+		return seatbelt_check(stdout, cli->json) ? 0 : 1;
+	}
+	if (is_run != (noperands > 0)) {
 		err_set(&err, ERR_USAGE, 0, is_run ? "run: no command given" : "%s takes no command",
 			cmd);
 		err_hint(&err, "stepbox run [OPTIONS] -- COMMAND [ARG...]");
 		return fail(&err);
 	}
-	if (strcmp(cmd, "check") == 0)
-		return seatbelt_check(stdout, cli->json) ? 0 : 1;
 	if (cfg->backend != BACKEND_AUTO && cfg->backend != BACKEND_SEATBELT && !cli->sbpl) {
 		err_set(&err, ERR_UNAVAILABLE, 0, "the %s backend is Linux's; this build has the "
 			"Seatbelt backend", policy_backend_name(cfg->backend));
