@@ -526,40 +526,23 @@ static int learn_rounds(struct stepbox_config *cfg, struct run_ctx *ctx, char **
 
 /* After the arguments: each command of the Linux build. */
 static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cli *cli,
-		    char **operands, int noperands)
+		    char **operands)
 {
 	struct stepbox_err err = {0};
 	struct run_ctx ctx;
 	int code;
 	if (strcmp(cmd, "check") == 0) {
-		if (noperands > 0 || cli->policy_options > 0) {
-			err_set(&err, ERR_USAGE, 0, "check takes no arguments but --json");
-			err_hint(&err, "stepbox check [--json]");
-			return fail(&err);
-		}
 		if (landlock_probe(&ctx.features, backend_abi_cap(), &err) < 0)
 			return fail(&err);
 		return report_check(stdout, &ctx.features, cfg, cli->json) ? 0 : 1;
 	}
 	if (strcmp(cmd, "mcp") == 0) {
-		if (noperands > 0) {
-			err_set(&err, ERR_USAGE, 0, "mcp takes no command");
-			err_hint(&err, "stepbox mcp [-p POLICY.json] [OPTIONS] [--max-parallel N]");
-			return fail(&err);
-		}
 		struct mcp_opts mo = {(int)cli->max_parallel, 64 * 1024};
 		return mcp_main(cfg, &mo);
 	}
 	bool learn = strcmp(cmd, "learn") == 0;
 	bool is_run = strcmp(cmd, "run") == 0 || learn;
 	bool doctor = strcmp(cmd, "doctor") == 0;
-
-	if (is_run != (noperands > 0)) {
-		err_set(&err, ERR_USAGE, 0, is_run ? "run: no command given" : "%s takes no command",
-			cmd);
-		err_hint(&err, "stepbox run [OPTIONS] -- COMMAND [ARG...]");
-		return fail(&err);
-	}
 	cfg->explain |= learn;
 	/* doctor reports on every backend, and a Mac's profile on none of these */
 	if (doctor || cli->sbpl)
@@ -589,7 +572,7 @@ static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cl
 #else
 /* After the arguments: each command of the portable build (the Seatbelt backend). */
 static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cli *cli,
-		    char **operands, int noperands)
+		    char **operands)
 {
 	struct stepbox_err err = {0};
 	bool is_run = strcmp(cmd, "run") == 0;
@@ -600,20 +583,8 @@ static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cl
 			       "every command");
 		return fail(&err);
 	}
-	if (strcmp(cmd, "check") == 0) {
-		if (noperands > 0 || cli->policy_options > 0) {
-			err_set(&err, ERR_USAGE, 0, "check takes no arguments but --json");
-			err_hint(&err, "stepbox check [--json]");
-			return fail(&err);
-		}
+	if (strcmp(cmd, "check") == 0)
 		return seatbelt_check(stdout, cli->json) ? 0 : 1;
-	}
-	if (is_run != (noperands > 0)) {
-		err_set(&err, ERR_USAGE, 0, is_run ? "run: no command given" : "%s takes no command",
-			cmd);
-		err_hint(&err, "stepbox run [OPTIONS] -- COMMAND [ARG...]");
-		return fail(&err);
-	}
 	if (cfg->backend != BACKEND_AUTO && cfg->backend != BACKEND_SEATBELT && !cli->sbpl) {
 		err_set(&err, ERR_UNAVAILABLE, 0, "the %s backend is Linux's; this build has the "
 			"Seatbelt backend", policy_backend_name(cfg->backend));
@@ -636,6 +607,32 @@ static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cl
 	return code;
 }
 #endif
+
+/* What each command takes besides options, the same in every build. */
+static int check_operands(const char *cmd, int noperands, const struct cli *cli,
+			  struct stepbox_err *err)
+{
+	bool is_run = strcmp(cmd, "run") == 0 || strcmp(cmd, "learn") == 0;
+	if (strcmp(cmd, "check") == 0) {
+		if (noperands == 0 && cli->policy_options == 0)
+			return 0;
+		err_set(err, ERR_USAGE, 0, "check takes no arguments but --json");
+		err_hint(err, "stepbox check [--json]");
+		return -EINVAL;
+	}
+	if (strcmp(cmd, "mcp") == 0) {
+		if (noperands == 0)
+			return 0;
+		err_set(err, ERR_USAGE, 0, "mcp takes no command");
+		err_hint(err, "stepbox mcp [-p POLICY.json] [OPTIONS] [--max-parallel N]");
+		return -EINVAL;
+	}
+	if (is_run == (noperands > 0))
+		return 0;
+	err_set(err, ERR_USAGE, 0, is_run ? "run: no command given" : "%s takes no command", cmd);
+	err_hint(err, "stepbox run [OPTIONS] -- COMMAND [ARG...]");
+	return -EINVAL;
+}
 
 /* Inherited fds 0-2 may be closed; an fd stepbox opens must never land there. */
 static void ensure_std_fds(void)
@@ -684,7 +681,11 @@ int main(int argc, char **argv)
 		code = fail(&err);
 		goto out;
 	}
-	code = dispatch(cmd, &cfg, &cli, argv + 1 + first, argc - 1 - first);
+	if (check_operands(cmd, argc - 1 - first, &cli, &err) < 0) {
+		code = fail(&err);
+		goto out;
+	}
+	code = dispatch(cmd, &cfg, &cli, argv + 1 + first);
 out:
 	policy_release(&cfg);
 	return code;
