@@ -14,6 +14,7 @@
 #include "err.h"
 #include "policy.h"
 #include "policyfile.h"
+#include "reportfile.h"
 #include "sbpl.h"
 #include "show.h"
 #ifdef STEPBOX_LINUX
@@ -234,11 +235,9 @@ static int fail(const struct stepbox_err *err)
 /* The same, and the run report says it too: --report is written on 125 as well. */
 static int fail_report(const struct stepbox_config *cfg, const struct stepbox_err *err)
 {
-#ifdef STEPBOX_LINUX
 	struct stepbox_err rerr = {0};
-	if (cfg->report_file && report_error(cfg->report_file, cfg, err, &rerr) < 0)
+	if (cfg->report_file && reportfile_error(cfg->report_file, cfg, err, &rerr) < 0)
 		err_print(&rerr);
-#endif
 	return fail(err);
 }
 

@@ -1,4 +1,5 @@
 #include "report.h"
+#include "reportfile.h"
 #include "show.h"
 
 #include <errno.h>
@@ -146,50 +147,6 @@ bool report_check(FILE *out, const struct landlock_features *f,
 	return picked;
 }
 
-/*
- * Write root to path, atomically (a temporary file, then rename), in dir:
- * path's folder, canonical. The folder may lie in a step's write grants: it
- * is opened without following any symlink (one there now was planted), and
- * everything after is relative to it. Takes root.
- */
-static int write_report(const char *path, const char *dir, json_t *root, struct stepbox_err *err)
-{
-	const char *name = path_base(path);
-	char tmp[NAME_MAX + 32];
-	int dfd = path_open_nofollow(dir, O_DIRECTORY);
-	if (!root || dfd < 0 ||
-	    snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", name, (int)getpid()) >= (int)sizeof(tmp)) {
-		int e = dfd < 0 ? -dfd : root ? ENAMETOOLONG : ENOMEM;
-		json_decref(root);
-		if (dfd >= 0)
-			close(dfd);
-		err_set(err, ERR_USAGE, e, "write report '%s'", path);
-		if (e == ELOOP)
-			err_hint(err, "the report's folder '%s' goes through a symlink (one a step "
-				      "may have planted); give --report a path through real folders, "
-				      "out of the step's write grants", dir);
-		return -e;
-	}
-	int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-	FILE *f_out = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f_out) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		close(dfd);
-		json_decref(root);
-		return err_set(err, ERR_USAGE, e, "write report '%s/%s'", dir, tmp);
-	}
-	int r = show_dump(f_out, root);
-	int e = 0;
-	if (fclose(f_out) != 0 || r < 0 || renameat(dfd, tmp, dfd, name) < 0) {
-		e = errno ? errno : EIO;
-		unlinkat(dfd, tmp, 0);
-	}
-	close(dfd);
-	return e ? err_set(err, ERR_USAGE, e, "write report '%s'", path) : 0;
-}
-
 int report_run(const char *path, const char *dir, const struct stepbox_config *cfg,
 	       char *const *argv,
 	       const struct backend *backend, const struct landlock_features *f,
@@ -233,34 +190,11 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 		json_object_set_new(root, "layers",
 				    json_pack("{s:b, s:b, s:b}", "namespaces", backend->ns, "landlock",
 					      backend->landlock, "supervisor", backend->supervise));
-	return write_report(path, dir, root, err);
+	return reportfile_write(path, dir, root, err);
 }
 
 /*
  * A report for a run that never started (exit 125): what failed, as the
  * message said it, so an orchestrator reads the same thing a person does.
  */
-int report_error(const char *path, const struct stepbox_config *cfg,
-		 const struct stepbox_err *failure, struct stepbox_err *err)
-{
-	/*
-	 * Nothing was resolved yet, so no grant tells which symlinks a step
-	 * could have planted: the folder is taken as given, through no symlink
-	 * at all (write_report opens it with RESOLVE_NO_SYMLINKS).
-	 */
-	char dir[PATH_MAX];
-	if (!path_parent(path, dir, sizeof(dir)))
-		return err_set(err, ERR_USAGE, ENAMETOOLONG, "write report '%s'", path);
-	/* the path the message is about: stepbox quotes it as '...' */
-	const char *q = strchr(failure->msg, '\''), *q2 = q ? strchr(q + 1, '\'') : NULL;
-	json_t *error = json_pack("{s:s, s:s, s:o, s:o, s:o}", "kind",
-				  failure->kind == ERR_USAGE ? "usage" : "sandbox_unavailable",
-				  "message", failure->msg, "path",
-				  q2 ? json_stringn(q + 1, (size_t)(q2 - q - 1)) : json_null(), "hint",
-				  failure->hint[0] ? json_string(failure->hint) : json_null(), "errno",
-				  failure->errnum ? json_integer(failure->errnum) : json_null());
-	json_t *root = json_pack("{s:i, s:b, s:i, s:o, s:o}", "version", 1, "started", false,
-				 "exit_code", 125, "error", error, "network", show_network_json(cfg));
-	return write_report(path, dir, root, err);
-}
 

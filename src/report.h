@@ -39,11 +39,4 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 	       const struct explain *x,
 	       struct stepbox_err *err);
 
-/*
- * The report of a run that never started (exit 125): version, started false,
- * and an error object (kind, message, path, hint, errno) from failure.
- */
-int report_error(const char *path, const struct stepbox_config *cfg,
-		 const struct stepbox_err *failure, struct stepbox_err *err);
-
 #endif

@@ -1,4 +1,5 @@
 #include "run.h"
+#include "reportfile.h"
 #include "show.h"
 
 #include <errno.h>
@@ -57,18 +58,6 @@ static const char *const *own_cgroups(struct run_ctx *ctx, const struct limit_pl
 			ctx->cgroups[n++] = lim->cg_dir[i];
 	ctx->cgroups[n] = NULL;
 	return ctx->cgroups;
-}
-
-/* A symlink on the way to the report's folder that lies where a step writes. */
-static int planted(void *arg, const char *link, const char *target)
-{
-	(void)target;
-	const struct grants *g = arg;
-	for (size_t i = 0; i < g->n; i++)
-		if ((g->v[i].access & GRANT_WRITE) && !(g->v[i].access & GRANT_PRIVATE) &&
-		    path_beneath(link, g->v[i].path))
-			return -ELOOP;
-	return 0;
 }
 
 /*
@@ -131,25 +120,8 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	if (r == 0)
 		r = env_build(cfg, &ctx->grants, inherited, &ctx->env, err);
 	/* the report's folder, before the step can plant anything on the way */
-	if (r == 0 && cfg->report_file) {
-		char dir[PATH_MAX];
-		bool exists = false;
-		if (!path_parent(cfg->report_file, dir, sizeof(dir)))
-			r = -ENAMETOOLONG;
-		else
-			r = grants_canon_links("/", dir, &ctx->report_dir, &exists, planted,
-					       &ctx->grants);
-		if (r == -ELOOP && ctx->report_dir == NULL) {
-			r = err_set(err, ERR_USAGE, 0, "report folder of '%s' goes through a "
-				    "symlink in a write grant", cfg->report_file);
-			err_hint(err, "a step may have planted it: remove the link, or keep "
-				      "reports out of the step's write grants");
-		} else if (r < 0 || !exists) {
-			r = err_set(err, ERR_USAGE, r < 0 ? -r : ENOENT, "report folder of '%s'",
-				    cfg->report_file);
-			err_hint(err, "--report names a file in a folder that exists");
-		}
-	}
+	if (r == 0 && cfg->report_file)
+		r = reportfile_dir(cfg->report_file, &ctx->grants, &ctx->report_dir, err);
 	if (r == 0 && ctx->backend.ns && (r = mountns_plan(&ctx->mountns, cfg, &ctx->grants)) < 0)
 		err_set(err, ERR_UNAVAILABLE, -r, "plan the mounts");
 	if (r == 0 && ctx->backend.ns)
@@ -416,7 +388,7 @@ out:
 	if (rc < 0 && !retry) {
 		struct stepbox_err rerr = {0};
 		err_print(&err);
-		if (cfg->report_file && report_error(cfg->report_file, cfg, &err, &rerr) < 0)
+		if (cfg->report_file && reportfile_error(cfg->report_file, cfg, &err, &rerr) < 0)
 			err_print(&rerr);
 	}
 	else if (retry && cfg->verbosity > 0)

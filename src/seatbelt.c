@@ -17,8 +17,19 @@
 #include "command.h"
 #include "limitcfg.h"
 #include "persist.h"
+#include "reportfile.h"
 #include "sbpl.h"
+#include "show.h"
 #include "strv.h"
+
+/* How the command ended, for the exit status and the run report. */
+struct outcome {
+	int code;        /* stepbox's exit status */
+	int status;      /* the command's own exit status, or -1 */
+	int signal;      /* the signal that ended it, or 0 */
+	bool started, timed_out, graced;
+	double duration_s;
+};
 
 int seatbelt_prepare(const struct stepbox_config *cfg, char *const *inherited,
 		     struct seatbelt_ctx *ctx, struct stepbox_err *err)
@@ -38,6 +49,9 @@ int seatbelt_prepare(const struct stepbox_config *cfg, char *const *inherited,
 	int r = grants_build(cfg, &host, &ctx->grants, err);
 	if (r == 0)
 		r = env_build(cfg, &ctx->grants, inherited, &ctx->env, err);
+	/* the report's folder, before the step can plant anything on the way */
+	if (r == 0 && cfg->report_file)
+		r = reportfile_dir(cfg->report_file, &ctx->grants, &ctx->report_dir, err);
 	if (r < 0)
 		seatbelt_release(ctx);
 	return r;
@@ -47,6 +61,50 @@ void seatbelt_release(struct seatbelt_ctx *ctx)
 {
 	grants_release(&ctx->grants);
 	env_release(&ctx->env);
+	free(ctx->report_dir);
+	ctx->report_dir = NULL;
+}
+
+static const char *const gives[] = {"files (deny by default)", "exec", "network",
+				    "unix-sockets", "signals", "rlimits", NULL};
+static const char *const lacks[] = {"private-tmp", "pid-namespace", "memory-limit",
+				    "tasks-limit", "output-limit", "explain", NULL};
+
+static json_t *names_json(const char *const *names)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && names[i]; i++)
+		json_array_append_new(a, json_string(names[i]));
+	return a;
+}
+
+/* The run report, in the Linux backends' keys where they mean the same. */
+static int write_report(const struct stepbox_config *cfg, const struct seatbelt_ctx *ctx,
+			char *const *argv, const struct outcome *o,
+			const struct persist_lock *lock, const char *reached,
+			struct stepbox_err *err)
+{
+	json_t *cmd = json_array();
+	for (char *const *a = argv; cmd && *a; a++)
+		json_array_append_new(cmd, json_string(*a));
+	json_t *root = json_pack(
+		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:b, s:f, s:s, s:o, s:o, s:n, s:s, s:o, s:o, "
+		"s:{s:b}}",
+		"version", 1, "command", cmd, "started", o->started, "exit_code", o->code,
+		"status", o->status >= 0 ? json_integer(o->status) : json_null(), "signal",
+		o->signal ? json_integer(o->signal) : json_null(), "timed_out", o->timed_out,
+		"graced", o->graced, "duration_s", o->duration_s, "backend", "seatbelt",
+		"network", show_network_json(cfg), "missing_protections", names_json(lacks),
+		"denials", "denials_source",
+		"none: Seatbelt's denials are in macOS's unified log (docs/seatbelt.md)",
+		"env_dropped", show_dropped_json(&ctx->env.dropped), "limit_reached",
+		reached ? json_string(reached) : json_null(), "layers", "seatbelt", true);
+	if (root && ctx->env.persist)
+		json_object_set_new(root, "persistent",
+				    json_pack("{s:s, s:s, s:f}", "path", ctx->env.persist, "mode",
+					      lock->shared ? "shared" : "exclusive", "waited_s",
+					      lock->waited_s));
+	return reportfile_write(cfg->report_file, ctx->report_dir, root, err);
 }
 
 /* The limits an rlimit enforces here; the rest have no mechanism on a Mac. */
@@ -119,6 +177,7 @@ static void on_signal(int sig)
 
 static const int waited[] = {SIGCHLD, SIGALRM, SIGINT, SIGTERM, SIGHUP};
 
+
 /*
  * The child: its own process group (the step's tree, killed as one), the
  * terminal's foreground when stepbox had it, the rlimits, then sandbox-exec,
@@ -182,7 +241,8 @@ static void alarm_in(double seconds)
 }
 
 /* Wait for the command: the timeout, signals passed on, --grace after them. */
-static int wait_command(const struct stepbox_config *cfg, pid_t pid, const sigset_t *set)
+static void wait_command(const struct stepbox_config *cfg, pid_t pid, const sigset_t *set,
+			 struct outcome *o)
 {
 	double start = now_s(), grace_end = 0;
 	double timeout_end = cfg->timeout_s > 0 ? start + (double)cfg->timeout_s : 0;
@@ -196,30 +256,19 @@ static int wait_command(const struct stepbox_config *cfg, pid_t pid, const sigse
 		if (sigwait(set, &sig) != 0)
 			continue;
 		if (sig == SIGCHLD) {
-			pid_t w = waitpid(pid, &status, WNOHANG);
-			if (w == pid)
+			if (waitpid(pid, &status, WNOHANG) == pid)
 				break;
 			continue;
 		}
 		if (sig == SIGALRM) {
 			double t = now_s();
-			if (timeout_end && t >= timeout_end) {
-				kill(-pid, SIGKILL);
-				waitpid(pid, &status, 0);
-				fprintf(stderr, "stepbox: timed out after %ld s: killed the command's "
-						"process tree\n", cfg->timeout_s);
-				return 124;
-			}
-			if (grace_end && t >= grace_end) {
-				kill(-pid, SIGKILL);
-				waitpid(pid, &status, 0);
-				fprintf(stderr, "stepbox: the command still ran %ld s after SIG%s was "
-						"passed on (--grace): killed its process tree\n",
-					cfg->grace_s, passed == SIGINT ? "INT" : passed == SIGHUP ? "HUP"
-												      : "TERM");
-				return 128 + SIGKILL;
-			}
-			continue;
+			o->timed_out = timeout_end && t >= timeout_end;
+			o->graced = !o->timed_out && grace_end && t >= grace_end;
+			if (!o->timed_out && !o->graced)
+				continue;
+			kill(-pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			break;
 		}
 		/* SIGINT, SIGTERM, SIGHUP: the step's to handle, within --grace */
 		kill(-pid, sig);
@@ -227,11 +276,25 @@ static int wait_command(const struct stepbox_config *cfg, pid_t pid, const sigse
 			grace_end = now_s() + (double)cfg->grace_s;
 		passed = sig;
 	}
-	return command_status(status);
+	o->duration_s = now_s() - start;
+	o->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	o->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	o->code = command_status(status);
+	if (o->timed_out) {
+		fprintf(stderr, "stepbox: timed out after %ld s: killed the command's process "
+				"tree\n", cfg->timeout_s);
+		o->code = 124;
+	} else if (o->graced) {
+		fprintf(stderr, "stepbox: the command still ran %ld s after SIG%s was passed on "
+				"(--grace): killed its process tree\n", cfg->grace_s,
+			passed == SIGINT ? "INT" : passed == SIGHUP ? "HUP" : "TERM");
+		o->signal = SIGKILL;
+		o->code = 128 + SIGKILL;
+	}
 }
 
-static int launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, char **args,
-		  int lock)
+static void launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, char **args,
+		   int lock, struct outcome *o)
 {
 	sigset_t set, oldmask;
 	sigemptyset(&set);
@@ -244,7 +307,8 @@ static int launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, ch
 	}
 	sigprocmask(SIG_BLOCK, &set, &oldmask);
 	bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-	int report[2], code = 125;
+	int report[2];
+	o->code = 125;
 	if (pipe(report) < 0) {
 		fprintf(stderr, "stepbox: seatbelt: create a pipe: %s\n", strerror(errno));
 		goto out;
@@ -273,7 +337,8 @@ static int launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, ch
 			STEPBOX_SANDBOX_EXEC, ctx->grants.workdir, strerror(e));
 		goto out;
 	}
-	code = wait_command(cfg, pid, &set);
+	o->started = true;
+	wait_command(cfg, pid, &set, o);
 	kill(-pid, SIGKILL); /* what the command left in its process group */
 out:
 	alarm_in(0);
@@ -285,28 +350,22 @@ out:
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	for (size_t i = 0; i < sizeof(waited) / sizeof(*waited); i++)
 		sigaction(waited[i], &old[i], NULL);
-	return code;
 }
 
 int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 		 char *const *argv)
 {
-	struct stepbox_err err = {0};
+	struct stepbox_err err = {0}, rerr = {0};
 	struct persist_lock lock = {.fd = -1};
 	char *text = NULL, *file = NULL;
+	const char *reached = NULL;
 	struct strv args = STRV_INIT;
-	int code = 125; /* or err_exit_code */
+	struct outcome o = {.code = 125, .status = -1};
 	if (access(STEPBOX_SANDBOX_EXEC, X_OK) < 0) {
 		err_set(&err, ERR_UNAVAILABLE, errno, "the Seatbelt backend runs a step under %s",
 			STEPBOX_SANDBOX_EXEC);
 		err_hint(&err, "it ships with macOS; on Linux, build stepbox with its Linux "
 			       "backends (meson setup -Dlinux_backends=enabled)");
-		goto fail;
-	}
-	if (cfg->report_file) {
-		err_set(&err, ERR_USAGE, 0, "--report is not written by the Seatbelt backend yet");
-		err_hint(&err, "drop --report on macOS; the exit status and stderr say how the "
-			       "step ended");
 		goto fail;
 	}
 	if (check_limits(&cfg->limits, &err) < 0 || !(text = profile(cfg, &ctx->grants, &err)) ||
@@ -316,8 +375,10 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 	if (r == 0)
 		r = command_check(sbpl_may_exec, &ctx->grants, file, &err);
 	if (r < 0) {
-		code = err_exit_code(&err);
-		goto fail;
+		/* not run: said, and in the report as a run that did not start */
+		o.code = err_exit_code(&err);
+		err_print(&err);
+		goto report;
 	}
 	if (cfg->explain && cfg->verbosity >= 0)
 		fprintf(stderr, "stepbox: explain: the Seatbelt backend's denials are in macOS's "
@@ -338,40 +399,39 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 		err_set(&err, ERR_UNAVAILABLE, -r, "seatbelt: the command line");
 		goto fail;
 	}
-	code = launch(cfg, ctx, args.v, lock.fd);
+	launch(cfg, ctx, args.v, lock.fd, &o);
+	if (!o.started)
+		goto out; /* said by launch: 125 */
 	char said[256];
-	if (code > 128 && limitcfg_signalled(code - 128, cfg->limits.v, said, sizeof(said)) &&
-	    cfg->verbosity >= 0)
+	reached = o.signal ? limitcfg_signalled(o.signal, cfg->limits.v, said, sizeof(said)) : NULL;
+	if (reached && cfg->verbosity >= 0)
 		fprintf(stderr, "stepbox: %s\n", said);
 	if (!persist_intact(&lock, ctx->grants.persist))
 		err_warn("the step removed or replaced '%s/%s': a step started meanwhile may have "
 			 "written in the workflow cache beside this one", ctx->grants.persist,
 			 PERSIST_LOCK_NAME);
+report:
+	if (cfg->report_file && write_report(cfg, ctx, argv, &o, &lock, reached, &err) < 0)
+		err_print(&err); /* the command ran (or could not): its status stands */
 	goto out;
 fail:
 	err_print(&err);
+	if (cfg->report_file && reportfile_error(cfg->report_file, cfg, &err, &rerr) < 0)
+		err_print(&rerr);
 out:
 	persist_unlock(&lock);
 	strv_release(&args);
 	free(file);
 	free(text);
-	return code;
+	return o.code;
 }
 
 bool seatbelt_check(FILE *out, bool json)
 {
 	bool here = access(STEPBOX_SANDBOX_EXEC, X_OK) == 0;
 	const char *why = here ? NULL : "no sandbox-exec here (it ships with macOS)";
-	static const char *const gives[] = {"files (deny by default)", "exec", "network",
-					    "unix-sockets", "signals", "rlimits", NULL};
-	static const char *const lacks[] = {"private-tmp", "pid-namespace", "memory-limit",
-					    "tasks-limit", "output-limit", "explain", NULL};
 	if (json) {
-		json_t *g = json_array(), *l = json_array();
-		for (size_t i = 0; gives[i]; i++)
-			json_array_append_new(g, json_string(gives[i]));
-		for (size_t i = 0; lacks[i]; i++)
-			json_array_append_new(l, json_string(lacks[i]));
+		json_t *g = names_json(gives), *l = names_json(lacks);
 		json_t *o = json_pack("{s:s, s:{s:{s:b, s:s, s:s?, s:o, s:o}}}", "auto",
 				      here ? "seatbelt" : "none", "backends", "seatbelt",
 				      "available", here, "runner", STEPBOX_SANDBOX_EXEC, "why", why,

@@ -11,6 +11,7 @@
  * is SANDBOX_UNAVAILABLE (cpu_s, file_size and open_files are rlimits); the
  * step's tree is its process group (a setsid'd daemon leaves it); --explain
  * says where the denials are (the unified log) instead of reading them.
+ * --report is written in the Linux backends' keys where they mean the same.
  */
 #ifndef STEPBOX_SEATBELT_H
 #define STEPBOX_SEATBELT_H
@@ -31,6 +32,7 @@
 struct seatbelt_ctx {
 	struct grants grants;
 	struct env_result env;
+	char *report_dir; /* --report's folder, canonical before the run */
 };
 
 /*

@@ -215,9 +215,31 @@ run_as() { # USER LABEL: every check as that user
 			notok "$u: --limit $l refused" "rc=$rc $out"
 		fi
 	done
-	out=$(sbx "$sb" run --report "$w/out/r.json" -- touch ran 2>&1); rc=$?
-	[ $rc = 125 ] && [ ! -e "$w/work/ran" ] && ok "$u: --report: 125, said, nothing ran" ||
-		notok "$u: --report refused" "rc=$rc $out"
+	# the run report, in the Linux backends' keys
+	rep() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+	rm -f "$w/out/r.json"
+	out=$(sbx "$sb" run --report "$w/out/r.json" --timeout 5 -- sh -c 'exit 3' 2>&1); rc=$?
+	if [ $rc = 3 ] && [ "$(rep "$w/out/r.json" '(d["started"], d["exit_code"], d["status"], d["backend"], d["timed_out"], d["denials"])')" = "(True, 3, 3, 'seatbelt', False, None)" ]; then
+		ok "$u: --report: started, the exit code and status, the backend, no denials recorded"
+	else
+		notok "$u: --report of a run" "rc=$rc $out" "$(cat "$w/out/r.json" 2>&1 | head -20)"
+	fi
+	out=$(sbx "$sb" run --report "$w/out/r.json" -- no-such-command-xyz 2>&1); rc=$?
+	[ $rc = 127 ] && [ "$(rep "$w/out/r.json" '(d["started"], d["exit_code"])')" = "(False, 127)" ] &&
+		ok "$u: --report of a command not found: not started, 127" ||
+		notok "$u: --report of a command not found" "rc=$rc $out"
+	out=$(sbx "$sb" run --report "$w/out/r.json" --limit memory=1G -- touch ran 2>&1); rc=$?
+	[ $rc = 125 ] && [ ! -e "$w/work/ran" ] &&
+		[ "$(rep "$w/out/r.json" '(d["started"], d["exit_code"], d["error"]["kind"])')" = "(False, 125, 'sandbox_unavailable')" ] &&
+		ok "$u: --report of a refused limit: 125 with the error, nothing ran" ||
+		notok "$u: --report of a refused limit" "rc=$rc $out"
+	ln -sfn "$w/out" "$w/work/rlink"
+	out=$(sbx "$sb" run --report "$w/work/rlink/r2.json" -- touch ran 2>&1); rc=$?
+	[ $rc = 125 ] && grep -q "symlink in a write grant" <<<"$out" && [ ! -e "$w/out/r2.json" ] &&
+		[ ! -e "$w/work/ran" ] &&
+		ok "$u: --report through a symlink in a write grant: 125, nothing written or run" ||
+		notok "$u: --report through a planted symlink refused" "rc=$rc $out"
+	rm -f "$w/work/rlink"
 	out=$(sbx "$sb" run --backend landlock -- touch ran 2>&1); rc=$?
 	[ $rc = 125 ] && grep -q "Linux's" <<<"$out" && [ ! -e "$w/work/ran" ] &&
 		ok "$u: --backend landlock in the portable build: 125, nothing ran" ||
