@@ -44,7 +44,7 @@ static: deps
 	ninja -C build-static
 
 bench: all
-	sh scripts/deps.sh --test
+	sh scripts/deps.sh --bench
 	sh bench/run.sh $(BUILD)
 
 clean:

@@ -75,9 +75,15 @@ bwrap_root = ["bwrap", "--tmpfs", "/", "--ro-bind", "/usr", "/usr", "--ro-bind",
               "--unshare-pid", "--unshare-ipc", "--chdir", work]
 
 print("## Start-up: `stepbox run --backend B -- /bin/true`, mean of %d runs\n" % runs)
-print("| user | /bin/true | floor | landlock | mountns | stacked | bwrap | landlock/floor "
-      "| mountns/bwrap | stacked/bwrap |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+# firejail doing what it can of the same work (its own mount, PID and IPC
+# namespaces, a private /tmp and /dev, no capabilities, no_new_privs, its
+# seccomp filter); it refuses the user nobody (uid 65534) by design
+firejail = ["firejail", "--quiet", "--noprofile", "--private-tmp", "--private-dev",
+            "--ipc-namespace", "--caps.drop=all", "--nonewprivs", "--seccomp"] \
+    if shutil.which("firejail") else None
+print("| user | /bin/true | floor | landlock | mountns | stacked | bwrap | firejail "
+      "| landlock/floor | mountns/bwrap | stacked/bwrap | stacked/firejail |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 users = [("root" if os.geteuid() == 0 else "caller", [])]
 plot_rows = {}
 if unpriv:
@@ -85,15 +91,20 @@ if unpriv:
 for name, u in users:
     q = lambda c: " ".join(u + c)
     r = rules(u)
+    fj = [q(firejail + ["/bin/true"])] if firejail and not u else []
     t = hyperfine([q(["/bin/true"]), q([floor, r, "/bin/true"])] +
                   [q([sb, "run", "--backend", b, "-C", work, "--", "/bin/true"])
                    for b in ("landlock", "mountns", "stacked")] +
-                  [q(bwrap_root + ["/bin/true"])])
-    print("| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | **%.2fx** | "
-          "**%.2fx** | **%.2fx** |" % (name, t[0], t[1], t[2], t[3], t[4], t[5], t[2] / t[1],
-                                       t[3] / t[5], t[4] / t[5]))
-
-    plot_rows[name] = dict(zip(["/bin/true", "floor", "landlock", "mountns", "stacked", "bwrap"], t))
+                  [q(bwrap_root + ["/bin/true"])] + fj)
+    f = t[6] if fj else None
+    why = "n/a (not installed)" if not firejail else "n/a (refuses uid 65534)"
+    print("| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %s | **%.2fx** | "
+          "**%.2fx** | **%.2fx** | %s |" % (name, t[0], t[1], t[2], t[3], t[4], t[5],
+                                          "%.2f ms" % f if f else why, t[2] / t[1],
+                                          t[3] / t[5], t[4] / t[5],
+                                          "**%.2fx**" % (t[4] / f) if f else "-"))
+    plot_rows[name] = dict(zip(["/bin/true", "floor", "landlock", "mountns", "stacked", "bwrap",
+                                "firejail"], t))
 
 print("\nGoals: landlock/floor <= 1.3; mountns and stacked no slower than bwrap "
       "doing the same work (<= 1.0).\n")

@@ -7,9 +7,10 @@ import json
 import sys
 from xml.sax.saxutils import escape
 
-ORDER = ["/bin/true", "floor", "landlock", "mountns", "stacked", "bwrap"]
+ORDER = ["/bin/true", "floor", "landlock", "mountns", "stacked", "bwrap", "firejail"]
 COLORS = {"/bin/true": "#bbbbbb", "floor": "#8da0cb", "landlock": "#66c2a5",
-          "mountns": "#fc8d62", "stacked": "#e78ac3", "bwrap": "#a6d854"}
+          "mountns": "#fc8d62", "stacked": "#e78ac3", "bwrap": "#a6d854",
+          "firejail": "#ffd92f"}
 
 
 def svg(results):

@@ -1,12 +1,12 @@
 #!/bin/sh
-# Install what building (and with --test, testing and benchmarking) stepbox
+# Install what building (with --test, testing; with --bench, benchmarking) stepbox
 # needs, from Debian's packages, when it is missing. Tools are looked up as
 # commands (a machine may have node and npm from elsewhere), libraries as
 # packages. As root it uses apt-get; otherwise it names what to install.
 set -eu
 tools="meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc python3:python3 setpriv:util-linux pgrep:procps"
 libs="libc6-dev libjansson-dev libseccomp-dev"
-if [ "${1:-}" = --test ]; then
+if [ "${1:-}" = --test ] || [ "${1:-}" = --bench ]; then
 	tools="$tools clang:clang node:nodejs npm:npm bwrap:bubblewrap hyperfine:hyperfine unshare:util-linux"
 	# the ecosystems of tests/integration/t0195 (Debian's, at their Debian paths)
 	tools="$tools /usr/bin/go:golang-go /usr/bin/cargo:cargo /usr/bin/gem:ruby /usr/bin/pipx:pipx git:git"
@@ -20,6 +20,8 @@ if [ "${1:-}" = --test ]; then
 	tools="$tools debootstrap:debootstrap dockerd:docker.io podman:podman"
 	libs="$libs python3-venv python3-pip"
 fi
+# make bench also compares firejail (a setuid peer: not installed for make check)
+[ "${1:-}" != --bench ] || tools="$tools firejail:firejail"
 missing=
 for t in $tools; do
 	command -v "${t%%:*}" >/dev/null 2>&1 || missing="$missing ${t#*:}"
