@@ -251,8 +251,13 @@ static bool decode(struct explain_call *c, const struct __ptrace_syscall_info *s
 
 bool tracer_stop(struct explain *x, pid_t pid, int status)
 {
-	if (!WIFSTOPPED(status))
+	if (!WIFSTOPPED(status)) {
+		/* a task gone: its slot serves the next (a build starts thousands) */
+		for (size_t i = 0; (WIFEXITED(status) || WIFSIGNALED(status)) && i < x->nt; i++)
+			if (x->t[i].c.tid == pid)
+				x->t[i].c.tid = 0;
 		return false;
+	}
 	int sig = WSTOPSIG(status);
 	int event = status >> 16;
 	struct __ptrace_syscall_info si;

@@ -25,9 +25,9 @@ int tracer_seize(pid_t pid);
 int tracer_traceable(void);
 
 /*
- * Handle a wait status of a traced task, judging failed calls into x.
- * Returns true when it was a ptrace stop (the task was resumed), false when
- * the task ended or was not traced.
+ * Handle a wait status of a traced task, judging failed calls into x (and
+ * forgetting a task that ended). Returns true when it was a ptrace stop (the
+ * task was resumed), false when the task ended or was not traced.
  */
 bool tracer_stop(struct explain *x, pid_t pid, int status);
 
