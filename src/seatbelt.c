@@ -293,8 +293,13 @@ static void wait_command(const struct stepbox_config *cfg, pid_t pid, const sigs
 	}
 }
 
+/*
+ * Run args (sandbox-exec's command line) in a child and wait for it, the
+ * signals stepbox waits for blocked meanwhile and restored after. o says how
+ * it ended; o->started false, with err, when sandbox-exec could not start.
+ */
 static void launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, char **args,
-		   int lock, struct outcome *o)
+		   int lock, struct outcome *o, struct stepbox_err *err)
 {
 	sigset_t set, oldmask;
 	sigemptyset(&set);
@@ -310,7 +315,7 @@ static void launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, c
 	int report[2];
 	o->code = 125;
 	if (pipe(report) < 0) {
-		fprintf(stderr, "stepbox: seatbelt: create a pipe: %s\n", strerror(errno));
+		err_set(err, ERR_UNAVAILABLE, errno, "seatbelt: create a pipe");
 		goto out;
 	}
 	fcntl(report[0], F_SETFD, FD_CLOEXEC);
@@ -320,7 +325,7 @@ static void launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, c
 		child(cfg, ctx, args, tty, &oldmask, report[1], lock);
 	close(report[1]);
 	if (pid < 0) {
-		fprintf(stderr, "stepbox: seatbelt: fork: %s\n", strerror(errno));
+		err_set(err, ERR_UNAVAILABLE, errno, "seatbelt: fork");
 		close(report[0]);
 		goto out;
 	}
@@ -333,8 +338,8 @@ static void launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, c
 	close(report[0]);
 	if (n == (ssize_t)sizeof(e)) {
 		waitpid(pid, NULL, 0);
-		fprintf(stderr, "stepbox: seatbelt: could not start %s in '%s': %s\n",
-			STEPBOX_SANDBOX_EXEC, ctx->grants.workdir, strerror(e));
+		err_set(err, ERR_UNAVAILABLE, e, "seatbelt: could not start %s in '%s'",
+			STEPBOX_SANDBOX_EXEC, ctx->grants.workdir);
 		goto out;
 	}
 	o->started = true;
@@ -399,9 +404,9 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 		err_set(&err, ERR_UNAVAILABLE, -r, "seatbelt: the command line");
 		goto fail;
 	}
-	launch(cfg, ctx, args.v, lock.fd, &o);
+	launch(cfg, ctx, args.v, lock.fd, &o, &err);
 	if (!o.started)
-		goto out; /* said by launch: 125 */
+		goto fail; /* nothing ran: 125 */
 	char said[256];
 	reached = o.signal ? limitcfg_signalled(o.signal, cfg->limits.v, said, sizeof(said)) : NULL;
 	if (reached && cfg->verbosity >= 0)
