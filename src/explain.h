@@ -59,6 +59,7 @@ struct explain {
 	struct tracer_call *t; /* the tracer's calls in progress, by thread */
 	size_t nt, capt;
 	struct strv open_dirs; /* folders every user may search, all the way down (a cache) */
+	char last_dir[PATH_MAX]; /* explain_may_fail: the folder of the last read let through */
 };
 
 void explain_init(struct explain *x, const struct grants *g, const struct stepbox_config *cfg);
