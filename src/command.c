@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "strv.h"
 
 int command_resolve(const char *argv0, const char *path_env, const char *workdir, char **out)
@@ -141,11 +142,7 @@ int command_check(command_may_exec *may, const void *arg, const char *file,
 int command_find(const char *argv0, char *const *envp, const char *workdir, char **file,
 		 struct stepbox_err *err)
 {
-	const char *path_env = NULL;
-	for (char *const *e = envp; *e; e++)
-		if (strncmp(*e, "PATH=", 5) == 0)
-			path_env = *e + 5;
-	int r = command_resolve(argv0, path_env, workdir, file);
+	int r = command_resolve(argv0, env_get(envp, "PATH"), workdir, file);
 	if (r == -ENOENT)
 		return err_set(err, ERR_NOT_FOUND, 0, "command not found: '%s'", argv0);
 	if (r == -EACCES) {

@@ -565,17 +565,12 @@ int limit_join(const struct limit_plan *p, pid_t pid)
 
 int limit_enter(const struct limit_plan *p)
 {
-	static const int res[LIMIT_N] = {
-		[LIMIT_MEMORY] = RLIMIT_DATA, [LIMIT_TASKS] = RLIMIT_NPROC,
-		[LIMIT_CPU] = RLIMIT_CPU,     [LIMIT_FILE_SIZE] = RLIMIT_FSIZE,
-		[LIMIT_OPEN_FILES] = RLIMIT_NOFILE,
-	};
 	for (int k = 0; k <= LIMIT_OPEN_FILES; k++) {
 		bool rl = p->how[k] == LIMIT_RLIMIT || p->how[k] == LIMIT_NPROC_NS ||
 			  p->how[k] == LIMIT_NPROC_USER;
 		if (!rl)
 			continue;
-		int r = limitcfg_setrlimit((enum limit_kind)k, res[k],
+		int r = limitcfg_setrlimit((enum limit_kind)k,
 					   p->v[k] + (k == LIMIT_TASKS ? p->others : 0));
 		if (r < 0)
 			return r;

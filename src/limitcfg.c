@@ -102,8 +102,16 @@ void limitcfg_human(uint64_t v, enum limit_kind k, char *buf, size_t cap)
 		snprintf(buf, cap, "%.1f %s", d, units[u]);
 }
 
-int limitcfg_setrlimit(enum limit_kind kind, int resource, uint64_t v)
+int limitcfg_setrlimit(enum limit_kind kind, uint64_t v)
 {
+	static const int res[LIMIT_N] = {
+		[LIMIT_MEMORY] = RLIMIT_DATA, [LIMIT_TASKS] = RLIMIT_NPROC,
+		[LIMIT_CPU] = RLIMIT_CPU,     [LIMIT_FILE_SIZE] = RLIMIT_FSIZE,
+		[LIMIT_OPEN_FILES] = RLIMIT_NOFILE,
+	};
+	if (kind > LIMIT_OPEN_FILES)
+		return -EINVAL; /* output and tmp are no rlimit */
+	int resource = res[kind];
 	/* CPU: SIGXCPU at the limit, SIGKILL a second later */
 	struct rlimit r = {(rlim_t)v, (rlim_t)v + (kind == LIMIT_CPU)}, now;
 	/* a hard limit already below is stricter: kept (raising it needs CAP_SYS_RESOURCE) */

@@ -49,11 +49,12 @@ void limitcfg_merge(struct limit_config *c, enum limit_kind kind, uint64_t v);
 void limitcfg_human(uint64_t v, enum limit_kind kind, char *buf, size_t cap);
 
 /*
- * Set resource (an RLIMIT_*) for kind to v in this process: soft v, hard v
- * (CPU: a second more, SIGXCPU before SIGKILL); a lower hard limit already
- * there stands. 0 or -errno.
+ * Set kind's rlimit (memory: RLIMIT_DATA, tasks: RLIMIT_NPROC, cpu_s,
+ * file_size, open_files; -EINVAL for the others) to v in this process: soft
+ * v, hard v (CPU: a second more, SIGXCPU before SIGKILL); a lower hard limit
+ * already there stands. 0 or -errno.
  */
-int limitcfg_setrlimit(enum limit_kind kind, int resource, uint64_t v);
+int limitcfg_setrlimit(enum limit_kind kind, uint64_t v);
 
 /*
  * A step killed by signal under the limits v (0: not set): the limit it

@@ -174,6 +174,23 @@ static int wait_lock(struct persist_lock *l, struct flock *fl, const char *dir, 
 	return r;
 }
 
+/* The last writer of the cache was killed mid-step: set aside what it left half done. */
+static void say_killed(const char *dir, const struct persist_lock *lock, bool quiet)
+{
+	struct strv aside = STRV_INIT;
+	int r = persist_repair(dir, &aside);
+	if (!quiet || aside.n)
+		err_warn("the last step to hold the workflow cache %s (%s) was killed before it "
+			 "ended%s", dir, lock->killed, aside.n ? "; set aside its unfinished pip "
+							       "installs, to be installed anew:"
+							     : r < 0 ? ""
+								     : "; what it installed may be "
+								       "incomplete: reinstall what fails");
+	for (size_t i = 0; i < aside.n; i++)
+		fprintf(stderr, "stepbox:   %s\n", aside.v[i]);
+	strv_release(&aside);
+}
+
 int persist_lock(struct persist_lock *l, const char *dir, bool shared, long wait_s, bool quiet,
 		 struct stepbox_err *err)
 {
@@ -233,6 +250,8 @@ int persist_lock(struct persist_lock *l, const char *dir, bool shared, long wait
 			snprintf(l->killed, sizeof(l->killed), "%s", last + 9);
 	}
 	write_slot(l->fd, shared, shared ? "" : "running");
+	if (l->killed[0])
+		say_killed(dir, l, quiet);
 	return 0;
 }
 
@@ -295,21 +314,4 @@ int persist_repair(const char *dir, struct strv *set_aside)
 	}
 	path_dir_close(&lib);
 	return r;
-}
-
-/* The last writer of the cache was killed mid-step: set aside what it left half done. */
-void persist_say_killed(const char *dir, const struct persist_lock *lock, bool quiet)
-{
-	struct strv aside = STRV_INIT;
-	int r = persist_repair(dir, &aside);
-	if (!quiet || aside.n)
-		err_warn("the last step to hold the workflow cache %s (%s) was killed before it "
-			 "ended%s", dir, lock->killed, aside.n ? "; set aside its unfinished pip "
-							       "installs, to be installed anew:"
-							     : r < 0 ? ""
-								     : "; what it installed may be "
-								       "incomplete: reinstall what fails");
-	for (size_t i = 0; i < aside.n; i++)
-		fprintf(stderr, "stepbox:   %s\n", aside.v[i]);
-	strv_release(&aside);
 }

@@ -31,8 +31,10 @@ struct persist_lock {
  * Lock dir (which exists) for this step. Waits while another step holds it
  * in a conflicting mode: after a second says once on stderr for what and
  * whom (unless quiet), and gives up after wait_s seconds (-1: never) with
- * err filled (exit 125). Then records this step as the holder. 0 or a
- * negative errno.
+ * err filled (exit 125). Then records this step as the holder; when the
+ * last writer was killed mid-step (killed), repairs what it left
+ * (persist_repair) and says so on stderr (quiet: only when something was
+ * set aside). 0 or a negative errno.
  */
 int persist_lock(struct persist_lock *l, const char *dir, bool shared, long wait_s, bool quiet,
 		 struct stepbox_err *err);
@@ -53,12 +55,5 @@ void persist_unlock(struct persist_lock *l);
  * dir/python), by renaming, never removing. Names go to set_aside.
  */
 int persist_repair(const char *dir, struct strv *set_aside);
-
-/*
- * The lock found its last holder killed mid-step (killed[0]): repair what
- * it left (persist_repair) and say so on stderr (quiet: only when something
- * was set aside).
- */
-void persist_say_killed(const char *dir, const struct persist_lock *lock, bool quiet);
 
 #endif

@@ -154,9 +154,7 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 	       const struct persist_lock *lock, const struct limit_plan *limits,
 	       const struct explain *x, struct stepbox_err *err)
 {
-	json_t *cmd = json_array();
-	for (char *const *a = argv; *a; a++)
-		json_array_append_new(cmd, json_string(*a));
+	json_t *cmd = show_list_json((const char *const *)argv);
 	json_t *root = json_pack(
 		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:f, s:s, s:i, s:i, s:o, s:o, s:o, s:o, s:o}",
 		"version", 1, "command", cmd, "started", res->started, "exit_code",

@@ -271,8 +271,6 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	if (rc == 0 && ctx->grants.persist)
 		rc = persist_lock(&lock, ctx->grants.persist, cfg->persist_shared,
 				  cfg->persist_wait_s, cfg->verbosity < 0, &err);
-	if (rc == 0 && lock.killed[0])
-		persist_say_killed(ctx->grants.persist, &lock, cfg->verbosity < 0);
 	if (rc == 0)
 		rc = env_prepare_dirs(&ctx->env, &err);
 	if (rc == 0 && b->landlock) {

@@ -8,7 +8,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -70,31 +69,20 @@ static const char *const gives[] = {"files (deny by default)", "exec", "network"
 static const char *const lacks[] = {"private-tmp", "pid-namespace", "memory-limit",
 				    "tasks-limit", "output-limit", "explain", NULL};
 
-static json_t *names_json(const char *const *names)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; a && names[i]; i++)
-		json_array_append_new(a, json_string(names[i]));
-	return a;
-}
-
 /* The run report, in the Linux backends' keys where they mean the same. */
 static int write_report(const struct stepbox_config *cfg, const struct seatbelt_ctx *ctx,
 			char *const *argv, const struct outcome *o,
 			const struct persist_lock *lock, const char *reached,
 			struct stepbox_err *err)
 {
-	json_t *cmd = json_array();
-	for (char *const *a = argv; cmd && *a; a++)
-		json_array_append_new(cmd, json_string(*a));
 	json_t *root = json_pack(
 		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:b, s:f, s:s, s:o, s:o, s:n, s:s, s:o, s:o, "
 		"s:{s:b}}",
-		"version", 1, "command", cmd, "started", o->started, "exit_code", o->code,
+		"version", 1, "command", show_list_json((const char *const *)argv), "started", o->started, "exit_code", o->code,
 		"status", o->status >= 0 ? json_integer(o->status) : json_null(), "signal",
 		o->signal ? json_integer(o->signal) : json_null(), "timed_out", o->timed_out,
 		"graced", o->graced, "duration_s", o->duration_s, "backend", "seatbelt",
-		"network", show_network_json(cfg), "missing_protections", names_json(lacks),
+		"network", show_network_json(cfg), "missing_protections", show_list_json(lacks),
 		"denials", "denials_source",
 		"none: Seatbelt's denials are in macOS's unified log (docs/seatbelt.md)",
 		"env_dropped", show_dropped_json(&ctx->env.dropped), "limit_reached",
@@ -108,21 +96,14 @@ static int write_report(const struct stepbox_config *cfg, const struct seatbelt_
 }
 
 /* The limits an rlimit enforces here; the rest have no mechanism on a Mac. */
-static const struct {
-	enum limit_kind kind;
-	int resource;
-} rlimits[] = {
-	{LIMIT_CPU, RLIMIT_CPU},
-	{LIMIT_FILE_SIZE, RLIMIT_FSIZE},
-	{LIMIT_OPEN_FILES, RLIMIT_NOFILE},
-};
+static const enum limit_kind rlimits[] = {LIMIT_CPU, LIMIT_FILE_SIZE, LIMIT_OPEN_FILES};
 
 static int check_limits(const struct limit_config *c, struct stepbox_err *err)
 {
 	for (int k = 0; k < LIMIT_N; k++) {
 		bool rlimit = false;
 		for (size_t i = 0; i < sizeof(rlimits) / sizeof(*rlimits); i++)
-			rlimit |= rlimits[i].kind == (enum limit_kind)k;
+			rlimit |= rlimits[i] == (enum limit_kind)k;
 		if (c->v[k] && !rlimit) {
 			int r = err_set(err, ERR_UNAVAILABLE, 0,
 					"the %s limit cannot be enforced by the Seatbelt backend",
@@ -165,8 +146,6 @@ static int prepare_dirs(const struct stepbox_config *cfg, struct seatbelt_ctx *c
 	if (r == 0 && ctx->grants.persist)
 		r = persist_lock(lock, ctx->grants.persist, cfg->persist_shared,
 				 cfg->persist_wait_s, cfg->verbosity < 0, err);
-	if (r == 0 && lock->killed[0])
-		persist_say_killed(ctx->grants.persist, lock, cfg->verbosity < 0);
 	return r == 0 ? env_prepare_dirs(&ctx->env, err) : r;
 }
 
@@ -176,7 +155,6 @@ static void on_signal(int sig)
 }
 
 static const int waited[] = {SIGCHLD, SIGALRM, SIGINT, SIGTERM, SIGHUP};
-
 
 /*
  * The child: its own process group (the step's tree, killed as one), the
@@ -205,8 +183,8 @@ static void child(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, ch
 	signal(SIGTTOU, SIG_DFL);
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
 	for (size_t i = 0; !e && i < sizeof(rlimits) / sizeof(*rlimits); i++) {
-		uint64_t v = cfg->limits.v[rlimits[i].kind];
-		int r = v ? limitcfg_setrlimit(rlimits[i].kind, rlimits[i].resource, v) : 0;
+		uint64_t v = cfg->limits.v[rlimits[i]];
+		int r = v ? limitcfg_setrlimit(rlimits[i], v) : 0;
 		e = r < 0 ? -r : 0;
 	}
 	if (!e && chdir(ctx->grants.workdir) < 0)
@@ -436,15 +414,12 @@ bool seatbelt_check(FILE *out, bool json)
 	bool here = access(STEPBOX_SANDBOX_EXEC, X_OK) == 0;
 	const char *why = here ? NULL : "no sandbox-exec here (it ships with macOS)";
 	if (json) {
-		json_t *g = names_json(gives), *l = names_json(lacks);
+		json_t *g = show_list_json(gives), *l = show_list_json(lacks);
 		json_t *o = json_pack("{s:s, s:{s:{s:b, s:s, s:s?, s:o, s:o}}}", "auto",
 				      here ? "seatbelt" : "none", "backends", "seatbelt",
 				      "available", here, "runner", STEPBOX_SANDBOX_EXEC, "why", why,
 				      "gives", g, "missing", l);
-		int r = o ? json_dumpf(o, out, JSON_INDENT(2)) : -1;
-		fputc('\n', out);
-		json_decref(o);
-		return here && r == 0;
+		return show_dump(out, o) == 0 && here;
 	}
 	fprintf(out, "backend seatbelt: %s\n", here ? "available" : why);
 	fprintf(out, "  runner: %s (applies the profile `stepbox policy --format sbpl` prints)\n",

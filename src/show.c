@@ -13,6 +13,14 @@ json_t *show_strv_json(const struct strv *sv)
 	return a;
 }
 
+json_t *show_list_json(const char *const *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && v[i]; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
 static json_t *ports_json(const struct policy_ports *p)
 {
 	json_t *a = json_array();

@@ -41,6 +41,7 @@ int show_dump(FILE *out, json_t *root);
 /* The pieces: a string array; the network as the policy file spells it;
  * NAME=VALUE entries as an object; "NAME: reason" entries as objects. */
 json_t *show_strv_json(const struct strv *sv);
+json_t *show_list_json(const char *const *v); /* a NULL-ended list (argv) */
 json_t *show_network_json(const struct stepbox_config *cfg);
 json_t *show_env_object(const struct strv *entries);
 json_t *show_dropped_json(const struct strv *dropped);
