@@ -588,11 +588,11 @@ static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cl
 		err_set(&err, ERR_UNAVAILABLE, 0, "the %s backend is Linux's; this build has the "
 			"Seatbelt backend", policy_backend_name(cfg->backend));
 		err_hint(&err, "drop --backend (or \"backend\" in the policy), or say seatbelt");
-		return fail(&err);
+		return is_run ? fail_report(cfg, &err) : fail(&err);
 	}
 	struct seatbelt_ctx ctx;
 	if (seatbelt_prepare(cfg, environ, &ctx, &err) < 0)
-		return fail(&err);
+		return is_run ? fail_report(cfg, &err) : fail(&err);
 	int code;
 	if (is_run)
 		code = seatbelt_run(cfg, &ctx, operands);

@@ -233,6 +233,12 @@ run_as() { # USER LABEL: every check as that user
 		[ "$(rep "$w/out/r.json" '(d["started"], d["exit_code"], d["error"]["kind"])')" = "(False, 125, 'sandbox_unavailable')" ] &&
 		ok "$u: --report of a refused limit: 125 with the error, nothing ran" ||
 		notok "$u: --report of a refused limit" "rc=$rc $out"
+	rm -f "$w/out/r.json"
+	out=$(sbx "$sb" run --report "$w/out/r.json" --write "$w/missing-folder" -- touch ran 2>&1); rc=$?
+	[ $rc = 125 ] && [ ! -e "$w/work/ran" ] &&
+		[ "$(rep "$w/out/r.json" '(d["started"], d["exit_code"], d["error"]["kind"])')" = "(False, 125, 'usage')" ] &&
+		ok "$u: --report of a policy refused before the run (a missing write path): 125 with the error" ||
+		notok "$u: --report of a policy refused before the run" "rc=$rc $out"
 	ln -sfn "$w/out" "$w/work/rlink"
 	out=$(sbx "$sb" run --report "$w/work/rlink/r2.json" -- touch ran 2>&1); rc=$?
 	[ $rc = 125 ] && grep -q "symlink in a write grant" <<<"$out" && [ ! -e "$w/out/r2.json" ] &&
