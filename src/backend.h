@@ -1,61 +1,141 @@
 /*
- * backend: which layers enforce a step here, decided in one place. A backend
- * is a set of layers over one policy:
- *   stacked   namespaces (mount, PID, IPC; a tmpfs root of binds) + Landlock
- *   landlock  Landlock alone (namespaces unusable here)
- *   mountns   namespaces alone (no Landlock here)
- * and the supervisor (src/supervise.c) with each, for what neither kernel
- * layer decides below Landlock ABI 9. auto takes the strongest the host
- * allows; a forced backend that cannot run is SANDBOX_UNAVAILABLE.
+ * backend: one interface over every sandbox stepbox can apply, each backend
+ * a struct of operations, chosen and described here and nowhere else:
+ *   probe     can it enforce cfg on this host? (what auto tries in order)
+ *   plan      in stepbox, once the step's folders exist: everything apply
+ *             needs (rulesets, the mount plan, the profile)
+ *   apply     in the step's own processes, before any of its code runs:
+ *             BACKEND_IN_INIT in the step's first process (its new root),
+ *             BACKEND_IN_COMMAND in the command's, just before exec
+ *   describe  one line for -v and check; missing: what it cannot give here
+ *   release   what plan made
+ * The Linux build has stacked, landlock, mountns and none (src/layers.c,
+ * over landlock.c, mountns.c and supervise.c); the portable build has
+ * seatbelt (src/seatbelt.c). Adding a backend is adding its operations to
+ * its build's table (backend_table).
  */
 #ifndef STEPBOX_BACKEND_H
 #define STEPBOX_BACKEND_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
-#include "landlock.h"
+#include "grants.h"
 #include "policy.h"
 #include "strv.h"
+#ifdef STEPBOX_LINUX
+#include "landlock.h"
+#include "mountns.h"
+#endif
 
-struct backend {
-	enum policy_backend name; /* never BACKEND_AUTO */
-	bool ns;                  /* mount, PID, IPC namespaces and a tmpfs root */
-	bool landlock;            /* a Landlock ruleset in the command */
-	bool supervise;           /* socket addresses go to the supervisor */
-	bool supervise_nofd;      /* ... which cannot copy the step's fds here (SUPERVISE_NO_GETFD) */
-	bool refuse_sysv;         /* no IPC namespace: System V IPC refused */
+/* What the backends were told about this host (probed once per command). */
+struct backend_host {
+#ifdef STEPBOX_LINUX
+	struct landlock_features features;
+	bool probe_ns; /* try the namespaces in a short-lived child (check, policy) */
+#else
+	const char *runner; /* what applies a profile (sandbox-exec) */
+#endif
 };
 
-/* The layers name stacks (no probing). */
-void backend_layers(enum policy_backend name, struct backend *b);
+/* What a plan is made from. */
+struct backend_input {
+	const struct stepbox_config *cfg;
+	const struct grants *grants;
+#ifdef STEPBOX_LINUX
+	uint64_t tmp_size; /* the private /tmp and /dev/shm, bytes */
+	int idmap_userns;  /* root's /etc idmapped (mountns_idmap_userns), or -1 */
+#else
+	const char *file;  /* the command, resolved */
+	char *const *argv;
+	char *const *envp; /* its whole environment */
+#endif
+};
+
+/* Why apply failed in the child: what it could not do, on which path. */
+struct backend_failure {
+	int errnum;
+	bool layers; /* the namespaces could not be made: nothing ran (auto falls back) */
+	char detail[256]; /* "cannot ...": what, on which path */
+	char hint[160];
+};
+
+enum backend_stage {
+	BACKEND_IN_INIT,    /* the step's first process, before the command forks */
+	BACKEND_IN_COMMAND, /* the command's process, just before exec */
+};
+
+struct backend;
+
+struct backend_ops {
+	enum policy_backend name;
+	int (*probe)(struct backend *b, const struct stepbox_config *cfg,
+		     struct stepbox_err *err);
+	int (*plan)(struct backend *b, const struct backend_input *in, struct stepbox_err *err);
+	/* 0, or -errno with *why filled; allocates nothing BACKEND_IN_COMMAND */
+	int (*apply)(const struct backend *b, enum backend_stage stage,
+		     struct backend_failure *why);
+	void (*describe)(const struct backend *b, char *buf, size_t cap);
+	int (*missing)(const struct backend *b, struct strv *out);
+	void (*release)(struct backend *b);
+};
+
+/* The backend chosen for a step, and what its plan made. */
+struct backend {
+	const struct backend_ops *ops;
+	enum policy_backend name; /* ops->name: never BACKEND_AUTO */
+	const struct backend_host *host;
+#ifdef STEPBOX_LINUX
+	bool ns;             /* mount, PID, IPC namespaces and a tmpfs root */
+	bool landlock;       /* a Landlock ruleset in the command */
+	bool supervise;      /* socket addresses go to the supervisor */
+	bool supervise_nofd; /* ... which cannot copy the step's fds here (SUPERVISE_NO_GETFD) */
+	bool refuse_sysv;    /* no IPC namespace: System V IPC refused */
+	/* the plan */
+	bool planned;
+	struct mountns_plan mountns; /* ns */
+	int ruleset;                 /* landlock: the grants' ruleset, or -1 */
+	int net_ruleset;             /* landlock, TCP ports: the supervisor's own, or -1 */
+	uint32_t restrict_flags;     /* landlock_restrict_self's */
+#else
+	char *profile;           /* the plan: the profile, as sandbox-exec -p takes it */
+	struct strv runner_argv; /* the runner's command line, the command's after it */
+	char *const *envp;       /* the command's environment */
+#endif
+};
+
+/* The backends of this build, strongest first (auto's order), NULL-ended. */
+extern const struct backend_ops *const backend_table[];
+
+/* name's operations in this build, or NULL. */
+const struct backend_ops *backend_find(enum policy_backend name);
 
 /*
- * Choose the backend for cfg on this host (f: the Landlock probe) and fill b.
- * probe_ns: try the namespaces in a short-lived child (check, policy, doctor);
- * a run skips it, makes them for real, and falls back when they fail. 0, or
- * -errno with err saying what was tried, why each failed, and the one thing
- * that would help.
+ * Choose the backend for cfg on host and fill b (nothing planned yet): the
+ * one cfg names, or auto's first whose probe passes. 0, or -errno with err
+ * saying what was tried, why each failed, and the one thing that would help.
  */
-int backend_choose(const struct stepbox_config *cfg, const struct landlock_features *f,
-		   bool probe_ns, struct backend *b, struct stepbox_err *err);
+int backend_choose(const struct stepbox_config *cfg, const struct backend_host *host,
+		   struct backend *b, struct stepbox_err *err);
 
-/* Whether the namespaces can be made for cfg here: 0, or -errno with err. */
-int backend_probe_ns(const struct stepbox_config *cfg, struct stepbox_err *err);
+/* b for name's operations, unprobed (ops NULL when not in this build). */
+void backend_init(struct backend *b, enum policy_backend name, const struct backend_host *host);
 
-/* STEPBOX_LANDLOCK_ABI, or NULL when unset or empty. */
-const char *backend_abi_cap(void);
+int backend_plan(struct backend *b, const struct backend_input *in, struct stepbox_err *err);
+void backend_release(struct backend *b);
+void backend_describe(const struct backend *b, char *buf, size_t cap);
+int backend_missing(const struct backend *b, struct strv *out);
 
 /*
- * The protections b does not give on this host, by name (Landlock's feature
- * names for its layer; private-proc, private-tmp, pid-namespace for Landlock
- * alone; tcp and per-right for the namespaces alone), appended to out.
+ * The build's word when auto found nothing (e: each backend's refusal, in
+ * table order, n of them): defined with the build's backends.
  */
-int backend_missing(const struct backend *b, const struct landlock_features *f,
-		    struct strv *out);
+int backend_none_usable(const struct backend_host *host, const struct stepbox_err *e, size_t n,
+			struct stepbox_err *err);
 
-/* One line for -v: the layers in force. */
-void backend_describe(const struct backend *b, const struct landlock_features *f, char *buf,
-		      size_t cap);
+/* The same, for a backend this build does not have. */
+int backend_not_here(enum policy_backend name, struct stepbox_err *err);
 
 #endif

@@ -39,19 +39,20 @@ __attribute__((format(printf, 5, 6))) static void verdict(struct doctor *d, enum
 static void check_backends(struct doctor *d, const struct stepbox_config *cfg,
 			   const struct run_ctx *ctx)
 {
-	const struct landlock_features *f = &ctx->features;
 	struct stepbox_config any = *cfg;
 	any.backend = BACKEND_AUTO;
+	struct backend_host host = ctx->host;
+	host.probe_ns = true;
 	struct backend pick;
 	struct stepbox_err err = {0};
-	if (backend_choose(&any, f, true, &pick, &err) < 0) {
+	if (backend_choose(&any, &host, &pick, &err) < 0) {
 		verdict(d, FAIL, "backends", err.hint, "%s", err.msg);
 		return;
 	}
 	char what[256], missing[256] = "";
-	backend_describe(&pick, f, what, sizeof(what));
+	backend_describe(&pick, what, sizeof(what));
 	struct strv m = STRV_INIT;
-	backend_missing(&pick, f, &m);
+	backend_missing(&pick, &m);
 	for (size_t i = 0, k = 0; i < m.n && k < sizeof(missing); i++)
 		k += (size_t)snprintf(missing + k, sizeof(missing) - k, "%s%s", i ? ", " : "",
 				      m.v[i]);

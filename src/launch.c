@@ -35,13 +35,12 @@ enum child_step {
 	STEP_FDS,
 	STEP_CAPS,
 	STEP_NNP,
-	STEP_LANDLOCK,
+	STEP_BACKEND, /* detail and hint: the backend's own words */
 	STEP_SECCOMP,
 	STEP_SIGMASK,
-	STEP_MOUNTNS,
+	STEP_LAYERS,  /* the backend's namespaces: nothing ran (auto falls back) */
 	STEP_FORK,
 	STEP_NOTIFY,
-	STEP_RULES,
 	STEP_LIMITS,
 	STEP_EXEC,
 	STEP_LISTENER, /* not a failure: errnum is the supervisor's listener fd */
@@ -51,16 +50,17 @@ enum child_step {
 static const char *const step_names[] = {
 	"start a new session", "set the parent-death signal", "enter the workdir",
 	"close inherited file descriptors", "drop capabilities", "set no_new_privs",
-	"enforce the Landlock ruleset", "load the seccomp filter", "restore the signal mask",
+	"apply the sandbox", "load the seccomp filter", "restore the signal mask",
 	"build the mount namespace", "start the command inside the namespaces",
-	"install the supervisor's seccomp filter", "add Landlock rules for the private mounts",
-	"enter the step's cgroup and set its rlimits", "execute the command",
+	"install the supervisor's seccomp filter", "enter the step's cgroup and set its rlimits",
+	"execute the command",
 };
 
 struct child_report {
 	int step;
 	int errnum;
-	char detail[256]; /* STEP_MOUNTNS: which step, on which grant */
+	char detail[256]; /* STEP_BACKEND, STEP_LAYERS: what failed, on which path */
+	char hint[160];
 };
 
 /* Signals stepbox passes on to the command's process group. */
@@ -69,10 +69,21 @@ static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUS
 
 static void child_fail(int fd, enum child_step step, int errnum)
 {
-	struct child_report rep = {step, errnum, ""};
+	struct child_report rep = {step, errnum, "", ""};
 	ssize_t w = write(fd, &rep, sizeof(rep));
 	(void)w;
 	_exit(step == STEP_EXEC ? (errnum == ENOENT ? 127 : 126) : 125);
+}
+
+/* The backend could not be applied: its words go back to the parent. */
+static void backend_fail(int fd, const struct backend_failure *why)
+{
+	struct child_report rep = {why->layers ? STEP_LAYERS : STEP_BACKEND, why->errnum, "", ""};
+	memcpy(rep.detail, why->detail, sizeof(rep.detail));
+	memcpy(rep.hint, why->hint, sizeof(rep.hint));
+	ssize_t w = write(fd, &rep, sizeof(rep));
+	(void)w;
+	_exit(125);
 }
 
 /*
@@ -112,7 +123,7 @@ static void hand_listener(const struct launch_spec *s, int fd, int ack)
 			child_fail(fd, STEP_NOTIFY, errno);
 		close(two[1]);
 	}
-	struct child_report rep = {STEP_LISTENER, l, ""};
+	struct child_report rep = {STEP_LISTENER, l, "", ""};
 	char c;
 	if (write(fd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep) || read(ack, &c, 1) != 1)
 		_exit(125); /* the parent gave up */
@@ -130,15 +141,16 @@ static void hand_listener(const struct launch_spec *s, int fd, int ack)
  *  3. capabilities (bounding set too) go, while CAP_SETPCAP still works
  *  4. no_new_privs: required by Landlock and seccomp for the unprivileged,
  *     and it makes setuid binaries inert
- *  5. Landlock
+ *  5. the backend's own step in the command (Landlock alone: the ruleset)
  *  6. seccomp last: it refuses calls the steps above may need; the
  *     supervisor's filter (Landlock alone) after the others
  *  7. the caller's signal mask back, then exec
  */
 static void child_exec(const struct launch_spec *s, const char *file, const sigset_t *oldmask,
-		       int fd, int ack, bool landlock)
+		       int fd, int ack)
 {
 	int r;
+	struct backend_failure why = {0};
 	/* the output limit: stdout and stderr are stepbox's pipes */
 	for (int i = 0; i < 2; i++)
 		if (s->output[i] >= 0 && dup2(s->output[i], i + 1) < 0)
@@ -151,8 +163,8 @@ static void child_exec(const struct launch_spec *s, const char *file, const sigs
 		child_fail(fd, STEP_CAPS, -r);
 	if ((r = harden_no_new_privs()) < 0)
 		child_fail(fd, STEP_NNP, -r);
-	if (landlock && (r = landlock_enforce(s->ruleset_fd, s->restrict_flags)) < 0)
-		child_fail(fd, STEP_LANDLOCK, -r);
+	if (s->backend->ops->apply(s->backend, BACKEND_IN_COMMAND, &why) < 0)
+		backend_fail(fd, &why);
 	if ((r = harden_seccomp(s->harden)) < 0)
 		child_fail(fd, STEP_SECCOMP, -r);
 	if (ack >= 0)
@@ -196,30 +208,6 @@ static void init_kill_all(void)
 }
 
 /*
- * Stacked: the ruleset the parent built holds the grants (bind mounts share
- * the host's inodes); what this child mounted itself is new and gets its
- * rules here. The new root lists (its folders are only mount points), /proc
- * reads, the private devpts is a terminal, the private tmpfs are written.
- */
-static int private_rules(const struct launch_spec *s)
-{
-	int r = landlock_add_path(s->ruleset_fd, s->features, "/", 0);
-	for (size_t i = 0; r == 0 && i < s->mountns->n; i++) {
-		const struct mountns_entry *e = &s->mountns->v[i];
-		unsigned access = e->kind == MNT_PROC	 ? GRANT_READ
-				  : e->kind == MNT_DEVPTS ? GRANT_READ | GRANT_WRITE | GRANT_DEV
-				  : e->kind == MNT_TMPFS  ? GRANT_READ | GRANT_WRITE | GRANT_EXEC
-				  : e->kind == MNT_MQUEUE ? GRANT_READ | GRANT_WRITE
-							  : 0;
-		if (access)
-			r = landlock_add_path(s->ruleset_fd, s->features, e->path, access);
-		if (r == -ENOENT && e->kind == MNT_MQUEUE)
-			r = 0; /* not made: a host /dev granted whole has no place for it */
-	}
-	return r;
-}
-
-/*
  * The init: stepbox's child, the command's parent. With the namespaces it is
  * PID 1 of the new PID namespace: once the maps are written (sync_fd) it
  * builds the new root; its exit kills every process in the namespace, so the
@@ -256,33 +244,12 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 			child_fail(fd, STEP_NNP, errno);
 	} else {
 		child_start(0, fd, SIGKILL);
-		const char *what = NULL, *path = NULL;
-		r = mountns_setup_root(s->mountns, &what, &path);
-		/* no step needs it; root could enter it (its owner) */
-		if (s->mountns->idmap_userns >= 0)
-			close(s->mountns->idmap_userns);
-		if (r < 0) {
-			struct child_report rep = {STEP_MOUNTNS, -r, ""};
-			snprintf(rep.detail, sizeof(rep.detail), "cannot %s%s%s%s", what,
-				 path ? " '" : "", path ? path : "", path ? "'" : "");
-			ssize_t w = write(fd, &rep, sizeof(rep));
-			(void)w;
-			_exit(125);
-		}
-		/*
-		 * Stacked: the init enters the Landlock domain itself (it holds
-		 * CAP_SYS_ADMIN in its namespace, so no no_new_privs is needed),
-		 * and the command inherits it: the domain's creator is then the
-		 * process stepbox knows, whose audit records --explain reads. The
-		 * init keeps its capabilities, so the command (with none) cannot
-		 * trace it, and as a PID namespace's init it ignores the command's
-		 * signals.
-		 */
-		if (s->ruleset_fd >= 0 && (r = private_rules(s)) < 0)
-			child_fail(fd, STEP_RULES, -r);
-		if (s->ruleset_fd >= 0 && (r = landlock_enforce(s->ruleset_fd, s->restrict_flags)) < 0)
-			child_fail(fd, STEP_LANDLOCK, -r);
 	}
+	/* the backend's step in the init: the namespaces' new root (stacked: and
+	 * the Landlock domain the command inherits) */
+	struct backend_failure why = {0};
+	if (s->backend->ops->apply(s->backend, BACKEND_IN_INIT, &why) < 0)
+		backend_fail(fd, &why);
 	/*
 	 * The supervisor's filter, inherited by the command, goes on last (the
 	 * root's building chmods: a supervised call the supervisor, with no
@@ -300,12 +267,11 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 			child_fail(fd, STEP_PDEATHSIG, errno);
 		close(status_fd);
-		/* Landlock alone: the command is the domain's creator */
-		child_exec(s, file, oldmask, fd, -1, !s->mountns && s->ruleset_fd >= 0);
+		child_exec(s, file, oldmask, fd, -1);
 	}
 	if (!s->mountns) {
 		/* for --explain's audit records: the domain's creator */
-		struct child_report rep = {STEP_PID, (int)cmd, ""};
+		struct child_report rep = {STEP_PID, (int)cmd, "", ""};
 		if (write(fd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
 			init_kill_all();
 	}
@@ -563,7 +529,7 @@ static void pipes_close(struct pipes *p)
 /* Every sandbox runs its command under an init; --backend none does not. */
 static bool uses_init(const struct launch_spec *s)
 {
-	return s->mountns || s->ruleset_fd >= 0 || s->supervise;
+	return s->backend->ns || s->backend->landlock || s->supervise;
 }
 
 static int pipes_open(struct pipes *p, const struct launch_spec *s, struct stepbox_err *err)
@@ -611,7 +577,7 @@ static void child_main(const struct launch_spec *s, const char *file, const sigs
 			r = limit_enter(s->limits);
 		if (r < 0)
 			child_fail(p->report[1], STEP_LIMITS, -r);
-		child_exec(s, file, oldmask, p->report[1], p->ack[0], s->ruleset_fd >= 0);
+		child_exec(s, file, oldmask, p->report[1], p->ack[0]);
 	}
 	init_child(s, file, oldmask, p->report[1], p->sync[0], p->status[1], p->ack[0], parent,
 		   joined);
@@ -738,15 +704,20 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 	}
 	const char *what = rep.step >= 0 && rep.step < STEP_LISTENER ? step_names[rep.step]
 								     : "set up the child";
-	res->ns_failed = rep.step == STEP_MOUNTNS;
-	if (rep.step == STEP_MOUNTNS)
+	rep.detail[sizeof(rep.detail) - 1] = rep.hint[sizeof(rep.hint) - 1] = '\0';
+	res->ns_failed = rep.step == STEP_LAYERS;
+	if (rep.step == STEP_LAYERS)
 		err_set(err, ERR_UNAVAILABLE, rep.errnum, "namespaces: %.250s", rep.detail);
+	else if (rep.step == STEP_BACKEND)
+		err_set(err, ERR_UNAVAILABLE, rep.errnum, "%.250s", rep.detail);
 	else
 		err_set(err, ERR_UNAVAILABLE, rep.errnum, "cannot %s", what);
+	if (rep.hint[0])
+		err_hint(err, "%s", rep.hint);
 	/* the causes the probe names (check), with the same words: the first mount
 	 * of all refused, or the new procfs */
 	bool first = strstr(rep.detail, "make the mounts private") != NULL;
-	if (rep.step == STEP_MOUNTNS && rep.errnum == EPERM &&
+	if (rep.step == STEP_LAYERS && rep.errnum == EPERM &&
 	    (first || strstr(rep.detail, "new /proc"))) {
 		struct stepbox_err why = {0};
 		if (first)
@@ -755,8 +726,6 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 			mountns_proc_failed(EPERM, &why);
 		memcpy(err->hint, why.hint, sizeof(err->hint));
 	}
-	if (rep.step == STEP_LANDLOCK)
-		err_hint(err, "try a lower STEPBOX_LANDLOCK_ABI, or check `stepbox check`");
 	return -(rep.errnum ? rep.errnum : EINVAL);
 }
 

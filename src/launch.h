@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "err.h"
 #include "grants.h"
 #include "explain.h"
@@ -21,13 +22,11 @@ struct launch_spec {
 	char *const *argv;         /* the command */
 	char *const *envp;         /* its whole environment */
 	const char *workdir;       /* canonical; the child starts here */
-	int ruleset_fd;            /* Landlock ruleset, or -1 */
-	const struct landlock_features *features; /* with ruleset_fd */
-	const struct mountns_plan *mountns; /* the namespace layers, or NULL */
+	const struct backend *backend; /* chosen and planned: applied in the step */
+	const struct mountns_plan *mountns; /* the backend's namespaces (the tree's shape), or NULL */
 	const struct supervise_config *supervise; /* the supervisor, or NULL */
 	struct explain *explain;   /* --explain: the tracer's record, or NULL */
 	struct explain *denials;   /* --explain: where the supervisor's refusals go, or NULL */
-	uint32_t restrict_flags;   /* landlock_restrict_self flags */
 	const struct harden *harden;
 	const struct grants *grants; /* to explain an exec denial */
 	long timeout_s;            /* 0: none */

@@ -531,9 +531,9 @@ static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cl
 	struct run_ctx ctx;
 	int code;
 	if (strcmp(cmd, "check") == 0) {
-		if (landlock_probe(&ctx.features, backend_abi_cap(), &err) < 0)
+		if (layers_host(&ctx.host, true, &err) < 0)
 			return fail(&err);
-		return report_check(stdout, &ctx.features, cfg, cli->json) ? 0 : 1;
+		return report_check(stdout, &ctx.host, cfg, cli->json) ? 0 : 1;
 	}
 	if (strcmp(cmd, "mcp") == 0) {
 		struct mcp_opts mo = {(int)cli->max_parallel, 64 * 1024};
@@ -583,11 +583,9 @@ static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cl
 		return fail(&err);
 	}
 	if (strcmp(cmd, "check") == 0)
-		return seatbelt_check(stdout, cli->json) ? 0 : 1;
-	if (cfg->backend != BACKEND_AUTO && cfg->backend != BACKEND_SEATBELT && !cli->sbpl) {
-		err_set(&err, ERR_UNAVAILABLE, 0, "the %s backend is Linux's; this build has the "
-			"Seatbelt backend", policy_backend_name(cfg->backend));
-		err_hint(&err, "drop --backend (or \"backend\" in the policy), or say seatbelt");
+		return seatbelt_check(stdout, cfg, cli->json) ? 0 : 1;
+	if (cfg->backend != BACKEND_AUTO && !backend_find(cfg->backend) && !cli->sbpl) {
+		backend_not_here(cfg->backend, &err);
 		return is_run ? fail_report(cfg, &err) : fail(&err);
 	}
 	struct seatbelt_ctx ctx;

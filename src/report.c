@@ -24,27 +24,27 @@ static json_t *missing_json(const struct landlock_features *f)
 }
 
 /* What the layers of b cannot give on this host, in check's vocabulary. */
-static json_t *backend_missing_json(const struct backend *b, const struct landlock_features *f)
+static json_t *backend_missing_json(const struct backend *b)
 {
 	struct strv m = STRV_INIT;
-	json_t *a = backend_missing(b, f, &m) == 0 ? show_strv_json(&m) : NULL;
+	json_t *a = backend_missing(b, &m) == 0 ? show_strv_json(&m) : NULL;
 	strv_release(&m);
 	return a;
 }
 
 /* Each backend on this host: usable, or why not. */
-static void check_backends(json_t *o, FILE *out, const struct landlock_features *f,
+static void check_backends(json_t *o, FILE *out, const struct backend_host *host,
 			   const struct stepbox_config *cfg)
 {
-	static const enum policy_backend names[] = {BACKEND_STACKED, BACKEND_LANDLOCK,
-						    BACKEND_MOUNTNS};
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; backend_table[i]; i++) {
+		if (backend_table[i]->name == BACKEND_NONE)
+			continue;
 		struct stepbox_config one = *cfg;
-		one.backend = names[i];
+		one.backend = backend_table[i]->name;
 		struct backend b;
 		struct stepbox_err e = {0};
-		bool ok = backend_choose(&one, f, true, &b, &e) == 0;
-		const char *name = policy_backend_name(names[i]);
+		bool ok = backend_choose(&one, host, &b, &e) == 0;
+		const char *name = policy_backend_name(one.backend);
 		if (o) {
 			const char *sup = !ok || !b.supervise ? NULL
 					  : b.supervise_nofd ? "without pidfd_getfd"
@@ -53,13 +53,13 @@ static void check_backends(json_t *o, FILE *out, const struct landlock_features 
 					    json_pack("{s:b, s:o, s:o, s:s?}", "available", ok, "error",
 						      ok ? json_null() : json_string(e.msg),
 						      "missing",
-						      ok ? backend_missing_json(&b, f) : json_null(),
+						      ok ? backend_missing_json(&b) : json_null(),
 						      "supervisor", sup));
 			continue;
 		}
 		if (ok) {
 			char what[256];
-			backend_describe(&b, f, what, sizeof(what));
+			backend_describe(&b, what, sizeof(what));
 			fprintf(out, "backend %s\n", what);
 		} else {
 			fprintf(out, "backend %s: not available: %s\n  hint: %s\n", name, e.msg, e.hint);
@@ -67,15 +67,16 @@ static void check_backends(json_t *o, FILE *out, const struct landlock_features 
 	}
 }
 
-bool report_check(FILE *out, const struct landlock_features *f,
+bool report_check(FILE *out, const struct backend_host *host,
 		  const struct stepbox_config *cfg, bool json)
 {
+	const struct landlock_features *f = &host->features;
 	struct stepbox_config any = *cfg;
 	any.backend = BACKEND_AUTO;
 	struct backend pick;
 	struct stepbox_err aerr = {0}, nerr = {0};
-	bool picked = backend_choose(&any, f, true, &pick, &aerr) == 0;
-	bool ns_ok = backend_probe_ns(cfg, &nerr) == 0;
+	bool picked = backend_choose(&any, host, &pick, &aerr) == 0;
+	bool ns_ok = layers_probe_ns(cfg, &nerr) == 0;
 	/* the limits a step of auto's layers would get here */
 	struct limit_plan lp;
 	struct stepbox_err lerr = {0};
@@ -90,7 +91,7 @@ bool report_check(FILE *out, const struct landlock_features *f,
 							"name", fi->name, "what", fi->what,
 							"available", fi->abi <= f->abi));
 		}
-		check_backends(backends, out, f, cfg);
+		check_backends(backends, out, host, cfg);
 		json_t *o = json_pack("{s:i, s:i, s:i, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}",
 				    "version", 1, "kernel_landlock_abi", f->kernel_abi,
 				    "landlock_abi", f->abi,
@@ -100,7 +101,7 @@ bool report_check(FILE *out, const struct landlock_features *f,
 				    ns_ok ? json_null() : json_string(nerr.msg), "backends", backends,
 				    "auto_backend",
 				    picked ? json_string(policy_backend_name(pick.name)) : json_null(),
-				    "auto_missing", picked ? backend_missing_json(&pick, f) : json_null(),
+				    "auto_missing", picked ? backend_missing_json(&pick) : json_null(),
 				    "auto_error", picked ? json_null() : json_string(aerr.msg));
 		if (o)
 			json_object_set_new(o, "limits",
@@ -123,7 +124,7 @@ bool report_check(FILE *out, const struct landlock_features *f,
 			mountns_userns() ? "through a user namespace" : "as root");
 	else
 		fprintf(out, "namespaces: not available: %s\n  hint: %s\n", nerr.msg, nerr.hint);
-	check_backends(NULL, out, f, cfg);
+	check_backends(NULL, out, host, cfg);
 	if (!picked) {
 		fprintf(out, "auto: no backend available (SANDBOX_UNAVAILABLE): %s\n", aerr.msg);
 		return picked;
@@ -136,7 +137,7 @@ bool report_check(FILE *out, const struct landlock_features *f,
 	}
 	fprintf(out, "limits: %s\n", lim_ok ? said : lerr.msg);
 	struct strv m = STRV_INIT;
-	backend_missing(&pick, f, &m);
+	backend_missing(&pick, &m);
 	for (size_t i = 0; i < m.n; i++)
 		fprintf(out, "%s%s%s", i ? ", " : "auto cannot give here: ", m.v[i],
 			i + 1 == m.n ? "\n" : "");
@@ -149,11 +150,11 @@ bool report_check(FILE *out, const struct landlock_features *f,
 
 int report_run(const char *path, const char *dir, const struct stepbox_config *cfg,
 	       char *const *argv,
-	       const struct backend *backend, const struct landlock_features *f,
-	       const struct env_result *env, const struct launch_result *res,
+	       const struct backend *backend, const struct env_result *env, const struct launch_result *res,
 	       const struct persist_lock *lock, const struct limit_plan *limits,
 	       const struct explain *x, struct stepbox_err *err)
 {
+	const struct landlock_features *f = &backend->host->features;
 	json_t *cmd = show_list_json((const char *const *)argv);
 	json_t *root = json_pack(
 		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:f, s:s, s:i, s:i, s:o, s:o, s:o, s:o, s:o}",
@@ -163,7 +164,7 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 		res->timed_out, "duration_s", res->duration_s, "backend",
 		policy_backend_name(backend->name), "landlock_abi", f->abi, "kernel_landlock_abi",
 		f->kernel_abi, "network", show_network_json(cfg), "missing_protections",
-		backend_missing_json(backend, f),
+		backend_missing_json(backend),
 		"denials", x ? explain_json(x) : json_null(), "denials_source",
 		x ? json_string(x->source) : json_string("none: run with --explain to record them"),
 		"env_dropped", show_dropped_json(&env->dropped));

@@ -22,7 +22,7 @@
 #include "policy.h"
 
 /* What this host gives, as text or JSON; whether auto finds a usable backend. */
-bool report_check(FILE *out, const struct landlock_features *f,
+bool report_check(FILE *out, const struct backend_host *host,
 		  const struct stepbox_config *cfg, bool json);
 
 /*
@@ -33,8 +33,7 @@ bool report_check(FILE *out, const struct landlock_features *f,
  */
 int report_run(const char *path, const char *dir, const struct stepbox_config *cfg,
 	       char *const *argv,
-	       const struct backend *backend, const struct landlock_features *f,
-	       const struct env_result *env, const struct launch_result *res,
+	       const struct backend *backend, const struct env_result *env, const struct launch_result *res,
 	       const struct persist_lock *lock, const struct limit_plan *limits,
 	       const struct explain *x,
 	       struct stepbox_err *err);

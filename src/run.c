@@ -80,9 +80,9 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	ctx->idmap_userns = -1;
 	ctx->limits.cg_procs[0] = ctx->limits.cg_procs[1] = ctx->limits.cg_fd = -1;
 	ctx->inherited = inherited;
-	int r = landlock_probe(&ctx->features, backend_abi_cap(), err);
+	int r = layers_host(&ctx->host, !for_run, err);
 	if (r == 0)
-		r = backend_choose(cfg, &ctx->features, !for_run, &ctx->backend, err);
+		r = backend_choose(cfg, &ctx->host, &ctx->backend, err);
 	if (r == 0)
 		r = plan_limits(cfg, ctx, for_run, err);
 	if (r < 0)
@@ -122,11 +122,6 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	/* the report's folder, before the step can plant anything on the way */
 	if (r == 0 && cfg->report_file)
 		r = reportfile_dir(cfg->report_file, &ctx->grants, &ctx->report_dir, err);
-	if (r == 0 && ctx->backend.ns && (r = mountns_plan(&ctx->mountns, cfg, &ctx->grants)) < 0)
-		err_set(err, ERR_UNAVAILABLE, -r, "plan the mounts");
-	if (r == 0 && ctx->backend.ns)
-		mountns_set_tmp_size(&ctx->mountns, ctx->limits.v[LIMIT_TMP]);
-	ctx->mountns.idmap_userns = ctx->idmap_userns;
 	if (r < 0)
 		run_release(ctx);
 	return r;
@@ -135,7 +130,7 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 void run_release(struct run_ctx *ctx)
 {
 	limit_release(&ctx->limits);
-	mountns_release(&ctx->mountns);
+	backend_release(&ctx->backend);
 	if (ctx->idmap_userns >= 0)
 		close(ctx->idmap_userns);
 	ctx->idmap_userns = -1;
@@ -167,10 +162,10 @@ static void say_what_is_missing(const struct stepbox_config *cfg, const struct r
 	if (cfg->verbosity <= 0)
 		return;
 	char what[256];
-	backend_describe(&ctx->backend, &ctx->features, what, sizeof(what));
+	backend_describe(&ctx->backend, what, sizeof(what));
 	fprintf(stderr, "stepbox: backend %s, %zu grants\n", what, g->n);
 	struct strv missing = STRV_INIT;
-	backend_missing(&ctx->backend, &ctx->features, &missing);
+	backend_missing(&ctx->backend, &missing);
 	for (size_t i = 0; i < missing.n; i++)
 		fprintf(stderr, "%s%s%s", i ? ", " : "stepbox: this host cannot give: ",
 			missing.v[i], i + 1 == missing.n ? "\n" : "");
@@ -250,9 +245,9 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	if (cfg->explain && ctx->backend.landlock && !ctx->backend.ns) {
 		if (geteuid() != 0)
 			snprintf(au.why, sizeof(au.why), "audit records need root");
-		else if (!landlock_log_flags(&ctx->features))
+		else if (!landlock_log_flags(&ctx->host.features))
 			snprintf(au.why, sizeof(au.why), "Landlock ABI %d logs no denials (needs 7)",
-				 ctx->features.abi);
+				 ctx->host.features.abi);
 		else
 			use_audit = audit_prepare(&au, cfg->enable_audit);
 		if (use_audit)
@@ -260,11 +255,11 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		else if (cfg->verbosity >= 0)
 			fprintf(stderr, "stepbox: explain: %s; using the tracer\n", au.why);
 	}
-	int ruleset = -1, net_ruleset = -1, code = 125;
+	int code = 125;
 	int out[4] = {-1, -1, -1, -1}; /* the output limit's pipes: stdout, stderr */
 	struct limit_pump *pump = NULL;
 	bool retry = false;
-	const struct backend *b = &ctx->backend;
+	struct backend *b = &ctx->backend;
 	struct persist_lock lock = {.fd = -1};
 	int rc = grants_prepare_dirs(&ctx->grants, &err);
 	/* the cache is this step's (or shared) before anything is made in it */
@@ -273,15 +268,14 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 				  cfg->persist_wait_s, cfg->verbosity < 0, &err);
 	if (rc == 0)
 		rc = env_prepare_dirs(&ctx->env, &err);
-	if (rc == 0 && b->landlock) {
-		ruleset = landlock_build(&ctx->features, &ctx->grants, cfg, &err);
-		rc = ruleset < 0 ? ruleset : 0;
-	}
-	/* the supervisor connects for the step under the step's own port rules */
-	if (rc == 0 && b->landlock && cfg->net == NET_TCP) {
-		net_ruleset = landlock_build_net(&ctx->features, cfg, &err);
-		rc = net_ruleset < 0 ? net_ruleset : 0;
-	}
+	struct backend_input in = {
+		.cfg = cfg,
+		.grants = &ctx->grants,
+		.tmp_size = ctx->limits.v[LIMIT_TMP],
+		.idmap_userns = ctx->idmap_userns,
+	};
+	if (rc == 0)
+		rc = backend_plan(&ctx->backend, &in, &err);
 	struct harden_opts ho = {
 		.traced = cfg->explain && !use_audit,
 		.refuse_sysv = b->refuse_sysv,
@@ -311,18 +305,15 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.own_netns = b->ns && cfg->net == NET_NONE,
 		.no_getfd = b->supervise_nofd,
 		.diag_fd = -1, /* the child's, taken with the listener */
-		.net_ruleset = net_ruleset,
+		.net_ruleset = b->net_ruleset,
 	};
 	struct launch_spec spec = {
 		.argv = argv,
 		.envp = ctx->env.env.v,
 		.workdir = ctx->grants.workdir,
-		.ruleset_fd = ruleset,
-		.features = &ctx->features,
-		.mountns = b->ns ? &ctx->mountns : NULL,
+		.backend = b,
+		.mountns = b->ns ? &b->mountns : NULL,
 		.supervise = b->supervise ? &sc : NULL,
-		/* --explain: the kernel logs denials after exec too (audit, ABI 7) */
-		.restrict_flags = b->landlock && cfg->explain ? landlock_log_flags(&ctx->features) : 0,
 		.harden = &h,
 		.grants = &ctx->grants,
 		.timeout_s = cfg->timeout_s,
@@ -353,8 +344,10 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	retry = rc < 0 && res.ns_failed && cfg->backend == BACKEND_AUTO && b->landlock;
 	if (rc < 0 && res.ns_failed && cfg->backend == BACKEND_AUTO && !b->landlock) {
 		/* nothing else to fall back to: say what auto tried, and why each failed */
+		struct backend_host probe = ctx->host;
 		struct backend none;
-		backend_choose(cfg, &ctx->features, true, &none, &err);
+		probe.probe_ns = true;
+		backend_choose(cfg, &probe, &none, &err);
 	}
 	if (rc < 0)
 		goto out;
@@ -378,8 +371,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 				ctx->env.dropped.v[i]);
 	}
 	if (cfg->report_file && report_run(cfg->report_file, ctx->report_dir, cfg, argv,
-					   &ctx->backend,
-					   &ctx->features, &ctx->env, &res, &lock, &ctx->limits,
+					   &ctx->backend, &ctx->env, &res, &lock, &ctx->limits,
 					   cfg->explain ? &x : NULL, &err) < 0)
 		err_print(&err); /* the command ran: its status stands */
 out:
@@ -403,10 +395,7 @@ out:
 			close(out[i]);
 	limit_pump_stop(pump);
 	limit_release(&ctx->limits);
-	if (ruleset >= 0)
-		close(ruleset);
-	if (net_ruleset >= 0)
-		close(net_ruleset);
+	backend_release(b); /* the step's rulesets and mount plan: a retry plans anew */
 	strv_release(&write);
 	strv_release(&unix_dirs);
 	audit_release(&au);

@@ -10,7 +10,7 @@
 #include "backend.h"
 #include "env.h"
 #include "grants.h"
-#include "landlock.h"
+#include "layers.h"
 #include "launch.h"
 #include "limit.h"
 #include "mountns.h"
@@ -22,11 +22,10 @@ struct run_ctx {
 	const char *ttys[4];
 	const char *cgroups[6]; /* the cgroup folders the step reads (the limits' own) */
 	char *report_dir; /* --report's folder, canonical before the run */
-	struct landlock_features features;
-	struct backend backend; /* resolved: never BACKEND_AUTO */
+	struct backend_host host; /* the kernel's Landlock, probed once */
+	struct backend backend;   /* resolved: never BACKEND_AUTO; planned by run_exec */
 	struct grants grants;
 	struct env_result env;
-	struct mountns_plan mountns; /* with the mountns backend */
 	int idmap_userns; /* root's /etc bound idmapped (mountns_idmap_userns), or -1 */
 	struct limit_plan limits; /* how each limit is enforced (made for real by run_exec) */
 };

@@ -34,6 +34,7 @@ int seatbelt_prepare(const struct stepbox_config *cfg, char *const *inherited,
 		     struct seatbelt_ctx *ctx, struct stepbox_err *err)
 {
 	memset(ctx, 0, sizeof(*ctx));
+	ctx->host.runner = STEPBOX_SANDBOX_EXEC;
 	char cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof(cwd)))
 		return err_set(err, ERR_USAGE, errno, "cannot read the current folder");
@@ -58,6 +59,7 @@ int seatbelt_prepare(const struct stepbox_config *cfg, char *const *inherited,
 
 void seatbelt_release(struct seatbelt_ctx *ctx)
 {
+	backend_release(&ctx->backend);
 	grants_release(&ctx->grants);
 	env_release(&ctx->env);
 	free(ctx->report_dir);
@@ -98,44 +100,107 @@ static int write_report(const struct stepbox_config *cfg, const struct seatbelt_
 /* The limits an rlimit enforces here; the rest have no mechanism on a Mac. */
 static const enum limit_kind rlimits[] = {LIMIT_CPU, LIMIT_FILE_SIZE, LIMIT_OPEN_FILES};
 
-static int check_limits(const struct limit_config *c, struct stepbox_err *err)
+/* The backend's probe: the runner is here, and every asked limit holds. */
+static int probe(struct backend *b, const struct stepbox_config *cfg, struct stepbox_err *err)
 {
+	if (access(b->host->runner, X_OK) < 0) {
+		err_set(err, ERR_UNAVAILABLE, errno, "the Seatbelt backend runs a step under %s",
+			b->host->runner);
+		err_hint(err, "it ships with macOS; on Linux, build stepbox with its Linux "
+			      "backends (meson setup -Dlinux_backends=enabled)");
+		return -EOPNOTSUPP;
+	}
 	for (int k = 0; k < LIMIT_N; k++) {
 		bool rlimit = false;
 		for (size_t i = 0; i < sizeof(rlimits) / sizeof(*rlimits); i++)
 			rlimit |= rlimits[i] == (enum limit_kind)k;
-		if (c->v[k] && !rlimit) {
+		if (cfg->limits.v[k] && !rlimit) {
 			int r = err_set(err, ERR_UNAVAILABLE, 0,
 					"the %s limit cannot be enforced by the Seatbelt backend",
 					limitcfg_names[k]);
 			err_hint(err, "macOS gives a sandbox no cgroup, PID namespace or "
-					     "private /tmp; only cpu_s, file_size and open_files "
-					     "hold here: drop the others, or run the step on Linux");
+				      "private /tmp; only cpu_s, file_size and open_files "
+				      "hold here: drop the others, or run the step on Linux");
 			return r;
 		}
 	}
 	return 0;
 }
 
-/* The profile, as the one string sandbox-exec -p takes. */
-static char *profile(const struct stepbox_config *cfg, const struct grants *g,
-		     struct stepbox_err *err)
+/* The plan: the profile, as the one string sandbox-exec -p takes, and its command line. */
+static int plan(struct backend *b, const struct backend_input *in, struct stepbox_err *err)
 {
-	char *text = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	if (!f) {
-		err_set(err, ERR_UNAVAILABLE, errno, "seatbelt: build the profile");
-		return NULL;
-	}
-	int r = sbpl_write(f, cfg, g, err);
+	FILE *f = open_memstream(&b->profile, &len);
+	if (!f)
+		return err_set(err, ERR_UNAVAILABLE, errno, "seatbelt: build the profile");
+	int r = sbpl_write(f, in->cfg, in->grants, err);
 	if (fclose(f) != 0 && r == 0)
 		r = err_set(err, ERR_UNAVAILABLE, errno, "seatbelt: build the profile");
-	if (r < 0) {
-		free(text);
-		return NULL;
-	}
-	return text;
+	const char *const head[] = {"sandbox-exec", "-p", b->profile, "--", in->file};
+	for (size_t i = 0; r == 0 && i < sizeof(head) / sizeof(*head); i++)
+		r = strv_push(&b->runner_argv, head[i]);
+	for (size_t i = 1; r == 0 && in->argv[i]; i++)
+		r = strv_push(&b->runner_argv, in->argv[i]);
+	if (r == -ENOMEM)
+		err_set(err, ERR_UNAVAILABLE, ENOMEM, "seatbelt: the command line");
+	b->envp = in->envp;
+	return r;
+}
+
+/* In the command's process: sandbox-exec applies the profile, then executes the command. */
+static int apply(const struct backend *b, enum backend_stage stage, struct backend_failure *why)
+{
+	if (stage != BACKEND_IN_COMMAND)
+		return 0;
+	execve(b->host->runner, b->runner_argv.v, b->envp);
+	why->errnum = errno;
+	snprintf(why->detail, sizeof(why->detail), "cannot start %s", b->host->runner);
+	return -why->errnum;
+}
+
+static void describe(const struct backend *b, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "seatbelt: a Seatbelt profile applied by %s", b->host->runner);
+}
+
+static int missing(const struct backend *b, struct strv *out)
+{
+	(void)b;
+	int r = 0;
+	for (size_t i = 0; r == 0 && lacks[i]; i++)
+		r = strv_push(out, lacks[i]);
+	return r;
+}
+
+static void release(struct backend *b)
+{
+	free(b->profile);
+	b->profile = NULL;
+	strv_release(&b->runner_argv);
+}
+
+static const struct backend_ops seatbelt = {
+	BACKEND_SEATBELT, probe, plan, apply, describe, missing, release,
+};
+
+const struct backend_ops *const backend_table[] = {&seatbelt, NULL};
+
+int backend_none_usable(const struct backend_host *host, const struct stepbox_err *e, size_t n,
+			struct stepbox_err *err)
+{
+	(void)host;
+	(void)n;
+	*err = e[0]; /* one backend: its own words */
+	return -EOPNOTSUPP;
+}
+
+int backend_not_here(enum policy_backend name, struct stepbox_err *err)
+{
+	err_set(err, ERR_UNAVAILABLE, 0, "the %s backend is Linux's; this build has the "
+		"Seatbelt backend", policy_backend_name(name));
+	err_hint(err, "drop --backend (or \"backend\" in the policy), or say seatbelt");
+	return -EOPNOTSUPP;
 }
 
 /* The folders, then the workflow cache (this step's, or shared), as run_exec orders them. */
@@ -162,8 +227,8 @@ static const int waited[] = {SIGCHLD, SIGALRM, SIGINT, SIGTERM, SIGHUP};
  * which applies the profile and executes the command. An exec failure goes
  * back over report (close-on-exec).
  */
-static void child(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, char **args,
-		  bool tty, const sigset_t *oldmask, int report, int lock)
+static void child(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, bool tty,
+		  const sigset_t *oldmask, int report, int lock)
 {
 	int e = 0;
 	setpgid(0, 0);
@@ -189,10 +254,9 @@ static void child(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, ch
 	}
 	if (!e && chdir(ctx->grants.workdir) < 0)
 		e = errno;
-	if (!e) {
-		execve(STEPBOX_SANDBOX_EXEC, args, ctx->env.env.v);
-		e = errno;
-	}
+	struct backend_failure why = {0};
+	if (!e && ctx->backend.ops->apply(&ctx->backend, BACKEND_IN_COMMAND, &why) < 0)
+		e = why.errnum;
 	ssize_t n = write(report, &e, sizeof(e));
 	(void)n;
 	_exit(127);
@@ -272,12 +336,12 @@ static void wait_command(const struct stepbox_config *cfg, pid_t pid, const sigs
 }
 
 /*
- * Run args (sandbox-exec's command line) in a child and wait for it, the
+ * Run the planned backend's command in a child and wait for it, the
  * signals stepbox waits for blocked meanwhile and restored after. o says how
  * it ended; o->started false, with err, when sandbox-exec could not start.
  */
-static void launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, char **args,
-		   int lock, struct outcome *o, struct stepbox_err *err)
+static void launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, int lock,
+		   struct outcome *o, struct stepbox_err *err)
 {
 	sigset_t set, oldmask;
 	sigemptyset(&set);
@@ -300,7 +364,7 @@ static void launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, c
 	fcntl(report[1], F_SETFD, FD_CLOEXEC);
 	pid_t pid = fork();
 	if (pid == 0)
-		child(cfg, ctx, args, tty, &oldmask, report[1], lock);
+		child(cfg, ctx, tty, &oldmask, report[1], lock);
 	close(report[1]);
 	if (pid < 0) {
 		err_set(err, ERR_UNAVAILABLE, errno, "seatbelt: fork");
@@ -317,7 +381,7 @@ static void launch(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, c
 	if (n == (ssize_t)sizeof(e)) {
 		waitpid(pid, NULL, 0);
 		err_set(err, ERR_UNAVAILABLE, e, "seatbelt: could not start %s in '%s'",
-			STEPBOX_SANDBOX_EXEC, ctx->grants.workdir);
+			ctx->host.runner, ctx->grants.workdir);
 		goto out;
 	}
 	o->started = true;
@@ -340,18 +404,10 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 {
 	struct stepbox_err err = {0}, rerr = {0};
 	struct persist_lock lock = {.fd = -1};
-	char *text = NULL, *file = NULL;
+	char *file = NULL;
 	const char *reached = NULL;
-	struct strv args = STRV_INIT;
 	struct outcome o = {.code = 125, .status = -1};
-	if (access(STEPBOX_SANDBOX_EXEC, X_OK) < 0) {
-		err_set(&err, ERR_UNAVAILABLE, errno, "the Seatbelt backend runs a step under %s",
-			STEPBOX_SANDBOX_EXEC);
-		err_hint(&err, "it ships with macOS; on Linux, build stepbox with its Linux "
-			       "backends (meson setup -Dlinux_backends=enabled)");
-		goto fail;
-	}
-	if (check_limits(&cfg->limits, &err) < 0 || !(text = profile(cfg, &ctx->grants, &err)) ||
+	if (backend_choose(cfg, &ctx->host, &ctx->backend, &err) < 0 ||
 	    prepare_dirs(cfg, ctx, &lock, &err) < 0)
 		goto fail;
 	int r = command_find(argv[0], ctx->env.env.v, ctx->grants.workdir, &file, &err);
@@ -363,26 +419,25 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 		err_print(&err);
 		goto report;
 	}
+	struct backend_input in = {cfg, &ctx->grants, file, argv, ctx->env.env.v};
+	if (backend_plan(&ctx->backend, &in, &err) < 0)
+		goto fail;
 	if (cfg->explain && cfg->verbosity >= 0)
 		fprintf(stderr, "stepbox: explain: the Seatbelt backend's denials are in macOS's "
 				"unified log, which stepbox does not read yet: log show --last 5m "
 				"--predicate 'sender == \"Sandbox\"'\n");
-	if (cfg->verbosity > 0)
-		fprintf(stderr, "stepbox: backend seatbelt (%s), %zu grants; this host cannot "
-				"give: private-tmp, pid-namespace, memory and tasks limits\n",
-			STEPBOX_SANDBOX_EXEC, ctx->grants.n);
-	r = strv_push(&args, "sandbox-exec");
-	r = r ? r : strv_push(&args, "-p");
-	r = r ? r : strv_push(&args, text);
-	r = r ? r : strv_push(&args, "--");
-	r = r ? r : strv_push(&args, file);
-	for (size_t i = 1; r == 0 && argv[i]; i++)
-		r = strv_push(&args, argv[i]);
-	if (r < 0) {
-		err_set(&err, ERR_UNAVAILABLE, -r, "seatbelt: the command line");
-		goto fail;
+	if (cfg->verbosity > 0) {
+		char what[256];
+		struct strv m = STRV_INIT;
+		backend_describe(&ctx->backend, what, sizeof(what));
+		backend_missing(&ctx->backend, &m);
+		fprintf(stderr, "stepbox: backend %s, %zu grants\n", what, ctx->grants.n);
+		for (size_t i = 0; i < m.n; i++)
+			fprintf(stderr, "%s%s%s", i ? ", " : "stepbox: this host cannot give: ",
+				m.v[i], i + 1 == m.n ? "\n" : "");
+		strv_release(&m);
 	}
-	launch(cfg, ctx, args.v, lock.fd, &o, &err);
+	launch(cfg, ctx, lock.fd, &o, &err);
 	if (!o.started)
 		goto fail; /* nothing ran: 125 */
 	char said[256];
@@ -403,34 +458,44 @@ fail:
 		err_print(&rerr);
 out:
 	persist_unlock(&lock);
-	strv_release(&args);
 	free(file);
-	free(text);
 	return o.code;
 }
 
-bool seatbelt_check(FILE *out, bool json)
+bool seatbelt_check(FILE *out, const struct stepbox_config *cfg, bool json)
 {
-	bool here = access(STEPBOX_SANDBOX_EXEC, X_OK) == 0;
-	const char *why = here ? NULL : "no sandbox-exec here (it ships with macOS)";
+	struct backend_host host = {STEPBOX_SANDBOX_EXEC};
+	struct stepbox_config one = *cfg;
+	one.backend = BACKEND_AUTO;
+	struct backend b;
+	struct stepbox_err err = {0};
+	bool here = backend_choose(&one, &host, &b, &err) == 0;
+	backend_init(&b, BACKEND_SEATBELT, &host); /* described whether it can run or not */
+	struct strv m = STRV_INIT;
+	char what[256];
+	backend_describe(&b, what, sizeof(what));
+	backend_missing(&b, &m);
 	if (json) {
-		json_t *g = show_list_json(gives), *l = show_list_json(lacks);
-		json_t *o = json_pack("{s:s, s:{s:{s:b, s:s, s:s?, s:o, s:o}}}", "auto",
+		json_t *o = json_pack("{s:s, s:{s:{s:b, s:s, s:s, s:s?, s:s?, s:o, s:o}}}", "auto",
 				      here ? "seatbelt" : "none", "backends", "seatbelt",
-				      "available", here, "runner", STEPBOX_SANDBOX_EXEC, "why", why,
-				      "gives", g, "missing", l);
+				      "available", here, "runner", host.runner, "what", what,
+				      "why", here ? NULL : err.msg, "hint", here ? NULL : err.hint,
+				      "gives", show_list_json(gives), "missing", show_strv_json(&m));
+		strv_release(&m);
 		return show_dump(out, o) == 0 && here;
 	}
-	fprintf(out, "backend seatbelt: %s\n", here ? "available" : why);
-	fprintf(out, "  runner: %s (applies the profile `stepbox policy --format sbpl` prints)\n",
-		STEPBOX_SANDBOX_EXEC);
+	if (here)
+		fprintf(out, "backend %s\n", what);
+	else
+		fprintf(out, "backend seatbelt: not available: %s\n  hint: %s\n", err.msg, err.hint);
 	fputs("  gives:", out);
 	for (size_t i = 0; gives[i]; i++)
 		fprintf(out, "%s %s", i ? "," : "", gives[i]);
 	fputs("\n  cannot give here:", out);
-	for (size_t i = 0; lacks[i]; i++)
-		fprintf(out, "%s %s", i ? "," : "", lacks[i]);
+	for (size_t i = 0; i < m.n; i++)
+		fprintf(out, "%s %s", i ? "," : "", m.v[i]);
 	fputs("\n  the step's tree: its process group (a daemon that calls setsid leaves it)\n",
 	      out);
+	strv_release(&m);
 	return here;
 }

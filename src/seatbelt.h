@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "backend.h"
 #include "env.h"
 #include "err.h"
 #include "grants.h"
@@ -30,6 +31,8 @@
 #endif
 
 struct seatbelt_ctx {
+	struct backend_host host;
+	struct backend backend; /* chosen and planned by seatbelt_run */
 	struct grants grants;
 	struct env_result env;
 	char *report_dir; /* --report's folder, canonical before the run */
@@ -53,7 +56,7 @@ void seatbelt_release(struct seatbelt_ctx *ctx);
 int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 		 char *const *argv);
 
-/* `stepbox check`: what this backend gives here; whether it can run. */
-bool seatbelt_check(FILE *out, bool json);
+/* `stepbox check`: what this backend gives here; whether it can run cfg's limits. */
+bool seatbelt_check(FILE *out, const struct stepbox_config *cfg, bool json);
 
 #endif

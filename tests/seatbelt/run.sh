@@ -83,7 +83,7 @@ run_as() { # USER LABEL: every check as that user
 		notok "$u: as shipped on Linux, run is 125 naming /usr/bin/sandbox-exec" "rc=$rc $out"
 	fi
 	out=$(sbx "$stage/stepbox-shipped" check 2>&1); rc=$?
-	if [ $rc = 1 ] && grep -q "no sandbox-exec here" <<<"$out"; then
+	if [ $rc = 1 ] && grep -q "not available: the Seatbelt backend runs a step under /usr/bin/sandbox-exec" <<<"$out"; then
 		ok "$u: check says the Seatbelt backend cannot run here (1)"
 	else
 		notok "$u: check says the Seatbelt backend cannot run here (1)" "rc=$rc $out"

@@ -93,7 +93,7 @@ int main(void)
 	struct run_ctx ctx;
 	memset(&ctx, 0, sizeof(ctx));
 	struct stepbox_err err = {0};
-	landlock_probe(&ctx.features, NULL, &err);
+	layers_host(&ctx.host, true, &err);
 	grant(&ctx.grants, at("bin"), GRANT_READ | GRANT_EXEC);
 	grant(&ctx.grants, at("opt"), GRANT_READ);
 	char *e[6];

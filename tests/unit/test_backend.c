@@ -1,0 +1,264 @@
+/*
+ * backend.c and the build's backends: the table, choosing (a forced backend,
+ * auto's order, a backend not in this build), and one backend's plan and
+ * apply in a child, each refusal beside a positive control.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "tap.h"
+#ifdef STEPBOX_LINUX
+#include "layers.h"
+#endif
+
+static char root[64];
+
+static char *at(const char *rel)
+{
+	static char buf[4][256];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", root, rel);
+	return buf[k];
+}
+
+static void file(const char *rel, const char *text)
+{
+	int fd = open(at(rel), O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (fd >= 0) {
+		ssize_t w = write(fd, text, strlen(text));
+		(void)w;
+		close(fd);
+	}
+}
+
+static void grant(struct grants *g, const char *path, unsigned access)
+{
+	g->v = realloc(g->v, (g->n + 1) * sizeof(*g->v));
+	g->v[g->n++] = (struct grant){.path = strdup(path), .requested = strdup(path),
+				      .access = access, .origin = ORIGIN_POLICY, .exists = true};
+}
+
+/* Every backend has every operation, once, and auto never picks none. */
+static void table(void)
+{
+	size_t n = 0;
+	bool complete = true, distinct = true;
+	for (size_t i = 0; backend_table[i]; i++, n++) {
+		const struct backend_ops *o = backend_table[i];
+		complete &= o->probe && o->plan && o->apply && o->describe && o->missing &&
+			    o->release;
+		for (size_t j = 0; j < i; j++)
+			distinct &= backend_table[j]->name != o->name;
+		CHECK(backend_find(o->name) == o);
+	}
+	CHECK(n > 0);
+	CHECK(complete);
+	CHECK(distinct);
+	CHECK(backend_find(BACKEND_AUTO) == NULL);
+}
+
+/* A child's exit status, or -1. */
+static int waited(pid_t pid)
+{
+	int st;
+	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+#ifdef STEPBOX_LINUX
+/* 0 when path can be opened for reading, else its errno. */
+static int can_read(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+static void linux_backends(void)
+{
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	struct stepbox_err err = {0};
+	struct backend_host host;
+	CHECK(layers_host(&host, false, &err) == 0);
+	struct backend b;
+
+	/* a backend of another build: refused, naming where it runs */
+	cfg.backend = BACKEND_SEATBELT;
+	CHECK(backend_choose(&cfg, &host, &b, &err) == -EOPNOTSUPP);
+	CHECK_HAS(err.msg, "macOS");
+	CHECK_HAS(err.hint, "policy --format sbpl");
+
+	/* no Landlock here (a kernel without it): auto skips both Landlock backends */
+	struct backend_host bare = host;
+	bare.features.abi = bare.features.kernel_abi = 0;
+	bare.features.kernel_errno = ENOSYS;
+	cfg.backend = BACKEND_AUTO;
+	memset(&err, 0, sizeof(err));
+	CHECK(backend_choose(&cfg, &bare, &b, &err) == 0);
+	CHECK(b.name == BACKEND_MOUNTNS && b.ns && !b.landlock && b.refuse_sysv == false);
+	/* ... and a forced one says why, and what would help */
+	cfg.backend = BACKEND_LANDLOCK;
+	CHECK(backend_choose(&cfg, &bare, &b, &err) == -EOPNOTSUPP);
+	CHECK_HAS(err.msg, "landlock: this kernel has no Landlock");
+	CHECK_HAS(err.hint, "Linux 5.13");
+	/* ... and with a port list nothing is left: mountns has no port filter */
+	cfg.backend = BACKEND_AUTO;
+	cfg.net = NET_TCP;
+	CHECK(backend_choose(&cfg, &bare, &b, &err) == -EOPNOTSUPP);
+	CHECK_HAS(err.msg, "no sandbox backend here");
+	CHECK_HAS(err.msg, "TCP port policy");
+	cfg.net = NET_NONE;
+
+	/* the positive control: this kernel's Landlock (the test machine has it) */
+	if (host.features.abi <= 0) {
+		printf("ok %d - # SKIP this kernel has no Landlock\n", ++tap_count);
+		return;
+	}
+	cfg.backend = BACKEND_LANDLOCK;
+	CHECK(backend_choose(&cfg, &host, &b, &err) == 0);
+	CHECK(b.name == BACKEND_LANDLOCK && b.landlock && !b.ns && b.refuse_sysv);
+	char what[256];
+	backend_describe(&b, what, sizeof(what));
+	CHECK_HAS(what, "landlock: Landlock");
+	struct strv m = STRV_INIT;
+	CHECK(backend_missing(&b, &m) == 0 && strv_find(&m, "private-tmp") >= 0);
+	strv_release(&m);
+
+	/* plan: a ruleset granting one folder; apply in the command's process */
+	mkdir(at("in"), 0755);
+	mkdir(at("out"), 0755);
+	file("in/f", "in");
+	file("out/f", "out");
+	struct grants g = {0};
+	grant(&g, at("in"), GRANT_READ);
+	struct backend_input in = {.cfg = &cfg, .grants = &g, .idmap_userns = -1};
+	CHECK(backend_plan(&b, &in, &err) == 0 && b.ruleset >= 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct backend_failure why = {0};
+		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		/* nothing in the init; the ruleset in the command */
+		if (b.ops->apply(&b, BACKEND_IN_INIT, &why) < 0 || can_read(at("out/f")) != 0)
+			_exit(1);
+		if (b.ops->apply(&b, BACKEND_IN_COMMAND, &why) < 0)
+			_exit(2);
+		_exit(can_read(at("in/f")) != 0 ? 3 : can_read(at("out/f")) != EACCES ? 4 : 0);
+	}
+	int st = waited(pid);
+	if (st != 0)
+		printf("# child: %d\n", st);
+	CHECK(st == 0);
+	/* outside the child, nothing was applied */
+	CHECK(can_read(at("out/f")) == 0);
+
+	/* a failure names what, and how to go on */
+	struct backend broken = b;
+	broken.ruleset = -1;
+	struct backend_failure why = {0};
+	CHECK(broken.ops->apply(&broken, BACKEND_IN_COMMAND, &why) == -EBADF);
+	CHECK(why.errnum == EBADF && !why.layers);
+	CHECK_HAS(why.detail, "cannot enforce the Landlock ruleset");
+	CHECK_HAS(why.hint, "STEPBOX_LANDLOCK_ABI");
+	backend_release(&b);
+	CHECK(b.ruleset == -1 && !b.planned);
+	backend_release(&b); /* twice: nothing left to release */
+	grants_release(&g);
+
+	/* none: chosen only when asked, and says what it lacks */
+	cfg.backend = BACKEND_NONE;
+	CHECK(backend_choose(&cfg, &host, &b, &err) == 0 && !b.ns && !b.landlock);
+	CHECK(backend_missing(&b, &m) == 0 && m.n == 1 && strcmp(m.v[0], "filesystem") == 0);
+	strv_release(&m);
+}
+#else
+static void seatbelt_backend(void)
+{
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	struct stepbox_err err = {0};
+	struct backend b;
+	/* a stand-in runner: sandbox-exec's command line, the command after "--" */
+	file("runner", "#!/bin/sh\n[ \"$1\" = -p ] && [ \"$3\" = -- ] || exit 99\n"
+		       "printf '%s' \"$2\" >\"$0.profile\"\nshift 3\nexec \"$@\"\n");
+	struct backend_host none = {at("no-runner")}, here = {at("runner")};
+
+	cfg.backend = BACKEND_STACKED;
+	CHECK(backend_choose(&cfg, &here, &b, &err) == -EOPNOTSUPP);
+	CHECK_HAS(err.msg, "the stacked backend is Linux's");
+	cfg.backend = BACKEND_AUTO;
+	CHECK(backend_choose(&cfg, &none, &b, &err) == -EOPNOTSUPP);
+	CHECK_HAS(err.msg, "no-runner");
+	cfg.limits.v[LIMIT_MEMORY] = 1 << 20;
+	CHECK(backend_choose(&cfg, &here, &b, &err) == -EOPNOTSUPP);
+	CHECK_HAS(err.msg, "the memory limit cannot be enforced");
+	cfg.limits.v[LIMIT_MEMORY] = 0;
+	CHECK(backend_choose(&cfg, &here, &b, &err) == 0 && b.name == BACKEND_SEATBELT);
+
+	struct grants g = {0};
+	grant(&g, root, GRANT_READ);
+	char *argv[] = {"echo", "hi", NULL}, *envp[] = {"PATH=/usr/bin:/bin", NULL};
+	struct backend_input in = {&cfg, &g, "/bin/echo", argv, envp};
+	CHECK(backend_plan(&b, &in, &err) == 0);
+	CHECK_HAS(b.profile, "(deny default)");
+	int p[2];
+	CHECK(pipe(p) == 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct backend_failure why = {0};
+		dup2(p[1], 1);
+		b.ops->apply(&b, BACKEND_IN_INIT, &why); /* nothing: no init on a Mac */
+		b.ops->apply(&b, BACKEND_IN_COMMAND, &why);
+		_exit(100 + why.errnum);
+	}
+	close(p[1]);
+	char out[16] = "";
+	ssize_t n = read(p[0], out, sizeof(out) - 1);
+	close(p[0]);
+	CHECK(waited(pid) == 0 && n == 3 && strcmp(out, "hi\n") == 0);
+	char *kept = NULL;
+	size_t len = 0;
+	FILE *f = fopen(at("runner.profile"), "r");
+	CHECK(f && getdelim(&kept, &len, '\0', f) > 0 && strcmp(kept, b.profile) == 0);
+	if (f)
+		fclose(f);
+	free(kept);
+	/* the runner gone: apply says so */
+	struct backend gone = b;
+	gone.host = &none;
+	struct backend_failure why = {0};
+	CHECK(gone.ops->apply(&gone, BACKEND_IN_COMMAND, &why) == -ENOENT);
+	CHECK_HAS(why.detail, "no-runner");
+	backend_release(&b);
+	CHECK(b.profile == NULL && b.runner_argv.n == 0);
+	grants_release(&g);
+}
+#endif
+
+int main(void)
+{
+	snprintf(root, sizeof(root), "/tmp/stepbox-backend.XXXXXX");
+	if (!mkdtemp(root))
+		return 1;
+	chmod(root, 0755);
+	table();
+#ifdef STEPBOX_LINUX
+	linux_backends();
+#else
+	seatbelt_backend();
+#endif
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", root);
+	return tap_done();
+}
