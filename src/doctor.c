@@ -1,4 +1,5 @@
 #include "doctor.h"
+#include "strbuf.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -53,9 +54,9 @@ static void check_backends(struct doctor *d, const struct stepbox_config *cfg,
 	backend_describe(&pick, what, sizeof(what));
 	struct strv m = STRV_INIT;
 	backend_missing(&pick, &m);
-	for (size_t i = 0, k = 0; i < m.n && k < sizeof(missing); i++)
-		k += (size_t)snprintf(missing + k, sizeof(missing) - k, "%s%s", i ? ", " : "",
-				      m.v[i]);
+	struct strbuf sb;
+	strbuf_init(&sb, missing, sizeof(missing));
+	strbuf_join(&sb, (const char *const *)m.v, m.n, ", ");
 	strv_release(&m);
 	verdict(d, pick.ns ? OK : WARN, "backends",
 		pick.ns ? NULL

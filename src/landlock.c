@@ -1,4 +1,5 @@
 #include "landlock.h"
+#include "strbuf.h"
 
 #include "path.h"
 
@@ -308,17 +309,11 @@ int landlock_enforce(int ruleset_fd, uint32_t flags)
 
 void landlock_missing(const struct landlock_features *f, char *buf, size_t cap)
 {
-	size_t k = 0;
-	buf[0] = '\0';
-	for (unsigned i = 0; i < landlock_feature_count; i++) {
-		if (landlock_feature_table[i].abi <= f->abi)
-			continue;
-		int n = snprintf(buf + k, cap - k, "%s%s", k ? "," : "",
-				 landlock_feature_table[i].name);
-		if (n < 0 || (size_t)n >= cap - k)
-			break;
-		k += (size_t)n;
-	}
+	struct strbuf sb;
+	strbuf_init(&sb, buf, cap);
+	for (unsigned i = 0; i < landlock_feature_count; i++)
+		if (landlock_feature_table[i].abi > f->abi)
+			strbuf_add(&sb, "%s%s", sb.len ? "," : "", landlock_feature_table[i].name);
 }
 
 void landlock_describe(FILE *out, const struct landlock_features *f)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "strbuf.h"
 #include "supervise.h"
 
 const char *layers_abi_cap(void)
@@ -380,7 +381,9 @@ static int missing_none(const struct backend *b, struct strv *out)
 static void describe(const struct backend *b, char *buf, size_t cap)
 {
 	const struct landlock_features *f = &b->host->features;
-	snprintf(buf, cap, "%s: %s%s%s%s", policy_backend_name(b->name),
+	struct strbuf sb;
+	strbuf_init(&sb, buf, cap);
+	strbuf_add(&sb, "%s: %s%s%s%s", policy_backend_name(b->name),
 		 b->ns ? (geteuid() ? "user, mount, PID and IPC namespaces" :
 				      "mount, PID and IPC namespaces")
 		       : "",
@@ -389,10 +392,8 @@ static void describe(const struct backend *b, char *buf, size_t cap)
 		 : b->supervise_nofd ? " + supervisor (without pidfd_getfd: connects re-made, UNIX "
 				       "datagram sockets refused)"
 				     : " + supervisor");
-	if (b->landlock) {
-		size_t n = strlen(buf);
-		snprintf(buf + n, cap - n, " (Landlock ABI %d, kernel %d)", f->abi, f->kernel_abi);
-	}
+	if (b->landlock)
+		strbuf_add(&sb, " (Landlock ABI %d, kernel %d)", f->abi, f->kernel_abi);
 }
 
 static const struct backend_ops stacked = {

@@ -1,5 +1,6 @@
 /* limit: see limit.h. */
 #include "limit.h"
+#include "strbuf.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -759,21 +760,20 @@ void limit_value(const struct limit_plan *p, enum limit_kind k, char *buf, size_
 
 void limit_describe(const struct limit_plan *p, char *buf, size_t cap)
 {
-	size_t n = 0;
-	buf[0] = '\0';
-	for (int k = 0; k < LIMIT_N && n < cap; k++) {
+	struct strbuf sb;
+	strbuf_init(&sb, buf, cap);
+	for (int k = 0; k < LIMIT_N; k++) {
 		if (p->how[k] == LIMIT_OFF)
 			continue;
 		char v[48];
 		limitcfg_human(p->v[k], (enum limit_kind)k, v, sizeof(v));
-		int w = snprintf(buf + n, cap - n, "%s%s %s (%s%s)", n ? ", " : "", limitcfg_names[k],
-				 v, how_name(p, (enum limit_kind)k), p->asked[k] ? "" : ", default");
-		n += w > 0 ? (size_t)w : 0;
+		strbuf_add(&sb, "%s%s %s (%s%s)", sb.len ? ", " : "", limitcfg_names[k], v,
+			   how_name(p, (enum limit_kind)k), p->asked[k] ? "" : ", default");
 	}
-	if (!n)
-		snprintf(buf, cap, "none");
-	if (n < cap && !p->cg_version && p->why[0])
-		snprintf(buf + n, cap - n, "; no cgroup: %s", p->why);
+	if (!sb.len)
+		strbuf_add(&sb, "none");
+	if (!p->cg_version && p->why[0])
+		strbuf_add(&sb, "; no cgroup: %s", p->why);
 }
 
 json_t *limit_json(const struct limit_plan *p)

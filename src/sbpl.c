@@ -1,4 +1,5 @@
 #include "sbpl.h"
+#include "strbuf.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -358,11 +359,10 @@ static int profile(FILE *f, const struct stepbox_config *cfg, const struct grant
 	if (o.err) {
 		/* shown with its bytes above ASCII and below space as \xNN */
 		char shown[PATH_MAX * 4 + 1];
-		size_t k = 0;
-		for (const unsigned char *c = (const unsigned char *)o.bad;
-		     *c && k + 5 < sizeof(shown); c++)
-			k += (size_t)snprintf(shown + k, sizeof(shown) - k,
-					      *c < 0x20 || *c >= 0x7f ? "\\x%02x" : "%c", *c);
+		struct strbuf sb;
+		strbuf_init(&sb, shown, sizeof(shown));
+		for (const unsigned char *c = (const unsigned char *)o.bad; *c; c++)
+			strbuf_add(&sb, *c < 0x20 || *c >= 0x7f ? "\\x%02x" : "%c", *c);
 		err_set(err, ERR_UNAVAILABLE, EINVAL,
 			"seatbelt: the path '%.300s' cannot be written in a Seatbelt profile (it is "
 			"not UTF-8, or holds a control character)",

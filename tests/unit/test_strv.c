@@ -1,8 +1,33 @@
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "strbuf.h"
 #include "strv.h"
 #include "tap.h"
+
+/* strbuf: never past its buffer, always terminated, a cut said and kept. */
+static void strbuf(void)
+{
+	char buf[12];
+	memset(buf, 'x', sizeof(buf));
+	struct strbuf sb;
+	strbuf_init(&sb, buf, 8);
+	CHECK(strbuf_add(&sb, "%s-%d", "ab", 12) && sb.len == 5 && strcmp(buf, "ab-12") == 0);
+	CHECK(!strbuf_add(&sb, "%s", "cdef") && sb.cut && sb.len == 7);
+	CHECK_STR(buf, "ab-12cd");
+	CHECK(buf[8] == 'x'); /* nothing written past the 8 bytes it was given */
+	CHECK(!strbuf_add(&sb, "%s", "") && strcmp(buf, "ab-12cd") == 0); /* cut stays cut */
+	const char *const v[] = {"one", "two", "three"};
+	strbuf_init(&sb, buf, sizeof(buf));
+	CHECK(strbuf_join(&sb, v, 2, ", ") && strcmp(buf, "one, two") == 0);
+	strbuf_init(&sb, buf, sizeof(buf));
+	CHECK(!strbuf_join(&sb, v, 3, ", ") && sb.cut && strcmp(buf, "one, two, t") == 0);
+	strbuf_init(&sb, buf, 1);
+	CHECK(!strbuf_add(&sb, "a") && buf[0] == '\0');
+	strbuf_init(&sb, buf, sizeof(buf));
+	CHECK(strbuf_join(&sb, v, 0, ", ") && buf[0] == '\0' && !sb.cut);
+}
 
 int main(void)
 {
@@ -24,5 +49,6 @@ int main(void)
 	char *s = strv_fmt("%s-%d", "a", 1);
 	CHECK_STR(s, "a-1");
 	free(s);
+	strbuf();
 	return tap_done();
 }
