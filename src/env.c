@@ -805,3 +805,14 @@ int env_prepare_dirs(const struct env_result *r, struct stepbox_err *err)
 	}
 	return 0;
 }
+
+int env_prepare_step(const struct stepbox_config *cfg, const struct grants *g,
+		     const struct env_result *r, struct persist_lock *lock,
+		     struct stepbox_err *err)
+{
+	int rc = grants_prepare_dirs(g, err);
+	if (rc == 0 && g->persist)
+		rc = persist_lock(lock, g->persist, cfg->persist_shared, cfg->persist_wait_s,
+				  cfg->verbosity < 0, err);
+	return rc == 0 ? env_prepare_dirs(r, err) : rc;
+}

@@ -8,6 +8,7 @@
 
 #include "err.h"
 #include "grants.h"
+#include "persist.h"
 #include "policy.h"
 #include "strv.h"
 
@@ -34,6 +35,17 @@ void env_release(struct env_result *r);
  * link on the way is refused with -ELOOP. 0 or -errno with err naming it.
  */
 int env_prepare_dirs(const struct env_result *r, struct stepbox_err *err);
+
+/*
+ * What a step needs on disk before it starts, in this order: the grants'
+ * folders (the workdir, write grants, the persistent folder), the workflow
+ * cache's lock (this step's, or shared, before anything is made in it),
+ * then the routed folders. 0, or -errno with err; the lock may be held on
+ * failure (persist_unlock it).
+ */
+int env_prepare_step(const struct stepbox_config *cfg, const struct grants *g,
+		     const struct env_result *r, struct persist_lock *lock,
+		     struct stepbox_err *err);
 
 /* The value of name in a NAME=VALUE vector, or NULL. */
 const char *env_get(char *const *env, const char *name);

@@ -223,6 +223,68 @@ static int output_pipes(const struct limit_plan *lp, int out[4], struct limit_pu
 	return r;
 }
 
+/*
+ * --explain's source: the kernel's own records are the better one (no
+ * tracing cost, the exact object Landlock checked), where stepbox may read
+ * them: root, Landlock ABI 7, audit on. Otherwise the tracer, saying why.
+ * Under the namespaces an ungranted path is absent (ENOENT) and Landlock
+ * never sees the access, so its records would miss most denials: the
+ * tracer, which sees every failing call, is the source there.
+ */
+static bool explain_by_audit(const struct stepbox_config *cfg, const struct run_ctx *ctx,
+			     struct audit *au, struct explain *x)
+{
+	if (!ctx->backend.landlock || ctx->backend.ns)
+		return false;
+	bool use = false;
+	if (geteuid() != 0)
+		snprintf(au->why, sizeof(au->why), "audit records need root");
+	else if (!landlock_log_flags(&ctx->host.features))
+		snprintf(au->why, sizeof(au->why), "Landlock ABI %d logs no denials (needs 7)",
+			 ctx->host.features.abi);
+	else
+		use = audit_prepare(au, cfg->enable_audit);
+	if (use)
+		x->source = "audit";
+	else if (cfg->verbosity >= 0)
+		fprintf(stderr, "stepbox: explain: %s; using the tracer\n", au->why);
+	return use;
+}
+
+/*
+ * After a run that started (or whose command could not be executed): the
+ * workflow cache's lock checked, the denials gathered and said (or learned
+ * from), the report written.
+ */
+static void after_run(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
+		      struct learn *learn, const struct launch_result *res,
+		      const struct persist_lock *lock, struct audit *au, struct explain *x)
+{
+	struct stepbox_err err = {0};
+	if (!persist_intact(lock, ctx->grants.persist))
+		err_warn("the step removed or replaced '%s/%s': a step started meanwhile may have "
+			 "written in the workflow cache beside this one", ctx->grants.persist,
+			 PERSIST_LOCK_NAME);
+	if (au->fd >= 0) /* the kernel's records are the source */
+		audit_collect(au, res->domain_creator, x);
+	if (learn) {
+		if (!learn->policy)
+			learn->policy = show_policy_json(cfg, &ctx->grants);
+		learn->added = learn->policy ? explain_learn(x, learn->policy, &learn->refused) : 0;
+	} else if (cfg->explain) {
+		explain_print(stderr, x);
+		/* not a file denial, but as likely the cause: a variable the step never got */
+		for (size_t i = 0; i < ctx->env.dropped.n; i++)
+			fprintf(stderr, "%s%s\n",
+				i ? "  " : "stepbox: explain: not passed on from the environment:\n  ",
+				ctx->env.dropped.v[i]);
+	}
+	if (cfg->report_file && report_run(cfg->report_file, ctx->report_dir, cfg, argv,
+					   &ctx->backend, &ctx->env, res, lock, &ctx->limits,
+					   cfg->explain ? x : NULL, &err) < 0)
+		err_print(&err); /* the command ran: its status stands */
+}
+
 int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
 	     struct learn *learn)
 {
@@ -231,43 +293,14 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	struct explain x;
 	struct audit au = {-1, -1, ""};
 	explain_init(&x, &ctx->grants, cfg);
-	/*
-	 * The kernel's own records are the better source (no tracing cost, the
-	 * exact object Landlock checked), where stepbox may read them: root,
-	 * Landlock ABI 7, audit on. Otherwise the tracer, saying why.
-	 */
-	bool use_audit = false;
-	/*
-	 * Under the namespaces an ungranted path is absent (ENOENT) and Landlock
-	 * never sees the access, so its records would miss most denials: the
-	 * tracer, which sees every failing call, is the source there.
-	 */
-	if (cfg->explain && ctx->backend.landlock && !ctx->backend.ns) {
-		if (geteuid() != 0)
-			snprintf(au.why, sizeof(au.why), "audit records need root");
-		else if (!landlock_log_flags(&ctx->host.features))
-			snprintf(au.why, sizeof(au.why), "Landlock ABI %d logs no denials (needs 7)",
-				 ctx->host.features.abi);
-		else
-			use_audit = audit_prepare(&au, cfg->enable_audit);
-		if (use_audit)
-			x.source = "audit";
-		else if (cfg->verbosity >= 0)
-			fprintf(stderr, "stepbox: explain: %s; using the tracer\n", au.why);
-	}
+	bool use_audit = cfg->explain && explain_by_audit(cfg, ctx, &au, &x);
 	int code = 125;
 	int out[4] = {-1, -1, -1, -1}; /* the output limit's pipes: stdout, stderr */
 	struct limit_pump *pump = NULL;
 	bool retry = false;
 	struct backend *b = &ctx->backend;
 	struct persist_lock lock = {.fd = -1};
-	int rc = grants_prepare_dirs(&ctx->grants, &err);
-	/* the cache is this step's (or shared) before anything is made in it */
-	if (rc == 0 && ctx->grants.persist)
-		rc = persist_lock(&lock, ctx->grants.persist, cfg->persist_shared,
-				  cfg->persist_wait_s, cfg->verbosity < 0, &err);
-	if (rc == 0)
-		rc = env_prepare_dirs(&ctx->env, &err);
+	int rc = env_prepare_step(cfg, &ctx->grants, &ctx->env, &lock, &err);
 	struct backend_input in = {
 		.cfg = cfg,
 		.grants = &ctx->grants,
@@ -352,28 +385,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	if (rc < 0)
 		goto out;
 	code = res.exit_code;
-	if (!persist_intact(&lock, ctx->grants.persist))
-		err_warn("the step removed or replaced '%s/%s': a step started meanwhile may have "
-			 "written in the workflow cache beside this one", ctx->grants.persist,
-			 PERSIST_LOCK_NAME);
-	if (use_audit)
-		audit_collect(&au, res.domain_creator, &x);
-	if (learn) {
-		if (!learn->policy)
-			learn->policy = show_policy_json(cfg, &ctx->grants);
-		learn->added = learn->policy ? explain_learn(&x, learn->policy, &learn->refused) : 0;
-	} else if (cfg->explain) {
-		explain_print(stderr, &x);
-		/* not a file denial, but as likely the cause: a variable the step never got */
-		for (size_t i = 0; i < ctx->env.dropped.n; i++)
-			fprintf(stderr, "%s%s\n",
-				i ? "  " : "stepbox: explain: not passed on from the environment:\n  ",
-				ctx->env.dropped.v[i]);
-	}
-	if (cfg->report_file && report_run(cfg->report_file, ctx->report_dir, cfg, argv,
-					   &ctx->backend, &ctx->env, &res, &lock, &ctx->limits,
-					   cfg->explain ? &x : NULL, &err) < 0)
-		err_print(&err); /* the command ran: its status stands */
+	after_run(cfg, ctx, argv, learn, &res, &lock, &au, &x);
 out:
 	if (rc < 0 && !retry) {
 		struct stepbox_err rerr = {0};

@@ -203,17 +203,6 @@ int backend_not_here(enum policy_backend name, struct stepbox_err *err)
 	return -EOPNOTSUPP;
 }
 
-/* The folders, then the workflow cache (this step's, or shared), as run_exec orders them. */
-static int prepare_dirs(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
-			struct persist_lock *lock, struct stepbox_err *err)
-{
-	int r = grants_prepare_dirs(&ctx->grants, err);
-	if (r == 0 && ctx->grants.persist)
-		r = persist_lock(lock, ctx->grants.persist, cfg->persist_shared,
-				 cfg->persist_wait_s, cfg->verbosity < 0, err);
-	return r == 0 ? env_prepare_dirs(&ctx->env, err) : r;
-}
-
 static void on_signal(int sig)
 {
 	(void)sig; /* taken by sigwait; a handler keeps a default-ignored SIGCHLD pending */
@@ -408,7 +397,7 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 	const char *reached = NULL;
 	struct outcome o = {.code = 125, .status = -1};
 	if (backend_choose(cfg, &ctx->host, &ctx->backend, &err) < 0 ||
-	    prepare_dirs(cfg, ctx, &lock, &err) < 0)
+	    env_prepare_step(cfg, &ctx->grants, &ctx->env, &lock, &err) < 0)
 		goto fail;
 	int r = command_find(argv[0], ctx->env.env.v, ctx->grants.workdir, &file, &err);
 	if (r == 0)
