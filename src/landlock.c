@@ -200,6 +200,40 @@ static int add_ports(int fd, uint64_t access, const struct policy_ports *p,
 	return 0;
 }
 
+/*
+ * The grants' O_PATH descriptors, closed together: the kernel hands out the
+ * lowest free numbers, so they come one after the other (around the few
+ * stepbox holds), and one close_range ends each run of them (a syscall is a
+ * few microseconds here, a grant a few syscalls).
+ */
+struct fd_batch {
+	int fd[256];
+	size_t n;
+};
+
+static void batch_flush(struct fd_batch *b)
+{
+	for (size_t i = 0, j; i < b->n; i = j) {
+		for (j = i + 1; j < b->n && b->fd[j] == b->fd[j - 1] + 1; j++)
+			;
+#ifdef SYS_close_range
+		if (j - i > 1 &&
+		    syscall(SYS_close_range, (unsigned)b->fd[i], (unsigned)b->fd[j - 1], 0u) == 0)
+			continue;
+#endif
+		for (size_t k = i; k < j; k++)
+			close(b->fd[k]);
+	}
+	b->n = 0;
+}
+
+static void batch_close(struct fd_batch *b, int fd)
+{
+	if (b->n == sizeof(b->fd) / sizeof(b->fd[0]))
+		batch_flush(b);
+	b->fd[b->n++] = fd;
+}
+
 int landlock_build(const struct landlock_features *f, const struct grants *g,
 		   const struct stepbox_config *cfg, struct stepbox_err *err)
 {
@@ -213,6 +247,8 @@ int landlock_build(const struct landlock_features *f, const struct grants *g,
 		err_hint(err, "cap the ABI with STEPBOX_LANDLOCK_ABI to what the kernel supports");
 		return -EPERM;
 	}
+	struct fd_batch held;
+	held.n = 0;
 	for (size_t i = 0; i < g->n; i++) {
 		const struct grant *gr = &g->v[i];
 		if (gr->access & GRANT_PRIVATE)
@@ -220,9 +256,16 @@ int landlock_build(const struct landlock_features *f, const struct grants *g,
 		/*
 		 * A grant is canonical: no symlink on its way. One there now was
 		 * planted since it was resolved (a step running beside this one),
-		 * and following it would grant its target.
+		 * and following it would grant its target. A folder opens as one
+		 * (most grants are: no stat needed); anything else is not a
+		 * folder, or became one since, and gets a file's rights: fewer.
 		 */
-		int pfd = path_open_nofollow(gr->path, 0);
+		bool is_dir = true;
+		int pfd = path_open_nofollow(gr->path, O_DIRECTORY);
+		if (pfd == -ENOTDIR) {
+			is_dir = false;
+			pfd = path_open_nofollow(gr->path, 0);
+		}
 		if (pfd < 0) {
 			int e = -pfd;
 			if (!(gr->access & GRANT_WRITE) && e == ENOENT) {
@@ -231,6 +274,7 @@ int landlock_build(const struct landlock_features *f, const struct grants *g,
 					err_warn("skipping '%s': %s", gr->path, strerror(e));
 				continue;
 			}
+			batch_flush(&held);
 			close(fd);
 			err_set(err, ERR_UNAVAILABLE, e, "open grant '%s'", gr->path);
 			if (e == ELOOP)
@@ -238,25 +282,19 @@ int landlock_build(const struct landlock_features *f, const struct grants *g,
 					      "resolved; check what else writes there");
 			return -e;
 		}
-		struct stat st;
-		if (fstat(pfd, &st) < 0) {
-			int e = errno;
-			close(pfd);
-			close(fd);
-			return err_set(err, ERR_UNAVAILABLE, e, "stat grant '%s'", gr->path);
-		}
-		struct ll_path_beneath_attr pb = {
-			landlock_rights(f, gr->access, S_ISDIR(st.st_mode)), pfd};
+		struct ll_path_beneath_attr pb = {landlock_rights(f, gr->access, is_dir), pfd};
 		if (pb.allowed_access &&
 		    syscall(__NR_landlock_add_rule, fd, LL_RULE_PATH_BENEATH, &pb, 0) < 0) {
 			int e = errno;
 			close(pfd);
+			batch_flush(&held);
 			close(fd);
 			return err_set(err, ERR_UNAVAILABLE, e, "add Landlock rule for '%s'",
 				       gr->path);
 		}
-		close(pfd);
+		batch_close(&held, pfd);
 	}
+	batch_flush(&held);
 	if (net && (add_ports(fd, LL_NET_CONNECT_TCP, &cfg->connect_tcp, err) < 0 ||
 		    add_ports(fd, LL_NET_BIND_TCP, &cfg->bind_tcp, err) < 0)) {
 		close(fd);

@@ -1,3 +1,11 @@
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "landlock.h"
 #include "tap.h"
 
@@ -12,6 +20,78 @@ static struct landlock_features at(int abi)
 	f.kernel_abi = f.abi = abi;
 	landlock_degrade(&f);
 	return f;
+}
+
+static int open_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * landlock_build on this kernel: 300 folder and file grants (more than one
+ * batch of held descriptors, around a descriptor that is not the build's),
+ * every descriptor closed after, and the rules enforced: a granted folder
+ * and file read, an ungranted file refused.
+ */
+static void build_real(void)
+{
+	struct landlock_features f;
+	if (landlock_probe(&f, NULL, NULL) < 0 || f.abi <= 0) {
+		printf("ok %d - # SKIP this kernel has no Landlock\n", ++tap_count);
+		return;
+	}
+	char root[] = "/tmp/stepbox-ll.XXXXXX", p[300][64];
+	if (!mkdtemp(root))
+		return;
+	struct grants g = {0};
+	g.v = calloc(300, sizeof(*g.v));
+	for (int i = 0; i < 300; i++) {
+		snprintf(p[i], sizeof(p[i]), "%s/%d", root, i);
+		if (i % 3)
+			mkdir(p[i], 0755);
+		else
+			close(open(p[i], O_WRONLY | O_CREAT, 0644)); /* a file grant */
+		g.v[g.n++] = (struct grant){.path = p[i], .requested = p[i], .access = GRANT_READ,
+					    .origin = ORIGIN_POLICY, .exists = true};
+	}
+	char out[80];
+	snprintf(out, sizeof(out), "%s/outside", root);
+	close(open(out, O_WRONLY | O_CREAT, 0644));
+	int hole = open("/dev/null", O_RDONLY | O_CLOEXEC), before = open_fds();
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	int fd = landlock_build(&f, &g, &cfg, NULL);
+	CHECK(fd >= 0);
+	CHECK(open_fds() == before + 1); /* the ruleset, nothing else left open */
+	close(hole);
+	pid_t pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		if (landlock_enforce(fd, 0) < 0)
+			_exit(1);
+		char inner[80];
+		snprintf(inner, sizeof(inner), "%s/1/.", root);
+		int a = open(inner, O_RDONLY | O_DIRECTORY), b = open(p[3], O_RDONLY),
+		    c = open(out, O_RDONLY);
+		_exit(a < 0 ? 2 : b < 0 ? 3 : c >= 0 ? 4 : 0);
+	}
+	int st = -1;
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		printf("# child: %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(fd);
+	free(g.v);
+	char cmd[96];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", root);
 }
 
 int main(void)
@@ -60,5 +140,6 @@ int main(void)
 	f = at(5);
 	landlock_missing(&f, buf, sizeof(buf));
 	CHECK_STR(buf, "scope,audit-log,tsync,unix-path");
+	build_real();
 	return tap_done();
 }
