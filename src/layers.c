@@ -249,11 +249,19 @@ static void release(struct backend *b)
 	b->planned = false;
 }
 
+/* A bounded copy that allocates nothing (the command's process, before exec). */
+static void put(char *to, size_t cap, const char *s)
+{
+	size_t n = strnlen(s, cap - 1);
+	memcpy(to, s, n);
+	to[n] = '\0';
+}
+
 static int fail(struct backend_failure *why, int r, const char *detail, const char *hint)
 {
 	why->errnum = -r;
-	snprintf(why->detail, sizeof(why->detail), "%s", detail);
-	snprintf(why->hint, sizeof(why->hint), "%s", hint);
+	put(why->detail, sizeof(why->detail), detail);
+	put(why->hint, sizeof(why->hint), hint);
 	return r;
 }
 
