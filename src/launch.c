@@ -664,7 +664,8 @@ static int take_listener(const struct launch_spec *s, pid_t pid, int n, int ack,
  * -errno with err when the sandbox could not be applied.
  */
 static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, const char *file,
-		       struct supervisor **sup, struct launch_result *res, struct stepbox_err *err)
+		       bool join, struct supervisor **sup, struct launch_result *res,
+		       struct stepbox_err *err)
 {
 	int r = 0;
 	if (p->sync[1] >= 0) {
@@ -680,6 +681,14 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 		if (r < 0)
 			return r;
 	}
+	/*
+	 * Into the step's cgroup while the child sets itself up (the new root,
+	 * the filters): it forks the command only after the supervisor's ack,
+	 * sent below once the move is done, so the move's RCU grace period is
+	 * waited out beside that work instead of before it.
+	 */
+	if (join && (r = limit_join(s->limits, pid)) < 0)
+		return err_set(err, ERR_UNAVAILABLE, -r, "move the step into its cgroup");
 	struct child_report rep;
 	ssize_t n;
 	while ((n = await_exec(p->report[0], &rep, s->explain)) == (ssize_t)sizeof(rep) &&
@@ -741,8 +750,9 @@ struct clone3_args {
 /*
  * The init, in its new namespaces. On cgroup2 it is born in the step's
  * cgroup (born_in; Linux 5.7): no move into it later, whose RCU grace period
- * costs about half a millisecond. Where clone3 cannot (an older kernel, a
- * refusal), a plain clone, and the init moves itself (limit_enter).
+ * costs about half a millisecond. Where clone3 cannot (cgroup v1, an older
+ * kernel, a refusal), a plain clone, and stepbox moves it while it builds
+ * its root (start_child).
  */
 static pid_t clone_init(const struct launch_spec *s, bool *born_in)
 {
@@ -800,16 +810,11 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 	pid_t parent = getpid();
 	double start = now_s();
 	bool born_in = false;
-	/*
-	 * Landlock alone: stepbox moves the init into the step's cgroup while the
-	 * init sets itself up (it forks the command only after the supervisor's
-	 * ack, sent after the move), so the move's RCU grace period is waited out
-	 * beside that work instead of before it.
-	 */
-	bool moved = !s->mountns && s->limits && p.ack[1] >= 0;
+	/* an init born outside the step's cgroup is moved there by stepbox (start_child) */
+	bool may_move = s->limits && p.ack[1] >= 0;
 	pid_t pid = s->mountns ? clone_init(s, &born_in) : fork();
 	if (pid == 0)
-		child_main(s, file, &oldmask, &p, parent, born_in || moved);
+		child_main(s, file, &oldmask, &p, parent, born_in || may_move);
 	struct supervisor *sup = NULL;
 	if (pid < 0) {
 		int e = errno;
@@ -821,11 +826,7 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 		close_fd(&p.sync[0]);
 		close_fd(&p.status[1]);
 		close_fd(&p.ack[0]);
-		r = moved ? limit_join(s->limits, pid) : 0;
-		if (r < 0)
-			err_set(err, ERR_UNAVAILABLE, -r, "move the step into its cgroup");
-		else
-			r = start_child(s, pid, &p, file, &sup, res, err);
+		r = start_child(s, pid, &p, file, may_move && !born_in, &sup, res, err);
 		if (r < 0 || res->exit_code) {
 			kill_tree(pid);
 		} else {
