@@ -125,6 +125,15 @@ static bool covered_by_split(const struct grants *g, const char *path, unsigned 
 	return false;
 }
 
+/* The deepest mount planned so far above path (they are planned in path order). */
+static const struct mountns_entry *enclosing(const struct mountns_plan *p, const char *path)
+{
+	for (size_t i = p->n; i-- > 0;)
+		if (strcmp(p->v[i].path, path) != 0 && path_beneath(path, p->v[i].path))
+			return &p->v[i];
+	return NULL;
+}
+
 static int plan_splits(struct mountns_plan *p, size_t *cap, const struct grants *g)
 {
 	int r = 0;
@@ -180,9 +189,18 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 				  !(access & ~p->v[idmapped[k]].access);
 		if (inside)
 			continue;
+		enum mountns_kind k = kind_of(path, private_only);
+		/*
+		 * Beneath a plain bind of the same access, with no split between:
+		 * its recursive bind shows it already, alike (/usr/bin in /usr).
+		 * Only the same access: a grant asking less is a mount of its own.
+		 */
+		const struct mountns_entry *up = enclosing(p, path);
+		if (k == MNT_BIND && !idmap && up && up->kind == MNT_BIND && !up->idmap &&
+		    up->access == access && !split_over(g, path))
+			continue;
 		if (idmap) /* path order: an idmapped folder comes before what it holds */
 			idmapped[nidmap++] = p->n;
-		enum mountns_kind k = kind_of(path, private_only);
 		proc |= k == MNT_PROC;
 		r = push(p, &cap, (struct mountns_entry){k, path, NULL, access,
 							 !(access & GRANT_WRITE), idmap && k == MNT_BIND});

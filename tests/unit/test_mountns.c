@@ -85,7 +85,34 @@ int main(void)
 	for (size_t i = 0; i < p.nmounts; i++)
 		none &= !p.v[i].idmap;
 	CHECK(none);
-	CHECK(at(&p, "/etc/ssl") != NULL); /* a plain bind of its own again */
+	/* inside the plain /etc, asking the same: its recursive bind shows it */
+	CHECK(at(&p, "/etc/ssl") == NULL);
+	CHECK(at(&p, "/etc/scripts") != NULL); /* asking more: a mount of its own */
+	mountns_release(&p);
+
+	/* nested grants: only the same access as the deepest mount above is left out */
+	grants_release(&g);
+	memset(&g, 0, sizeof(g));
+	g.workdir = strdup("/w");
+	grant("/usr", GRANT_READ | GRANT_EXEC, false);
+	grant("/usr/bin", GRANT_READ | GRANT_EXEC, false);        /* the same: left out */
+	grant("/usr/lib/os-release", GRANT_READ, false);          /* less: its own (noexec) */
+	grant("/x", GRANT_READ | GRANT_EXEC, false);
+	grant("/x/y", GRANT_READ, false);                         /* less: its own */
+	grant("/x/y/z", GRANT_READ | GRANT_EXEC, false);          /* more than /x/y: its own */
+	grant("/x/y/z/q", GRANT_READ | GRANT_EXEC, false);        /* the same as /x/y/z */
+	grant("/x-y", GRANT_READ | GRANT_EXEC, false);            /* a sibling, not beneath */
+	grant("/w", GRANT_READ | GRANT_WRITE, false);
+	grant("/w/data", GRANT_READ, false);                      /* read-only in a write grant */
+	grant("/w/out", GRANT_READ | GRANT_WRITE, false);         /* the same: left out */
+	CHECK(mountns_plan(&p, &cfg, &g) == 0);
+	CHECK(at(&p, "/usr") && !at(&p, "/usr/bin"));
+	CHECK(at(&p, "/usr/lib/os-release") != NULL);
+	CHECK(at(&p, "/x") && at(&p, "/x/y") && at(&p, "/x/y/z") && !at(&p, "/x/y/z/q"));
+	CHECK(at(&p, "/x-y") != NULL);
+	e = at(&p, "/w/data");
+	CHECK(e && !(e->access & GRANT_WRITE));
+	CHECK(at(&p, "/w") && !at(&p, "/w/out"));
 	mountns_release(&p);
 
 	grants_release(&g);
