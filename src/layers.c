@@ -428,9 +428,15 @@ int backend_none_usable(const struct backend_host *host, const struct stepbox_er
 	const struct stepbox_err *ll = n > 1 ? &e[1] : &e[0], *ns = n > 2 ? &e[2] : ll;
 	err_set(err, ERR_UNAVAILABLE, 0, "no sandbox backend here: %.300s; %.300s", ll->msg,
 		ns->msg);
-	/* one cause under both (the supervisor): its own hint, not Landlock's or the namespaces' */
-	if (ll->errnum && ll->errnum == ns->errnum && strcmp(ll->hint, ns->hint) == 0 &&
-	    strstr(ll->msg, "supervisor"))
+	/*
+	 * One cause under both (the supervisor), or a kernel that has Landlock
+	 * (capped by STEPBOX_LANDLOCK_ABI, or refusing what the policy asks: a
+	 * port list below ABI 4): that refusal's own hint, not how to get
+	 * Landlock or the namespaces.
+	 */
+	if ((ll->errnum && ll->errnum == ns->errnum && strcmp(ll->hint, ns->hint) == 0 &&
+	     strstr(ll->msg, "supervisor")) ||
+	    host->features.kernel_abi > 0)
 		err_hint(err, "%s", ll->hint);
 	else
 		err_hint(err, "%s; or make user namespaces available for the namespace layers "

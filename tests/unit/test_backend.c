@@ -117,6 +117,20 @@ static void linux_backends(void)
 	CHECK(backend_choose(&cfg, &bare, &b, &err) == -EOPNOTSUPP);
 	CHECK_HAS(err.msg, "no sandbox backend here");
 	CHECK_HAS(err.msg, "TCP port policy");
+	/* ... and where Landlock is here but too old for ports, the hint says that */
+	struct backend_host old = host;
+	old.features.abi = 3;
+	landlock_degrade(&old.features);
+	CHECK(old.features.net == 0);
+	CHECK(backend_choose(&cfg, &old, &b, &err) == -EOPNOTSUPP);
+	CHECK_HAS(err.msg, "needs Landlock ABI 4");
+	CHECK_HAS(err.hint, "--net none or --net allow");
+	CHECK(!strstr(err.hint, "Linux 5.13"));
+	/* ... and where only the cap hides it, the hint names the cap */
+	old.features.abi = 0;
+	landlock_degrade(&old.features);
+	CHECK(backend_choose(&cfg, &old, &b, &err) == -EOPNOTSUPP);
+	CHECK_HAS(err.hint, "unset STEPBOX_LANDLOCK_ABI");
 	cfg.net = NET_NONE;
 
 	/* the positive control: this kernel's Landlock (the test machine has it) */
