@@ -2,6 +2,7 @@
 #include "backend.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 const struct backend_ops *backend_find(enum policy_backend name)
@@ -62,4 +63,17 @@ void backend_describe(const struct backend *b, char *buf, size_t cap)
 int backend_missing(const struct backend *b, struct strv *out)
 {
 	return b->ops->missing(b, out);
+}
+
+void backend_say(FILE *out, const struct backend *b, size_t ngrants)
+{
+	char what[256];
+	struct strv m = STRV_INIT;
+	backend_describe(b, what, sizeof(what));
+	fprintf(out, "stepbox: backend %s, %zu grants\n", what, ngrants);
+	backend_missing(b, &m);
+	for (size_t i = 0; i < m.n; i++)
+		fprintf(out, "%s%s%s", i ? ", " : "stepbox: this host cannot give: ", m.v[i],
+			i + 1 == m.n ? "\n" : "");
+	strv_release(&m);
 }

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "err.h"
 #include "grants.h"
@@ -127,6 +128,8 @@ int backend_plan(struct backend *b, const struct backend_input *in, struct stepb
 void backend_release(struct backend *b);
 void backend_describe(const struct backend *b, char *buf, size_t cap);
 int backend_missing(const struct backend *b, struct strv *out);
+/* -v's lines: the backend in force, and what this host cannot give. */
+void backend_say(FILE *out, const struct backend *b, size_t ngrants);
 
 /*
  * The build's word when auto found nothing (e: each backend's refusal, in

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "command.h"
-#include "landlock.h"
 #include "mountns.h"
 #include "supervise.h"
 #include "tracer.h"
@@ -231,7 +230,7 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 	int r = s->limits && !joined ? limit_join(s->limits, 0) : 0;
 	if (r < 0)
 		child_fail(fd, STEP_LIMITS, -r);
-	if (!s->mountns) {
+	if (!s->backend->ns) {
 		/* held until the wait below takes it: its default action is death */
 		sigset_t death;
 		sigemptyset(&death);
@@ -269,7 +268,7 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 		close(status_fd);
 		child_exec(s, file, oldmask, fd, -1);
 	}
-	if (!s->mountns) {
+	if (!s->backend->ns) {
 		/* for --explain's audit records: the domain's creator */
 		struct child_report rep = {STEP_PID, (int)cmd, "", ""};
 		if (write(fd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
@@ -396,7 +395,7 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 	 * (often at first, then each second), since a fork bomb at its limit may
 	 * burn down before the timeout says why it ended.
 	 */
-	bool pidns = s->mountns != NULL;
+	bool pidns = s->backend->ns;
 	double interval = 0.05;
 	double next_look = deadline && s->limits && limit_count_tasks(s->limits, pid, pidns, 0) == 0
 				   ? now_s() + interval
@@ -537,7 +536,7 @@ static int pipes_open(struct pipes *p, const struct launch_spec *s, struct stepb
 	memset(p, 0xff, sizeof(*p)); /* every fd -1 */
 	int r = pipe2(p->report, O_CLOEXEC);
 	/* the child waits on sync until its maps are written and it is traced */
-	if (r == 0 && (s->mountns || s->explain))
+	if (r == 0 && (s->backend->ns || s->explain))
 		r = pipe2(p->sync, O_CLOEXEC);
 	if (r == 0 && uses_init(s))
 		r = pipe2(p->status, O_CLOEXEC);
@@ -640,7 +639,7 @@ static int take_listener(const struct launch_spec *s, pid_t pid, int n, int ack,
 	struct supervise_config c = *s->supervise;
 	c.diag_fd = diag;
 	struct mountns_mounts mm = {0};
-	int r = s->mountns ? mountns_read_mounts(s->mountns, pid, &mm) : 0;
+	int r = s->backend->ns ? mountns_read_mounts(&s->backend->mountns, pid, &mm) : 0;
 	if (r < 0) {
 		close(l);
 		if (diag >= 0)
@@ -669,7 +668,7 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 {
 	int r = 0;
 	if (p->sync[1] >= 0) {
-		r = s->mountns ? mountns_write_maps(s->mountns, pid, err) : 0;
+		r = s->backend->ns ? mountns_write_maps(&s->backend->mountns, pid, err) : 0;
 		if (r == 0 && s->explain && (r = tracer_seize(pid)) < 0) {
 			err_set(err, ERR_UNAVAILABLE, -r, "--explain: cannot trace the command");
 			err_hint(err, "a ptrace restriction (Yama ptrace_scope 3, a container) forbids "
@@ -759,7 +758,7 @@ static pid_t clone_init(const struct launch_spec *s, bool *born_in)
 	int cg = s->limits ? limit_cgroup_fd(s->limits) : -1;
 	if (cg >= 0) {
 		struct clone3_args a = {
-			.flags = (uint64_t)s->mountns->clone_flags | CLONE_INTO_CGROUP,
+			.flags = (uint64_t)s->backend->mountns.clone_flags | CLONE_INTO_CGROUP,
 			.exit_signal = SIGCHLD,
 			.cgroup = (uint64_t)cg,
 		};
@@ -769,7 +768,8 @@ static pid_t clone_init(const struct launch_spec *s, bool *born_in)
 			return pid;
 		}
 	}
-	return (pid_t)syscall(SYS_clone, SIGCHLD | s->mountns->clone_flags, NULL, NULL, NULL, NULL);
+	return (pid_t)syscall(SYS_clone, SIGCHLD | s->backend->mountns.clone_flags, NULL, NULL,
+			      NULL, NULL);
 }
 
 static int launch_tree(const struct launch_spec *s, struct launch_result *res,
@@ -812,14 +812,14 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 	bool born_in = false;
 	/* an init born outside the step's cgroup is moved there by stepbox (start_child) */
 	bool may_move = s->limits && p.ack[1] >= 0;
-	pid_t pid = s->mountns ? clone_init(s, &born_in) : fork();
+	pid_t pid = s->backend->ns ? clone_init(s, &born_in) : fork();
 	if (pid == 0)
 		child_main(s, file, &oldmask, &p, parent, born_in || may_move);
 	struct supervisor *sup = NULL;
 	if (pid < 0) {
 		int e = errno;
-		res->ns_failed = s->mountns != NULL;
-		r = s->mountns ? mountns_unavailable(s->mountns, e, err)
+		res->ns_failed = s->backend->ns;
+		r = s->backend->ns ? mountns_unavailable(&s->backend->mountns, e, err)
 			       : err_set(err, ERR_UNAVAILABLE, e, "fork");
 	} else {
 		close_fd(&p.report[1]);

@@ -23,7 +23,6 @@ struct launch_spec {
 	char *const *envp;         /* its whole environment */
 	const char *workdir;       /* canonical; the child starts here */
 	const struct backend *backend; /* chosen and planned: applied in the step */
-	const struct mountns_plan *mountns; /* the backend's namespaces (the tree's shape), or NULL */
 	const struct supervise_config *supervise; /* the supervisor, or NULL */
 	struct explain *explain;   /* --explain: the tracer's record, or NULL */
 	struct explain *denials;   /* --explain: where the supervisor's refusals go, or NULL */

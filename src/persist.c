@@ -255,15 +255,17 @@ int persist_lock(struct persist_lock *l, const char *dir, bool shared, long wait
 	return 0;
 }
 
-bool persist_intact(const struct persist_lock *l, const char *dir)
+void persist_check_intact(const struct persist_lock *l, const char *dir)
 {
 	if (l->fd < 0)
-		return true;
+		return;
 	int dfd = path_open_nofollow(dir, O_DIRECTORY);
 	bool same = dfd >= 0 && same_file(dfd, l->fd);
 	if (dfd >= 0)
 		close(dfd);
-	return same;
+	if (!same)
+		err_warn("the step removed or replaced '%s/%s': a step started meanwhile may have "
+			 "written in the workflow cache beside this one", dir, PERSIST_LOCK_NAME);
 }
 
 void persist_unlock(struct persist_lock *l)

@@ -40,11 +40,11 @@ int persist_lock(struct persist_lock *l, const char *dir, bool shared, long wait
 		 struct stepbox_err *err);
 
 /*
- * Whether dir/.stepbox-lock is still the file this step locked. Under
- * Landlock alone the step can remove it, and a step started meanwhile would
- * have locked a new one beside it.
+ * After the step: warn when dir/.stepbox-lock is no longer the file this
+ * step locked. Under Landlock alone the step can remove it, and a step
+ * started meanwhile would have locked a new one beside it.
  */
-bool persist_intact(const struct persist_lock *l, const char *dir);
+void persist_check_intact(const struct persist_lock *l, const char *dir);
 
 /* Release (close) the lock, saying this writer ended; safe on a lock never taken. */
 void persist_unlock(struct persist_lock *l);

@@ -149,10 +149,9 @@ bool report_check(FILE *out, const struct backend_host *host,
 }
 
 int report_run(const char *path, const char *dir, const struct stepbox_config *cfg,
-	       char *const *argv,
-	       const struct backend *backend, const struct env_result *env, const struct launch_result *res,
-	       const struct persist_lock *lock, const struct limit_plan *limits,
-	       const struct explain *x, struct stepbox_err *err)
+	       char *const *argv, const struct backend *backend, const struct env_result *env,
+	       const struct launch_result *res, const struct persist_lock *lock,
+	       const struct limit_plan *limits, const struct explain *x, struct stepbox_err *err)
 {
 	const struct landlock_features *f = &backend->host->features;
 	json_t *cmd = show_list_json((const char *const *)argv);

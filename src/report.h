@@ -32,10 +32,9 @@ bool report_check(FILE *out, const struct backend_host *host,
  * lock how the persistent folder was held and how long the step waited.
  */
 int report_run(const char *path, const char *dir, const struct stepbox_config *cfg,
-	       char *const *argv,
-	       const struct backend *backend, const struct env_result *env, const struct launch_result *res,
-	       const struct persist_lock *lock, const struct limit_plan *limits,
-	       const struct explain *x,
+	       char *const *argv, const struct backend *backend, const struct env_result *env,
+	       const struct launch_result *res, const struct persist_lock *lock,
+	       const struct limit_plan *limits, const struct explain *x,
 	       struct stepbox_err *err);
 
 #endif

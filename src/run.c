@@ -159,17 +159,8 @@ static void say_what_is_missing(const struct stepbox_config *cfg, const struct r
 				"filesystem sandbox (debugging only)\n");
 		return;
 	}
-	if (cfg->verbosity <= 0)
-		return;
-	char what[256];
-	backend_describe(&ctx->backend, what, sizeof(what));
-	fprintf(stderr, "stepbox: backend %s, %zu grants\n", what, g->n);
-	struct strv missing = STRV_INIT;
-	backend_missing(&ctx->backend, &missing);
-	for (size_t i = 0; i < missing.n; i++)
-		fprintf(stderr, "%s%s%s", i ? ", " : "stepbox: this host cannot give: ",
-			missing.v[i], i + 1 == missing.n ? "\n" : "");
-	strv_release(&missing);
+	if (cfg->verbosity > 0)
+		backend_say(stderr, &ctx->backend, g->n);
 }
 
 static int fall_back(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
@@ -261,10 +252,7 @@ static void after_run(const struct stepbox_config *cfg, struct run_ctx *ctx, cha
 		      const struct persist_lock *lock, struct audit *au, struct explain *x)
 {
 	struct stepbox_err err = {0};
-	if (!persist_intact(lock, ctx->grants.persist))
-		err_warn("the step removed or replaced '%s/%s': a step started meanwhile may have "
-			 "written in the workflow cache beside this one", ctx->grants.persist,
-			 PERSIST_LOCK_NAME);
+	persist_check_intact(lock, ctx->grants.persist);
 	if (au->fd >= 0) /* the kernel's records are the source */
 		audit_collect(au, res->domain_creator, x);
 	if (learn) {
@@ -308,7 +296,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.idmap_userns = ctx->idmap_userns,
 	};
 	if (rc == 0)
-		rc = backend_plan(&ctx->backend, &in, &err);
+		rc = backend_plan(b, &in, &err);
 	struct harden_opts ho = {
 		.traced = cfg->explain && !use_audit,
 		.refuse_sysv = b->refuse_sysv,
@@ -345,7 +333,6 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.envp = ctx->env.env.v,
 		.workdir = ctx->grants.workdir,
 		.backend = b,
-		.mountns = b->ns ? &b->mountns : NULL,
 		.supervise = b->supervise ? &sc : NULL,
 		.harden = &h,
 		.grants = &ctx->grants,

@@ -80,7 +80,8 @@ static int write_report(const struct stepbox_config *cfg, const struct seatbelt_
 	json_t *root = json_pack(
 		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:b, s:f, s:s, s:o, s:o, s:n, s:s, s:o, s:o, "
 		"s:{s:b}}",
-		"version", 1, "command", show_list_json((const char *const *)argv), "started", o->started, "exit_code", o->code,
+		"version", 1, "command", show_list_json((const char *const *)argv), "started",
+		o->started, "exit_code", o->code,
 		"status", o->status >= 0 ? json_integer(o->status) : json_null(), "signal",
 		o->signal ? json_integer(o->signal) : json_null(), "timed_out", o->timed_out,
 		"graced", o->graced, "duration_s", o->duration_s, "backend", "seatbelt",
@@ -415,17 +416,8 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 		fprintf(stderr, "stepbox: explain: the Seatbelt backend's denials are in macOS's "
 				"unified log, which stepbox does not read yet: log show --last 5m "
 				"--predicate 'sender == \"Sandbox\"'\n");
-	if (cfg->verbosity > 0) {
-		char what[256];
-		struct strv m = STRV_INIT;
-		backend_describe(&ctx->backend, what, sizeof(what));
-		backend_missing(&ctx->backend, &m);
-		fprintf(stderr, "stepbox: backend %s, %zu grants\n", what, ctx->grants.n);
-		for (size_t i = 0; i < m.n; i++)
-			fprintf(stderr, "%s%s%s", i ? ", " : "stepbox: this host cannot give: ",
-				m.v[i], i + 1 == m.n ? "\n" : "");
-		strv_release(&m);
-	}
+	if (cfg->verbosity > 0)
+		backend_say(stderr, &ctx->backend, ctx->grants.n);
 	launch(cfg, ctx, lock.fd, &o, &err);
 	if (!o.started)
 		goto fail; /* nothing ran: 125 */
@@ -433,10 +425,7 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 	reached = o.signal ? limitcfg_signalled(o.signal, cfg->limits.v, said, sizeof(said)) : NULL;
 	if (reached && cfg->verbosity >= 0)
 		fprintf(stderr, "stepbox: %s\n", said);
-	if (!persist_intact(&lock, ctx->grants.persist))
-		err_warn("the step removed or replaced '%s/%s': a step started meanwhile may have "
-			 "written in the workflow cache beside this one", ctx->grants.persist,
-			 PERSIST_LOCK_NAME);
+	persist_check_intact(&lock, ctx->grants.persist);
 report:
 	if (cfg->report_file && write_report(cfg, ctx, argv, &o, &lock, reached, &err) < 0)
 		err_print(&err); /* the command ran (or could not): its status stands */

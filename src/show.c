@@ -5,20 +5,18 @@
 #include <stdio.h>
 #include <string.h>
 
-json_t *show_strv_json(const struct strv *sv)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; a && i < sv->n; i++)
-		json_array_append_new(a, json_string(sv->v[i]));
-	return a;
-}
-
 json_t *show_list_json(const char *const *v)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; a && v[i]; i++)
 		json_array_append_new(a, json_string(v[i]));
 	return a;
+}
+
+json_t *show_strv_json(const struct strv *sv)
+{
+	/* NULL-ended once anything was added; NULL while empty */
+	return sv->v ? show_list_json((const char *const *)sv->v) : json_array();
 }
 
 static json_t *ports_json(const struct policy_ports *p)
