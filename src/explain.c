@@ -428,6 +428,10 @@ int explain_learn(const struct explain *x, json_t *policy, struct strv *refused)
 			why = strv_fmt("%s: HOME itself; grant the file it needs", d->grant);
 		else if (is_write(d) && grants_system_folder(d->grant))
 			why = strv_fmt("%s: a system folder", d->grant);
+		else if (is_write(d) && home[0] && path_beneath(d->grant, home) &&
+			 !(x->grants->workdir && path_beneath(d->grant, x->grants->workdir)))
+			why = strv_fmt("%s: in HOME, whose files run outside the sandbox (shell "
+				       "start-up files, autostart, PATH)", d->grant);
 		else if (dir && holds_keys(d->grant))
 			why = strv_fmt("%s: holds keys or credentials", d->grant);
 		if (why) {

@@ -538,7 +538,10 @@ static bool is_system_top(const char *path)
 
 bool grants_system_folder(const char *path)
 {
-	return strcmp(path, "/") == 0 || is_system_top(path);
+	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
+		if (path_beneath(path, system_dirs[i]))
+			return true;
+	return strcmp(path, "/") == 0;
 }
 
 /* Why path is too broad to be a workdir or write grant, or NULL when it is not. */

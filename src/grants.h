@@ -167,7 +167,7 @@ int grants_canon_links(const char *root, const char *path, char **out, bool *exi
  * (a private place of the namespaces covers none of the host's paths).
  */
 bool grants_covers(const struct grants *g, const char *path, unsigned access);
-/* / or a top-level system folder (/usr, /etc, /var...): never a step's to write. */
+/* /, a top-level system folder (/usr, /etc, /var...) or one beneath: never a step's to write. */
 bool grants_system_folder(const char *path);
 
 /*

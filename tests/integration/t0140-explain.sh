@@ -126,6 +126,29 @@ echo "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert sys.ar
 	grep -q "not proposed: $T/keys: holds keys" "$T/out/err" && ok "learn never proposes a folder holding keys" ||
 	notok "learn never proposes a folder holding keys" "$OUT" "$ERR"
 
+# learn --rounds applies what it learned unreviewed: never a write grant in a
+# system folder's subfolder (cron.d, /usr/local/bin) or in HOME (start-up
+# files, autostart), whose files the host runs; a folder of the test's is the
+# control, learned and written in round 2
+sysd=$(mktemp -d /var/tmp/stepbox-t0140.XXXXXX)
+mkdir -p "$sysd/sub" "$T/lh3/.config/autostart" "$T/ctl"
+chmod -R 777 "$sysd" "$T/lh3" "$T/ctl"
+HOME="$T/lh3" run_sb learn --rounds 3 -- sh -c "echo x > '$T/ctl/f'; echo x > '$sysd/sub/planted'; echo x > '$T/lh3/.config/autostart/planted'; exit 0"
+if [ -e "$T/ctl/f" ] && [ ! -e "$sysd/sub/planted" ] && [ ! -e "$T/lh3/.config/autostart/planted" ] &&
+	grep -q "not proposed: $sysd/sub: a system folder" "$T/out/err" &&
+	grep -q "not proposed: $T/lh3/.config/autostart: in HOME" "$T/out/err" &&
+	echo "$OUT" | python3 -c '
+import json, sys
+w = json.load(sys.stdin).get("write_paths", [])
+assert sys.argv[1] + "/ctl" in w, w
+assert not any(p.startswith(sys.argv[2]) or p.startswith(sys.argv[3]) for p in w), w' "$T" "$sysd" "$T/lh3"; then
+	ok "learn --rounds: never a write grant in a system subfolder or HOME (control: a folder of the test's, learned and written)"
+else
+	notok "learn --rounds: never a write grant in a system subfolder or HOME (control: a folder of the test's, learned and written)" \
+		"rc=$RC" "$OUT" "$(grep -a "proposed\|learn" "$T/out/err" | head -5)" "$(ls -la "$sysd" "$T/ctl" 2>&1)"
+fi
+rm -rf "$sysd"
+
 # the two sources: the kernel's audit records (root, ABI 7, audit on), else the tracer
 audit_enabled() {
 	python3 -c '
