@@ -15,7 +15,8 @@ const char *explain_op_name(enum explain_op op)
 {
 	static const char *const names[] = {"read", "write", "create", "delete", "rename", "link",
 					    "truncate", "execute", "connect", "bind", "signal",
-					    "change the metadata of", "use"};
+					    "change the metadata of", "use",
+					    "set a set-user-ID or set-group-ID bit on"};
 	return names[op];
 }
 
@@ -278,7 +279,8 @@ void explain_add(struct explain *x, enum explain_op op, const char *program, pid
 	t.tid = pid;
 	t.op = op;
 	t.port = port;
-	bool fs = op != OP_CONNECT && op != OP_BIND && op != OP_SIGNAL && op != OP_NOFD;
+	bool fs = op != OP_CONNECT && op != OP_BIND && op != OP_SIGNAL && op != OP_NOFD &&
+		  op != OP_SETID;
 	record(x, &t, path, op == OP_SIGNAL || op == OP_CONNECT ? EPERM : EACCES, true,
 	       fs && path ? grant_folder(path, false) : NULL, program);
 }
@@ -325,6 +327,10 @@ void explain_print(FILE *out, const struct explain *x)
 				fprintf(out, "a socket outside the sandbox\n");
 		} else if (d->op == OP_SIGNAL) {
 			fprintf(out, "a process outside the sandbox\n");
+		} else if (d->op == OP_SETID) {
+			fprintf(out, "never allowed: outside the sandbox the file would run with "
+				     "its owner's rights (root's, for a root step); no grant allows "
+				     "it\n");
 		} else if (d->op == OP_NOFD) {
 			fprintf(out, "not possible here: this host refuses pidfd_getfd (a container's "
 				     "seccomp profile), which the supervisor needs for it; allow "

@@ -24,7 +24,7 @@
  * refuses it pidfd_getfd (path says which); no grant would allow it.
  */
 enum explain_op { OP_READ, OP_WRITE, OP_CREATE, OP_DELETE, OP_RENAME, OP_LINK, OP_TRUNCATE,
-		  OP_EXECUTE, OP_CONNECT, OP_BIND, OP_SIGNAL, OP_METADATA, OP_NOFD };
+		  OP_EXECUTE, OP_CONNECT, OP_BIND, OP_SIGNAL, OP_METADATA, OP_NOFD, OP_SETID };
 
 struct explain_denial {
 	enum explain_op op;

@@ -1105,11 +1105,31 @@ static void serve_meta(struct call *c)
 		note_denial(c, OP_METADATA, known ? where : fd_form ? "?" : path, -1);
 		r = -EACCES;
 	}
+	/* a set-id bit: on a folder it only passes the group on (notify_setid_rules) */
+	int nr = c->req->data.nr;
+	mode_t mode = (mode_t)(nr == SYS_chmod || nr == SYS_fchmod ? a[1] : a[2]);
+	if (r == 0 && mc.kind == M_CHMOD && (mode & (S_ISUID | S_ISGID)) && !S_ISDIR(st.st_mode)) {
+		note_denial(c, OP_SETID, where, -1);
+		r = -EPERM;
+	}
 	if (r == 0)
 		r = meta_do(c, &mc, fd, fd_form, S_ISLNK(st.st_mode));
 	if (fd >= 0)
 		close(fd);
 	respond(c, 0, -r);
+}
+
+/* A file made with a set-id bit (notify_setid_rules): refused, and said. */
+static void serve_setid_make(struct call *c)
+{
+	const uint64_t *a = (const uint64_t *)c->req->data.args;
+	int nr = c->req->data.nr;
+	int path_arg = nr == SYS_openat || nr == SYS_mknodat ? 1 : 0;
+	char path[PATH_MAX];
+	if (stepview_read_str(&c->v, a[path_arg], path, sizeof(path)) < 0)
+		snprintf(path, sizeof(path), "?");
+	note_denial(c, OP_SETID, path, -1);
+	respond(c, 0, EPERM);
 }
 
 /* ---- the dispatcher ----------------------------------------------------- */
@@ -1148,6 +1168,9 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 			/* without pidfd_getfd: a UNIX datagram socket (harden_filter_notify_nofd) */
 			note_denial(&c, OP_NOFD, "a UNIX datagram socket", -1);
 			respond(&c, 0, EACCES);
+		} else if (nr == SYS_creat || nr == SYS_open || nr == SYS_openat ||
+			   nr == SYS_mknod || nr == SYS_mknodat) {
+			serve_setid_make(&c); /* only with a set-id bit (harden_filter_notify) */
 		} else if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto ||
 			 nr == SYS_sendmsg || nr == SYS_sendmmsg || nr == SYS_listen) {
 			serve_net(&c); /* takes req and the pidfd */

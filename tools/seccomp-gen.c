@@ -41,6 +41,7 @@
 #include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const denied[] = {
@@ -153,6 +154,9 @@ static void base_rules(scmp_filter_ctx ctx)
 	add(ctx, eperm, SCMP_SYS(unshare), "unshare", 1, &newuser);
 	add(ctx, eperm, SCMP_SYS(clone), "clone", 1, &newuser);
 	add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), "clone3", 0, NULL);
+	/* openat2 hides its mode the same way (a set-id bit, below): libc's open
+	 * uses openat */
+	add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), "openat2", 0, NULL);
 	/* fs-verity and fscrypt setters make a file immutable or encrypted: no
 	 * step needs them, and Landlock does not see ioctls on files */
 	const unsigned long fs_setters[] = {FS_IOC_ENABLE_VERITY, FS_IOC_SET_ENCRYPTION_POLICY,
@@ -297,6 +301,32 @@ static void notify_meta_rules(scmp_filter_ctx ctx)
 }
 
 /*
+ * A file made with a set-user-ID or set-group-ID bit: beneath a write grant
+ * it is the host's file too, where it would run with its owner's rights (a
+ * root step's: root's). chmod goes to the supervisor with the metadata calls
+ * (it refuses those bits on anything but a folder); a file created with
+ * them goes too, to be refused and explained. The mode is the kernel's
+ * umode_t: its low bits alone are looked at.
+ */
+static void notify_setid_rules(scmp_filter_ctx ctx)
+{
+	const struct {
+		int nr;
+		const char *name;
+		unsigned mode_arg;
+	} makers[] = {{SCMP_SYS(creat), "creat", 1},	 {SCMP_SYS(open), "open", 2},
+		      {SCMP_SYS(openat), "openat", 3},	 {SCMP_SYS(mknod), "mknod", 1},
+		      {SCMP_SYS(mknodat), "mknodat", 2}};
+	const scmp_datum_t bits[] = {S_ISUID, S_ISGID};
+	for (size_t i = 0; i < sizeof(makers) / sizeof(makers[0]); i++)
+		for (size_t k = 0; k < 2; k++) {
+			struct scmp_arg_cmp c = {makers[i].mode_arg, SCMP_CMP_MASKED_EQ, bits[k],
+						 bits[k]};
+			add(ctx, SCMP_ACT_NOTIFY, makers[i].nr, makers[i].name, 1, &c);
+		}
+}
+
+/*
  * A notification goes to the listener of the filter that asked for it, and a
  * task gets one listener per filter: so the supervisor's calls are one
  * filter, with listen() under a port list (Landlock has no hook for it: an
@@ -365,6 +395,7 @@ static void emit(const char *name, enum filter which)
 	case F_NOTIFY_LISTEN:
 		notify_net_rules(ctx);
 		notify_meta_rules(ctx);
+		notify_setid_rules(ctx);
 		if (which == F_NOTIFY_LISTEN)
 			add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), "listen", 0, NULL);
 		break;
@@ -372,6 +403,7 @@ static void emit(const char *name, enum filter which)
 	case F_NOTIFY_NOFD_LISTEN:
 		notify_nofd_net_rules(ctx);
 		notify_meta_rules(ctx);
+		notify_setid_rules(ctx);
 		if (which == F_NOTIFY_NOFD_LISTEN)
 			add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), "listen", 0, NULL);
 		break;
