@@ -459,24 +459,21 @@ static int next_round(struct stepbox_config *cfg, json_t *policy, struct stepbox
 }
 
 /* Write the learned policy to -o FILE, or stdout; it never overwrites a link. */
-static int write_learned(const struct cli *cli, json_t *policy)
+/*
+ * The learned policy, on stdout or in -o FILE: its folder, resolved before
+ * the first round (dir), may lie in the step's write grants, so the file is
+ * written as a report is: through no symlink, atomically.
+ */
+static int write_learned(const struct cli *cli, const char *dir, json_t *policy)
 {
-	FILE *out = stdout;
-	if (cli->output) {
-		int fd = open(cli->output, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 || !(out = fdopen(fd, "w"))) {
-			fprintf(stderr, "stepbox: learn: cannot write '%s': %s\n", cli->output,
-				strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			return -1;
-		}
+	struct stepbox_err err = {0};
+	if (!cli->output)
+		return show_dump(stdout, json_incref(policy));
+	if (reportfile_write(cli->output, "-o", dir, json_incref(policy), &err) < 0) {
+		err_print(&err);
+		return -1;
 	}
-	int r = json_dumpf(policy, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', out);
-	if (out != stdout && fclose(out) != 0)
-		r = -1;
-	return r;
+	return 0;
 }
 
 /*
@@ -490,6 +487,9 @@ static int learn_rounds(struct stepbox_config *cfg, struct run_ctx *ctx, char **
 	struct learn l = {NULL, STRV_INIT, 0};
 	struct stepbox_err err = {0};
 	int saved = -1, code = 125;
+	char *dir = NULL;
+	if (cli->output && reportfile_dir(cli->output, "-o", &ctx->grants, &dir, &err) < 0)
+		return fail(&err);
 	fflush(stdout);
 	if (!cli->output && ((saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
 			     dup2(STDERR_FILENO, STDOUT_FILENO) < 0)) {
@@ -516,8 +516,9 @@ static int learn_rounds(struct stepbox_config *cfg, struct run_ctx *ctx, char **
 	}
 	for (size_t i = 0; i < l.refused.n; i++)
 		fprintf(stderr, "stepbox: learn: not proposed: %s\n", l.refused.v[i]);
-	if (l.policy && code != 125 && write_learned(cli, l.policy) < 0)
+	if (l.policy && code != 125 && write_learned(cli, dir, l.policy) < 0)
 		code = 125;
+	free(dir);
 	json_decref(l.policy);
 	strv_release(&l.refused);
 	return code;

@@ -188,7 +188,7 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 		json_object_set_new(root, "layers",
 				    json_pack("{s:b, s:b, s:b}", "namespaces", backend->ns, "landlock",
 					      backend->landlock, "supervisor", backend->supervise));
-	return reportfile_write(path, dir, root, err);
+	return reportfile_write(path, "--report", dir, root, err);
 }
 
 /*

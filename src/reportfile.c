@@ -24,7 +24,7 @@ static int planted(void *arg, const char *link, const char *target)
 	return 0;
 }
 
-int reportfile_dir(const char *path, const struct grants *g, char **dir_out,
+int reportfile_dir(const char *path, const char *opt, const struct grants *g, char **dir_out,
 		   struct stepbox_err *err)
 {
 	char dir[PATH_MAX];
@@ -36,13 +36,13 @@ int reportfile_dir(const char *path, const struct grants *g, char **dir_out,
 	else
 		r = grants_canon_links("/", dir, dir_out, &exists, planted, (void *)g);
 	if (r == -ELOOP && *dir_out == NULL) {
-		r = err_set(err, ERR_USAGE, 0, "report folder of '%s' goes through a symlink in a "
-			    "write grant", path);
-		err_hint(err, "a step may have planted it: remove the link, or keep reports out "
-			      "of the step's write grants");
+		r = err_set(err, ERR_USAGE, 0, "the folder of %s '%s' goes through a symlink in a "
+			    "write grant", opt, path);
+		err_hint(err, "a step may have planted it: remove the link, or keep %s out of the "
+			      "step's write grants", opt);
 	} else if (r < 0 || !exists) {
-		r = err_set(err, ERR_USAGE, r < 0 ? -r : ENOENT, "report folder of '%s'", path);
-		err_hint(err, "--report names a file in a folder that exists");
+		r = err_set(err, ERR_USAGE, r < 0 ? -r : ENOENT, "the folder of %s '%s'", opt, path);
+		err_hint(err, "%s names a file in a folder that exists", opt);
 	}
 	if (r < 0) {
 		free(*dir_out);
@@ -57,7 +57,8 @@ int reportfile_dir(const char *path, const struct grants *g, char **dir_out,
  * is opened without following any symlink (one there now was planted), and
  * everything after is relative to it. Takes root.
  */
-int reportfile_write(const char *path, const char *dir, json_t *root, struct stepbox_err *err)
+int reportfile_write(const char *path, const char *opt, const char *dir, json_t *root,
+		     struct stepbox_err *err)
 {
 	const char *name = path_base(path);
 	char tmp[NAME_MAX + 32];
@@ -68,11 +69,11 @@ int reportfile_write(const char *path, const char *dir, json_t *root, struct ste
 		json_decref(root);
 		if (dfd >= 0)
 			close(dfd);
-		err_set(err, ERR_USAGE, e, "write report '%s'", path);
+		err_set(err, ERR_USAGE, e, "write %s '%s'", opt, path);
 		if (e == ELOOP)
-			err_hint(err, "the report's folder '%s' goes through a symlink (one a step "
-				      "may have planted); give --report a path through real folders, "
-				      "out of the step's write grants", dir);
+			err_hint(err, "its folder '%s' goes through a symlink (one a step may have "
+				      "planted); give %s a path through real folders, out of the "
+				      "step's write grants", dir, opt);
 		return -e;
 	}
 	int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -83,7 +84,7 @@ int reportfile_write(const char *path, const char *dir, json_t *root, struct ste
 			close(fd);
 		close(dfd);
 		json_decref(root);
-		return err_set(err, ERR_USAGE, e, "write report '%s/%s'", dir, tmp);
+		return err_set(err, ERR_USAGE, e, "write %s '%s/%s'", opt, dir, tmp);
 	}
 	int r = show_dump(f_out, root);
 	int e = 0;
@@ -92,7 +93,7 @@ int reportfile_write(const char *path, const char *dir, json_t *root, struct ste
 		unlinkat(dfd, tmp, 0);
 	}
 	close(dfd);
-	return e ? err_set(err, ERR_USAGE, e, "write report '%s'", path) : 0;
+	return e ? err_set(err, ERR_USAGE, e, "write %s '%s'", opt, path) : 0;
 }
 
 int reportfile_error(const char *path, const struct stepbox_config *cfg,
@@ -105,7 +106,7 @@ int reportfile_error(const char *path, const struct stepbox_config *cfg,
 	 */
 	char dir[PATH_MAX];
 	if (!path_parent(path, dir, sizeof(dir)))
-		return err_set(err, ERR_USAGE, ENAMETOOLONG, "write report '%s'", path);
+		return err_set(err, ERR_USAGE, ENAMETOOLONG, "write --report '%s'", path);
 	/* the path the message is about: stepbox quotes it as '...' */
 	const char *q = strchr(failure->msg, '\''), *q2 = q ? strchr(q + 1, '\'') : NULL;
 	json_t *error = json_pack("{s:s, s:s, s:o, s:o, s:o}", "kind",
@@ -116,5 +117,5 @@ int reportfile_error(const char *path, const struct stepbox_config *cfg,
 				  failure->errnum ? json_integer(failure->errnum) : json_null());
 	json_t *root = json_pack("{s:i, s:b, s:i, s:o, s:o}", "version", 1, "started", false,
 				 "exit_code", 125, "error", error, "network", show_network_json(cfg));
-	return reportfile_write(path, dir, root, err);
+	return reportfile_write(path, "--report", dir, root, err);
 }

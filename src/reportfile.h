@@ -16,15 +16,17 @@
 #include "policy.h"
 
 /*
- * The canonical folder of path (the report file) into *dir: 0, or -errno
- * with err when it does not exist or goes through a symlink in one of g's
- * write grants (a step may have planted it).
+ * The canonical folder of path (the report file, or learn's -o: opt, the
+ * option that named it, for the messages) into *dir: 0, or -errno with err
+ * when it does not exist or goes through a symlink in one of g's write
+ * grants (a step may have planted it).
  */
-int reportfile_dir(const char *path, const struct grants *g, char **dir,
+int reportfile_dir(const char *path, const char *opt, const struct grants *g, char **dir,
 		   struct stepbox_err *err);
 
 /* Write root (taken) to path in dir, its canonical folder. 0 or -errno with err. */
-int reportfile_write(const char *path, const char *dir, json_t *root, struct stepbox_err *err);
+int reportfile_write(const char *path, const char *opt, const char *dir, json_t *root,
+		     struct stepbox_err *err);
 
 /*
  * The report of a run that never started (exit 125): version, started false,

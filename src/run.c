@@ -121,7 +121,8 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 		r = env_build(cfg, &ctx->grants, inherited, &ctx->env, err);
 	/* the report's folder, before the step can plant anything on the way */
 	if (r == 0 && cfg->report_file)
-		r = reportfile_dir(cfg->report_file, &ctx->grants, &ctx->report_dir, err);
+		r = reportfile_dir(cfg->report_file, "--report", &ctx->grants, &ctx->report_dir,
+				   err);
 	if (r < 0)
 		run_release(ctx);
 	return r;

@@ -51,7 +51,8 @@ int seatbelt_prepare(const struct stepbox_config *cfg, char *const *inherited,
 		r = env_build(cfg, &ctx->grants, inherited, &ctx->env, err);
 	/* the report's folder, before the step can plant anything on the way */
 	if (r == 0 && cfg->report_file)
-		r = reportfile_dir(cfg->report_file, &ctx->grants, &ctx->report_dir, err);
+		r = reportfile_dir(cfg->report_file, "--report", &ctx->grants, &ctx->report_dir,
+				   err);
 	if (r < 0)
 		seatbelt_release(ctx);
 	return r;
@@ -95,7 +96,7 @@ static int write_report(const struct stepbox_config *cfg, const struct seatbelt_
 				    json_pack("{s:s, s:s, s:f}", "path", ctx->env.persist, "mode",
 					      lock->shared ? "shared" : "exclusive", "waited_s",
 					      lock->waited_s));
-	return reportfile_write(cfg->report_file, ctx->report_dir, root, err);
+	return reportfile_write(cfg->report_file, "--report", ctx->report_dir, root, err);
 }
 
 /* The limits an rlimit enforces here; the rest have no mechanism on a Mac. */

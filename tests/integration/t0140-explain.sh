@@ -126,6 +126,20 @@ echo "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert sys.ar
 	grep -q "not proposed: $T/keys: holds keys" "$T/out/err" && ok "learn never proposes a folder holding keys" ||
 	notok "learn never proposes a folder holding keys" "$OUT" "$ERR"
 
+# learn -o FILE in the step's write grant: a folder on the way swapped for a
+# symlink by the step is not followed after it (the victim keeps its
+# content); the same without the swap writes the file (control)
+mkdir -p "$T/victim" "$T/w/lo" "$T/w/lo2"
+echo orig >"$T/victim/p.json"
+run_sb learn -o "$T/w/lo/p.json" -- sh -c "mv '$T/w/lo' '$T/w/lo.real' && ln -s '$T/victim' '$T/w/lo'"
+[ "$RC" = 125 ] && [ "$(cat "$T/victim/p.json")" = orig ] && grep -q "write -o '$T/w/lo/p.json'" "$T/out/err" &&
+	ok "learn -o: a symlink the step planted on the way is not followed" ||
+	notok "learn -o: a symlink the step planted on the way is not followed" "rc=$RC" "$(cat "$T/victim/p.json")" "$ERR"
+run_sb learn -o "$T/w/lo2/p.json" -- true
+[ "$RC" = 0 ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/w/lo2/p.json" &&
+	ok "learn -o: the policy is written in the step's write grant (control)" ||
+	notok "learn -o: the policy is written in the step's write grant (control)" "rc=$RC" "$ERR"
+
 # learn --rounds applies what it learned unreviewed: never a write grant in a
 # system folder's subfolder (cron.d, /usr/local/bin) or in HOME (start-up
 # files, autostart), whose files the host runs; a folder of the test's is the
