@@ -284,17 +284,23 @@ void persist_unlock(struct persist_lock *l)
  */
 int persist_repair(const char *dir, struct strv *set_aside)
 {
+	/* the step wrote P/python: a symlink it planted there is not followed */
 	char site[PATH_MAX];
-	int n = snprintf(site, sizeof(site), "%s/python/lib", dir);
+	int n = snprintf(site, sizeof(site), "%s/python", dir);
+	int pfd = n < 0 || n >= (int)sizeof(site) ? -ENAMETOOLONG
+						  : path_open_nofollow(site, O_DIRECTORY);
 	struct path_dir lib, sp;
 	struct path_entry py, de;
-	if (n < 0 || n >= (int)sizeof(site) || path_dir_open(&lib, AT_FDCWD, site) < 0)
+	int opened = pfd < 0 ? pfd : path_dir_open(&lib, pfd, "lib");
+	if (pfd >= 0)
+		close(pfd);
+	if (opened < 0)
 		return 0;
 	int r = 0;
 	while (r == 0 && path_dir_next(&lib, &py)) {
 		if (strncmp(py.name, "python", 6) != 0)
 			continue;
-		int pfd = openat(lib.fd, py.name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		pfd = openat(lib.fd, py.name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (pfd < 0)
 			continue;
 		if (path_dir_open(&sp, pfd, "site-packages") == 0) {

@@ -254,3 +254,35 @@ trc=$?
 [ "$trc" = 7 ] && grep -q GOT-TERM "$T/out/t.out" && ok "SIGTERM is passed on: a step that handles it ends its own way" ||
 	notok "SIGTERM is passed on: a step that handles it ends its own way" "rc=$trc" "$(cat "$T/out/t.out")"
 expect "--grace takes whole seconds" 125 "not a whole number of seconds" -- run --grace soon -- true
+
+# a killed step's cache is repaired by the next one (pip's unfinished installs
+# set aside), never through a symlink the step planted at P/python: the
+# victim's unfinished-looking dist-info stays; the same layout in a real
+# P/python is set aside (control)
+killed_with() { # CACHE COMMAND: a step killed while COMMAND's last part sleeps
+	mkdir -p "$T/wf/runs/kw"
+	("$SB" run -C "$T/wf/runs/kw" --persist "$1" -- sh -c "$2; touch '$T/kw-ready'; sleep 30" >/dev/null 2>&1 &
+		echo $! >"$T/kpid")
+	kpid=$(cat "$T/kpid")
+	for _ in $(seq 200); do [ -e "$T/kw-ready" ] && break; sleep 0.05; done
+	kill -KILL "$kpid"
+	for _ in $(seq 100); do kill -0 "$kpid" 2>/dev/null || break; sleep 0.05; done
+	rm -f "$T/kw-ready"
+	sleep 0.5
+}
+mkdir -p "$T/victim/lib/python3.11/site-packages/victim-1.0.dist-info"
+c8="$T/wf/c8/.sandbox-cache"
+killed_with "$c8" "mv '$c8/python' '$c8/python.real' && ln -s '$T/victim' '$c8/python'"
+step after8 "$c8" -- true
+c9="$T/wf/c9/.sandbox-cache"
+killed_with "$c9" "mkdir -p '$c9/python/lib/python3.11/site-packages/ctl-1.0.dist-info'"
+step after9 "$c9" -- true
+if [ -d "$T/victim/lib/python3.11/site-packages/victim-1.0.dist-info" ] &&
+	[ -d "$c9/python/lib/python3.11/site-packages/.ctl-1.0.dist-info.stepbox-unfinished" ] &&
+	grep -q "was killed before it ended" "$T/wf/runs/after8.err"; then
+	ok "a killed step's cache is repaired, never through a symlink it planted at P/python (control: set aside in a real one)"
+else
+	notok "a killed step's cache is repaired, never through a symlink it planted at P/python (control: set aside in a real one)" \
+		"$(ls -a "$T/victim/lib/python3.11/site-packages" "$c9/python/lib/python3.11/site-packages" 2>&1)" \
+		"$(cat "$T/wf/runs/after8.err")"
+fi
