@@ -57,7 +57,7 @@ struct path_open_how {
 
 static int walk_nofollow(const char *path, int extra)
 {
-	int dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int dfd = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
 	const char *p = path;

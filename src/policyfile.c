@@ -532,14 +532,46 @@ out:
 	return r;
 }
 
+/*
+ * With --consume the file is opened, and later removed, in a folder reached
+ * through no symlink (*dfd): one on the way could be a step's, where a
+ * launcher keeps its single-use policies in a folder a step may write, and
+ * would have stepbox delete a file of that name elsewhere. -errno on failure.
+ */
+static int open_consumed(const char *path, int *dfd)
+{
+	char dir[PATH_MAX];
+	if (!strchr(path, '/'))
+		snprintf(dir, sizeof(dir), ".");
+	else if (!path_parent(path, dir, sizeof(dir)))
+		return -ENAMETOOLONG;
+	if ((*dfd = path_open_nofollow(dir, O_DIRECTORY)) < 0)
+		return *dfd;
+	int fd = openat(*dfd, path_base(path), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	return fd < 0 ? -errno : fd;
+}
+
 int policyfile_load_file(struct stepbox_config *cfg, const char *path, bool consume,
 		     struct stepbox_err *err)
 {
 	bool is_stdin = strcmp(path, "-") == 0;
-	int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int dfd = -1, fd;
+	if (is_stdin)
+		fd = STDIN_FILENO;
+	else if (consume)
+		fd = open_consumed(path, &dfd);
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
+		fd = -errno;
 	if (fd < 0) {
-		int e = errno;
-		if (e == ENOENT) {
+		int e = -fd;
+		if (dfd >= 0)
+			close(dfd);
+		if (e == ELOOP && consume) {
+			err_set(err, ERR_USAGE, e, "consume policy '%s'", path);
+			err_hint(err, "--consume reads and deletes its file through real folders only (a "
+				      "symlink on the way may be a step's): give the file's canonical "
+				      "path");
+		} else if (e == ENOENT) {
 			err_set(err, ERR_USAGE, 0, "policy file '%s' does not exist", path);
 			/* a rerun of a command line that consumed its file once */
 			if (consume)
@@ -557,6 +589,8 @@ int policyfile_load_file(struct stepbox_config *cfg, const char *path, bool cons
 	struct stat st;
 	if (!is_stdin && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
 		close(fd);
+		if (dfd >= 0)
+			close(dfd);
 		return err_set(err, ERR_UNAVAILABLE, 0, "read policy '%s': not a regular file",
 			       path);
 	}
@@ -565,14 +599,22 @@ int policyfile_load_file(struct stepbox_config *cfg, const char *path, bool cons
 	int r = path_read_fd(fd, POLICY_MAX_FILE, &buf, &len);
 	if (!is_stdin)
 		close(fd);
+	if (r < 0 && dfd >= 0) {
+		close(dfd);
+		dfd = -1;
+	}
 	if (r == -EFBIG)
 		return err_set(err, ERR_USAGE, 0, "policy '%s' is larger than %d bytes", path,
 			       POLICY_MAX_FILE);
 	if (r < 0)
 		return err_set(err, ERR_UNAVAILABLE, -r, "read policy '%s'", path);
-	if (consume && !is_stdin && unlink(path) < 0) {
-		free(buf);
-		return err_set(err, ERR_UNAVAILABLE, errno, "consume policy '%s'", path);
+	if (dfd >= 0) {
+		int u = unlinkat(dfd, path_base(path), 0) < 0 ? errno : 0;
+		close(dfd);
+		if (u) {
+			free(buf);
+			return err_set(err, ERR_UNAVAILABLE, u, "consume policy '%s'", path);
+		}
 	}
 	r = policyfile_load_buffer(cfg, path, buf, len, err);
 	free(buf);

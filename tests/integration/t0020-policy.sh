@@ -35,6 +35,17 @@ cp "$T/p.json" "$T/once.json"
 run_sb run -p "$T/once.json" --consume -- true
 [ "$RC" = 0 ] && [ ! -e "$T/once.json" ] && ok "--consume deletes the policy" || notok "--consume deletes the policy"
 expect "a consumed policy is gone the second time, and the message says why" 125 "deleted once it is read" -- run -p "$T/once.json" --consume -- true
+# --consume never through a symlink (a step's, where a launcher keeps its
+# policies in a folder a step writes): the file it names elsewhere stays
+mkdir -p "$T/elsewhere" "$T/w/drop"
+cp "$T/p.json" "$T/elsewhere/once.json"
+ln -s "$T/elsewhere" "$T/w/drop/sub"
+expect "--consume refuses a path through a symlink" 125 "through real folders only" -- run -p "$T/w/drop/sub/once.json" --consume -- true
+[ -e "$T/elsewhere/once.json" ] && ok "--consume: the file behind the symlink stays" || notok "--consume: the file behind the symlink stays"
+cp "$T/p.json" "$T/w/drop/once.json"
+(cd "$T/w/drop" && "$SB" run -p once.json --consume -- true) && [ ! -e "$T/w/drop/once.json" ] &&
+	ok "--consume with a relative path through real folders deletes it (control)" ||
+	notok "--consume with a relative path through real folders deletes it (control)"
 expect "a missing policy names the file and hints" 125 "hint:" -- run -p "$T/missing.json" -- true
 
 # every error class: exit 125, a message with line and column, nothing runs

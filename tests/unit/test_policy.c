@@ -1,8 +1,10 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "policy.h"
@@ -173,6 +175,31 @@ int main(void)
 	CHECK(policyfile_load_file(&cfg, path, true, &err) == 0 && access(path, F_OK) < 0);
 	CHECK(policyfile_load_file(&cfg, path, true, &err) < 0 && err.kind == ERR_USAGE);
 	CHECK_HAS(err.hint, "deleted once it is read");
+	/* consume: never through a symlink (the file behind it stays); a relative path through
+	 * real folders is read and deleted */
+	char top[] = "/tmp/stepbox-test-consume-XXXXXX", p2[PATH_MAX], link[PATH_MAX];
+	CHECK(mkdtemp(top) != NULL);
+	snprintf(p2, sizeof(p2), "%s/real", top);
+	CHECK(mkdir(p2, 0755) == 0);
+	snprintf(p2, sizeof(p2), "%s/real/p.json", top);
+	fd = open(p2, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	CHECK(fd >= 0 && write(fd, "{\"version\": 1}", 14) == 14);
+	close(fd);
+	snprintf(link, sizeof(link), "%s/via", top);
+	CHECK(symlink("real", link) == 0);
+	snprintf(link, sizeof(link), "%s/via/p.json", top);
+	CHECK(policyfile_load_file(&cfg, link, true, &err) < 0 && err.kind == ERR_USAGE);
+	CHECK_HAS(err.hint, "through real folders only");
+	CHECK(access(p2, F_OK) == 0);
+	char cwd[PATH_MAX];
+	CHECK(getcwd(cwd, sizeof(cwd)) != NULL && chdir(top) == 0);
+	CHECK(policyfile_load_file(&cfg, "real/p.json", true, &err) == 0 && access(p2, F_OK) < 0);
+	CHECK(chdir(cwd) == 0);
+	snprintf(link, sizeof(link), "%s/via", top);
+	unlink(link);
+	snprintf(p2, sizeof(p2), "%s/real", top);
+	rmdir(p2);
+	rmdir(top);
 	/* size cap */
 	strcpy(path, "/tmp/stepbox-test-policy-XXXXXX");
 	fd = mkstemp(path);
