@@ -990,21 +990,43 @@ static void err_where(struct stepbox_err *err, const char *where)
 }
 
 /*
- * A shared persistent folder is a read grant; under Landlock alone (rights
- * only add up) a write grant that holds it would make it writable after all.
+ * Under Landlock alone rights only add up: a read grant inside a write grant
+ * (a shared persistent folder, a -r in the workdir) would be writable after
+ * all, while the policy says read-only. Refused, never silently weaker; the
+ * namespaces bind it read-only inside.
  */
-static int shared_alone(const struct grants *g, struct stepbox_err *err)
+static int read_in_write_alone(const struct grants *g, struct stepbox_err *err)
 {
-	for (size_t i = 0; i < g->n; i++) {
-		const struct grant *gr = &g->v[i];
-		if ((gr->access & GRANT_WRITE) && !(gr->access & (GRANT_PRIVATE | GRANT_DEV)) &&
-		    path_beneath(g->persist, gr->path)) {
-			err_set(err, ERR_USAGE, 0,
-				"--persist-shared '%s' lies in the write grant '%s': under Landlock "
-				"alone it cannot be made read-only there", g->persist, gr->path);
-			err_hint(err, "keep the persistent folder out of the workdir and the write "
-				      "grants, or use a backend with namespaces (stacked, mountns)");
-			return -EINVAL;
+	for (size_t k = 0; k < g->n; k++) {
+		const struct grant *in = &g->v[k];
+		/* asked read-only (the baseline inside a broad write grant was not) */
+		bool asked = in->origin == ORIGIN_POLICY || in->origin == ORIGIN_FLAG ||
+			     in->origin == ORIGIN_WORKDIR || in->origin == ORIGIN_PERSISTENT;
+		if (!asked || !(in->access & GRANT_READ) ||
+		    (in->access & (GRANT_WRITE | GRANT_PRIVATE)))
+			continue;
+		for (size_t i = 0; i < g->n; i++) {
+			const struct grant *gr = &g->v[i];
+			if (!(gr->access & GRANT_WRITE) || (gr->access & (GRANT_PRIVATE | GRANT_DEV)) ||
+			    !path_beneath(in->path, gr->path))
+				continue;
+			if (g->persist && strcmp(in->path, g->persist) == 0) {
+				err_set(err, ERR_USAGE, 0,
+					"--persist-shared '%s' lies in the write grant '%s': under "
+					"Landlock alone it cannot be made read-only there", in->path,
+					gr->path);
+				err_hint(err, "keep the persistent folder out of the workdir and the "
+					      "write grants, or use a backend with namespaces (stacked, "
+					      "mountns)");
+				return -EINVAL;
+			}
+			err_set(err, ERR_UNAVAILABLE, 0,
+				"the read-only grant '%s' lies in the write grant '%s': Landlock alone "
+				"cannot take writing away beneath a write grant", in->path, gr->path);
+			err_hint(err, "grant it read-write, move it out of the write grant, or use a "
+				      "backend with namespaces (stacked, mountns), which bind it "
+				      "read-only");
+			return -EPERM;
 		}
 	}
 	return 0;
@@ -1268,8 +1290,8 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 		r = add_home(&b);
 	if (r == 0 && ((r = dedupe(g)) < 0 || (r = dedupe_skipped(g)) < 0))
 		err_set(err, ERR_USAGE, -r, "grants");
-	if (r == 0 && cfg->persist_shared && !host->namespaces)
-		r = shared_alone(g, err);
+	if (r == 0 && !host->namespaces)
+		r = read_in_write_alone(g, err);
 	free(b.etc);
 	free(b.home);
 	free(b.home_norm);

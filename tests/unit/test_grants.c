@@ -60,7 +60,7 @@ static void tree(void)
 	const char *dirs[] = {"/usr", "/usr/bin", "/lib", "/etc", "/etc/ssl", "/etc/ssl/certs",
 			      "/etc/ld.so.conf.d", "/run", "/run/systemd", "/run/systemd/resolve",
 			      "/proc", "/dev", "/dev/pts", "/dev/shm", "/srv", "/srv/wf",
-			      "/srv/wf/run", "/opt", "/opt/tools", "/opt/chrome", "/home",
+			      "/srv/wf/run", "/srv/wf/run/sub", "/opt", "/opt/tools", "/opt/chrome", "/home",
 			      "/home/u", "/home/u/.config", "/usr/lib64", "/w", "/srv/wf2", "/srv/wf2/.sandbox-cache",
 			      "/usr/local", "/usr/local/share", NULL};
 	for (int i = 0; dirs[i]; i++)
@@ -511,9 +511,37 @@ static void test_baseline_layers(void)
 	policy_release(&cfg);
 }
 
+/*
+ * Under Landlock alone a read-only grant asked for inside a write grant
+ * would be writable (rights add up): refused there, and taken under the
+ * namespaces, which bind it read-only; one beside the write grant is taken.
+ */
+static void test_read_in_write(void)
+{
+	struct stepbox_config cfg;
+	struct stepbox_err err = {0};
+	struct grants g;
+	policy_init(&cfg);
+	flags(&cfg, (const char *[]){"/srv/wf/run/sub", NULL}, NULL);
+	struct grants_host h = host(false);
+	CHECK(grants_build(&cfg, &h, &g, &err) < 0 && err.kind == ERR_UNAVAILABLE);
+	CHECK_HAS(err.msg, "the read-only grant '/srv/wf/run/sub' lies in the write grant "
+			   "'/srv/wf/run'");
+	CHECK_HAS(err.hint, "backend with namespaces");
+	h.namespaces = true;
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	grants_release(&g);
+	h.namespaces = false;
+	flags(&cfg, (const char *[]){"/opt/tools", NULL}, NULL);
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	grants_release(&g);
+	policy_release(&cfg);
+}
+
 int main(void)
 {
 	tree();
+	test_read_in_write();
 	struct stepbox_config cfg;
 	struct stepbox_err err = {0};
 	struct grants g;
