@@ -34,7 +34,8 @@ def hyperfine(cmds):
     res = os.path.join(stage, "h.json")
     subprocess.run(["hyperfine", "-N", "-w", "20", "-r", str(runs), "--export-json", res]
                    + cmds, capture_output=True, check=True, cwd=work, env=env)
-    return [r["mean"] * 1000 for r in json.load(open(res))["results"]]
+    # medians: a run held up by a neighbour on a shared machine moves a mean
+    return [r["median"] * 1000 for r in json.load(open(res))["results"]]
 
 
 def interleaved(cmds, n):
@@ -74,7 +75,8 @@ bwrap_root = ["bwrap", "--tmpfs", "/", "--ro-bind", "/usr", "/usr", "--ro-bind",
               "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", work, work,
               "--unshare-pid", "--unshare-ipc", "--chdir", work]
 
-print("## Start-up: `stepbox run --backend B -- /bin/true`, mean of %d runs\n" % runs)
+print("## Start-up: `stepbox run --backend B -- /bin/true`, medians of %d runs taken in turn\n"
+      % runs)
 # firejail doing what it can of the same work (its own mount, PID and IPC
 # namespaces, a private /tmp and /dev, no capabilities, no_new_privs, its
 # seccomp filter); it refuses the user nobody (uid 65534) by design
@@ -89,13 +91,14 @@ plot_rows = {}
 if unpriv:
     users.append(("unprivileged", unpriv))
 for name, u in users:
-    q = lambda c: " ".join(u + c)
     r = rules(u)
-    fj = [q(firejail + ["/bin/true"])] if firejail and not u else []
-    t = hyperfine([q(["/bin/true"]), q([floor, r, "/bin/true"])] +
-                  [q([sb, "run", "--backend", b, "-C", work, "--", "/bin/true"])
-                   for b in ("landlock", "mountns", "stacked")] +
-                  [q(bwrap_root + ["/bin/true"])] + fj)
+    fj = [u + firejail + ["/bin/true"]] if firejail and not u else []
+    # in turn (A B C ... A B C): the machine's drift over a run falls on every
+    # launcher alike, which one launcher's runs in a row would not share
+    t = interleaved([u + ["/bin/true"], u + [floor, r, "/bin/true"]] +
+                    [u + [sb, "run", "--backend", b, "-C", work, "--", "/bin/true"]
+                     for b in ("landlock", "mountns", "stacked")] +
+                    [u + bwrap_root + ["/bin/true"]] + fj, runs)
     f = t[6] if fj else None
     why = "n/a (not installed)" if not firejail else "n/a (refuses uid 65534)"
     print("| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %s | **%.2fx** | "
