@@ -458,7 +458,6 @@ static int next_round(struct stepbox_config *cfg, json_t *policy, struct stepbox
 	return 0;
 }
 
-/* Write the learned policy to -o FILE, or stdout; it never overwrites a link. */
 /*
  * The learned policy, on stdout or in -o FILE: its folder, resolved before
  * the first round (dir), may lie in the step's write grants, so the file is

@@ -26,6 +26,8 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h> /* O_CREAT, __O_TMPFILE */
+#undef F_NOTIFY  /* dnotify's fcntl: a name of the filters below */
 #include <stdbool.h>
 #include <linux/filter.h>
 #include <linux/fs.h>
@@ -310,20 +312,27 @@ static void notify_meta_rules(scmp_filter_ctx ctx)
  */
 static void notify_setid_rules(scmp_filter_ctx ctx)
 {
+	/* open and openat read the mode only to create: with O_CREAT or O_TMPFILE */
 	const struct {
 		int nr;
 		const char *name;
 		unsigned mode_arg;
-	} makers[] = {{SCMP_SYS(creat), "creat", 1},	 {SCMP_SYS(open), "open", 2},
-		      {SCMP_SYS(openat), "openat", 3},	 {SCMP_SYS(mknod), "mknod", 1},
-		      {SCMP_SYS(mknodat), "mknodat", 2}};
+		int flags_arg; /* -1: always creates */
+	} makers[] = {{SCMP_SYS(creat), "creat", 1, -1},   {SCMP_SYS(open), "open", 2, 1},
+		      {SCMP_SYS(openat), "openat", 3, 2},  {SCMP_SYS(mknod), "mknod", 1, -1},
+		      {SCMP_SYS(mknodat), "mknodat", 2, -1}};
 	const scmp_datum_t bits[] = {S_ISUID, S_ISGID};
+	const scmp_datum_t creating[] = {O_CREAT, __O_TMPFILE};
 	for (size_t i = 0; i < sizeof(makers) / sizeof(makers[0]); i++)
-		for (size_t k = 0; k < 2; k++) {
-			struct scmp_arg_cmp c = {makers[i].mode_arg, SCMP_CMP_MASKED_EQ, bits[k],
-						 bits[k]};
-			add(ctx, SCMP_ACT_NOTIFY, makers[i].nr, makers[i].name, 1, &c);
-		}
+		for (size_t k = 0; k < 2; k++)
+			for (size_t f = 0; f < (makers[i].flags_arg < 0 ? 1u : 2u); f++) {
+				struct scmp_arg_cmp c[2] = {
+					{makers[i].mode_arg, SCMP_CMP_MASKED_EQ, bits[k], bits[k]},
+					{(unsigned)makers[i].flags_arg, SCMP_CMP_MASKED_EQ, creating[f],
+					 creating[f]}};
+				add(ctx, SCMP_ACT_NOTIFY, makers[i].nr, makers[i].name,
+				    makers[i].flags_arg < 0 ? 1 : 2, c);
+			}
 }
 
 /*

@@ -124,6 +124,9 @@ os.close(fd)
 t("create-0755", lambda: os.close(os.open("sc0", os.O_CREAT | os.O_WRONLY, 0o755)))
 t("create-4755", lambda: os.close(os.open("sc1", os.O_CREAT | os.O_WRONLY, 0o4755)))
 t("create-2755", lambda: os.close(os.open("sc2", os.O_CREAT | os.O_WRONLY, 0o2755)))
+t("open-4755-no-create", lambda: os.close(os.open("sc0", os.O_RDONLY, 0o4755)))
+t("tmpfile-0644", lambda: os.close(os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o644)))
+t("tmpfile-4755", lambda: os.close(os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o4755)))
 t("mknod-0644", lambda: os.mknod("sm0", 0o644 | stat.S_IFREG))
 t("mknod-4755", lambda: os.mknod("sm1", 0o4755 | stat.S_IFREG))
 os.mkdir("sd")
@@ -138,7 +141,7 @@ print(" ".join(res))
 PY
 chmod 644 "$T/w/setid.py"
 run_sb run --explain -- /usr/bin/python3 setid.py
-want="chmod-0755=OK chmod-4755=EPERM chmod-2755=EPERM fchmod-4755=EPERM create-0755=OK create-4755=EPERM create-2755=EPERM mknod-0644=OK mknod-4755=EPERM dir-g+s=OK openat2=ENOSYS"
+want="chmod-0755=OK chmod-4755=EPERM chmod-2755=EPERM fchmod-4755=EPERM create-0755=OK create-4755=EPERM create-2755=EPERM open-4755-no-create=OK tmpfile-0644=OK tmpfile-4755=EPERM mknod-0644=OK mknod-4755=EPERM dir-g+s=OK openat2=ENOSYS"
 [ "$OUT" = "$want" ] && ok "a set-id bit is refused however it is set; without it the same calls work" ||
 	notok "a set-id bit is refused however it is set; without it the same calls work" "got:  $OUT" "want: $want" "$ERR"
 setid=$(find "$T/w" -perm /6000 -type f)
