@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -373,6 +374,17 @@ void explain_print(FILE *out, const struct explain *x)
 static json_t *ports(const struct policy_ports *have, const struct explain *x, enum explain_op op);
 
 /* Append s to the array under key in o (made if missing) unless there; 1 if added. */
+/* Whether path lies beneath one of the strings of the array a. */
+static bool beneath_any(json_t *a, const char *path)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(a, i, e)
+		if (json_is_string(e) && path_beneath(path, json_string_value(e)))
+			return true;
+	return false;
+}
+
 static int add_unique(json_t *o, const char *key, const char *s)
 {
 	json_t *a = json_object_get(o, key);
@@ -411,35 +423,108 @@ static bool holds_keys(const char *dir)
 	return yes;
 }
 
+/*
+ * Why learn never proposes writing at grant (canonical), or NULL: where the
+ * host runs what is written, outside the sandbox (a system folder, /opt, a
+ * home folder: the caller's by HOME and by the user database, root's, any
+ * user's, or a folder that holds one), unless it lies in the workdir.
+ */
+static char *write_refused(const char *grant, const char *const homes[2], const char *workdir)
+{
+	if (grants_system_folder(grant))
+		return strv_fmt("%s: a system folder", grant);
+	if (workdir && path_beneath(grant, workdir))
+		return NULL;
+	if (path_beneath(grant, "/opt"))
+		return strv_fmt("%s: in /opt, whose programs the host runs", grant);
+	for (int k = 0; k < 2; k++)
+		if (homes[k][0] && path_beneath(homes[k], grant))
+			return strv_fmt("%s: holds HOME (%s)", grant, homes[k]);
+	for (int k = 0; k < 2; k++)
+		if (homes[k][0] && path_beneath(grant, homes[k]))
+			return strv_fmt("%s: in HOME, whose files run outside the sandbox (shell "
+					"start-up files, autostart, PATH)", grant);
+	if (path_beneath(grant, "/home") || path_beneath(grant, "/root"))
+		return strv_fmt("%s: in a user's home folder, whose files run outside the "
+				"sandbox", grant);
+	return NULL;
+}
+
+/*
+ * uid's home folder in /etc/passwd (read as a file: a static stepbox has no
+ * NSS; users from elsewhere have HOME and the /home and /root rules), canonical;
+ * "" when none.
+ */
+static void passwd_home(uid_t uid, char *out, size_t cap)
+{
+	out[0] = '\0';
+	FILE *f = fopen("/etc/passwd", "re");
+	char line[1024];
+	while (f && fgets(line, sizeof(line), f)) {
+		char *field[7] = {line}, *p = line;
+		int n = 1;
+		while (n < 7 && (p = strchr(p, ':'))) {
+			*p++ = '\0';
+			field[n++] = p;
+		}
+		char *end;
+		if (n < 7 || strtoul(field[2], &end, 10) != uid || *end || field[5][0] != '/' ||
+		    strcmp(field[5], "/") == 0)
+			continue;
+		canonical(field[5], out, cap);
+		break;
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Why learn does not propose d's grant, or NULL. */
+static char *learn_refused(const struct explain *x, const struct explain_denial *d,
+			   const char *const homes[2], bool dir)
+{
+	/* a grant is proposed as the next round will resolve it, or not at all */
+	char *canon = NULL;
+	bool exists, same = grants_canon("/", d->grant, &canon, &exists) == 0 &&
+			    strcmp(canon, d->grant) == 0;
+	free(canon);
+	if (!same)
+		return strv_fmt("%s: not a canonical path (it goes through a symlink or cannot be "
+				"resolved)", d->grant);
+	if (grants_hidden(x->grants, d->grant))
+		return strv_fmt("%s: hidden on purpose (not world-readable)", d->grant);
+	if (x->cfg->persist_shared && x->grants->persist &&
+	    path_beneath(d->grant, x->grants->persist))
+		return strv_fmt("%s: the workflow cache is shared in this step", d->grant);
+	if (homes[0][0] && strcmp(d->grant, homes[0]) == 0)
+		return strv_fmt("%s: HOME itself; grant the file it needs", d->grant);
+	char *why = is_write(d) ? write_refused(d->grant, homes, x->grants->workdir) : NULL;
+	if (why)
+		return why;
+	if (dir && holds_keys(d->grant))
+		return strv_fmt("%s: holds keys or credentials", d->grant);
+	return NULL;
+}
+
 int explain_learn(const struct explain *x, json_t *policy, struct strv *refused)
 {
-	char home[PATH_MAX] = "";
+	char home[PATH_MAX] = "", pw_home[PATH_MAX] = "";
 	const char *h = getenv("HOME");
 	if (h && h[0] == '/' && strcmp(h, "/") != 0)
 		canonical(h, home, sizeof(home));
+	/* /etc/passwd's too: HOME may be unset, /, or another user's (sudo) */
+	passwd_home(getuid(), pw_home, sizeof(pw_home));
+	const char *const homes[2] = {home, pw_home};
 	int added = 0;
-	for (size_t i = 0; i < x->n; i++) {
-		const struct explain_denial *d = &x->v[i];
-		if (!d->sandbox || !d->grant)
+	/* writes first: a read beneath a write grant is not added (writing covers it, and
+	 * Landlock alone refuses a read-only grant there) */
+	for (size_t k = 0; k < 2 * x->n; k++) {
+		const struct explain_denial *d = &x->v[k % x->n];
+		if (!d->sandbox || !d->grant || is_write(d) != (k < x->n) ||
+		    (!is_write(d) && beneath_any(json_object_get(policy, "write_paths"), d->grant)))
 			continue;
 		struct stat st;
 		bool dir = stat(d->grant, &st) == 0 && S_ISDIR(st.st_mode);
-		char *why = NULL;
-		if (grants_hidden(x->grants, d->grant))
-			why = strv_fmt("%s: hidden on purpose (not world-readable)", d->grant);
-		else if (x->cfg->persist_shared && x->grants->persist &&
-			 path_beneath(d->grant, x->grants->persist))
-			why = strv_fmt("%s: the workflow cache is shared in this step", d->grant);
-		else if (home[0] && strcmp(d->grant, home) == 0)
-			why = strv_fmt("%s: HOME itself; grant the file it needs", d->grant);
-		else if (is_write(d) && grants_system_folder(d->grant))
-			why = strv_fmt("%s: a system folder", d->grant);
-		else if (is_write(d) && home[0] && path_beneath(d->grant, home) &&
-			 !(x->grants->workdir && path_beneath(d->grant, x->grants->workdir)))
-			why = strv_fmt("%s: in HOME, whose files run outside the sandbox (shell "
-				       "start-up files, autostart, PATH)", d->grant);
-		else if (dir && holds_keys(d->grant))
-			why = strv_fmt("%s: holds keys or credentials", d->grant);
+		char *why = learn_refused(x, d, homes, dir);
 		if (why) {
 			if (strv_find(refused, why) < 0)
 				strv_push(refused, why);

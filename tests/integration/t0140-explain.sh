@@ -163,6 +163,62 @@ else
 fi
 rm -rf "$sysd"
 
+# a learned grant is the path the next round resolves, or nothing: a denied
+# path spelled through symlinks too long to resolve on the host (ENAMETOOLONG)
+# was learned raw, and round 2 resolved it, the links gone, to a folder no
+# grant names (here $T/outside; in the attack, /etc/cron.d)
+mkdir -p "$T/nc" "$T/outside"
+echo keep >"$T/outside/probe"
+chmod -R 777 "$T/nc" "$T/outside"
+cat >"$T/nc/s.py" <<'PY'
+import os, sys
+w, target = os.getcwd(), sys.argv[1]
+if not os.path.exists("round1"):
+    os.makedirs("X", exist_ok=True)
+    os.symlink("./" * 2000, "L2")
+    os.symlink("L2/" + "./" * 1990 + "X", "L1")
+    up = "../" * (w.count("/") + 1) + target.lstrip("/")
+    p = os.path.dirname(w) + "/./" + os.path.basename(w) + "/L1/" + "./" * 1800 + up + "/new"
+    try:
+        open(p, "w")
+    except OSError:
+        pass
+    os.unlink("L1"); os.unlink("L2"); os.mkdir("L1")
+    open("round1", "w").close()
+else:
+    try:
+        os.close(os.open(target + "/probe", os.O_WRONLY | os.O_APPEND)); print("WROTE")
+    except OSError as e:
+        print("refused", e.strerror)
+PY
+run_sb learn --rounds 2 -C "$T/nc" -- /usr/bin/python3 s.py "$T/outside"
+if grep -q "not proposed: .*: not a canonical path" "$T/out/err" && ! grep -q WROTE "$T/out/err" &&
+	echo "$OUT" | python3 -c 'import json,sys; w=json.load(sys.stdin)["write_paths"]; assert not any("L1" in p or "outside" in p for p in w), w'; then
+	ok "learn: a path that does not resolve on the host is never proposed (round 2 cannot write where it led)"
+else
+	notok "learn: a path that does not resolve on the host is never proposed (round 2 cannot write where it led)" \
+		"$(grep -a "proposed\|WROTE\|refused" "$T/out/err" | cut -c1-200 | head -5)"
+fi
+
+# HOME is looked for in /etc/passwd too (HOME unset: root's /root), and a
+# folder holding HOME, /opt and another user's home are never learned for
+# writing; the workdir's own folders are (control, above)
+mkdir -p "$T/lh4/home" && chmod -R 777 "$T/lh4"
+# (under the namespaces $T lies in the private /tmp: the write lands there)
+HOME="$T/lh4/home" run_sb learn -- sh -c "echo x > '$T/lh4/sibling'; exit 0"
+echo "$OUT" | python3 -c 'import json,sys; w=json.load(sys.stdin)["write_paths"]; assert sys.argv[1] not in w, w' "$T/lh4" &&
+	{ [ "$BACKEND" != landlock ] || grep -q "not proposed: $T/lh4: holds HOME ($T/lh4/home)" "$T/out/err"; } &&
+	ok "learn: a folder that holds HOME is never proposed for writing" ||
+	notok "learn: a folder that holds HOME is never proposed for writing" "$(grep -a proposed "$T/out/err")"
+if is_root; then
+	env -u HOME "$SB" learn -- sh -c "mkdir /root/.stepbox-t0140-probe; echo x > /opt/stepbox-t0140-probe; echo x > /home/stepbox-t0140-probe; exit 0" >"$T/out/out" 2>"$T/out/err"
+	grep -q "not proposed: /root: holds HOME (/root)\|not proposed: /root: HOME itself" "$T/out/err" &&
+		grep -q "not proposed: /opt: in /opt" "$T/out/err" && grep -q "not proposed: /home: \(in a user's home folder\|holds HOME\)" "$T/out/err" &&
+		[ ! -e /root/.stepbox-t0140-probe ] &&
+		ok "learn, HOME unset: root's home from /etc/passwd, /opt and /home are never proposed for writing" ||
+		notok "learn, HOME unset: root's home from /etc/passwd, /opt and /home are never proposed for writing" "$(grep -a proposed "$T/out/err")"
+fi
+
 # the two sources: the kernel's audit records (root, ABI 7, audit on), else the tracer
 audit_enabled() {
 	python3 -c '
