@@ -463,12 +463,12 @@ static int next_round(struct stepbox_config *cfg, json_t *policy, struct stepbox
  * the first round (dir), may lie in the step's write grants, so the file is
  * written as a report is: through no symlink, atomically.
  */
-static int write_learned(const struct cli *cli, const char *dir, json_t *policy)
+static int write_learned(const char *output, const char *dir, json_t *policy)
 {
 	struct stepbox_err err = {0};
-	if (!cli->output)
+	if (!output)
 		return show_dump(stdout, json_incref(policy));
-	if (reportfile_write(cli->output, "-o", dir, json_incref(policy), &err) < 0) {
+	if (reportfile_write(output, "-o", dir, json_incref(policy), &err) < 0) {
 		err_print(&err);
 		return -1;
 	}
@@ -486,9 +486,12 @@ static int learn_rounds(struct stepbox_config *cfg, struct run_ctx *ctx, char **
 	struct learn l = {NULL, STRV_INIT, 0};
 	struct stepbox_err err = {0};
 	int saved = -1, code = 125;
-	char *dir = NULL;
-	if (cli->output && reportfile_dir(cli->output, "-o", &ctx->grants, &dir, &err) < 0)
+	char *dir = NULL, *output = NULL;
+	if (cli->output && (policy_abspath(cli->output, "-o", &output, &err) < 0 ||
+			    reportfile_dir(output, "-o", &ctx->grants, &dir, &err) < 0)) {
+		free(output);
 		return fail(&err);
+	}
 	fflush(stdout);
 	if (!cli->output && ((saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
 			     dup2(STDERR_FILENO, STDOUT_FILENO) < 0)) {
@@ -515,9 +518,10 @@ static int learn_rounds(struct stepbox_config *cfg, struct run_ctx *ctx, char **
 	}
 	for (size_t i = 0; i < l.refused.n; i++)
 		fprintf(stderr, "stepbox: learn: not proposed: %s\n", l.refused.v[i]);
-	if (l.policy && code != 125 && write_learned(cli, dir, l.policy) < 0)
+	if (l.policy && code != 125 && write_learned(output, dir, l.policy) < 0)
 		code = 125;
 	free(dir);
+	free(output);
 	json_decref(l.policy);
 	strv_release(&l.refused);
 	return code;
