@@ -997,6 +997,16 @@ static void err_where(struct stepbox_err *err, const char *where)
  */
 static int read_in_write_alone(const struct grants *g, struct stepbox_err *err)
 {
+	/* the write grants first: a few, against thousands of read grants */
+	size_t writes[16], nw = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		unsigned a = g->v[i].access;
+		if (!(a & GRANT_WRITE) || (a & (GRANT_PRIVATE | GRANT_DEV)))
+			continue;
+		if (nw == sizeof(writes) / sizeof(writes[0]))
+			break; /* more: the rest are looked at one by one below */
+		writes[nw++] = i;
+	}
 	for (size_t k = 0; k < g->n; k++) {
 		const struct grant *in = &g->v[k];
 		/* asked read-only (the baseline inside a broad write grant was not) */
@@ -1005,8 +1015,9 @@ static int read_in_write_alone(const struct grants *g, struct stepbox_err *err)
 		if (!asked || !(in->access & GRANT_READ) ||
 		    (in->access & (GRANT_WRITE | GRANT_PRIVATE)))
 			continue;
-		for (size_t i = 0; i < g->n; i++) {
-			const struct grant *gr = &g->v[i];
+		bool all = nw < sizeof(writes) / sizeof(writes[0]);
+		for (size_t j = 0; j < (all ? nw : g->n); j++) {
+			const struct grant *gr = &g->v[all ? writes[j] : j];
 			if (!(gr->access & GRANT_WRITE) || (gr->access & (GRANT_PRIVATE | GRANT_DEV)) ||
 			    !path_beneath(in->path, gr->path))
 				continue;
