@@ -212,6 +212,31 @@ static bool searchable(struct explain *x, const char *dir)
 	return true;
 }
 
+/* Whether dir is one of the folders no symlink led to, seen lately. */
+static bool real_dir(const struct explain *x, const char *dir)
+{
+	for (size_t i = 0; i < EXPLAIN_REAL_DIRS; i++)
+		if (strcmp(x->real_dirs[i], dir) == 0)
+			return true;
+	return false;
+}
+
+static void remember_real_dir(struct explain *x, const char *dir)
+{
+	if (real_dir(x, dir) || strlen(dir) >= sizeof(x->real_dirs[0]))
+		return;
+	memcpy(x->real_dirs[x->real_next], dir, strlen(dir) + 1);
+	x->real_next = (x->real_next + 1) % EXPLAIN_REAL_DIRS;
+}
+
+/* A file every user may read, or a folder every user may list and enter. */
+static bool open_to_all(const struct stat *st)
+{
+	if (S_ISREG(st->st_mode))
+		return (st->st_mode & S_IROTH) != 0;
+	return S_ISDIR(st->st_mode) && (st->st_mode & (S_IROTH | S_IXOTH)) == (S_IROTH | S_IXOTH);
+}
+
 bool explain_may_fail(struct explain *x, const struct explain_call *c)
 {
 	static const char *const special[] = {"/proc", "/sys", "/dev"};
@@ -223,14 +248,19 @@ bool explain_may_fail(struct explain *x, const struct explain_call *c)
 	char dir[PATH_MAX];
 	struct stat st;
 	/*
-	 * In the folder of the last read let through, when no symlink led to
-	 * it: the name is its own canonical name unless it is a link itself
-	 * (one lstat instead of the open below; os.walk reads folder by folder).
+	 * In a folder a read was let through lately, reached through no
+	 * symlink (and so searchable by all): the name is its own canonical
+	 * name unless it is a link itself, which one lstat tells (instead of
+	 * the open below).
 	 */
-	if (x->last_dir[0] && path_parent(c->path, dir, sizeof(dir)) &&
-	    strcmp(dir, x->last_dir) == 0 && lstat(c->path, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (st.st_mode & S_IROTH))
-		return !grants_covers(x->grants, c->path, GRANT_READ);
+	if (path_parent(c->path, dir, sizeof(dir)) && real_dir(x, dir) &&
+	    lstat(c->path, &st) == 0 && open_to_all(&st)) {
+		if (!grants_covers(x->grants, c->path, GRANT_READ))
+			return true;
+		if (S_ISDIR(st.st_mode))
+			remember_real_dir(x, c->path);
+		return false;
+	}
 	/* where the call's own open lands, through every symlink (as the tracee's does) */
 	int fd = open(c->path, O_PATH | O_CLOEXEC);
 	if (fd < 0)
@@ -239,10 +269,7 @@ bool explain_may_fail(struct explain *x, const struct explain_call *c)
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	ssize_t n = fstat(fd, &st) == 0 ? readlink(link, canon, sizeof(canon) - 1) : -1;
 	close(fd);
-	if (n <= 0 || canon[0] != '/' || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
-		return true;
-	mode_t others = S_ISDIR(st.st_mode) ? S_IROTH | S_IXOTH : S_IROTH;
-	if ((st.st_mode & others) != others)
+	if (n <= 0 || canon[0] != '/' || !open_to_all(&st))
 		return true;
 	canon[n] = '\0';
 	for (size_t i = 0; i < sizeof(special) / sizeof(*special); i++)
@@ -251,9 +278,12 @@ bool explain_may_fail(struct explain *x, const struct explain_call *c)
 	if (!grants_covers(x->grants, canon, GRANT_READ) || !path_parent(canon, dir, sizeof(dir)) ||
 	    !searchable(x, dir))
 		return true;
-	/* its folder, reached through no symlink: the next read there is cheaper */
-	bool direct = strcmp(canon, c->path) == 0 && S_ISREG(st.st_mode);
-	snprintf(x->last_dir, sizeof(x->last_dir), "%s", direct ? dir : "");
+	/* reached through no symlink: the next read in its folder (or in it) is cheaper */
+	if (strcmp(canon, c->path) == 0) {
+		remember_real_dir(x, dir);
+		if (S_ISDIR(st.st_mode))
+			remember_real_dir(x, canon);
+	}
 	return false;
 }
 

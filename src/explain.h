@@ -49,6 +49,8 @@ struct explain_call {
 
 struct tracer_call;
 
+#define EXPLAIN_REAL_DIRS 8
+
 struct explain {
 	const char *source; /* "tracer" or "audit" */
 	const struct grants *grants;
@@ -59,7 +61,13 @@ struct explain {
 	struct tracer_call *t; /* the tracer's calls in progress, by thread */
 	size_t nt, capt;
 	struct strv open_dirs; /* folders every user may search, all the way down (a cache) */
-	char last_dir[PATH_MAX]; /* explain_may_fail: the folder of the last read let through */
+	/*
+	 * explain_may_fail: the folders of the last reads let through that no
+	 * symlink led to (os.walk and a build read folder by folder, and open
+	 * each folder beneath the one before).
+	 */
+	char real_dirs[EXPLAIN_REAL_DIRS][PATH_MAX];
+	unsigned real_next; /* the slot the next one takes (the oldest) */
 };
 
 void explain_init(struct explain *x, const struct grants *g, const struct stepbox_config *cfg);

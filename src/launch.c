@@ -420,9 +420,16 @@ static bool reap(pid_t pid, int status_fd, struct explain *x, int *status)
 	int st;
 	pid_t w;
 	bool done = false;
-	while ((w = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
-		if (x && tracer_stop(x, w, st))
+	double look_until = 0; /* after a ptrace stop: the next comes soon */
+	while ((w = waitpid(-1, &st, WNOHANG | __WALL)) >= 0) {
+		if (w == 0 && look_until && now_s() < look_until)
 			continue;
+		if (w == 0)
+			break;
+		if (x && tracer_stop(x, w, st)) {
+			look_until = now_s() + TRACER_SPIN_S;
+			continue;
+		}
 		if (w == pid) {
 			*status = st;
 			done = true;

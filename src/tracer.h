@@ -15,6 +15,15 @@
 
 #include "explain.h"
 
+/*
+ * How long the tracer keeps looking for the next stop before it sleeps: a
+ * file-heavy step stops again within microseconds, and a sleep and its
+ * wake-up cost more than the looks (bench/: about a fifth of the tracer's
+ * cost on the file-heavy workload). A step that computes costs at most
+ * this much of stepbox's CPU time per stop.
+ */
+#define TRACER_SPIN_S 50e-6
+
 /* Trace pid and everything it starts. 0 or -errno. */
 int tracer_seize(pid_t pid);
 

@@ -34,6 +34,30 @@ grep -q "cat\[[0-9]*\] read '$T/secret/file'" "$T/out/err" && ok "explain: a gra
 run_sb run --explain -- sh -c 'echo ok > fine'
 grep -q "the sandbox denied nothing" "$T/out/err" && ok "explain: nothing denied says so" || notok "explain: nothing denied says so"
 
+# the tracer lets a read run without waiting for its result when the name
+# is in a folder just read through no symlink and is itself no symlink: a
+# link there, to a file or a folder, is still followed to the denial
+mkdir -p "$T/w/near/real"
+echo x >"$T/w/near/a"
+ln -s "$T/secret/file" "$T/w/near/to-file"
+ln -s "$T/secret" "$T/w/near/to-dir"
+run_sb run --explain -- python3 -c "
+import os
+for name in ('a', 'to-file'):
+    try: open('$T/w/near/' + name).close(); print('read', name)
+    except OSError as e: print('refused', name, e.errno)
+for name in ('real', 'to-dir'):
+    try: os.listdir('$T/w/near/' + name); print('listed', name)
+    except OSError as e: print('refused', name, e.errno)
+"
+if grep -q "^read a$" "$T/out/out" && grep -q "^listed real$" "$T/out/out" &&
+	grep -q "^refused to-file" "$T/out/out" && grep -q "^refused to-dir" "$T/out/out"; then
+	listed "explain: a link beside a file just read is followed to the denial" read "$T/secret/file"
+	listed "explain: a link beside a folder just listed is followed to the denial" read "$T/secret"
+else
+	notok "explain: links beside a file and a folder just read (controls)" "$(cat "$T/out/out")"
+fi
+
 # a plain permission error inside a granted folder is not the sandbox's
 if is_root; then
 	mkdir -p "$T/priv"
