@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -121,8 +122,35 @@ const char *grants_access_name(unsigned a)
 	return names[a & 15u];
 }
 
+static int by_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+void grants_close_fds(struct grants *g)
+{
+	int *fds = malloc(g->n * sizeof(*fds) + 1);
+	size_t n = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		if (!g->v[i].has_fd)
+			continue;
+		if (fds)
+			fds[n++] = g->v[i].fd;
+		else
+			close(g->v[i].fd);
+		g->v[i].has_fd = false;
+	}
+	/* opened one after the other: a few close_range calls end them all */
+	if (n > 1)
+		qsort(fds, n, sizeof(*fds), by_int);
+	path_close_fds(fds, n);
+	free(fds);
+}
+
 void grants_release(struct grants *g)
 {
+	grants_close_fds(g);
 	for (size_t i = 0; i < g->n; i++) {
 		free(g->v[i].path);
 		free(g->v[i].requested);
@@ -159,7 +187,7 @@ static int add(struct grants *g, char *path, char *requested, unsigned access,
 	}
 	if (strv_grow(&g->v, &g->cap, g->n, sizeof(*g->v), 64) < 0)
 		goto nomem;
-	g->v[g->n++] = (struct grant){path, requested, access, origin, exists, false};
+	g->v[g->n++] = (struct grant){path, requested, access, origin, exists, false, false, false, -1};
 	return 0;
 nomem:
 	free(path);
@@ -233,13 +261,21 @@ static int host_path(const char *root, const char *path, char *buf, size_t cap)
 	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
+/* What canon_memo's last lookup opened, when asked: an O_PATH fd on the path, or -1. */
+struct canon_fd {
+	int fd;
+	bool dir;
+};
+
 /*
  * grants_canon_links, remembering in dirs (when not NULL) the folders it
  * found real (not symlinks): a build resolves dozens of paths under /etc,
  * /usr, /dev and the workdir's parents, and each lstat costs a syscall.
+ * With held, the last name is opened (no symlink on the whole way) instead
+ * of looked at, and the fd kept for its Landlock rule: one lookup, not two.
  */
 static int canon_memo(const char *root, const char *path, char **out, bool *exists,
-		 grants_link_fn on_link, void *arg, struct strv *dirs)
+		      grants_link_fn on_link, void *arg, struct strv *dirs, struct canon_fd *held)
 {
 	/* pending: what is left to walk; done: the resolved prefix ("" is /) */
 	char pending[PATH_MAX * 2], done[PATH_MAX], hp[PATH_MAX * 2];
@@ -250,6 +286,8 @@ static int canon_memo(const char *root, const char *path, char **out, bool *exis
 	snprintf(pending, sizeof(pending), "%s", path);
 	done[0] = '\0';
 	*exists = true;
+	if (held)
+		held->fd = -1;
 	char *p = pending;
 	while (*p) {
 		while (*p == '/')
@@ -284,6 +322,17 @@ static int canon_memo(const char *root, const char *path, char **out, bool *exis
 			continue; /* a real folder, seen already in this build */
 		if (host_path(root, done, hp, sizeof(hp)) < 0)
 			return -ENAMETOOLONG;
+		if (held && !*p && held->fd < 0) {
+			/* a symlink, a missing name, anything else: looked at below */
+			int fd = path_open_nofollow(hp, O_DIRECTORY);
+			held->dir = fd >= 0;
+			if (fd == -ENOTDIR)
+				fd = path_open_nofollow(hp, 0);
+			if (fd >= 0) {
+				held->fd = fd;
+				continue;
+			}
+		}
 		if (lstat(hp, &st) < 0) {
 			if (errno != ENOENT)
 				return -errno;
@@ -319,13 +368,17 @@ static int canon_memo(const char *root, const char *path, char **out, bool *exis
 			return -ENOMEM;
 	}
 	*out = strdup(done[0] ? done : "/");
-	return *out ? 0 : -ENOMEM;
+	if (*out || !held || held->fd < 0)
+		return *out ? 0 : -ENOMEM;
+	close(held->fd);
+	held->fd = -1;
+	return -ENOMEM;
 }
 
 int grants_canon_links(const char *root, const char *path, char **out, bool *exists,
 		       grants_link_fn on_link, void *arg)
 {
-	return canon_memo(root, path, out, exists, on_link, arg, NULL);
+	return canon_memo(root, path, out, exists, on_link, arg, NULL, NULL);
 }
 
 int grants_canon(const char *root, const char *path, char **out, bool *exists)
@@ -443,6 +496,7 @@ struct build {
 	enum grant_origin origin;
 	bool refused; /* err holds a refusal that must reach the caller as is */
 	struct strv dirs; /* real folders resolution has met (canon_memo) */
+	size_t fds_left;  /* read grants' fds it may still hold (grants_host.open_fds) */
 };
 
 static void wlocs_release(struct wlocs *l)
@@ -521,11 +575,11 @@ static int check_link(void *arg, const char *link, const char *target)
 }
 
 static int resolve(struct build *b, const char *req, enum grant_origin origin, char **canon,
-		   bool *exists)
+		   bool *exists, struct canon_fd *held)
 {
 	b->req = req;
 	b->origin = origin;
-	return canon_memo(b->host->root, req, canon, exists, check_link, b, &b->dirs);
+	return canon_memo(b->host->root, req, canon, exists, check_link, b, &b->dirs, held);
 }
 
 static bool is_system_top(const char *path)
@@ -833,7 +887,17 @@ static int add_requested(struct build *b, const char *req, unsigned access,
 	bool exists = false;
 	/* the baseline lists what a system may have; what it lacks is skipped */
 	bool optional = !(access & GRANT_WRITE) || origin == ORIGIN_BASELINE;
-	int r = resolve(b, req, origin, &canon, &exists);
+	/* a read grant's fd serves its Landlock rule; a write grant's folder may be made anew */
+	struct canon_fd held = {-1, false};
+	bool hold = b->fds_left > 0 && !(access & GRANT_WRITE);
+	int r = resolve(b, req, origin, &canon, &exists, hold ? &held : NULL);
+	/* one that ends up split around /etc's secrets is not one rule */
+	bool split = b->host->hide_etc_secrets && exists && canon &&
+		     (path_beneath(canon, b->etc) || path_beneath(b->etc, canon));
+	if (held.fd >= 0 && (r < 0 || b->refused || split)) {
+		close(held.fd);
+		held.fd = -1;
+	}
 	if (b->refused)
 		return r;
 	if (r < 0) {
@@ -854,6 +918,15 @@ static int add_requested(struct build *b, const char *req, unsigned access,
 		r = add_read(b, canon, req, access, origin);
 	else
 		r = add(g, canon, strdup(req), access, origin, exists);
+	if (held.fd >= 0 && r == 0) {
+		struct grant *last = &g->v[g->n - 1];
+		last->has_fd = true;
+		last->fd = held.fd;
+		last->fd_dir = held.dir;
+		b->fds_left--;
+	} else if (held.fd >= 0) {
+		close(held.fd);
+	}
 	if (r == -E2BIG)
 		return err_set(b->err, ERR_USAGE, E2BIG,
 			       "grant '%s': more than %d entries to check for /etc secrets, or "
@@ -892,7 +965,7 @@ static int add_baseline(struct build *b)
 	for (size_t i = 0; i < sizeof(etc_explicit) / sizeof(etc_explicit[0]); i++) {
 		char *canon = NULL, hp[PATH_MAX * 2];
 		bool exists;
-		int r = resolve(b, etc_explicit[i], ORIGIN_BASELINE_TARGET, &canon, &exists);
+		int r = resolve(b, etc_explicit[i], ORIGIN_BASELINE_TARGET, &canon, &exists, NULL);
 		if (b->refused) {
 			free(canon);
 			return r;
@@ -932,7 +1005,7 @@ static int add_browser(struct build *b, const char *exe)
 	const struct wloc *w = NULL;
 	if (normalize(exe, norm, sizeof(norm)) == 0)
 		w = holder(&b->all, norm);
-	int r = w ? 0 : resolve(b, exe, ORIGIN_BROWSER, &canon, &exists);
+	int r = w ? 0 : resolve(b, exe, ORIGIN_BROWSER, &canon, &exists, NULL);
 	if (b->refused)
 		return r;
 	if (!w && r == 0 && exists)
@@ -1115,6 +1188,8 @@ static int dedupe(struct grants *g)
 		if (drop[i]) {
 			free(g->v[i].path);
 			free(g->v[i].requested);
+			if (g->v[i].has_fd)
+				close(g->v[i].fd);
 		} else {
 			g->v[k++] = g->v[i];
 		}
@@ -1253,6 +1328,10 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 {
 	memset(g, 0, sizeof(*g));
 	struct build b = {.g = g, .host = host, .cfg = cfg, .err = err, .budget = ETC_MAX_ENTRIES};
+	struct rlimit nofile;
+	/* what the soft limit leaves, less room for the launch's own */
+	if (host->open_fds && getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur > 512)
+		b.fds_left = nofile.rlim_cur == RLIM_INFINITY ? 1u << 20 : nofile.rlim_cur - 256;
 	int r = build_init(&b);
 	if (r == 0)
 		r = find_persist(cfg, host, &g->persist, err);

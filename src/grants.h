@@ -51,6 +51,13 @@ struct grant {
 	 * nothing is walked. See grants_host.idmap.
 	 */
 	bool world_readable_only;
+	/*
+	 * has_fd: fd is an O_PATH descriptor on it from its resolution (a read
+	 * grant, when grants_host.open_fds asked), so its Landlock rule needs no
+	 * second lookup; grants_close_fds closes them.
+	 */
+	bool has_fd, fd_dir;
+	int fd;
 };
 
 struct grant_skip {
@@ -120,6 +127,7 @@ struct grants_host {
 	bool idmap;
 	dev_t idmap_dev;
 	bool keep_links;         /* record symlinks of split folders (mountns needs them) */
+	bool open_fds;           /* keep read grants' O_PATH fds (struct grant.fd): Landlock */
 	bool namespaces;         /* the namespace layers run: private /proc, /dev/pts, /dev/shm, /tmp */
 	const char *const *ttys; /* Landlock alone: the step's own terminal(s), NULL-terminated */
 	/*
@@ -141,6 +149,9 @@ struct grants_host {
  */
 int grants_build(const struct stepbox_config *cfg, const struct grants_host *host,
 		 struct grants *out, struct stepbox_err *err);
+/* Close the fds the grants hold (struct grant.has_fd), if any: before a fork. */
+void grants_close_fds(struct grants *g);
+
 void grants_release(struct grants *g);
 
 /*

@@ -213,17 +213,7 @@ struct fd_batch {
 
 static void batch_flush(struct fd_batch *b)
 {
-	for (size_t i = 0, j; i < b->n; i = j) {
-		for (j = i + 1; j < b->n && b->fd[j] == b->fd[j - 1] + 1; j++)
-			;
-#ifdef SYS_close_range
-		if (j - i > 1 &&
-		    syscall(SYS_close_range, (unsigned)b->fd[i], (unsigned)b->fd[j - 1], 0u) == 0)
-			continue;
-#endif
-		for (size_t k = i; k < j; k++)
-			close(b->fd[k]);
-	}
+	path_close_fds(b->fd, b->n);
 	b->n = 0;
 }
 
@@ -259,9 +249,11 @@ int landlock_build(const struct landlock_features *f, const struct grants *g,
 		 * and following it would grant its target. A folder opens as one
 		 * (most grants are: no stat needed); anything else is not a
 		 * folder, or became one since, and gets a file's rights: fewer.
+		 * A read grant mostly comes with the fd its resolution opened
+		 * (no symlink on the whole way then): the place it resolved.
 		 */
-		bool is_dir = true;
-		int pfd = path_open_nofollow(gr->path, O_DIRECTORY);
+		bool is_dir = gr->has_fd ? gr->fd_dir : true;
+		int pfd = gr->has_fd ? gr->fd : path_open_nofollow(gr->path, O_DIRECTORY);
 		if (pfd == -ENOTDIR) {
 			is_dir = false;
 			pfd = path_open_nofollow(gr->path, 0);
@@ -286,13 +278,15 @@ int landlock_build(const struct landlock_features *f, const struct grants *g,
 		if (pb.allowed_access &&
 		    syscall(__NR_landlock_add_rule, fd, LL_RULE_PATH_BENEATH, &pb, 0) < 0) {
 			int e = errno;
-			close(pfd);
+			if (!gr->has_fd)
+				close(pfd);
 			batch_flush(&held);
 			close(fd);
 			return err_set(err, ERR_UNAVAILABLE, e, "add Landlock rule for '%s'",
 				       gr->path);
 		}
-		batch_close(&held, pfd);
+		if (!gr->has_fd) /* the grants' own fds are theirs to close */
+			batch_close(&held, pfd);
 	}
 	batch_flush(&held);
 	if (net && (add_ports(fd, LL_NET_CONNECT_TCP, &cfg->connect_tcp, err) < 0 ||

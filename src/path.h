@@ -61,6 +61,12 @@ int path_mkdir_nofollow(const char *path, mode_t leaf_mode, char *bad, size_t ba
  */
 int path_read_fd(int fd, size_t max, char **out, size_t *len);
 
+/*
+ * Close fds (n of them, in rising order for the best effect): each run of
+ * consecutive numbers with one close_range where there is one.
+ */
+void path_close_fds(const int *fds, size_t n);
+
 /* The same for the file at path (a procfs file), or NULL when it cannot be read. */
 char *path_read_file(const char *path, size_t max);
 

@@ -111,6 +111,7 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 		.idmap = ctx->idmap_userns >= 0,
 		.idmap_dev = idmap_dev,
 		.keep_links = ctx->backend.ns,
+		.open_fds = ctx->backend.landlock,
 		.namespaces = ctx->backend.ns,
 		.home = getenv("HOME"),
 		.ttys = own_ttys(ctx),
@@ -298,6 +299,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	};
 	if (rc == 0)
 		rc = backend_plan(b, &in, &err);
+	grants_close_fds(&ctx->grants); /* the rules hold what they need: none for the child */
 	struct harden_opts ho = {
 		.traced = cfg->explain && !use_audit,
 		.refuse_sysv = b->refuse_sysv,
