@@ -538,10 +538,60 @@ static void test_read_in_write(void)
 	policy_release(&cfg);
 }
 
+/* A read grant keeps the O_PATH fd its resolution opened, for its Landlock rule. */
+static bool same_file(int fd, const char *path)
+{
+	char p[512];
+	struct stat a, b;
+	snprintf(p, sizeof(p), "%s%s", root, path);
+	return fstat(fd, &a) == 0 && stat(p, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static void test_held_fds(void)
+{
+	struct stepbox_config cfg;
+	struct stepbox_err err = {0};
+	struct grants g;
+	policy_init(&cfg);
+	const char *reads[] = {"/opt/chrome/chrome", "/hu/.config", "/etc/ssl", NULL};
+	const char *writes[] = {"/w", NULL};
+	flags(&cfg, reads, writes);
+	struct grants_host h = host(true);
+	h.open_fds = true;
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	const struct grant *file = find(&g, "/opt/chrome/chrome");
+	CHECK(file && file->has_fd && !file->fd_dir && same_file(file->fd, "/opt/chrome/chrome"));
+	/* through a symlink: the fd is the target's, opened with no link on its way */
+	const struct grant *dir = find(&g, "/home/u/.config");
+	CHECK(dir && dir->has_fd && dir->fd_dir && same_file(dir->fd, "/home/u/.config"));
+	int kept = dir && dir->has_fd ? dir->fd : -1;
+	const struct grant *w = find(&g, "/w");
+	CHECK(w && !w->has_fd); /* a write grant's folder may be made anew */
+	bool etc_fd = false;
+	for (size_t i = 0; i < g.n; i++)
+		etc_fd |= g.v[i].has_fd && strncmp(g.v[i].path, "/etc", 4) == 0;
+	CHECK(!etc_fd); /* split around /etc's secrets: not one rule */
+	grants_close_fds(&g);
+	bool any = false;
+	for (size_t i = 0; i < g.n; i++)
+		any |= g.v[i].has_fd;
+	CHECK(!any && kept >= 0 && fcntl(kept, F_GETFD) < 0 && errno == EBADF);
+	grants_release(&g);
+	h.open_fds = false;
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	any = false;
+	for (size_t i = 0; i < g.n; i++)
+		any |= g.v[i].has_fd;
+	CHECK(!any);
+	grants_release(&g);
+	policy_release(&cfg);
+}
+
 int main(void)
 {
 	tree();
 	test_read_in_write();
+	test_held_fds();
 	struct stepbox_config cfg;
 	struct stepbox_err err = {0};
 	struct grants g;
