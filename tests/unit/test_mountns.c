@@ -102,6 +102,10 @@ int main(void)
 	grant("/x/y/z", GRANT_READ | GRANT_EXEC, false);          /* more than /x/y: its own */
 	grant("/x/y/z/q", GRANT_READ | GRANT_EXEC, false);        /* the same as /x/y/z */
 	grant("/x-y", GRANT_READ | GRANT_EXEC, false);            /* a sibling, not beneath */
+	grant("/x-y/z", GRANT_READ | GRANT_EXEC, false);          /* the same as /x-y */
+	/* the deepest mount above is not the last one planned (/x/y/z is) */
+	grant("/x/y/w", GRANT_READ, false);                       /* the same as /x/y */
+	grant("/x/y/w/v", GRANT_READ | GRANT_EXEC, false);        /* more than /x/y: its own */
 	grant("/w", GRANT_READ | GRANT_WRITE, false);
 	grant("/w/data", GRANT_READ, false);                      /* read-only in a write grant */
 	grant("/w/out", GRANT_READ | GRANT_WRITE, false);         /* the same: left out */
@@ -109,7 +113,8 @@ int main(void)
 	CHECK(at(&p, "/usr") && !at(&p, "/usr/bin"));
 	CHECK(at(&p, "/usr/lib/os-release") != NULL);
 	CHECK(at(&p, "/x") && at(&p, "/x/y") && at(&p, "/x/y/z") && !at(&p, "/x/y/z/q"));
-	CHECK(at(&p, "/x-y") != NULL);
+	CHECK(at(&p, "/x-y") != NULL && !at(&p, "/x-y/z"));
+	CHECK(!at(&p, "/x/y/w") && at(&p, "/x/y/w/v"));
 	e = at(&p, "/w/data");
 	CHECK(e && !(e->access & GRANT_WRITE));
 	CHECK(at(&p, "/w") && !at(&p, "/w/out"));
