@@ -748,6 +748,8 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 	 */
 	if (join && (r = limit_join(s->limits, pid)) < 0)
 		return err_set(err, ERR_UNAVAILABLE, -r, "move the step into its cgroup");
+	if (s->limits)
+		limit_sweep(s->limits); /* meanwhile, off the start's path */
 	struct child_report rep;
 	ssize_t n;
 	while ((n = await_exec(p->report[0], &rep, s->explain)) == (ssize_t)sizeof(rep) &&

@@ -286,8 +286,6 @@ static int cg_v2_make(struct limit_plan *p, const struct cg_host *h, const char 
 	if (r == 0 && !(p->cg_dir[0] = strv_fmt("%s/step-%s", parent, pid)))
 		r = -ENOMEM;
 	if (r == 0)
-		sweep(parent, "step-");
-	if (r == 0)
 		r = mkdir_leaf(p->cg_dir[0]);
 	if (r < 0) {
 		snprintf(p->why, sizeof(p->why), "cannot make a cgroup beneath '%.80s': %s", parent,
@@ -302,7 +300,6 @@ static int cg_v2_make(struct limit_plan *p, const struct cg_host *h, const char 
 static int cg_v1_make(struct limit_plan *p, const struct cg_host *h, bool mem)
 {
 	for (int i = 0; i < (mem ? 2 : 1); i++) {
-		sweep(h->v1[i], "stepbox-");
 		p->cg_dir[i] = strv_fmt("%s/stepbox-%ld", h->v1[i], (long)getpid());
 		int r = p->cg_dir[i] ? mkdir_leaf(p->cg_dir[i]) : -ENOMEM;
 		if (r < 0) {
@@ -562,6 +559,15 @@ int limit_join(const struct limit_plan *p, pid_t pid)
 		if (p->cg_procs[i] >= 0 && write(p->cg_procs[i], id, (size_t)n) != n)
 			return -errno;
 	return 0;
+}
+
+void limit_sweep(const struct limit_plan *p)
+{
+	for (int i = 0; i < 2; i++) {
+		char parent[PATH_MAX];
+		if (p->cg_dir[i] && path_parent(p->cg_dir[i], parent, sizeof(parent)))
+			sweep(parent, p->cg_version == 2 ? "step-" : "stepbox-");
+	}
 }
 
 int limit_enter(const struct limit_plan *p)

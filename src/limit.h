@@ -81,6 +81,13 @@ int limit_join(const struct limit_plan *p, pid_t pid);
 int limit_enter(const struct limit_plan *p);
 
 /*
+ * Remove the cgroups beside the step's that steps killed with their stepbox
+ * left behind (SIGKILL leaves no time to remove them): nothing depends on
+ * it, so stepbox does it while the init sets itself up.
+ */
+void limit_sweep(const struct limit_plan *p);
+
+/*
  * cgroup2: the step's cgroup folder, for clone3's CLONE_INTO_CGROUP (Linux
  * 5.7), which spares the move into it (an RCU grace period, about half a
  * millisecond); -1 on cgroup v1 or without a cgroup.

@@ -53,6 +53,37 @@ else
 	skip "node sees the step's memory limit" "no node with process.constrainedMemory here"
 fi
 
+# a stepbox killed with SIGKILL leaves its step's cgroup behind (its init
+# ends the tree from inside): the next step's stepbox removes it, and never
+# the cgroup of a step still running (the control)
+cg_of() { find /sys/fs/cgroup -maxdepth 7 -type d \( -name "stepbox-$1" -o -name "step-$1" \) 2>/dev/null | head -1; }
+"$SB" run -r "$T" -- sleep 60 >/dev/null 2>&1 &
+live=$!
+BG_PIDS="$BG_PIDS $live"
+"$SB" run -r "$T" -- sleep 60 >/dev/null 2>&1 &
+dead=$!
+BG_PIDS="$BG_PIDS $dead"
+for _ in $(seq 50); do [ -n "$(cg_of $live)" ] && [ -n "$(cg_of $dead)" ] && break; sleep 0.1; done
+live_cg=$(cg_of $live) dead_cg=$(cg_of $dead)
+if [ -z "$live_cg" ] || [ -z "$dead_cg" ]; then
+	skip "a killed stepbox's cgroup is removed by the next step" "no cgroup of the step's own here"
+else
+	kill -9 "$dead"
+	wait "$dead" 2>/dev/null
+	for _ in $(seq 50); do [ -z "$(cat "$dead_cg/cgroup.procs" 2>/dev/null)" ] && break; sleep 0.1; done
+	left=no
+	[ -d "$dead_cg" ] && left=yes
+	run_sb run -- true
+	if [ "$left" = yes ] && [ ! -d "$dead_cg" ] && [ -d "$live_cg" ] && [ "$RC" = 0 ]; then
+		ok "a killed stepbox's cgroup is removed by the next step, a running step's kept"
+	else
+		notok "a killed stepbox's cgroup is removed by the next step, a running step's kept" \
+			"left behind: $left; dead: $(ls -d "$dead_cg" 2>&1); live: $(ls -d "$live_cg" 2>&1); rc=$RC"
+	fi
+fi
+kill "$live" 2>/dev/null
+wait "$live" 2>/dev/null
+
 # the caller's own cgroup: v2's, else v1's memory controller
 own=$(awk -F: '$2 == "" && $3 != "/" {print "/sys/fs/cgroup" $3; exit}
 	$2 ~ /memory/ && $3 != "/" {print "/sys/fs/cgroup/" $2 $3; exit}' /proc/self/cgroup)
