@@ -420,14 +420,19 @@ static bool reap(pid_t pid, int status_fd, struct explain *x, int *status)
 	int st;
 	pid_t w;
 	bool done = false;
-	double look_until = 0; /* after a ptrace stop: the next comes soon */
+	double look_until = 0, first = 0; /* after a ptrace stop: the next comes soon */
 	while ((w = waitpid(-1, &st, WNOHANG | __WALL)) >= 0) {
 		if (w == 0 && look_until && now_s() < look_until)
 			continue;
 		if (w == 0)
 			break;
 		if (x && tracer_stop(x, w, st)) {
-			look_until = now_s() + TRACER_SPIN_S;
+			double t = now_s();
+			first = first ? first : t;
+			/* a step that stops without end still gets its timeout and signals */
+			if (t - first > TRACER_SLICE_S)
+				break;
+			look_until = t + TRACER_SPIN_S;
 			continue;
 		}
 		if (w == pid) {

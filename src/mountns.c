@@ -133,7 +133,7 @@ static bool covered_by_split(const struct grants *g, const char *path, unsigned 
 static const struct mountns_entry *enclosing(const struct mountns_plan *p, const char *path)
 {
 	char up[PATH_MAX];
-	if (snprintf(up, sizeof(up), "%s", path) >= (int)sizeof(up))
+	if (p->n == 0 || snprintf(up, sizeof(up), "%s", path) >= (int)sizeof(up))
 		return NULL;
 	for (char *slash; strcmp(up, "/") != 0 && (slash = strrchr(up, '/'));) {
 		slash[slash == up ? 1 : 0] = '\0';

@@ -23,6 +23,8 @@
  * this much of stepbox's CPU time per stop.
  */
 #define TRACER_SPIN_S 50e-6
+/* The longest the tracer serves stops before the wait loop looks at its deadlines and signals. */
+#define TRACER_SLICE_S 10e-3
 
 /* Trace pid and everything it starts. 0 or -errno. */
 int tracer_seize(pid_t pid);

@@ -34,6 +34,19 @@ grep -q "cat\[[0-9]*\] read '$T/secret/file'" "$T/out/err" && ok "explain: a gra
 run_sb run --explain -- sh -c 'echo ok > fine'
 grep -q "the sandbox denied nothing" "$T/out/err" && ok "explain: nothing denied says so" || notok "explain: nothing denied says so"
 
+# the tracer serves stops that never end (four threads opening in a loop)
+# and the wait loop still gets to the timeout: 124, in about its time
+start=$(date +%s)
+run_sb run --explain --timeout 2 -- python3 -c "
+import os, threading
+def spin():
+    while True: os.close(os.open('/etc/hostname', os.O_RDONLY))
+for _ in range(4): threading.Thread(target=spin, daemon=True).start()
+spin()"
+took=$(( $(date +%s) - start ))
+[ "$RC" = 124 ] && [ "$took" -lt 10 ] && ok "explain: a step that stops without end still times out" ||
+	notok "explain: a step that stops without end still times out" "rc=$RC after ${took}s" "$ERR"
+
 # the tracer lets a read run without waiting for its result when the name
 # is in a folder just read through no symlink and is itself no symlink: a
 # link there, to a file or a folder, is still followed to the denial
