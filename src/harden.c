@@ -24,19 +24,21 @@
 const char *const *const harden_denied_syscalls = harden_filter_denied;
 const char *const *const harden_sysv_syscalls = harden_filter_sysv;
 
-#define PROG(f) ((struct sock_fprog){sizeof(f) / sizeof((f)[0]), (struct sock_filter *)(f)})
+#define FPROG(f) {sizeof(f) / sizeof((f)[0]), (struct sock_filter *)(f)}
+#define PROG(f) ((struct sock_fprog)FPROG(f))
 
 void harden_prepare(struct harden *h, const struct stepbox_config *cfg,
 		    const struct harden_opts *o)
 {
 	memset(h, 0, sizeof(*h));
-	h->filters[h->n++] = PROG(harden_filter_base);
-	if (cfg->net == NET_NONE)
-		h->filters[h->n++] = PROG(harden_filter_net_none);
-	else if (cfg->net == NET_TCP)
-		h->filters[h->n++] = PROG(harden_filter_net_tcp);
-	if (o->refuse_sysv)
-		h->filters[h->n++] = PROG(harden_filter_alone);
+	/* one filter: the base with the network mode's and Landlock alone's rules merged in */
+	static const struct sock_fprog hardening[3][2] = {
+		{FPROG(harden_filter_base), FPROG(harden_filter_base_alone)},
+		{FPROG(harden_filter_base_net_none), FPROG(harden_filter_base_net_none_alone)},
+		{FPROG(harden_filter_base_net_tcp), FPROG(harden_filter_base_net_tcp_alone)},
+	};
+	int net = cfg->net == NET_NONE ? 1 : cfg->net == NET_TCP ? 2 : 0;
+	h->filters[h->n++] = hardening[net][o->refuse_sysv];
 	if (o->traced)
 		h->filters[h->n++] = PROG(harden_filter_trace);
 	if (o->supervise && o->supervise_nofd)

@@ -119,9 +119,43 @@ static void die(const char *what, int r)
 
 static uint32_t target_arch = 0; /* 0: this machine's (see main) */
 
+/*
+ * Layers merged into one filter (emit_harden) must name disjoint calls: then
+ * each call meets the rules of one layer alone, as it did in a filter of its
+ * own, and the merged filter decides as the separate ones did (with a call in
+ * two, the kernel would have taken the stronger of two actions, which one
+ * program cannot be relied on to do). The calls named so far, by layer.
+ */
+static struct {
+	int nr, layer;
+} named[512];
+static size_t nnamed;
+static int layer; /* the layer being added; 0: not a merge */
+
+static void claim(int nr, const char *what)
+{
+	if (!layer)
+		return;
+	for (size_t i = 0; i < nnamed; i++) {
+		if (named[i].nr != nr)
+			continue;
+		if (named[i].layer == layer)
+			return;
+		fprintf(stderr, "seccomp-gen: '%s' is in two merged layers: give it one\n", what);
+		exit(1);
+	}
+	if (nnamed == sizeof(named) / sizeof(named[0])) {
+		fprintf(stderr, "seccomp-gen: too many calls to check\n");
+		exit(1);
+	}
+	named[nnamed].nr = nr;
+	named[nnamed++].layer = layer;
+}
+
 static void add(scmp_filter_ctx ctx, uint32_t action, int nr, const char *what, unsigned n,
 		const struct scmp_arg_cmp *cmp)
 {
+	claim(nr, what);
 	int r = seccomp_rule_add_array(ctx, action, nr, n, cmp);
 	if (r == -EFAULT && target_arch) {
 		/* never a filter without the rule: the build fails, saying how to build */
@@ -342,9 +376,11 @@ static void notify_setid_rules(scmp_filter_ctx ctx)
  * unbound socket that listens takes an ephemeral port nobody allowed).
  */
 enum filter {
-	F_BASE, F_NET_NONE, F_NET_TCP, F_ALONE, F_TRACE, F_NOTIFY, F_NOTIFY_LISTEN,
-	F_NOTIFY_NOFD, F_NOTIFY_NOFD_LISTEN,
+	F_TRACE, F_NOTIFY, F_NOTIFY_LISTEN, F_NOTIFY_NOFD, F_NOTIFY_NOFD_LISTEN,
 };
+
+/* The hardening filter's network layer. */
+enum net_layer { NET_LAYER_NONE, NET_LAYER_NO_NET, NET_LAYER_TCP };
 
 /* Without a PID or IPC namespace: the host's IPC, and its processes by pid. */
 static void alone_rules(scmp_filter_ctx ctx)
@@ -367,7 +403,7 @@ static void alone_rules(scmp_filter_ctx ctx)
 	add(ctx, eperm, SCMP_SYS(ioprio_set), "ioprio_set who", 1, &not_zero);
 }
 
-static void emit(const char *name, enum filter which)
+static scmp_filter_ctx new_ctx(bool judge_arch)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	int r;
@@ -382,21 +418,61 @@ static void emit(const char *name, enum filter which)
 	    ((r = seccomp_arch_add(ctx, target_arch)) < 0 ||
 	     (r = seccomp_arch_remove(ctx, SCMP_ARCH_NATIVE)) < 0))
 		die("target architecture", r);
-	/* only the base filter judges the ABI; the others leave that to it */
-	uint32_t badarch = which == F_BASE ? SCMP_ACT_ERRNO(ENOSYS) : SCMP_ACT_ALLOW;
+	/* only the hardening filter judges the ABI; the others leave that to it */
+	uint32_t badarch = judge_arch ? SCMP_ACT_ERRNO(ENOSYS) : SCMP_ACT_ALLOW;
 	if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, badarch)) < 0)
 		die("bad-arch action", r);
-	switch (which) {
-	case F_BASE:
-		base_rules(ctx);
-		break;
-	case F_NET_NONE:
-	case F_NET_TCP:
-		net_rules(ctx, which == F_NET_NONE);
-		break;
-	case F_ALONE:
+	return ctx;
+}
+
+static void export(scmp_filter_ctx ctx, const char *name)
+{
+	int r;
+	FILE *tmp = tmpfile();
+	if (!tmp || (r = seccomp_export_bpf(ctx, fileno(tmp))) < 0)
+		die("export", tmp ? r : -errno);
+	rewind(tmp);
+	printf("static const struct sock_filter %s[] = {\n", name);
+	struct sock_filter f;
+	size_t n = 0;
+	while (fread(&f, sizeof(f), 1, tmp) == 1) {
+		printf("\t{0x%04x, %u, %u, 0x%08x},\n", f.code, f.jt, f.jf, f.k);
+		n++;
+	}
+	printf("};\n\n");
+	if (n == 0 || n > BPF_MAXINSNS)
+		die("filter size", -E2BIG);
+	fclose(tmp);
+	seccomp_release(ctx);
+}
+
+/*
+ * The hardening filter the step's command installs: the base, with the
+ * network mode's rules and Landlock alone's merged in, one filter for each
+ * combination. Each filter installed costs its JIT compile (150 to 300 us
+ * on a 2-core VM), and every call runs every filter: one is cheaper than
+ * three, and decides the same (the layers name disjoint calls, see claim).
+ */
+static void emit_harden(const char *name, enum net_layer net, bool alone)
+{
+	scmp_filter_ctx ctx = new_ctx(true);
+	nnamed = 0;
+	layer = 1;
+	base_rules(ctx);
+	layer = 2;
+	if (net != NET_LAYER_NONE)
+		net_rules(ctx, net == NET_LAYER_NO_NET);
+	layer = 3;
+	if (alone)
 		alone_rules(ctx);
-		break;
+	layer = 0;
+	export(ctx, name);
+}
+
+static void emit(const char *name, enum filter which)
+{
+	scmp_filter_ctx ctx = new_ctx(false);
+	switch (which) {
 	case F_TRACE:
 		add_names(ctx, SCMP_ACT_TRACE(0), traced);
 		break;
@@ -417,22 +493,7 @@ static void emit(const char *name, enum filter which)
 			add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), "listen", 0, NULL);
 		break;
 	}
-	FILE *tmp = tmpfile();
-	if (!tmp || (r = seccomp_export_bpf(ctx, fileno(tmp))) < 0)
-		die("export", tmp ? r : -errno);
-	rewind(tmp);
-	printf("static const struct sock_filter %s[] = {\n", name);
-	struct sock_filter f;
-	size_t n = 0;
-	while (fread(&f, sizeof(f), 1, tmp) == 1) {
-		printf("\t{0x%04x, %u, %u, 0x%08x},\n", f.code, f.jt, f.jf, f.k);
-		n++;
-	}
-	printf("};\n\n");
-	if (n == 0 || n > BPF_MAXINSNS)
-		die("filter size", -E2BIG);
-	fclose(tmp);
-	seccomp_release(ctx);
+	export(ctx, name);
 }
 
 static void names(const char *var, const char *const *list)
@@ -454,10 +515,14 @@ int main(int argc, char **argv)
 	names("harden_filter_denied", denied);
 	names("harden_filter_sysv", sysv);
 	names("harden_filter_metadata", metadata);
-	emit("harden_filter_base", F_BASE);
-	emit("harden_filter_net_none", F_NET_NONE);
-	emit("harden_filter_net_tcp", F_NET_TCP);
-	emit("harden_filter_alone", F_ALONE);
+	static const char *const nets[] = {"", "_net_none", "_net_tcp"};
+	for (int net = NET_LAYER_NONE; net <= NET_LAYER_TCP; net++)
+		for (int alone = 0; alone < 2; alone++) {
+			char name[64];
+			snprintf(name, sizeof(name), "harden_filter_base%s%s", nets[net],
+				 alone ? "_alone" : "");
+			emit_harden(name, (enum net_layer)net, alone);
+		}
 	emit("harden_filter_trace", F_TRACE);
 	emit("harden_filter_notify", F_NOTIFY);
 	emit("harden_filter_notify_listen", F_NOTIFY_LISTEN);
