@@ -790,16 +790,17 @@ static int bind_pinned(const struct mountns_entry *e, const char *dst, int usern
 	char src[PATH_MAX + 16], via[64];
 	snprintf(src, sizeof(src), OLDROOT "%s", strcmp(e->path, "/") ? e->path : "");
 	*what = "find the grant";
-	int fd = path_open_nofollow(src, 0);
+	/* a folder opens as one (most grants are: no stat needed), anything else not */
+	int fd = path_open_nofollow(src, O_DIRECTORY);
+	bool dir = fd >= 0;
+	if (fd == -ENOTDIR)
+		fd = path_open_nofollow(src, 0);
 	if (fd == -ENOENT && e->optional)
 		return 0; /* a read grant vanished since it was resolved: dropping narrows */
 	if (fd < 0)
 		return fd;
-	struct stat st;
-	int r = fstat(fd, &st) < 0 ? -errno : 0;
 	*what = "make the mount point for";
-	if (r == 0)
-		r = mount_point(dst, S_ISDIR(st.st_mode), o);
+	int r = mount_point(dst, dir, o);
 	snprintf(via, sizeof(via), OLDROOT "/proc/self/fd/%d", fd);
 	*what = "bind-mount";
 	if (r == 0 && e->idmap)
