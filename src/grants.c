@@ -324,10 +324,7 @@ static int canon_memo(const char *root, const char *path, char **out, bool *exis
 			return -ENAMETOOLONG;
 		if (held && !*p && held->fd < 0) {
 			/* a symlink, a missing name, anything else: looked at below */
-			int fd = path_open_nofollow(hp, O_DIRECTORY);
-			held->dir = fd >= 0;
-			if (fd == -ENOTDIR)
-				fd = path_open_nofollow(hp, 0);
+			int fd = path_open_nofollow_typed(hp, &held->dir);
 			if (fd >= 0) {
 				held->fd = fd;
 				continue;

@@ -252,12 +252,8 @@ int landlock_build(const struct landlock_features *f, const struct grants *g,
 		 * A read grant mostly comes with the fd its resolution opened
 		 * (no symlink on the whole way then): the place it resolved.
 		 */
-		bool is_dir = gr->has_fd ? gr->fd_dir : true;
-		int pfd = gr->has_fd ? gr->fd : path_open_nofollow(gr->path, O_DIRECTORY);
-		if (pfd == -ENOTDIR) {
-			is_dir = false;
-			pfd = path_open_nofollow(gr->path, 0);
-		}
+		bool is_dir = gr->fd_dir;
+		int pfd = gr->has_fd ? gr->fd : path_open_nofollow_typed(gr->path, &is_dir);
 		if (pfd < 0) {
 			int e = -pfd;
 			if (!(gr->access & GRANT_WRITE) && e == ENOENT) {

@@ -790,11 +790,8 @@ static int bind_pinned(const struct mountns_entry *e, const char *dst, int usern
 	char src[PATH_MAX + 16], via[64];
 	snprintf(src, sizeof(src), OLDROOT "%s", strcmp(e->path, "/") ? e->path : "");
 	*what = "find the grant";
-	/* a folder opens as one (most grants are: no stat needed), anything else not */
-	int fd = path_open_nofollow(src, O_DIRECTORY);
-	bool dir = fd >= 0;
-	if (fd == -ENOTDIR)
-		fd = path_open_nofollow(src, 0);
+	bool dir;
+	int fd = path_open_nofollow_typed(src, &dir);
 	if (fd == -ENOENT && e->optional)
 		return 0; /* a read grant vanished since it was resolved: dropping narrows */
 	if (fd < 0)

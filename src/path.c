@@ -111,6 +111,13 @@ int path_open_nofollow(const char *path, int extra)
 	return walk_nofollow(path, extra & ~O_NOFOLLOW);
 }
 
+int path_open_nofollow_typed(const char *path, bool *dir)
+{
+	int fd = path_open_nofollow(path, O_DIRECTORY);
+	*dir = fd >= 0;
+	return fd == -ENOTDIR ? path_open_nofollow(path, 0) : fd;
+}
+
 int path_mkdir_nofollow(const char *path, mode_t leaf_mode, char *bad, size_t badcap)
 {
 	char done[PATH_MAX] = "";

@@ -45,6 +45,13 @@ const char *path_base(const char *path);
 int path_open_nofollow(const char *path, int extra);
 
 /*
+ * path_open_nofollow of a file or a folder, opened as a folder when it is one
+ * (*dir says which): most grants are folders, and their type then needs no
+ * stat.
+ */
+int path_open_nofollow_typed(const char *path, bool *dir);
+
+/*
  * mkdir -p of the canonical absolute path without following symlinks: every
  * component is opened with O_NOFOLLOW relative to the one before and created
  * with mkdirat when missing (the last one leaf_mode, the others 0755). A
