@@ -12,6 +12,8 @@
  *                         namespace that Ubuntu's AppArmor leaves no capability
  *   probe deny-landlock CMD...  landlock_create_ruleset refused (EPERM), as an
  *                         older container profile that does not know it
+ *   probe deny-mount-setattr CMD...  mount_setattr missing (ENOSYS), as before
+ *                         Linux 5.12
  * Built static by tests/kernels/run.sh for the guests and the host.
  */
 #ifndef _GNU_SOURCE
@@ -116,26 +118,29 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *mode;
 		unsigned nr, nr2; /* a second call refused with it, or 0 */
+		unsigned err;
 	} deny[] = {
-		{"deny-getfd", __NR_pidfd_getfd, 0},
+		{"deny-getfd", __NR_pidfd_getfd, 0, EPERM},
 		/* containerd's default without CAP_SYS_PTRACE refuses both */
-		{"deny-getfd-vmread", __NR_pidfd_getfd, __NR_process_vm_readv},
-		{"deny-mount", __NR_mount, 0},
-		{"deny-ptrace", __NR_ptrace, 0},
-		{"deny-landlock", 444 /* landlock_create_ruleset, on every architecture */, 0},
+		{"deny-getfd-vmread", __NR_pidfd_getfd, __NR_process_vm_readv, EPERM},
+		{"deny-mount", __NR_mount, 0, EPERM},
+		{"deny-ptrace", __NR_ptrace, 0, EPERM},
+		{"deny-landlock", 444 /* landlock_create_ruleset, on every architecture */, 0, EPERM},
+		{"deny-mount-setattr", 442 /* on every architecture */, 0, ENOSYS},
 	};
-	unsigned refused = 0, refused2 = 0;
+	unsigned refused = 0, refused2 = 0, err = 0;
 	for (size_t i = 0; argc > 2 && i < sizeof(deny) / sizeof(deny[0]); i++)
 		if (strcmp(argv[1], deny[i].mode) == 0) {
 			refused = deny[i].nr;
 			refused2 = deny[i].nr2 ? deny[i].nr2 : deny[i].nr;
+			err = deny[i].err;
 		}
 	if (refused) {
 		struct sock_filter f[] = {
 			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, refused, 1, 0),
 			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, refused2, 0, 1),
-			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | err),
 			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		};
 		struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
