@@ -38,6 +38,8 @@ void explain_release(struct explain *x)
 	}
 	free(x->v);
 	free(x->t);
+	for (size_t i = 0; i < EXPLAIN_REAL_DIRS; i++)
+		free(x->real_dirs[i]);
 	memset(x, 0, sizeof(*x));
 }
 
@@ -216,16 +218,18 @@ static bool searchable(struct explain *x, const char *dir)
 static bool real_dir(const struct explain *x, const char *dir)
 {
 	for (size_t i = 0; i < EXPLAIN_REAL_DIRS; i++)
-		if (strcmp(x->real_dirs[i], dir) == 0)
+		if (x->real_dirs[i] && strcmp(x->real_dirs[i], dir) == 0)
 			return true;
 	return false;
 }
 
 static void remember_real_dir(struct explain *x, const char *dir)
 {
-	if (real_dir(x, dir) || strlen(dir) >= sizeof(x->real_dirs[0]))
+	char *dup;
+	if (real_dir(x, dir) || !(dup = strdup(dir)))
 		return;
-	memcpy(x->real_dirs[x->real_next], dir, strlen(dir) + 1);
+	free(x->real_dirs[x->real_next]);
+	x->real_dirs[x->real_next] = dup;
 	x->real_next = (x->real_next + 1) % EXPLAIN_REAL_DIRS;
 }
 

@@ -66,8 +66,8 @@ struct explain {
 	 * symlink led to (os.walk and a build read folder by folder, and open
 	 * each folder beneath the one before).
 	 */
-	char real_dirs[EXPLAIN_REAL_DIRS][PATH_MAX];
-	unsigned real_next; /* the slot the next one takes (the oldest) */
+	char *real_dirs[EXPLAIN_REAL_DIRS]; /* on the heap: a run without --explain touches none */
+	unsigned real_next;                 /* the slot the next one takes (the oldest) */
 };
 
 void explain_init(struct explain *x, const struct grants *g, const struct stepbox_config *cfg);

@@ -1326,9 +1326,13 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 	memset(g, 0, sizeof(*g));
 	struct build b = {.g = g, .host = host, .cfg = cfg, .err = err, .budget = ETC_MAX_ENTRIES};
 	struct rlimit nofile;
-	/* what the soft limit leaves, less room for the launch's own */
-	if (host->open_fds && getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur > 512)
-		b.fds_left = nofile.rlim_cur == RLIM_INFINITY ? 1u << 20 : nofile.rlim_cur - 256;
+	/*
+	 * What the soft limit leaves, less room for the grants landlock_build
+	 * opens itself (the rest, up to 256 open at a time) and the launch's own.
+	 */
+	const rlim_t reserve = 512;
+	if (host->open_fds && getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur > reserve)
+		b.fds_left = nofile.rlim_cur == RLIM_INFINITY ? 1u << 20 : nofile.rlim_cur - reserve;
 	int r = build_init(&b);
 	if (r == 0)
 		r = find_persist(cfg, host, &g->persist, err);

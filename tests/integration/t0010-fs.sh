@@ -65,3 +65,23 @@ mkdir -p "$HOME/.config/broker"
 echo 'login=saved' >"$HOME/.config/broker/config"
 denied "HOME/.config not granted by default" "cat '$HOME/.config/broker/config'"
 in_box "HOME/.config readable when granted" "grep -q saved '$HOME/.config/broker/config'" -r "$HOME/.config/broker"
+
+# many read grants under a low open-files limit: the fds held for their rules
+# leave room for the rest (EMFILE with 2,000 grants at 1,024 once)
+mkdir -p "$T/many"
+python3 - "$T/many" "$T/many.json" <<'PY'
+import json, os, sys
+paths = []
+for i in range(2000):
+    p = os.path.join(sys.argv[1], "d%d" % i)
+    os.makedirs(p, exist_ok=True)
+    paths.append(p)
+open(os.path.join(paths[-1], "f"), "w").write("last\n")
+os.makedirs(os.path.join(sys.argv[1], "ungranted"), exist_ok=True)
+open(os.path.join(sys.argv[1], "ungranted", "f"), "w").write("no\n")
+json.dump({"version": 1, "read_paths": paths}, open(sys.argv[2], "w"))
+PY
+(ulimit -n 1024 && run_sb run -p "$T/many.json" -- sh -c "cat '$T/many/d1999/f'" && echo "rc=$RC out=$OUT err=$ERR" >"$T/out/many")
+grep -q "^rc=0 out=last" "$T/out/many" && ok "2,000 read grants under ulimit -n 1024" ||
+	notok "2,000 read grants under ulimit -n 1024" "$(head -c 600 "$T/out/many")"
+(ulimit -n 1024 && denied "... and what none of them grants stays denied" "cat '$T/many/ungranted/f'" -p "$T/many.json")
