@@ -31,15 +31,13 @@ void explain_init(struct explain *x, const struct grants *g, const struct stepbo
 
 void explain_release(struct explain *x)
 {
-	strv_release(&x->open_dirs);
+	explain_forget_dirs(x);
 	for (size_t i = 0; i < x->n; i++) {
 		free(x->v[i].path);
 		free(x->v[i].grant);
 	}
 	free(x->v);
 	free(x->t);
-	for (size_t i = 0; i < EXPLAIN_REAL_DIRS; i++)
-		free(x->real_dirs[i]);
 	memset(x, 0, sizeof(*x));
 }
 
@@ -233,6 +231,28 @@ static void remember_real_dir(struct explain *x, const char *dir)
 	x->real_next = (x->real_next + 1) % EXPLAIN_REAL_DIRS;
 }
 
+/* No empty, "." or ".." name in it: then its text says where it lands (no symlink on the way). */
+static bool plain(const char *path)
+{
+	for (const char *p = path; *p;) {
+		const char *name = p + 1;
+		size_t len = strcspn(name, "/");
+		if (len == 0 || (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'))))
+			return false;
+		p = name + len;
+	}
+	return true;
+}
+
+void explain_forget_dirs(struct explain *x)
+{
+	strv_release(&x->open_dirs);
+	for (size_t i = 0; i < EXPLAIN_REAL_DIRS; i++) {
+		free(x->real_dirs[i]);
+		x->real_dirs[i] = NULL;
+	}
+}
+
 /* A file every user may read, or a folder every user may list and enter. */
 static bool open_to_all(const struct stat *st)
 {
@@ -257,7 +277,7 @@ bool explain_may_fail(struct explain *x, const struct explain_call *c)
 	 * name unless it is a link itself, which one lstat tells (instead of
 	 * the open below).
 	 */
-	if (path_parent(c->path, dir, sizeof(dir)) && real_dir(x, dir) &&
+	if (plain(c->path) && path_parent(c->path, dir, sizeof(dir)) && real_dir(x, dir) &&
 	    lstat(c->path, &st) == 0 && open_to_all(&st)) {
 		if (!grants_covers(x->grants, c->path, GRANT_READ))
 			return true;

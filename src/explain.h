@@ -92,6 +92,13 @@ void explain_judge(struct explain *x, const struct explain_call *c, int errnum);
 bool explain_may_fail(struct explain *x, const struct explain_call *c);
 
 /*
+ * Forget the folders explain_may_fail found real and searchable: the step
+ * renames or deletes something (the tracer, at the call's seccomp stop), and
+ * a folder remembered may be a symlink or another folder by its next read.
+ */
+void explain_forget_dirs(struct explain *x);
+
+/*
  * Add a denial the kernel reported (audit): path is the object Landlock
  * checked (for a create or delete, the folder); program may be "".
  */

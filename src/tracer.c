@@ -249,6 +249,29 @@ static bool decode(struct explain_call *c, const struct __ptrace_syscall_info *s
 	return true;
 }
 
+/*
+ * Whether c, decoded at its seccomp stop, may take a folder from its name:
+ * rmdir, a rename of a folder, an exchange (whose source may be a link). A
+ * file's unlink or rename cannot: a folder's name outlives them.
+ */
+static bool moves_folder(const struct explain_call *c, const struct __ptrace_syscall_info *si)
+{
+	const uint64_t *a = si->seccomp.args;
+	struct stat st;
+	if (c->op == OP_DELETE) {
+#ifdef SYS_unlink
+		if (si->seccomp.nr == SYS_unlink)
+			return false;
+#endif
+		return si->seccomp.nr != SYS_unlinkat || (a[2] & AT_REMOVEDIR);
+	}
+	if (c->op != OP_RENAME)
+		return false;
+	if (si->seccomp.nr == SYS_renameat2 && (a[4] & RENAME_EXCHANGE))
+		return true;
+	return c->path[0] == '\0' || lstat(c->path, &st) < 0 || S_ISDIR(st.st_mode);
+}
+
 bool tracer_stop(struct explain *x, pid_t pid, int status)
 {
 	if (!WIFSTOPPED(status)) {
@@ -265,8 +288,10 @@ bool tracer_stop(struct explain *x, pid_t pid, int status)
 		struct tracer_call *t = tracee(x, pid);
 		long n = ptrace(PTRACE_GET_SYSCALL_INFO, pid, (void *)sizeof(si), &si);
 		bool ours = t && n > 0 && si.op == PTRACE_SYSCALL_INFO_SECCOMP &&
-			    si.arch == NATIVE_ARCH && decode(&t->c, &si) &&
-			    explain_may_fail(x, &t->c);
+			    si.arch == NATIVE_ARCH && decode(&t->c, &si);
+		if (ours && moves_folder(&t->c, &si))
+			explain_forget_dirs(x); /* its name may be a link by the next read */
+		ours = ours && explain_may_fail(x, &t->c);
 		if (t)
 			t->pending = ours;
 		/* to the call's exit when a failure there would be judged, else straight on */

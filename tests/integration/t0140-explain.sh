@@ -71,6 +71,35 @@ else
 	notok "explain: links beside a file and a folder just read (controls)" "$(cat "$T/out/out")"
 fi
 
+# ... nor can the folder cache be led around: a name spelled with '..' out
+# of a folder just read, and a folder just read then swapped for a link to
+# an ungranted one, are each followed to the denial
+rm -rf "$T/w/swap" "$T/w/swap.old"
+mkdir -p "$T/w/swap"
+echo x >"$T/w/swap/f"
+echo x >"$T/secret/f"
+run_sb run --explain -- python3 -c "
+import os
+open('$T/w/mine').close()
+for what, f in (('dotdot', lambda: os.listdir('$T/w/..')),
+                ('up', lambda: os.listdir('$T/w/../secret')),
+                ('up-file', lambda: open('$T/w/../secret/file').close())):
+    try: f(); print(what, 'allowed')
+    except OSError as e: print(what, 'refused', e.errno)
+open('$T/w/swap/f').close(); print('swap read')
+os.rename('$T/w/swap', '$T/w/swap.old')
+os.symlink('$T/secret', '$T/w/swap')
+try: open('$T/w/swap/f').close(); print('swapped allowed')
+except OSError as e: print('swapped refused', e.errno)
+"
+if grep -q "^up refused" "$T/out/out" && grep -q "^up-file refused" "$T/out/out" &&
+	grep -q "^swap read$" "$T/out/out" && grep -q "^swapped refused" "$T/out/out"; then
+	listed "explain: a name with '..' out of a folder just read is followed to the denial" read "$T/secret/file"
+	listed "explain: a folder just read, then swapped for a link, is followed to the denial" read "$T/secret/f"
+else
+	notok "explain: '..' and a swapped folder (controls)" "$(cat "$T/out/out")"
+fi
+
 # a plain permission error inside a granted folder is not the sandbox's
 if is_root; then
 	mkdir -p "$T/priv"
