@@ -814,11 +814,15 @@ struct clone3_args {
 #endif
 
 /*
- * The init, in its new namespaces. On cgroup2 it is born in the step's
- * cgroup (born_in; Linux 5.7): no move into it later, whose RCU grace period
- * costs about half a millisecond. Where clone3 cannot (cgroup v1, an older
- * kernel, a refusal), a plain clone, and stepbox moves it while it builds
- * its root (start_child).
+ * The init, in its new namespaces if any (with --backend none, the command's
+ * process). On cgroup2 it is born in the step's cgroup (born_in; Linux 5.7):
+ * no move into it later, whose RCU grace period costs about half a
+ * millisecond. Where clone3 cannot (cgroup v1, an older kernel, a refusal),
+ * a plain clone or fork, and the child or stepbox moves it (start_child).
+ * Like the clone into namespaces, clone3 skips libc's fork handling: the
+ * child allocates only with no other thread of stepbox's able to hold
+ * malloc's lock (the output pump allocates nothing; the supervisor starts
+ * after it).
  */
 static pid_t clone_init(const struct launch_spec *s, bool *born_in)
 {
@@ -835,6 +839,8 @@ static pid_t clone_init(const struct launch_spec *s, bool *born_in)
 			return pid;
 		}
 	}
+	if (!s->backend->ns)
+		return fork();
 	return (pid_t)syscall(SYS_clone, SIGCHLD | s->backend->mountns.clone_flags, NULL, NULL,
 			      NULL, NULL);
 }
@@ -879,7 +885,7 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 	bool born_in = false;
 	/* an init born outside the step's cgroup is moved there by stepbox (start_child) */
 	bool may_move = s->limits && p.ack[1] >= 0;
-	pid_t pid = s->backend->ns ? clone_init(s, &born_in) : fork();
+	pid_t pid = clone_init(s, &born_in);
 	if (pid == 0)
 		child_main(s, file, &oldmask, &p, parent, born_in || may_move);
 	struct supervisor *sup = NULL;
