@@ -717,43 +717,85 @@ static bool unreachable(const char *mp)
 	       faccessat(AT_FDCWD, parent, X_OK, AT_EACCESS) < 0 && errno == EACCES;
 }
 
-/*
- * The flags remount_all sets: all but noexec go on every mount at once (read
- * grants, the most common, may execute).
- */
-#define RESTRICTIVE (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
-#define AT_ONCE (MS_RDONLY | MS_NOSUID | MS_NODEV)
-
-static uint64_t mount_attrs(unsigned long ms)
-{
-	return (ms & MS_RDONLY ? MOUNT_ATTR_RDONLY : 0) | (ms & MS_NOSUID ? MOUNT_ATTR_NOSUID : 0) |
-	       (ms & MS_NODEV ? MOUNT_ATTR_NODEV : 0) | (ms & MS_NOEXEC ? MOUNT_ATTR_NOEXEC : 0);
-}
-
-/* A mount remount_all must set by itself. */
-struct mount_fix {
-	char *mp;
-	unsigned long set, clear; /* before Linux 5.12, set: all it must have */
-	bool submount;            /* brought along by a grant's recursive bind */
+/* A mount of the new root, as its mountinfo line gave it. */
+struct mount_line {
+	long id, parent;
+	char *mp;            /* unescaped, under NEWROOT */
+	unsigned long flags; /* MS_ flags its grant wants, with those it has; 0: ours */
+	bool submount;       /* a submount a grant's bind brought along */
+	signed char hidden;  /* -1: not known yet */
 };
 
+static int by_id(const void *a, const void *b)
+{
+	long x = (*(struct mount_line *const *)a)->id, y = (*(struct mount_line *const *)b)->id;
+	return (x > y) - (x < y);
+}
+
+static int by_place(const void *a, const void *b)
+{
+	const struct mount_line *x = *(struct mount_line *const *)a, *y = *(struct mount_line *const *)b;
+	if (x->parent != y->parent)
+		return (x->parent > y->parent) - (x->parent < y->parent);
+	return strcmp(x->mp, y->mp);
+}
+
+/* The mounts of a new root, looked up by id and by (parent, mount point). */
+struct mount_index {
+	struct mount_line **ids, **places;
+	size_t n;
+};
+
+static struct mount_line *mount_by_id(const struct mount_index *ix, long id)
+{
+	struct mount_line key = {.id = id}, *k = &key;
+	struct mount_line **m = bsearch(&k, ix->ids, ix->n, sizeof(*ix->ids), by_id);
+	return m ? *m : NULL;
+}
+
+static bool mount_at_place(const struct mount_index *ix, long parent, char *mp)
+{
+	struct mount_line key = {.parent = parent, .mp = mp}, *k = &key;
+	return bsearch(&k, ix->places, ix->n, sizeof(*ix->places), by_place) != NULL;
+}
+
 /*
- * Give every mount under NEWROOT the flags it must have: a grant's own bind
- * mount and the submounts a recursive bind brought along (each has flags of
- * its own, and a writable one inside a read-only grant would be a hole) those
- * of the deepest entry that covers it; mounts of our own (procfs, devpts,
- * tmpfs, masks) the flags they were made with; no mount loses a flag it came
- * with (the kernel locks them in a user namespace). One recursive
- * mount_setattr first makes every mount read-only, nosuid and nodev, then
- * only the mounts that differ are set, each by itself: a read grant (the most
- * common, 10,000 in a policy) costs no call, and a mount this missed would
- * stay read-only. Where mount_setattr is missing (before Linux 5.12) or
- * refused, each grant's mount is remounted with its flags.
+ * Whether no path reaches m: another mount sits on its point (that one's
+ * parent is m), one was mounted on a folder above its point after it (a
+ * sibling whose point is above m's), or its parent is hidden so.
+ */
+static bool hidden(const struct mount_index *ix, struct mount_line *m)
+{
+	if (m->hidden >= 0)
+		return m->hidden;
+	m->hidden = 0; /* a loop in the parents (none in a real table) stops here */
+	char up[PATH_MAX + sizeof(NEWROOT)];
+	snprintf(up, sizeof(up), "%s", m->mp);
+	bool h = mount_at_place(ix, m->id, m->mp);
+	for (char *slash; !h && (slash = strrchr(up, '/')) && slash > up;) {
+		*slash = '\0';
+		h = mount_at_place(ix, m->parent, up);
+	}
+	struct mount_line *parent = mount_by_id(ix, m->parent);
+	m->hidden = h || (parent && parent != m && hidden(ix, parent));
+	return m->hidden;
+}
+/*
+ * Give every mount under NEWROOT that a grant's bind made or brought along
+ * the flags of the deepest entry that covers it (a submount has flags of its
+ * own, and a writable one inside a read-only grant would be a hole), plus
+ * the flags it has (the kernel locks them in a user namespace, and a remount
+ * that drops one fails). Mounts of our own (procfs, devpts, tmpfs, masks)
+ * keep the flags they were made with. A remount goes by path, which reaches
+ * the mount on top: a hidden one (our /dev/shm over the host's that -r /dev
+ * brought along, a mask over a grant, a host's folder bound over itself) is
+ * left alone, so the one on top keeps its own flags, and the step cannot
+ * reach the one below. mountinfo is read whole, line by line (a mount's
+ * source is anyone's text: a line cut short would be read as a second,
+ * made-up mount); each mount is remounted once, in the order made.
  */
 static int remount_all(const struct mountns_plan *p, const char **what, const char **path)
 {
-	struct mount_attr attr = {0}; /* a no-op: does this kernel have mount_setattr? */
-	bool at_once = mount_setattr(AT_FDCWD, NEWROOT, 0, &attr, sizeof(attr)) == 0;
 	/* after the first pivot the host's procfs is under OLDROOT; it shows our task */
 	FILE *f = fopen(OLDROOT "/proc/self/mountinfo", "re");
 	if (!f)
@@ -761,15 +803,16 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 	/* a line a mount, 100 bytes each: read in large pieces (a syscall each) */
 	static char buf[1 << 16];
 	setvbuf(f, buf, _IOFBF, sizeof(buf));
-	char line[4096];
-	struct mount_fix *todo = NULL;
-	size_t n = 0, cap = 0;
+	char *line = NULL;
+	size_t cap = 0, n = 0, vcap = 0;
+	struct mount_line *v = NULL;
 	int r = 0;
 	*what = "set the mount flags of";
-	while (r == 0 && fgets(line, sizeof(line), f)) {
+	while (r == 0 && getline(&line, &cap, f) > 0) {
 		/* id parent major:minor root mount-point options ... */
-		char *save = NULL, *mp = strtok_r(line, " ", &save);
-		for (int i = 1; mp && i < 5; i++)
+		char *save = NULL, *id = strtok_r(line, " ", &save);
+		char *parent = id ? strtok_r(NULL, " ", &save) : NULL, *mp = parent;
+		for (int i = 2; mp && i < 5; i++)
 			mp = strtok_r(NULL, " ", &save);
 		char *opts = mp ? strtok_r(NULL, " ", &save) : NULL;
 		if (!opts || strncmp(mp, NEWROOT "/", sizeof(NEWROOT)) != 0)
@@ -778,41 +821,41 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 		const char *inside = mp + sizeof(NEWROOT) - 1;
 		const struct mountns_entry *best = covering(p, inside);
 		bool grant = best && best->kind == MNT_BIND;
-		unsigned long want = locked_flags(opts) | (grant ? access_flags(best->access) : 0);
-		if (!grant && !at_once)
-			continue; /* ours: it keeps the flags it was made with */
-		unsigned long set = at_once ? want & RESTRICTIVE & ~AT_ONCE : want;
-		unsigned long clear = at_once ? AT_ONCE & ~want : 0;
-		if (at_once && !set && !clear)
-			continue; /* the flags set at once are what it must have */
-		if ((r = strv_grow(&todo, &cap, n, sizeof(*todo), 64)) < 0)
+		if ((r = strv_grow(&v, &vcap, n, sizeof(*v), 64)) < 0)
 			break;
-		todo[n] = (struct mount_fix){strdup(mp), set, clear,
-					     grant && strcmp(inside, best->path) != 0};
-		if (!todo[n++].mp)
+		v[n] = (struct mount_line){strtol(id, NULL, 10), strtol(parent, NULL, 10), strdup(mp),
+					   grant ? access_flags(best->access) | locked_flags(opts) : 0,
+					   grant && strcmp(inside, best->path) != 0, -1};
+		if (!v[n++].mp)
 			r = -ENOMEM;
 	}
+	if (r == 0 && ferror(f))
+		r = -EIO;
+	free(line);
 	fclose(f);
-	*path = "/";
-	attr.attr_set = mount_attrs(AT_ONCE);
-	if (r == 0 && at_once &&
-	    mount_setattr(AT_FDCWD, NEWROOT, AT_RECURSIVE, &attr, sizeof(attr)) < 0)
-		r = -errno;
+	struct mount_index ix = {calloc(n + 1, sizeof(*ix.ids)), calloc(n + 1, sizeof(*ix.places)), n};
+	if (r == 0 && (!ix.ids || !ix.places))
+		r = -ENOMEM;
+	if (r == 0 && n) {
+		for (size_t i = 0; i < n; i++)
+			ix.ids[i] = ix.places[i] = &v[i];
+		qsort(ix.ids, n, sizeof(*ix.ids), by_id);
+		qsort(ix.places, n, sizeof(*ix.places), by_place);
+	}
 	for (size_t i = 0; r == 0 && i < n; i++) {
-		*path = todo[i].mp + sizeof(NEWROOT) - 1;
-		attr.attr_set = mount_attrs(todo[i].set);
-		attr.attr_clr = mount_attrs(todo[i].clear);
-		if ((at_once ? mount_setattr(AT_FDCWD, todo[i].mp, AT_SYMLINK_NOFOLLOW, &attr,
-					     sizeof(attr))
-			     : mount(NULL, todo[i].mp, NULL, MS_REMOUNT | MS_BIND | todo[i].set,
-				     NULL)) < 0 &&
+		if (!v[i].flags || hidden(&ix, &v[i]))
+			continue;
+		*path = v[i].mp + sizeof(NEWROOT) - 1;
+		if (mount(NULL, v[i].mp, NULL, MS_REMOUNT | MS_BIND | v[i].flags, NULL) < 0 &&
 		    errno != ENOENT &&
-		    !(errno == EACCES && p->userns && todo[i].submount && unreachable(todo[i].mp)))
+		    !(errno == EACCES && p->userns && v[i].submount && unreachable(v[i].mp)))
 			r = -errno;
 	}
 	for (size_t i = 0; i < n; i++)
-		free(todo[i].mp);
-	free(todo);
+		free(v[i].mp);
+	free(v);
+	free(ix.ids);
+	free(ix.places);
 	return r;
 }
 

@@ -47,54 +47,69 @@ echo "$OUT" | grep -E " $T/rw " | grep -qE "rw,nosuid,nodev" && ok "the workdir 
 echo "$OUT" | grep -E " / " | head -1 | grep -q " ro," && ok "the new root is read-only" || notok "the new root is read-only"
 denied "nothing can be created at /" 'touch /newfile'
 
-# Every mount's flags are set at once (mount_setattr, Linux 5.12) or, where
-# that call is missing (planted: ENOSYS), each mount is remounted by itself:
-# the same flags either way, on the grants and on what their binds brought.
+# Each mount a grant's bind made or brought along gets the grant's flags,
+# keeping its own; a mount under another on the same point is left alone,
+# so the one on top keeps its flags. Each case beside a positive control.
+# each mount point and the flags stepbox sets on it
+flags() {
+	awk '{n = split($6, o, ","); f = ""
+		for (i = 1; i <= n; i++) if (o[i] ~ /^(ro|rw|nosuid|nodev|noexec)$/) f = f (f ? "," : "") o[i]
+		print $5, f}'
+}
+# -r /dev brings the host's /dev/shm and /dev/pts along, under ours
+run_sb run -r /dev -- cat /proc/self/mountinfo
+echo "$OUT" | flags >"$T/out/flags.dev"
+grep -q "^/dev/shm rw,nosuid,nodev$" "$T/out/flags.dev" && grep -q "^/dev/pts rw,nosuid,noexec$" "$T/out/flags.dev" &&
+	grep -q "^/dev ro,nosuid" "$T/out/flags.dev" &&
+	ok "under -r /dev our /dev/shm and /dev/pts keep their flags over the host's" ||
+	notok "under -r /dev our /dev/shm and /dev/pts keep their flags over the host's" "$(grep '^/dev' "$T/out/flags.dev")"
+# a grant where /proc is masked: the mask on top stays read-only
+run_sb run -r /proc/kallsyms -- cat /proc/self/mountinfo
+echo "$OUT" | flags | grep -q "^/proc/kallsyms ro,nosuid,nodev,noexec$" &&
+	ok "a mask over a grant stays read-only" || notok "a mask over a grant stays read-only" "$(echo "$OUT" | grep kallsyms)"
+# a grant whose mountinfo line is longer than a page (its path's spaces are
+# escaped four to one): written as granted, and read-only when read-only
+long="$T/long"
+for i in 1 2 3 4 5 6; do long="$long/$(printf '%*s' 180 '' | tr ' ' ' ')d$i"; done
+mkdir -p "$long/w" "$long/r"
+run_sb run -w "$long/w" -r "$long/r" -- sh -c "echo yes > '$long/w/f' && ! touch '$long/r/f' 2>/dev/null"
+[ "$RC" = 0 ] && [ -s "$long/w/f" ] && [ ! -e "$long/r/f" ] &&
+	ok "a grant whose mountinfo line is longer than a page gets its flags" ||
+	notok "a grant whose mountinfo line is longer than a page gets its flags" "rc=$RC $ERR"
+if is_root; then
+	mkdir -p "$T/data/sub/x" "$T/rw/in" "$T/rw/robind"
+	# host mounts inside a read-only grant and inside a write grant
+	mount -t tmpfs -o mode=0777 stepbox-t0130 "$T/data/sub/x"
+	mount -t tmpfs -o mode=0777,noexec stepbox-t0130 "$T/rw/in"
+	# a host folder bound read-only over itself inside a write grant
+	mount --bind "$T/rw/robind" "$T/rw/robind" && mount -o remount,bind,ro "$T/rw/robind"
+	# a host mount whose mountinfo line is longer than a page, its source
+	# chosen to read as a mount of ours over /usr if the line were cut
+	inj="$T/inj"
+	for i in 1 2 3 4 5; do inj="$inj/$(printf '%*s' 250 '')"; done
+	mkdir -p "$inj/m" "$inj/m2" && mount -t tmpfs -o size=64k "/newroot/tmp/../usr" "$inj/m"
+	mount -t tmpfs -o size=64k "/newroot$T/rw/robind" "$inj/m2"
+	run_sb run -C "$T/rw" -r "$T/data" -- cat /proc/self/mountinfo
+	echo "$OUT" | flags >"$T/out/flags.host"
+	grep -q "^$T/data/sub/x ro,nosuid,nodev$" "$T/out/flags.host" &&
+		grep -q "^$T/rw/in rw,nosuid,nodev,noexec$" "$T/out/flags.host" &&
+		grep -q "^$T/rw/robind ro,nosuid,nodev$" "$T/out/flags.host" &&
+		grep -q "^/usr ro,nosuid,nodev$" "$T/out/flags.host" &&
+		ok "host mounts inside grants: the grant's flags and their own, none made weaker by another's line" ||
+		notok "host mounts inside grants: the grant's flags and their own, none made weaker by another's line" "$(cat "$T/out/flags.host")"
+	run_sb run -C "$T/rw" -r "$T/data" -- sh -c "touch '$T/rw/in/ok' && ! touch '$T/data/sub/x/no' 2>/dev/null && ! touch '$T/rw/robind/no' 2>/dev/null && ! test -w /usr/bin/env"
+	[ "$RC" = 0 ] && [ -e "$T/rw/in/ok" ] && [ ! -e "$T/data/sub/x/no" ] && [ ! -e "$T/rw/robind/no" ] &&
+		ok "a host mount inside a read-only grant, and a read-only one inside a write grant, stay read-only; one inside a write grant is writable" ||
+		notok "a host mount inside a read-only grant, and a read-only one inside a write grant, stay read-only; one inside a write grant is writable" "rc=$RC $OUT $ERR"
+	umount "$T/data/sub/x" "$T/rw/in" "$T/rw/robind" "$inj/m" "$inj/m2"
+fi
+# as root without mount_setattr (before Linux 5.12: no idmapped mount) /etc
+# is walked instead, and what only root may read stays hidden
 kprobe=${FIXTURES:-/nonexistent}/kprobe
-if [ ! -x "$kprobe" ]; then
-	skip "flags without mount_setattr" "the kprobe fixture is missing (tests/run.sh builds it)"
-else
-	mkdir -p "$T/data/sub/x"
-	# as root, a host mount inside a read-only grant and one inside a write
-	# grant: the binds bring them along, each must get its grant's flags
-	if is_root; then
-		mkdir -p "$T/rw/in"
-		mount -t tmpfs -o mode=0777 stepbox-t0130 "$T/data/sub/x" &&
-			mount -t tmpfs -o mode=0777,noexec stepbox-t0130 "$T/rw/in"
-	fi
-	# each mount point and the flags stepbox sets on it
-	flags() {
-		awk '{n = split($6, o, ","); f = ""
-			for (i = 1; i <= n; i++) if (o[i] ~ /^(ro|rw|nosuid|nodev|noexec)$/) f = f (f ? "," : "") o[i]
-			print $5, f}' | sed 's|/stepbox-[0-9]* |/stepbox-N |' | sort
-	}
-	"$SB" run -q -C "$T/rw" -r "$T/data" -- cat /proc/self/mountinfo | flags >"$T/out/flags.at-once"
-	"$kprobe" deny-mount-setattr "$SB" run -q -C "$T/rw" -r "$T/data" -- cat /proc/self/mountinfo |
-		flags >"$T/out/flags.each"
-	# as root /etc differs: its idmapped bind needs mount_setattr too (else it is walked)
-	diff <(grep -v '^/etc' "$T/out/flags.at-once") <(grep -v '^/etc' "$T/out/flags.each") >"$T/out/flags.diff" &&
-		grep -q "^$T/data ro,nosuid,nodev$" "$T/out/flags.each" &&
-		grep -q "^$T/rw rw,nosuid,nodev$" "$T/out/flags.each" &&
-		grep -q "^/proc ro,nosuid,nodev,noexec$" "$T/out/flags.each" &&
-		grep -q "^/tmp rw,nosuid,nodev$" "$T/out/flags.each" &&
-		ok "the mount flags are the same without mount_setattr" ||
-		notok "the mount flags are the same without mount_setattr" "$(cat "$T/out/flags.diff"; cat "$T/out/flags.each")"
-	if is_root; then
-		grep -q "^$T/data/sub/x ro,nosuid,nodev$" "$T/out/flags.at-once" &&
-			grep -q "^$T/rw/in rw,nosuid,nodev,noexec$" "$T/out/flags.at-once" &&
-			ok "a host mount inside a grant gets the grant's flags, keeping its own" ||
-			notok "a host mount inside a grant gets the grant's flags, keeping its own" "$(cat "$T/out/flags.at-once")"
-		for how in "" "$kprobe deny-mount-setattr"; do
-			what=${how:+ (without mount_setattr)}
-			run_sb_via() { OUT=$($how "$SB" "$@" 2>&1); RC=$?; }
-			run_sb_via run -C "$T/rw" -r "$T/data" -- sh -c "touch '$T/rw/in/ok' && touch '$T/data/sub/x/no'"
-			[ "$RC" != 0 ] && [ -e "$T/rw/in/ok" ] && [ ! -e "$T/data/sub/x/no" ] &&
-				ok "a host mount inside a read-only grant is read-only, inside a write grant writable$what" ||
-				notok "a host mount inside a read-only grant is read-only, inside a write grant writable$what" "rc=$RC $OUT"
-			rm -f "$T/rw/in/ok"
-		done
-		umount "$T/data/sub/x" "$T/rw/in"
-	fi
+if is_root && [ -x "$kprobe" ] && [ -e /etc/shadow ]; then
+	OUT=$("$kprobe" deny-mount-setattr "$SB" run -- sh -c 'cat /etc/hostname >/dev/null && echo read; cat /etc/shadow >/dev/null 2>&1 || echo hidden' 2>&1)
+	[ "$OUT" = "$(printf 'read\nhidden')" ] && ok "without mount_setattr root's /etc is walked: /etc/shadow hidden, /etc/hostname read" ||
+		notok "without mount_setattr root's /etc is walked: /etc/shadow hidden, /etc/hostname read" "$OUT"
 fi
 
 # the whole tree dies with stepbox (a PID namespace)
