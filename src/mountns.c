@@ -1080,13 +1080,16 @@ static int push_id(int **v, size_t *n, size_t *cap, int id)
 int mountns_read_mounts(const struct mountns_plan *p, pid_t init, struct mountns_mounts *mm)
 {
 	memset(mm, 0, sizeof(*mm));
-	char path[64], line[4096];
+	char path[64], *line = NULL;
+	size_t cap = 0;
 	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)init);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	int r = 0;
-	while (r == 0 && fgets(line, sizeof(line), f)) {
+	/* whole lines: a mount's source is anyone's text, and a line cut short
+	 * would read as a made-up mount (remount_all) */
+	while (r == 0 && getline(&line, &cap, f) > 0) {
 		/* id parent major:minor root mount-point ...; mount points as init sees them */
 		char *save = NULL, *id = strtok_r(line, " ", &save), *mp = id;
 		for (int i = 1; mp && i < 5; i++)
@@ -1111,6 +1114,9 @@ int mountns_read_mounts(const struct mountns_plan *p, pid_t init, struct mountns
 		else if (ux)
 			r = push_id(&mm->unix_, &mm->nunix, &mm->capunix, mid);
 	}
+	if (r == 0 && ferror(f))
+		r = -EIO;
+	free(line);
 	fclose(f);
 	if (r < 0)
 		mountns_mounts_release(mm);
