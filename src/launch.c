@@ -717,7 +717,15 @@ static int take_listener(const struct launch_spec *s, pid_t pid, int n, int ack,
 	c.nunix_mnt = mm.nunix;
 	c.all_mnt = mm.all;
 	c.nall_mnt = mm.nall;
-	r = supervise_start(sup, &c, l, err);
+	/*
+	 * stepbox holds the listener: the command may start while the
+	 * supervisor's thread does. Until the thread serves, a supervised call
+	 * waits; if it cannot start, the tree is killed before any is answered.
+	 */
+	if (write(ack, "x", 1) != 1)
+		r = err_set(err, ERR_UNAVAILABLE, EPIPE, "start the supervisor");
+	else
+		r = supervise_start(sup, &c, l, err);
 	mountns_mounts_release(&mm);
 	return r;
 }
@@ -764,8 +772,6 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 			continue;
 		}
 		r = take_listener(s, pid, rep.errnum, p->ack[1], sup, err);
-		if (r == 0 && write(p->ack[1], "x", 1) != 1)
-			r = err_set(err, ERR_UNAVAILABLE, EPIPE, "start the supervisor");
 		close_fd(&p->ack[1]);
 		if (r < 0)
 			return r;
