@@ -780,6 +780,7 @@ static bool hidden(const struct mount_index *ix, struct mount_line *m)
 	m->hidden = h || (parent && parent != m && hidden(ix, parent));
 	return m->hidden;
 }
+
 /*
  * Give every mount under NEWROOT that a grant's bind made or brought along
  * the flags of the deepest entry that covers it (a submount has flags of its
