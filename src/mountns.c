@@ -721,6 +721,7 @@ static bool unreachable(const char *mp)
 struct mount_line {
 	long id, parent;
 	char *mp;            /* unescaped, under NEWROOT */
+	const char *grant;   /* the grant's path (the plan's), for an error */
 	unsigned long flags; /* MS_ flags its grant wants, with those it has; 0: ours */
 	bool submount;       /* a submount a grant's bind brought along */
 	signed char hidden;  /* -1: not known yet */
@@ -825,6 +826,7 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 		if ((r = strv_grow(&v, &vcap, n, sizeof(*v), 64)) < 0)
 			break;
 		v[n] = (struct mount_line){strtol(id, NULL, 10), strtol(parent, NULL, 10), strdup(mp),
+					   grant ? best->path : NULL,
 					   grant ? access_flags(best->access) | locked_flags(opts) : 0,
 					   grant && strcmp(inside, best->path) != 0, -1};
 		if (!v[n++].mp)
@@ -846,7 +848,7 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		if (!v[i].flags || hidden(&ix, &v[i]))
 			continue;
-		*path = v[i].mp + sizeof(NEWROOT) - 1;
+		*path = v[i].grant;
 		if (mount(NULL, v[i].mp, NULL, MS_REMOUNT | MS_BIND | v[i].flags, NULL) < 0 &&
 		    errno != ENOENT &&
 		    !(errno == EACCES && p->userns && v[i].submount && unreachable(v[i].mp)))
