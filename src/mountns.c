@@ -724,7 +724,7 @@ struct mount_line {
 	const char *grant;   /* the grant's path (the plan's), for an error */
 	unsigned long flags; /* MS_ flags its grant wants, with those it has; 0: ours */
 	bool submount;       /* a submount a grant's bind brought along */
-	signed char hidden;  /* -1: not known yet */
+	signed char cut;     /* place_cut, -1: not known yet */
 };
 
 static int by_id(const void *a, const void *b)
@@ -760,26 +760,38 @@ static bool mount_at_place(const struct mount_index *ix, long parent, char *mp)
 	return bsearch(&k, ix->places, ix->n, sizeof(*ix->places), by_place) != NULL;
 }
 
+static bool hidden(const struct mount_index *ix, struct mount_line *m);
+
 /*
- * Whether no path reaches m: another mount sits on its point (that one's
- * parent is m), one was mounted on a folder above its point after it (a
- * sibling whose point is above m's), or its parent is hidden so.
+ * Whether no path reaches m's mount point: a sibling (same parent) was
+ * mounted on a folder above it after it, or what it sits in is out of reach.
+ * A mount on its parent's own point (stacked on it) sits at the parent's
+ * place: it needs that place reached, not the parent, which it covers. Any
+ * other sits in its parent, which must be reached.
  */
-static bool hidden(const struct mount_index *ix, struct mount_line *m)
+static bool place_cut(const struct mount_index *ix, struct mount_line *m)
 {
-	if (m->hidden >= 0)
-		return m->hidden;
-	m->hidden = 0; /* a loop in the parents (none in a real table) stops here */
+	if (m->cut >= 0)
+		return m->cut;
+	m->cut = 0; /* a loop in the parents (none in a real table) stops here */
 	char up[PATH_MAX + sizeof(NEWROOT)];
 	snprintf(up, sizeof(up), "%s", m->mp);
-	bool h = mount_at_place(ix, m->id, m->mp);
-	for (char *slash; !h && (slash = strrchr(up, '/')) && slash > up;) {
+	bool cut = false;
+	for (char *slash; !cut && (slash = strrchr(up, '/')) && slash > up;) {
 		*slash = '\0';
-		h = mount_at_place(ix, m->parent, up);
+		cut = mount_at_place(ix, m->parent, up);
 	}
 	struct mount_line *parent = mount_by_id(ix, m->parent);
-	m->hidden = h || (parent && parent != m && hidden(ix, parent));
-	return m->hidden;
+	if (!cut && parent && parent != m)
+		cut = strcmp(parent->mp, m->mp) == 0 ? place_cut(ix, parent) : hidden(ix, parent);
+	m->cut = cut;
+	return cut;
+}
+
+/* Whether no path reaches m: another mount sits on its point, or its point is cut off. */
+static bool hidden(const struct mount_index *ix, struct mount_line *m)
+{
+	return mount_at_place(ix, m->id, m->mp) || place_cut(ix, m);
 }
 
 /*

@@ -77,10 +77,16 @@ run_sb run -w "$long/w" -r "$long/r" -- sh -c "echo yes > '$long/w/f' && ! touch
 	ok "a grant whose mountinfo line is longer than a page gets its flags" ||
 	notok "a grant whose mountinfo line is longer than a page gets its flags" "rc=$RC $ERR"
 if is_root; then
-	mkdir -p "$T/data/sub/x" "$T/rw/in" "$T/rw/robind"
+	mkdir -p "$T/data/sub/x" "$T/rw/in" "$T/rw/robind" "$T/rw/mnt" "$T/data/stack"
 	# host mounts inside a read-only grant and inside a write grant
 	mount -t tmpfs -o mode=0777 stepbox-t0130 "$T/data/sub/x"
 	mount -t tmpfs -o mode=0777,noexec stepbox-t0130 "$T/rw/in"
+	# a read-only grant on a host mount point inside the workdir (its bind
+	# sits on the workdir bind's copy of that mount), and two host mounts
+	# stacked on one point inside a read-only grant
+	mount -t tmpfs -o mode=0777 stepbox-t0130 "$T/rw/mnt"
+	mount -t tmpfs -o mode=0777 stepbox-t0130 "$T/data/stack"
+	mount -t tmpfs -o mode=0777 stepbox-t0130 "$T/data/stack"
 	# a host folder bound read-only over itself inside a write grant
 	mount --bind "$T/rw/robind" "$T/rw/robind" && mount -o remount,bind,ro "$T/rw/robind"
 	# a host mount whose mountinfo line is longer than a page, its source
@@ -89,19 +95,22 @@ if is_root; then
 	for i in 1 2 3 4 5; do inj="$inj/$(printf '%*s' 250 '')"; done
 	mkdir -p "$inj/m" "$inj/m2" && mount -t tmpfs -o size=64k "/newroot/tmp/../usr" "$inj/m"
 	mount -t tmpfs -o size=64k "/newroot$T/rw/robind" "$inj/m2"
-	run_sb run -C "$T/rw" -r "$T/data" -- cat /proc/self/mountinfo
+	run_sb run -C "$T/rw" -r "$T/data" -r "$T/rw/mnt" -- cat /proc/self/mountinfo
 	echo "$OUT" | flags >"$T/out/flags.host"
 	grep -q "^$T/data/sub/x ro,nosuid,nodev$" "$T/out/flags.host" &&
 		grep -q "^$T/rw/in rw,nosuid,nodev,noexec$" "$T/out/flags.host" &&
 		grep -q "^$T/rw/robind ro,nosuid,nodev$" "$T/out/flags.host" &&
 		grep -q "^/usr ro,nosuid,nodev$" "$T/out/flags.host" &&
+		[ "$(grep "^$T/rw/mnt " "$T/out/flags.host" | tail -1)" = "$T/rw/mnt ro,nosuid,nodev" ] &&
+		[ "$(grep "^$T/data/stack " "$T/out/flags.host" | tail -1)" = "$T/data/stack ro,nosuid,nodev" ] &&
 		ok "host mounts inside grants: the grant's flags and their own, none made weaker by another's line" ||
 		notok "host mounts inside grants: the grant's flags and their own, none made weaker by another's line" "$(cat "$T/out/flags.host")"
-	run_sb run -C "$T/rw" -r "$T/data" -- sh -c "touch '$T/rw/in/ok' && ! touch '$T/data/sub/x/no' 2>/dev/null && ! touch '$T/rw/robind/no' 2>/dev/null && ! test -w /usr/bin/env"
+	run_sb run -C "$T/rw" -r "$T/data" -r "$T/rw/mnt" -- sh -c "touch '$T/rw/in/ok' && ! touch '$T/data/sub/x/no' 2>/dev/null && ! touch '$T/rw/robind/no' 2>/dev/null && ! touch '$T/rw/mnt/no' 2>/dev/null && ! touch '$T/data/stack/no' 2>/dev/null && ! test -w /usr/bin/env"
 	[ "$RC" = 0 ] && [ -e "$T/rw/in/ok" ] && [ ! -e "$T/data/sub/x/no" ] && [ ! -e "$T/rw/robind/no" ] &&
+		[ ! -e "$T/rw/mnt/no" ] && [ ! -e "$T/data/stack/no" ] &&
 		ok "a host mount inside a read-only grant, and a read-only one inside a write grant, stay read-only; one inside a write grant is writable" ||
 		notok "a host mount inside a read-only grant, and a read-only one inside a write grant, stay read-only; one inside a write grant is writable" "rc=$RC $OUT $ERR"
-	umount "$T/data/sub/x" "$T/rw/in" "$T/rw/robind" "$inj/m" "$inj/m2"
+	umount "$T/data/sub/x" "$T/rw/in" "$T/rw/robind" "$inj/m" "$inj/m2" "$T/rw/mnt" "$T/data/stack" "$T/data/stack"
 fi
 # as root without mount_setattr (before Linux 5.12: no idmapped mount) /etc
 # is walked instead, and what only root may read stays hidden
