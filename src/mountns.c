@@ -717,6 +717,25 @@ static bool unreachable(const char *mp)
 	       faccessat(AT_FDCWD, parent, X_OK, AT_EACCESS) < 0 && errno == EACCES;
 }
 
+/*
+ * A mountinfo line's fields (id parent major:minor root mount-point options
+ * ...), the mount point unescaped; opts NULL when the line stops before it.
+ * False for a line without a mount point.
+ */
+static bool mountinfo_fields(char *line, char **id, char **parent, char **mp, char **opts)
+{
+	char *save = NULL;
+	*id = strtok_r(line, " ", &save);
+	*parent = *id ? strtok_r(NULL, " ", &save) : NULL;
+	*mp = *parent;
+	for (int i = 2; *mp && i < 5; i++)
+		*mp = strtok_r(NULL, " ", &save);
+	*opts = *mp ? strtok_r(NULL, " ", &save) : NULL;
+	if (*mp)
+		unescape(*mp);
+	return *mp != NULL;
+}
+
 /* A mount of the new root, as its mountinfo line gave it. */
 struct mount_line {
 	long id, parent;
@@ -823,15 +842,10 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 	int r = 0;
 	*what = "set the mount flags of";
 	while (r == 0 && getline(&line, &cap, f) > 0) {
-		/* id parent major:minor root mount-point options ... */
-		char *save = NULL, *id = strtok_r(line, " ", &save);
-		char *parent = id ? strtok_r(NULL, " ", &save) : NULL, *mp = parent;
-		for (int i = 2; mp && i < 5; i++)
-			mp = strtok_r(NULL, " ", &save);
-		char *opts = mp ? strtok_r(NULL, " ", &save) : NULL;
-		if (!opts || strncmp(mp, NEWROOT "/", sizeof(NEWROOT)) != 0)
+		char *id, *parent, *mp, *opts;
+		if (!mountinfo_fields(line, &id, &parent, &mp, &opts) || !opts ||
+		    strncmp(mp, NEWROOT "/", sizeof(NEWROOT)) != 0)
 			continue;
-		unescape(mp);
 		const char *inside = mp + sizeof(NEWROOT) - 1;
 		const struct mountns_entry *best = covering(p, inside);
 		bool grant = best && best->kind == MNT_BIND;
@@ -1105,13 +1119,10 @@ int mountns_read_mounts(const struct mountns_plan *p, pid_t init, struct mountns
 	/* whole lines: a mount's source is anyone's text, and a line cut short
 	 * would read as a made-up mount (remount_all) */
 	while (r == 0 && getline(&line, &cap, f) > 0) {
-		/* id parent major:minor root mount-point ...; mount points as init sees them */
-		char *save = NULL, *id = strtok_r(line, " ", &save), *mp = id;
-		for (int i = 1; mp && i < 5; i++)
-			mp = strtok_r(NULL, " ", &save);
-		if (!mp)
+		/* mount points as init sees them */
+		char *id, *parent, *mp, *opts;
+		if (!mountinfo_fields(line, &id, &parent, &mp, &opts))
 			continue;
-		unescape(mp);
 		long n = strtol(id, NULL, 10);
 		int mid = n > 0 && n < INT_MAX ? (int)n : -1;
 		r = push_id(&mm->all, &mm->nall, &mm->capall, mid);
