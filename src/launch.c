@@ -889,8 +889,9 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 	pid_t parent = getpid();
 	double start = now_s();
 	bool born_in = false;
-	/* an init born outside the step's cgroup is moved there by stepbox (start_child) */
-	bool may_move = s->limits && p.ack[1] >= 0;
+	/* an init born outside the step's cgroup is moved there by stepbox (start_child),
+	 * or on cgroup v1 moves itself */
+	bool may_move = s->limits && p.ack[1] >= 0 && !limit_joins_itself(s->limits);
 	pid_t pid = clone_init(s, &born_in);
 	if (pid == 0)
 		child_main(s, file, &oldmask, &p, parent, born_in || may_move);

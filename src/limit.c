@@ -343,7 +343,8 @@ static int cg_set(struct limit_plan *p)
 		if (!p->cg_dir[i])
 			continue;
 		char path[PATH_MAX + 16];
-		snprintf(path, sizeof(path), "%s/cgroup.procs", p->cg_dir[i]);
+		snprintf(path, sizeof(path), "%s/%s", p->cg_dir[i],
+			 p->cg_version == 1 ? "tasks" : "cgroup.procs");
 		p->cg_procs[i] = open(path, O_WRONLY | O_CLOEXEC);
 		if (p->cg_procs[i] < 0)
 			r = -errno;
@@ -559,6 +560,17 @@ int limit_join(const struct limit_plan *p, pid_t pid)
 		if (p->cg_procs[i] >= 0 && write(p->cg_procs[i], id, (size_t)n) != n)
 			return -errno;
 	return 0;
+}
+
+/*
+ * cgroup v1: a thread that moves itself through tasks takes no lock over
+ * every thread group of the host, so no grace period is waited for (the
+ * kernel's "cgroup: Optimize single thread migration", upstream and in the
+ * stable series; an older kernel waits as for a process's move).
+ */
+bool limit_joins_itself(const struct limit_plan *p)
+{
+	return p->cg_version == 1;
 }
 
 void limit_sweep(const struct limit_plan *p)

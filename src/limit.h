@@ -43,7 +43,7 @@ struct limit_plan {
 	int cg_version; /* 0 (none), 1 or 2 */
 	/* the step's cgroup: one folder (v2), or pids and memory (v1); NULL */
 	char *cg_dir[2];
-	int cg_procs[2]; /* their cgroup.procs, open for the child; -1 */
+	int cg_procs[2]; /* where a task joins: cgroup.procs (v2), tasks (v1); -1 */
 	int cg_fd;       /* cgroup2: the step's folder, for CLONE_INTO_CGROUP; -1 */
 	/*
 	 * The caller's own cgroup folders, where a step reads its limits (node,
@@ -71,13 +71,17 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 /*
  * limit_join moves pid (0: the caller) into the step's cgroup, before the
  * step's command is forked (unless the init was born there:
- * limit_cgroup_fd). The move waits for an RCU grace period, which stalls
- * every fork of the host meanwhile: as early as it can, and where it can
- * from stepbox while the init sets itself up. limit_enter sets the rlimits
- * in the child, as late as it can (an open_files limit must not refuse the
- * sandbox's own descriptors). Allocate nothing. 0 or -errno.
+ * limit_cgroup_fd). A process's move takes a lock over every thread group
+ * of the host (forks wait while it is held) after an RCU grace period
+ * (about a millisecond here): on cgroup v1 the single-threaded init moves
+ * itself instead (its one thread, through tasks, which takes neither:
+ * limit_joins_itself); on cgroup2 stepbox moves the init while it sets
+ * itself up. limit_enter sets the
+ * rlimits in the child, as late as it can (an open_files limit must not
+ * refuse the sandbox's own descriptors). Allocate nothing. 0 or -errno.
  */
 int limit_join(const struct limit_plan *p, pid_t pid);
+bool limit_joins_itself(const struct limit_plan *p);
 int limit_enter(const struct limit_plan *p);
 
 /*
