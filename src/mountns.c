@@ -590,10 +590,12 @@ static int make_parents(const char *path, struct ours *o)
  * one onto the other either fails or hides the wrong thing, so the type of the
  * mount point is made from the source's, and an existing one must match.
  * Made first and looked at only when it is there already: most are new.
+ * *foreign: it lies in a host folder (a grant's), not on our tmpfs.
  */
-static int mount_point(const char *dst, bool dir, struct ours *o)
+static int mount_point(const char *dst, bool dir, struct ours *o, bool *foreign)
 {
 	int r = make_parents(dst, o); /* on our tmpfs, or nothing is made */
+	*foreign = r < 0;
 	if (r == 0 && dir)
 		r = mkdir(dst, 0755) < 0 ? -errno : 0;
 	if (r == 0 && !dir) {
@@ -848,7 +850,9 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 			continue;
 		const char *inside = mp + sizeof(NEWROOT) - 1;
 		const struct mountns_entry *best = covering(p, inside);
-		bool grant = best && best->kind == MNT_BIND;
+		/* made with its flags (attach_copy): nothing to add, nothing looked up */
+		bool grant = best && best->kind == MNT_BIND &&
+			     (access_flags(best->access) & ~locked_flags(opts)) != 0;
 		if ((r = strv_grow(&v, &vcap, n, sizeof(*v), 64)) < 0)
 			break;
 		v[n] = (struct mount_line){strtol(id, NULL, 10), strtol(parent, NULL, 10), strdup(mp),
@@ -888,85 +892,153 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 	return r;
 }
 
-/* A detached copy of what fd is, owners unmapped through userns, mounted on dst. */
-static int bind_idmapped(int fd, const char *dst, int userns, const char **what)
+/*
+ * Where a mount goes. On our tmpfs, dst itself: only this process works
+ * there. In a host folder (a grant nested in another's, an entry hidden in
+ * one), dst opened without following any symlink and reached through its
+ * /proc/self/fd entry: a step beside this one that may write that folder
+ * could swap dst for a link between the check and the mount and carry the
+ * mount elsewhere, a grant over the new root's /etc (runc's CVE-2021-30465;
+ * t0130).
+ */
+struct target {
+	int fd; /* dst, pinned; -1 on our tmpfs */
+	char path[PATH_MAX + 16];
+};
+
+static int target_open(struct target *t, const char *dst, bool foreign, bool dir)
 {
-	struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (__u64)userns};
-	*what = "bind (idmapped)";
-	int t = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-					  AT_RECURSIVE);
-	if (t < 0)
-		return -errno;
+	t->fd = -1;
+	snprintf(t->path, sizeof(t->path), "%s", dst);
+	if (!foreign)
+		return 0;
+	t->fd = path_open_nofollow(dst, dir ? O_DIRECTORY : 0);
+	if (t->fd < 0)
+		return t->fd;
+	snprintf(t->path, sizeof(t->path), OLDROOT "/proc/self/fd/%d", t->fd);
+	return 0;
+}
+
+static void target_close(struct target *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+}
+
+/* MOUNT_ATTR_ flags of a grant (access_flags, for mount_setattr). */
+static uint64_t access_attrs(unsigned access)
+{
+	unsigned long f = access_flags(access);
+	return MOUNT_ATTR_NOSUID | (f & MS_RDONLY ? MOUNT_ATTR_RDONLY : 0) |
+	       (f & MS_NOEXEC ? MOUNT_ATTR_NOEXEC : 0) | (f & MS_NODEV ? MOUNT_ATTR_NODEV : 0);
+}
+
+/*
+ * Mount a detached copy of src (with the mounts beneath it) at t, its
+ * attributes set on the copy before it is attached, so no path is looked
+ * up again to set them; userns >= 0 also maps its owners (idmapped).
+ * -ENOSYS or -EPERM where this kernel (before 5.12) or a seccomp profile
+ * offers no such calls: the caller binds and remounts instead.
+ */
+static int attach_copy(int dirfd, const char *src, const struct target *t, uint64_t attrs,
+		       int userns)
+{
+	static bool unavailable;
+	if (unavailable)
+		return -ENOSYS;
+	int tree = open_tree(dirfd, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+						 (src[0] ? 0 : AT_EMPTY_PATH));
+	if (tree < 0) {
+		int e = errno;
+		unavailable = e == ENOSYS || e == EPERM;
+		return -e;
+	}
+	struct mount_attr attr = {.attr_set = attrs | (userns >= 0 ? MOUNT_ATTR_IDMAP : 0),
+				  .userns_fd = (__u64)(userns >= 0 ? userns : 0)};
 	int r = 0;
-	if (mount_setattr(t, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0 ||
-	    move_mount(t, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
 		r = -errno;
-	close(t);
+		unavailable = (r == -ENOSYS || r == -EPERM) && userns < 0;
+	} else if (move_mount(tree, "", t->fd >= 0 ? t->fd : AT_FDCWD, t->fd >= 0 ? "" : t->path,
+			      MOVE_MOUNT_F_EMPTY_PATH |
+				      (t->fd >= 0 ? MOVE_MOUNT_T_EMPTY_PATH : 0)) < 0) {
+		r = -errno;
+	}
+	close(tree);
 	return r;
 }
 
 /*
  * Bind the host's path, pinned without following any symlink (a grant is
- * canonical: a symlink there now was planted since it was resolved), through
- * its /proc/self/fd entry, so what is mounted is what was opened.
+ * canonical: a symlink there now was planted since it was resolved), so
+ * what is mounted is what was opened; with its flags set before it is
+ * attached (attach_copy), or where the kernel cannot, bound through its
+ * /proc/self/fd entry and given them by remount_all (*remount).
  */
 static int bind_pinned(const struct mountns_entry *e, const char *dst, int userns,
-		       struct ours *o, const char **what)
+		       struct ours *o, bool *remount, const char **what)
 {
 	char src[PATH_MAX + 16], via[64];
 	snprintf(src, sizeof(src), OLDROOT "%s", strcmp(e->path, "/") ? e->path : "");
 	*what = "find the grant";
-	bool dir;
+	bool dir, foreign;
 	int fd = path_open_nofollow_typed(src, &dir);
 	if (fd == -ENOENT && e->optional)
 		return 0; /* a read grant vanished since it was resolved: dropping narrows */
 	if (fd < 0)
 		return fd;
 	*what = "make the mount point for";
-	int r = mount_point(dst, dir, o);
-	snprintf(via, sizeof(via), OLDROOT "/proc/self/fd/%d", fd);
-	*what = "bind-mount";
-	if (r == 0 && e->idmap)
-		r = bind_idmapped(fd, dst, userns, what);
-	else if (r == 0 && mount(via, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
-		r = -errno;
+	struct target t;
+	int r = mount_point(dst, dir, o, &foreign);
+	t.fd = -1;
+	if (r == 0) {
+		*what = "open the mount point of";
+		r = target_open(&t, dst, foreign, dir);
+	}
+	if (r == 0) {
+		*what = e->idmap ? "bind (idmapped)" : "bind-mount";
+		r = attach_copy(fd, "", &t, access_attrs(e->access), e->idmap ? userns : -1);
+	}
+	if ((r == -ENOSYS || r == -EPERM) && !e->idmap) {
+		snprintf(via, sizeof(via), OLDROOT "/proc/self/fd/%d", fd);
+		r = mount(via, t.path, NULL, MS_BIND | MS_REC, NULL) < 0 ? -errno : 0;
+		*remount = true;
+	}
+	target_close(&t);
 	close(fd);
 	return r;
 }
 
 /*
- * A hidden entry of a folder bound whole: a file or folder nobody may open
- * (mode 0, read-only, empty) over it. Without capabilities, root too gets
- * EACCES, as Landlock would answer.
+ * Cover dst, an entry of a folder bound whole (it lies in a host folder:
+ * pinned), with what nobody may use: a folder with an empty read-only tmpfs
+ * (dir_opts), a file with file bound read-only. An /etc entry hidden this
+ * way gives EACCES to root without capabilities too, as Landlock would.
  */
-static int hide(const char *dst)
+static int cover(const char *dst, const char *file, const char *dir_opts, bool *remount)
 {
-	struct stat st;
-	if (lstat(dst, &st) < 0)
-		return 0; /* gone since the walk */
-	if (S_ISDIR(st.st_mode))
-		return mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			     "size=4k,mode=0000") < 0 ? -errno : 0;
-	if (mount(HIDDEN, dst, NULL, MS_BIND, NULL) < 0 ||
-	    mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV |
-					   MS_NOEXEC, NULL) < 0)
-		return -errno;
-	return 0;
-}
-
-static int mask(const char *dst)
-{
-	struct stat st;
-	if (lstat(dst, &st) < 0)
-		return 0; /* this kernel has no such entry */
-	if (S_ISDIR(st.st_mode))
-		return mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			     "size=4k,mode=0555") < 0 ? -errno : 0;
-	if (mount(OLDROOT "/dev/null", dst, NULL, MS_BIND, NULL) < 0 ||
-	    mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV |
-					   MS_NOEXEC, NULL) < 0)
-		return -errno;
-	return 0;
+	bool dir;
+	struct target t;
+	t.fd = path_open_nofollow_typed(dst, &dir);
+	if (t.fd == -ENOENT)
+		return 0; /* gone since the walk, or this kernel has no such entry */
+	if (t.fd < 0)
+		return t.fd;
+	snprintf(t.path, sizeof(t.path), OLDROOT "/proc/self/fd/%d", t.fd);
+	const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	int r = 0;
+	if (dir && mount("tmpfs", t.path, "tmpfs", ro, dir_opts) < 0)
+		r = -errno;
+	if (!dir)
+		r = attach_copy(AT_FDCWD, file, &t, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+							  MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, -1);
+	if (!dir && (r == -ENOSYS || r == -EPERM)) {
+		r = mount(file, t.path, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
+		*remount = true; /* remount_all gives it the flags */
+	}
+	target_close(&t);
+	return r;
 }
 
 static bool shared_tmp(const char *path)
@@ -974,60 +1046,79 @@ static bool shared_tmp(const char *path)
 	return strcmp(path, "/tmp") == 0 || strcmp(path, "/dev/shm") == 0;
 }
 
-static int apply_mount(const struct mountns_plan *p, const struct mountns_entry *e,
-		       struct ours *o, const char **what)
+/*
+ * A filesystem of our own at dst: a tmpfs in a host folder (a private /tmp
+ * in a folder granted whole) is made on the scratch root and moved there,
+ * so its device is known without a look through a path the host can change.
+ */
+static int mount_new(const char *dst, const char *type, unsigned long flags, const char *opts,
+		     struct ours *o, bool tmpfs)
 {
-	int userns = p->idmap_userns;
+	bool foreign;
+	struct target t;
+	int r = mount_point(dst, true, o, &foreign);
+	if (r < 0 || (r = target_open(&t, dst, foreign, true)) < 0)
+		return r;
+	const char *at = tmpfs && foreign ? "/stage" : t.path;
+	if (at != t.path && mkdir(at, 0700) < 0)
+		r = -errno;
+	if (r == 0 && mount(type, at, type, flags, opts) < 0)
+		r = -errno;
+	if (r == 0 && tmpfs)
+		r = add_ours(o, at);
+	if (r == 0 && at != t.path && (mount(at, t.path, NULL, MS_MOVE, NULL) < 0 || rmdir(at) < 0))
+		r = -errno;
+	target_close(&t);
+	return r;
+}
+
+static int apply_mount(const struct mountns_plan *p, const struct mountns_entry *e,
+		       struct ours *o, bool *remount, const char **what)
+{
 	char dst[PATH_MAX + 16];
 	snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(e->path, "/") ? e->path : "");
 	int r = 0;
 	switch (e->kind) {
 	case MNT_BIND:
-		return bind_pinned(e, dst, userns, o, what);
+		return bind_pinned(e, dst, p->idmap_userns, o, remount, what);
 	case MNT_PROC:
 		/* a procfs of the new PID namespace: no host process is visible */
 		*what = "mount a new /proc at";
-		if ((r = mount_point(dst, true, o)) == 0 &&
-		    mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL) < 0)
-			r = -errno;
-		return r;
+		return mount_new(dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL, o,
+				 false);
 	case MNT_DEVPTS:
 		/* a devpts of our own: the host's terminals are not reachable */
 		*what = "mount a new devpts at";
-		if ((r = mount_point(dst, true, o)) == 0 &&
-		    mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC,
-			  "newinstance,ptmxmode=0666,mode=0620") < 0)
-			r = -errno;
-		return r;
+		return mount_new(dst, "devpts", MS_NOSUID | MS_NOEXEC,
+				 "newinstance,ptmxmode=0666,mode=0620", o, false);
 	case MNT_TMPFS:
 		*what = "mount a private tmpfs at";
 		/* /tmp and /dev/shm are everyone's; any other (HOME) the user's alone */
-		if ((r = mount_point(dst, true, o)) == 0 &&
-		    mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV,
-			  p->tmpfs_opts[!shared_tmp(e->path)]) < 0)
-			r = -errno;
-		return r < 0 ? r : add_ours(o, dst);
+		return mount_new(dst, "tmpfs", MS_NOSUID | MS_NODEV,
+				 p->tmpfs_opts[!shared_tmp(e->path)], o, true);
 	case MNT_MQUEUE:
 		*what = "mount the message queues at";
-		if ((r = mount_point(dst, true, o)) == -EXDEV)
-			return 0; /* a host /dev granted whole without one: none, then */
-		if (r == 0 && mount("mqueue", dst, "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-			r = -errno;
-		return r;
+		r = mount_new(dst, "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, o, false);
+		return r == -EXDEV ? 0 : r; /* a host /dev granted whole without one: none, then */
 	case MNT_MASK:
 		*what = "mask";
-		return mask(dst);
+		return cover(dst, OLDROOT "/dev/null", "size=4k,mode=0555", remount);
 	case MNT_HIDE:
 		*what = "hide";
-		return hide(dst);
+		return cover(dst, HIDDEN, "size=4k,mode=0000", remount);
 	case MNT_SYMLINK: {
 		struct stat st;
 		if (lstat(dst, &st) == 0 && strcmp(e->path, "/dev/ptmx") == 0 &&
 		    !S_ISLNK(st.st_mode)) {
 			/* a host /dev granted whole: its ptmx gives way to ours */
 			*what = "bind the new devpts's ptmx on";
-			return mount(NEWROOT "/dev/pts/ptmx", dst, NULL, MS_BIND, NULL) < 0 ? -errno
-											 : 0;
+			struct target t;
+			if ((r = target_open(&t, dst, true, false)) < 0)
+				return r;
+			if (mount(NEWROOT "/dev/pts/ptmx", t.path, NULL, MS_BIND, NULL) < 0)
+				r = -errno;
+			target_close(&t);
+			return r;
 		}
 		if (lstat(dst, &st) == 0)
 			return 0; /* a grant or a folder is there already */
@@ -1071,16 +1162,17 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 	close(hfd);
 	struct ours o = {{0}, 0, ""};
 	int r = add_ours(&o, NEWROOT);
+	bool remount = false; /* a mount's flags are remount_all's to set */
 	for (size_t i = 0; r == 0 && i < p->n; i++) {
 		*path = p->v[i].path;
-		r = apply_mount(p, &p->v[i], &o, what);
+		r = apply_mount(p, &p->v[i], &o, &remount, what);
 		/* what was just mounted on may be a host folder now: forget it */
 		char dst[PATH_MAX + 16];
 		snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(p->v[i].path, "/") ? p->v[i].path : "");
 		if (p->v[i].kind != MNT_SYMLINK && path_beneath(o.known, dst))
 			o.known[0] = '\0';
 	}
-	if (r == 0)
+	if (r == 0 && remount)
 		r = remount_all(p, what, path);
 	if (r < 0)
 		return r;
