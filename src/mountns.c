@@ -816,7 +816,9 @@ static bool hidden(const struct mount_index *ix, struct mount_line *m)
 }
 
 /*
- * Give every mount under NEWROOT that a grant's bind made or brought along
+ * Where the kernel cannot set a detached copy's flags (attach_copy: before
+ * Linux 5.12, or a seccomp profile refusing mount_setattr), after the fact:
+ * give every mount under NEWROOT that a grant's bind made or brought along
  * the flags of the deepest entry that covers it (a submount has flags of its
  * own, and a writable one inside a read-only grant would be a hole), plus
  * the flags it has (the kernel locks them in a user namespace, and a remount
