@@ -815,6 +815,47 @@ static bool hidden(const struct mount_index *ix, struct mount_line *m)
 	return mount_at_place(ix, m->id, m->mp) || place_cut(ix, m);
 }
 
+/* The id of the mount fd is on (mountinfo's first field), or -1 if unknown. */
+static long mount_id_of(int fd)
+{
+	struct statx stx;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0 && (stx.stx_mask & STATX_MNT_ID))
+		return (long)stx.stx_mnt_id;
+	/* before Linux 5.8: the fd's fdinfo says it (since 3.15) */
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), OLDROOT "/proc/self/fdinfo/%d", fd);
+	int f = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t len = f < 0 ? -1 : read(f, buf, sizeof(buf) - 1);
+	if (f >= 0)
+		close(f);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	const char *m = strstr(buf, "mnt_id:");
+	return m ? strtol(m + 7, NULL, 10) : -1;
+}
+
+/*
+ * Remount m by its mount point, reached without following a symlink and
+ * checked to be the mount mountinfo listed (mp lies in a host folder a
+ * step beside this one may write, which could swap a folder on the way
+ * between the read and the remount, and carry the flags elsewhere):
+ * -ESTALE when mp now reaches another mount.
+ */
+static int remount_pinned(const struct mount_line *m)
+{
+	int fd = path_open_nofollow(m->mp, 0);
+	if (fd < 0)
+		return fd;
+	char via[64];
+	snprintf(via, sizeof(via), OLDROOT "/proc/self/fd/%d", fd);
+	int r = mount_id_of(fd) != m->id ? -ESTALE : 0;
+	if (r == 0 && mount(NULL, via, NULL, MS_REMOUNT | MS_BIND | m->flags, NULL) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
 /*
  * Where the kernel cannot set a detached copy's flags (attach_copy: before
  * Linux 5.12, or a seccomp profile refusing mount_setattr), after the fact:
@@ -881,10 +922,10 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 		if (!v[i].flags || hidden(&ix, &v[i]))
 			continue;
 		*path = v[i].grant;
-		if (mount(NULL, v[i].mp, NULL, MS_REMOUNT | MS_BIND | v[i].flags, NULL) < 0 &&
-		    errno != ENOENT &&
-		    !(errno == EACCES && p->userns && v[i].submount && unreachable(v[i].mp)))
-			r = -errno;
+		r = remount_pinned(&v[i]);
+		if (r == -ENOENT ||
+		    (r == -EACCES && p->userns && v[i].submount && unreachable(v[i].mp)))
+			r = 0;
 	}
 	for (size_t i = 0; i < n; i++)
 		free(v[i].mp);
@@ -1018,7 +1059,7 @@ static int bind_pinned(const struct mountns_entry *e, const char *dst, int usern
  * (dir_opts), a file with file bound read-only. An /etc entry hidden this
  * way gives EACCES to root without capabilities too, as Landlock would.
  */
-static int cover(const char *dst, const char *file, const char *dir_opts, bool *remount)
+static int cover(const char *dst, const char *file, const char *dir_opts)
 {
 	bool dir;
 	struct target t;
@@ -1029,15 +1070,18 @@ static int cover(const char *dst, const char *file, const char *dir_opts, bool *
 		return t.fd;
 	snprintf(t.path, sizeof(t.path), OLDROOT "/proc/self/fd/%d", t.fd);
 	const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-	int r = 0;
-	if (dir && mount("tmpfs", t.path, "tmpfs", ro, dir_opts) < 0)
-		r = -errno;
-	if (!dir)
+	int r;
+	if (dir)
+		r = mount("tmpfs", t.path, "tmpfs", ro, dir_opts) < 0 ? -errno : 0;
+	else
 		r = attach_copy(AT_FDCWD, file, &t, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 							  MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, -1);
 	if (!dir && (r == -ENOSYS || r == -EPERM)) {
-		r = mount(file, t.path, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
-		*remount = true; /* remount_all gives it the flags */
+		/* before Linux 5.12: bound, then remounted (an /etc entry: only root writes there) */
+		r = 0;
+		if (mount(file, t.path, NULL, MS_BIND, NULL) < 0 ||
+		    mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | ro, NULL) < 0)
+			r = -errno;
 	}
 	target_close(&t);
 	return r;
@@ -1104,10 +1148,10 @@ static int apply_mount(const struct mountns_plan *p, const struct mountns_entry 
 		return r == -EXDEV ? 0 : r; /* a host /dev granted whole without one: none, then */
 	case MNT_MASK:
 		*what = "mask";
-		return cover(dst, OLDROOT "/dev/null", "size=4k,mode=0555", remount);
+		return cover(dst, OLDROOT "/dev/null", "size=4k,mode=0555");
 	case MNT_HIDE:
 		*what = "hide";
-		return cover(dst, HIDDEN, "size=4k,mode=0000", remount);
+		return cover(dst, HIDDEN, "size=4k,mode=0000");
 	case MNT_SYMLINK: {
 		struct stat st;
 		if (lstat(dst, &st) == 0 && strcmp(e->path, "/dev/ptmx") == 0 &&
