@@ -215,6 +215,15 @@ static int skip(struct grants *g, const char *path, enum grant_origin origin, co
 	return 0;
 }
 
+static int skip_missing(struct grants *g, const char *path, enum grant_origin origin,
+			const char *why)
+{
+	int r = skip(g, path, origin, why);
+	if (r == 0)
+		g->skipped[g->nskipped - 1].missing = true;
+	return r;
+}
+
 /* A folder a read grant covered but that holds hidden entries. */
 static int add_split(struct grants *g, const char *path, unsigned access)
 {
@@ -899,14 +908,14 @@ static int add_requested(struct build *b, const char *req, unsigned access,
 		return r;
 	if (r < 0) {
 		if (optional && r != -ENOMEM)
-			return skip(g, req, origin, strerror(-r));
+			return skip_missing(g, req, origin, strerror(-r));
 		return err_set(b->err, ERR_USAGE, -r, "cannot resolve %s path '%s'",
 			       grants_origin_name(origin), req);
 	}
 	if (!exists && !create) {
 		free(canon);
 		if (optional)
-			return skip(g, req, origin, "does not exist");
+			return skip_missing(g, req, origin, "does not exist");
 		err_set(b->err, ERR_USAGE, ENOENT, "write path '%s'", req);
 		err_hint(b->err, "create the folder first, or drop it from the write grants");
 		return -ENOENT;
@@ -1109,6 +1118,41 @@ static int read_in_write_alone(const struct grants *g, struct stepbox_err *err)
 				      "read-only");
 			return -EPERM;
 		}
+	}
+	return 0;
+}
+
+/*
+ * A read grant that is not there is dropped (there is nothing to read), but
+ * not one asked for inside a write grant: there a folder that appears later
+ * would be writable while the policy says read-only, and another step of
+ * the workflow that may write there can move it away while this one starts
+ * and back after. Refused instead, on every backend.
+ */
+static int missing_read_in_write(const struct grants *g, const struct grants_host *host,
+				 struct stepbox_err *err)
+{
+	for (size_t i = 0; i < g->nskipped; i++) {
+		const struct grant_skip *sk = &g->skipped[i];
+		char *canon = NULL;
+		bool exists;
+		if (!sk->missing || (sk->origin != ORIGIN_POLICY && sk->origin != ORIGIN_FLAG) ||
+		    grants_canon(host->root, sk->path, &canon, &exists) < 0)
+			continue;
+		for (size_t j = 0; j < g->n; j++) {
+			const struct grant *w = &g->v[j];
+			if (!(w->access & GRANT_WRITE) || (w->access & (GRANT_PRIVATE | GRANT_DEV)) ||
+			    !path_beneath(canon, w->path))
+				continue;
+			err_set(err, ERR_USAGE, ENOENT,
+				"read grant '%s' is not there (%s), and lies in the write grant "
+				"'%s': what appears there would be writable", sk->path, sk->reason,
+				w->path);
+			err_hint(err, "create it before the step, or drop it from the read grants");
+			free(canon);
+			return -ENOENT;
+		}
+		free(canon);
 	}
 	return 0;
 }
@@ -1381,6 +1425,8 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 		r = add_home(&b);
 	if (r == 0 && ((r = dedupe(g)) < 0 || (r = dedupe_skipped(g)) < 0))
 		err_set(err, ERR_USAGE, -r, "grants");
+	if (r == 0)
+		r = missing_read_in_write(g, host, err);
 	if (r == 0 && !host->namespaces)
 		r = read_in_write_alone(g, err);
 	free(b.etc);

@@ -64,6 +64,7 @@ struct grant_skip {
 	char *path;
 	enum grant_origin origin;
 	char *reason;
+	bool missing; /* asked for, and not there (or not resolvable) when resolved */
 };
 
 /*

@@ -213,8 +213,12 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 		if (idmap) /* path order: an idmapped folder comes before what it holds */
 			idmapped[nidmap++] = p->n;
 		proc |= k == MNT_PROC;
-		r = push(p, &cap, (struct mountns_entry){k, path, NULL, access,
-							 !(access & GRANT_WRITE), idmap && k == MNT_BIND});
+		/* a read grant gone by the time it is bound is dropped only where that
+		 * narrows: not inside a bind that allows more (-w W -r W/.git) */
+		bool optional = !(access & GRANT_WRITE) &&
+				!(up && up->kind == MNT_BIND && (up->access & ~access));
+		r = push(p, &cap, (struct mountns_entry){k, path, NULL, access, optional,
+							 idmap && k == MNT_BIND});
 	}
 	free(v);
 	free(idmapped);
@@ -524,14 +528,18 @@ int mountns_write_maps(const struct mountns_plan *p, pid_t child, struct stepbox
 /*
  * The tmpfs mounts that are ours: the new root and the private ones. Mount
  * points and symlinks are only ever made on these, never in a granted (host)
- * folder, even if a grant vanished between resolution and mounting. known is
- * the last folder found to be ours: entries come in path order, so most
- * share it.
+ * folder, even if a grant vanished between resolution and mounting, and
+ * through no symlink: a host folder on the way is one a step beside this
+ * one may write, and a link swapped in there could lead a mkdir anywhere.
+ * known is the last folder found to be ours, known_fd that folder opened
+ * (what is made goes in there, by name): entries come in path order, so
+ * most share it.
  */
 struct ours {
 	dev_t dev[8];
 	size_t n;
 	char known[PATH_MAX];
+	int known_fd; /* -1: none */
 };
 
 static bool dev_ours(const struct ours *o, dev_t dev)
@@ -552,29 +560,49 @@ static int add_ours(struct ours *o, const char *path)
 	return 0;
 }
 
-/* mkdir -p of dir, on one of our tmpfs mounts only. */
+static void forget_known(struct ours *o)
+{
+	if (o->known_fd >= 0)
+		close(o->known_fd);
+	o->known_fd = -1;
+	o->known[0] = '\0';
+}
+
+/* fd, a folder opened through no symlink, if it is on our tmpfs; else -EXDEV (closed) */
+static int keep_ours(int fd, const struct ours *o)
+{
+	struct stat st;
+	if (fd < 0)
+		return fd;
+	int r = fstat(fd, &st) < 0 ? -errno : dev_ours(o, st.st_dev) ? fd : -EXDEV;
+	if (r < 0)
+		close(fd);
+	return r;
+}
+
+/* mkdir -p of dir, on one of our tmpfs mounts only: known is dir after. */
 static int ensure_dir(const char *dir, struct ours *o)
 {
-	if (strcmp(dir, o->known) == 0)
+	if (o->known_fd >= 0 && strcmp(dir, o->known) == 0)
 		return 0;
-	struct stat st;
-	if (lstat(dir, &st) == 0) {
-		if (!S_ISDIR(st.st_mode))
-			return -ENOTDIR;
-		if (!dev_ours(o, st.st_dev))
-			return -EXDEV;
-	} else {
+	int fd = keep_ours(path_open_nofollow(dir, O_DIRECTORY), o);
+	if (fd == -ENOENT) {
 		char up[PATH_MAX];
-		if (errno != ENOENT)
-			return -errno;
 		if (!path_parent(dir, up, sizeof(up)))
 			return -ENAMETOOLONG;
 		int r = ensure_dir(up, o); /* ours: so is what is made in it */
 		if (r < 0)
 			return r;
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		const char *name = strrchr(dir, '/') + 1;
+		if (mkdirat(o->known_fd, name, 0755) < 0 && errno != EEXIST)
 			return -errno;
+		fd = openat(o->known_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = keep_ours(fd < 0 ? -errno : fd, o);
 	}
+	if (fd < 0)
+		return fd;
+	forget_known(o);
+	o->known_fd = fd;
 	snprintf(o->known, sizeof(o->known), "%s", dir);
 	return 0;
 }
@@ -590,16 +618,16 @@ static int make_parents(const char *path, struct ours *o)
  * one onto the other either fails or hides the wrong thing, so the type of the
  * mount point is made from the source's, and an existing one must match.
  * Made first and looked at only when it is there already: most are new.
- * *foreign: it lies in a host folder (a grant's), not on our tmpfs.
  */
-static int mount_point(const char *dst, bool dir, struct ours *o, bool *foreign)
+static int mount_point(const char *dst, bool dir, struct ours *o)
 {
 	int r = make_parents(dst, o); /* on our tmpfs, or nothing is made */
-	*foreign = r < 0;
+	const char *name = strrchr(dst, '/') + 1;
 	if (r == 0 && dir)
-		r = mkdir(dst, 0755) < 0 ? -errno : 0;
+		r = mkdirat(o->known_fd, name, 0755) < 0 ? -errno : 0;
 	if (r == 0 && !dir) {
-		int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		int fd = openat(o->known_fd, name,
+				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		r = fd < 0 ? -errno : close(fd);
 	}
 	struct stat st;
@@ -922,9 +950,10 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 		if (!v[i].flags || hidden(&ix, &v[i]))
 			continue;
 		*path = v[i].grant;
+		/* gone from its path (a folder on the way renamed): an error, or it
+		 * would keep its source's flags */
 		r = remount_pinned(&v[i]);
-		if (r == -ENOENT ||
-		    (r == -EACCES && p->userns && v[i].submount && unreachable(v[i].mp)))
+		if (r == -EACCES && p->userns && v[i].submount && unreachable(v[i].mp))
 			r = 0;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -936,25 +965,20 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 }
 
 /*
- * Where a mount goes. On our tmpfs, dst itself: only this process works
- * there. In a host folder (a grant nested in another's, an entry hidden in
- * one), dst opened without following any symlink and reached through its
- * /proc/self/fd entry: a step beside this one that may write that folder
- * could swap dst for a link between the check and the mount and carry the
- * mount elsewhere, a grant over the new root's /etc (runc's CVE-2021-30465;
- * t0130).
+ * Where a mount goes: dst opened without following any symlink on the whole
+ * way, and mounted through that fd. A grant nested in another's has its
+ * mount point in a host folder, which a step beside this one may write: a
+ * link swapped in there for the mount point or for a folder above it
+ * (pointing back into the new root) carried the mount elsewhere, a grant
+ * over the new root's /etc (runc's CVE-2021-30465; t0130).
  */
 struct target {
-	int fd; /* dst, pinned; -1 on our tmpfs */
-	char path[PATH_MAX + 16];
+	int fd;
+	char path[64]; /* its /proc/self/fd entry */
 };
 
-static int target_open(struct target *t, const char *dst, bool foreign, bool dir)
+static int target_open(struct target *t, const char *dst, bool dir)
 {
-	t->fd = -1;
-	snprintf(t->path, sizeof(t->path), "%s", dst);
-	if (!foreign)
-		return 0;
 	t->fd = path_open_nofollow(dst, dir ? O_DIRECTORY : 0);
 	if (t->fd < 0)
 		return t->fd;
@@ -1003,9 +1027,8 @@ static int attach_copy(int dirfd, const char *src, const struct target *t, uint6
 	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
 		r = -errno;
 		unavailable = (r == -ENOSYS || r == -EPERM) && userns < 0;
-	} else if (move_mount(tree, "", t->fd >= 0 ? t->fd : AT_FDCWD, t->fd >= 0 ? "" : t->path,
-			      MOVE_MOUNT_F_EMPTY_PATH |
-				      (t->fd >= 0 ? MOVE_MOUNT_T_EMPTY_PATH : 0)) < 0) {
+	} else if (move_mount(tree, "", t->fd, "", MOVE_MOUNT_F_EMPTY_PATH |
+						    MOVE_MOUNT_T_EMPTY_PATH) < 0) {
 		r = -errno;
 	}
 	close(tree);
@@ -1025,7 +1048,7 @@ static int bind_pinned(const struct mountns_entry *e, const char *dst, int usern
 	char src[PATH_MAX + 16], via[64];
 	snprintf(src, sizeof(src), OLDROOT "%s", strcmp(e->path, "/") ? e->path : "");
 	*what = "find the grant";
-	bool dir, foreign;
+	bool dir;
 	int fd = path_open_nofollow_typed(src, &dir);
 	if (fd == -ENOENT && e->optional)
 		return 0; /* a read grant vanished since it was resolved: dropping narrows */
@@ -1033,11 +1056,11 @@ static int bind_pinned(const struct mountns_entry *e, const char *dst, int usern
 		return fd;
 	*what = "make the mount point for";
 	struct target t;
-	int r = mount_point(dst, dir, o, &foreign);
+	int r = mount_point(dst, dir, o);
 	t.fd = -1;
 	if (r == 0) {
 		*what = "open the mount point of";
-		r = target_open(&t, dst, foreign, dir);
+		r = target_open(&t, dst, dir);
 	}
 	if (r == 0) {
 		*what = e->idmap ? "bind (idmapped)" : "bind-mount";
@@ -1093,19 +1116,18 @@ static bool shared_tmp(const char *path)
 }
 
 /*
- * A filesystem of our own at dst: a tmpfs in a host folder (a private /tmp
- * in a folder granted whole) is made on the scratch root and moved there,
- * so its device is known without a look through a path the host can change.
+ * A filesystem of our own at dst. A tmpfs is made on the scratch root and
+ * moved there: its device is learnt without a look through dst, a path a
+ * host folder (a private /tmp in a folder granted whole) may be on.
  */
 static int mount_new(const char *dst, const char *type, unsigned long flags, const char *opts,
 		     struct ours *o, bool tmpfs)
 {
-	bool foreign;
 	struct target t;
-	int r = mount_point(dst, true, o, &foreign);
-	if (r < 0 || (r = target_open(&t, dst, foreign, true)) < 0)
+	int r = mount_point(dst, true, o);
+	if (r < 0 || (r = target_open(&t, dst, true)) < 0)
 		return r;
-	const char *at = tmpfs && foreign ? "/stage" : t.path;
+	const char *at = tmpfs ? "/stage" : t.path;
 	if (at != t.path && mkdir(at, 0700) < 0)
 		r = -errno;
 	if (r == 0 && mount(type, at, type, flags, opts) < 0)
@@ -1159,7 +1181,7 @@ static int apply_mount(const struct mountns_plan *p, const struct mountns_entry 
 			/* a host /dev granted whole: its ptmx gives way to ours */
 			*what = "bind the new devpts's ptmx on";
 			struct target t;
-			if ((r = target_open(&t, dst, true, false)) < 0)
+			if ((r = target_open(&t, dst, false)) < 0)
 				return r;
 			if (mount(NEWROOT "/dev/pts/ptmx", t.path, NULL, MS_BIND, NULL) < 0)
 				r = -errno;
@@ -1169,7 +1191,8 @@ static int apply_mount(const struct mountns_plan *p, const struct mountns_entry 
 		if (lstat(dst, &st) == 0)
 			return 0; /* a grant or a folder is there already */
 		*what = "make the symlink";
-		if ((r = make_parents(dst, o)) == 0 && symlink(e->target, dst) < 0)
+		if ((r = make_parents(dst, o)) == 0 &&
+		    symlinkat(e->target, o->known_fd, strrchr(dst, '/') + 1) < 0)
 			r = -errno;
 		return r;
 	}
@@ -1206,7 +1229,7 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 	if (hfd < 0 || fchmod(hfd, 0) < 0)
 		return -errno;
 	close(hfd);
-	struct ours o = {{0}, 0, ""};
+	struct ours o = {{0}, 0, "", -1};
 	int r = add_ours(&o, NEWROOT);
 	bool remount = false; /* a mount's flags are remount_all's to set */
 	for (size_t i = 0; r == 0 && i < p->n; i++) {
@@ -1215,9 +1238,10 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 		/* what was just mounted on may be a host folder now: forget it */
 		char dst[PATH_MAX + 16];
 		snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(p->v[i].path, "/") ? p->v[i].path : "");
-		if (p->v[i].kind != MNT_SYMLINK && path_beneath(o.known, dst))
-			o.known[0] = '\0';
+		if (p->v[i].kind != MNT_SYMLINK && o.known[0] && path_beneath(o.known, dst))
+			forget_known(&o);
 	}
+	forget_known(&o);
 	if (r == 0 && remount)
 		r = remount_all(p, what, path);
 	if (r < 0)

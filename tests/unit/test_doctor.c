@@ -106,7 +106,7 @@ int main(void)
 		strv_push_owned(&ctx.env.env, e[i]);
 	ctx.grants.skipped = calloc(1, sizeof(*ctx.grants.skipped));
 	ctx.grants.skipped[0] = (struct grant_skip){strdup(at("gone")), ORIGIN_POLICY,
-						    strdup("does not exist")};
+						    strdup("does not exist"), true};
 	ctx.grants.nskipped = 1;
 
 	int failed;
