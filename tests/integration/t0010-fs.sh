@@ -85,3 +85,18 @@ PY
 grep -q "^rc=0 out=last" "$T/out/many" && ok "2,000 read grants under ulimit -n 1024" ||
 	notok "2,000 read grants under ulimit -n 1024" "$(head -c 600 "$T/out/many")"
 (ulimit -n 1024 && denied "... and what none of them grants stays denied" "cat '$T/many/ungranted/f'" -p "$T/many.json")
+
+# a read grant asked inside a write grant that is not there is refused (on
+# every backend): what appeared there later would be writable, and a step
+# beside this one that may write the folder can move it away while this
+# one starts. The control: once there, the same grants run (and under the
+# namespaces it is read-only inside).
+mkdir -p "$T/mrw"
+expect "a missing read grant inside a write grant is 125, naming both" 125 "lies in the write grant" -- run -w "$T/mrw" -r "$T/mrw/.git" -- true
+mkdir -p "$T/mrw/.git"
+if [ "$BACKEND" = landlock ]; then
+	expect "control: there, under Landlock alone it is refused as before" 125 "cannot take writing away" -- run -w "$T/mrw" -r "$T/mrw/.git" -- true
+else
+	denied "control: there, it runs and is read-only inside" "touch '$T/mrw/ok' && touch '$T/mrw/.git/x'" -w "$T/mrw" -r "$T/mrw/.git"
+	[ -e "$T/mrw/ok" ] && ok "control: the write grant around it is writable" || notok "control: the write grant around it is writable"
+fi

@@ -168,6 +168,62 @@ wait "$swapper" 2>/dev/null
 	notok "a mount point swapped for a link while the step starts: never followed" "$won won, $clean clean"
 rm -rf "$S"
 
+# the folder above a nested grant's mount point swapped for a link to /
+# (so the path reads /newroot/etc through it): nothing on the way to a
+# mount point is followed either (a red-team pass won 3 of 300 runs)
+S="$T/race2"
+mkdir -p "$S/a/newroot/etc"
+echo mark >"$S/a/newroot/etc/MARK"
+ln -s / "$S/l"
+chmod -R a+rwX "$S"
+python3 -c '
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = (sys.argv[1] + "/a").encode(), (sys.argv[1] + "/l").encode()
+while True:
+    libc.renameat2(-100, a, -100, b, 2)
+' "$S" &
+swapper=$!
+won=0 clean=0
+for i in $(seq 150); do
+	out=$("$SB" run -q -r "$S" -w "$S/a/newroot/etc" -- sh -c 'test -e /etc/MARK && echo WON || echo clean' 2>&1)
+	case $out in *WON*) won=$((won + 1)) ;; clean) clean=$((clean + 1)) ;; esac
+done
+kill "$swapper"
+wait "$swapper" 2>/dev/null
+[ "$won" = 0 ] && [ "$clean" -gt 0 ] &&
+	ok "a folder above a mount point swapped for a link while the step starts: never followed ($clean of 150 clean starts)" ||
+	notok "a folder above a mount point swapped for a link while the step starts: never followed" "$won won, $clean clean"
+rm -rf "$S"
+
+# a read grant inside a write grant renamed away and back while the step
+# starts: the start fails, or the grant is read-only; never a run where it
+# is writable (a red-team pass: 33 of 60 runs wrote it)
+S="$T/vanish"
+mkdir -p "$S/ro"
+echo orig >"$S/ro/data"
+chmod -R a+rwX "$S"
+python3 -c '
+import os, sys, time
+a, b = sys.argv[1] + "/ro", sys.argv[1] + "/gone"
+while True:
+    os.rename(a, b); time.sleep(0.0003); os.rename(b, a); time.sleep(0.0003)
+' "$S" &
+mover=$!
+won=0 clean=0
+for i in $(seq 60); do
+	out=$("$SB" run -q -w "$S" -r "$S/ro" -- sh -c "for k in 1 2 3 4 5 6 7 8 9 10; do [ -d '$S/ro' ] && break; sleep 0.01; done
+		if (echo pwned >'$S/ro/data') 2>/dev/null; then echo WON; else echo clean; fi" 2>&1)
+	case $out in *WON*) won=$((won + 1)) ;; *clean) clean=$((clean + 1)) ;; esac
+done
+kill "$mover"
+wait "$mover" 2>/dev/null
+[ -d "$S/gone" ] && mv "$S/gone" "$S/ro" # the mover stopped between its renames
+[ "$won" = 0 ] && [ "$clean" -gt 0 ] && grep -qx orig "$S/ro/data" &&
+	ok "a read grant in a write grant renamed away while the step starts: never writable ($clean of 60 clean)" ||
+	notok "a read grant in a write grant renamed away while the step starts: never writable" "$won won, $clean clean"
+rm -rf "$S"
+
 # the whole tree dies with stepbox (a PID namespace)
 m=$((RANDOM % 900 + 100))
 "$SB" run -- sh -c "sleep 6${m}1 & (setsid sleep 6${m}2 &); sleep 6${m}3" &
