@@ -137,63 +137,44 @@ if is_root && [ -x "$kprobe" ]; then
 fi
 
 # A step beside this one that may write a folder holding a nested grant
-# swaps the grant's mount point for a link to /newroot/etc, again and again
-# (RENAME_EXCHANGE), while this one starts: the mount point is opened
-# without following links and mounted through its fd, so the grant never
-# lands elsewhere (the code before lost 7 of 400 runs: the step read the
-# swapper's folder as its /etc). A race: 150 runs, each either refused (the
-# link met) or clean; some must start clean (the control).
-S="$T/race"
-mkdir -p "$S/out"
-echo mark >"$S/out/MARK"
-ln -s /newroot/etc "$S/lnk"
-chmod -R a+rwX "$S"
-python3 -c '
+# swaps a name on the way to the grant's mount point for a link, again and
+# again (RENAME_EXCHANGE), while this one starts. A race: 150 starts, each
+# refused (the link met) or clean, none seeing the swapper's folder as its
+# /etc, and some clean (the control).
+# swap_race NAME DIR A B GRANTS...: A and B (in DIR) exchanged meanwhile
+swap_race() {
+	local name=$1 dir=$2 a=$3 b=$4 won=0 clean=0 out i swapper
+	shift 4
+	python3 -c '
 import ctypes, sys
 libc = ctypes.CDLL(None, use_errno=True)
-a, b = (sys.argv[1] + "/out").encode(), (sys.argv[1] + "/lnk").encode()
+a, b = sys.argv[1].encode(), sys.argv[2].encode()
 while True:
     libc.renameat2(-100, a, -100, b, 2)
-' "$S" &
-swapper=$!
-won=0 clean=0
-for i in $(seq 150); do
-	out=$("$SB" run -q -r "$S" -w "$S/out" -- sh -c 'test -e /etc/MARK && echo WON || echo clean' 2>&1)
-	case $out in *WON*) won=$((won + 1)) ;; clean) clean=$((clean + 1)) ;; esac
-done
-kill "$swapper"
-wait "$swapper" 2>/dev/null
-[ "$won" = 0 ] && [ "$clean" -gt 0 ] &&
-	ok "a mount point swapped for a link while the step starts: never followed ($clean of 150 clean starts)" ||
-	notok "a mount point swapped for a link while the step starts: never followed" "$won won, $clean clean"
-rm -rf "$S"
-
-# the folder above a nested grant's mount point swapped for a link to /
-# (so the path reads /newroot/etc through it): nothing on the way to a
-# mount point is followed either (a red-team pass won 3 of 300 runs)
-S="$T/race2"
-mkdir -p "$S/a/newroot/etc"
-echo mark >"$S/a/newroot/etc/MARK"
+' "$dir/$a" "$dir/$b" &
+	swapper=$!
+	for i in $(seq 150); do
+		out=$("$SB" run -q "$@" -- sh -c 'test -e /etc/MARK && echo WON || echo clean' 2>&1)
+		case $out in *WON*) won=$((won + 1)) ;; clean) clean=$((clean + 1)) ;; esac
+	done
+	kill "$swapper"
+	wait "$swapper" 2>/dev/null
+	[ "$won" = 0 ] && [ "$clean" -gt 0 ] && ok "$name: never followed ($clean of 150 clean starts)" ||
+		notok "$name: never followed" "$won won, $clean clean"
+}
+# the mount point itself, for a link to /newroot/etc (the code before lost
+# 7 of 400 runs: the step read the swapper's folder as its /etc)
+S="$T/race"
+mkdir -p "$S/out" "$S/a/newroot/etc"
+echo mark | tee "$S/out/MARK" >"$S/a/newroot/etc/MARK"
+ln -s /newroot/etc "$S/lnk"
 ln -s / "$S/l"
 chmod -R a+rwX "$S"
-python3 -c '
-import ctypes, sys
-libc = ctypes.CDLL(None, use_errno=True)
-a, b = (sys.argv[1] + "/a").encode(), (sys.argv[1] + "/l").encode()
-while True:
-    libc.renameat2(-100, a, -100, b, 2)
-' "$S" &
-swapper=$!
-won=0 clean=0
-for i in $(seq 150); do
-	out=$("$SB" run -q -r "$S" -w "$S/a/newroot/etc" -- sh -c 'test -e /etc/MARK && echo WON || echo clean' 2>&1)
-	case $out in *WON*) won=$((won + 1)) ;; clean) clean=$((clean + 1)) ;; esac
-done
-kill "$swapper"
-wait "$swapper" 2>/dev/null
-[ "$won" = 0 ] && [ "$clean" -gt 0 ] &&
-	ok "a folder above a mount point swapped for a link while the step starts: never followed ($clean of 150 clean starts)" ||
-	notok "a folder above a mount point swapped for a link while the step starts: never followed" "$won won, $clean clean"
+swap_race "a mount point swapped for a link while the step starts" "$S" out lnk -r "$S" -w "$S/out"
+# a folder above it, for a link to / (the path then reads /newroot/etc
+# through it: a red-team pass won 3 of 300 runs)
+swap_race "a folder above a mount point swapped for a link while the step starts" "$S" a l \
+	-r "$S" -w "$S/a/newroot/etc"
 rm -rf "$S"
 
 # a read grant inside a write grant renamed away and back while the step
