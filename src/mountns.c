@@ -977,13 +977,19 @@ struct target {
 	char path[64]; /* its /proc/self/fd entry */
 };
 
+/* t for fd (dst opened through no symlink), or fd's error */
+static int target_pin(struct target *t, int fd)
+{
+	t->fd = fd;
+	if (fd < 0)
+		return fd;
+	snprintf(t->path, sizeof(t->path), OLDROOT "/proc/self/fd/%d", fd);
+	return 0;
+}
+
 static int target_open(struct target *t, const char *dst, bool dir)
 {
-	t->fd = path_open_nofollow(dst, dir ? O_DIRECTORY : 0);
-	if (t->fd < 0)
-		return t->fd;
-	snprintf(t->path, sizeof(t->path), OLDROOT "/proc/self/fd/%d", t->fd);
-	return 0;
+	return target_pin(t, path_open_nofollow(dst, dir ? O_DIRECTORY : 0));
 }
 
 static void target_close(struct target *t)
@@ -1065,11 +1071,11 @@ static int bind_pinned(const struct mountns_entry *e, const char *dst, int usern
 	if (r == 0) {
 		*what = e->idmap ? "bind (idmapped)" : "bind-mount";
 		r = attach_copy(fd, "", &t, access_attrs(e->access), e->idmap ? userns : -1);
-	}
-	if ((r == -ENOSYS || r == -EPERM) && !e->idmap) {
-		snprintf(via, sizeof(via), OLDROOT "/proc/self/fd/%d", fd);
-		r = mount(via, t.path, NULL, MS_BIND | MS_REC, NULL) < 0 ? -errno : 0;
-		*remount = true;
+		if ((r == -ENOSYS || r == -EPERM) && !e->idmap) {
+			snprintf(via, sizeof(via), OLDROOT "/proc/self/fd/%d", fd);
+			r = mount(via, t.path, NULL, MS_BIND | MS_REC, NULL) < 0 ? -errno : 0;
+			*remount = true;
+		}
 	}
 	target_close(&t);
 	close(fd);
@@ -1086,14 +1092,12 @@ static int cover(const char *dst, const char *file, const char *dir_opts)
 {
 	bool dir;
 	struct target t;
-	t.fd = path_open_nofollow_typed(dst, &dir);
-	if (t.fd == -ENOENT)
+	int r = target_pin(&t, path_open_nofollow_typed(dst, &dir));
+	if (r == -ENOENT)
 		return 0; /* gone since the walk, or this kernel has no such entry */
-	if (t.fd < 0)
-		return t.fd;
-	snprintf(t.path, sizeof(t.path), OLDROOT "/proc/self/fd/%d", t.fd);
+	if (r < 0)
+		return r;
 	const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-	int r;
 	if (dir)
 		r = mount("tmpfs", t.path, "tmpfs", ro, dir_opts) < 0 ? -errno : 0;
 	else
@@ -1128,13 +1132,12 @@ static int mount_new(const char *dst, const char *type, unsigned long flags, con
 	if (r < 0 || (r = target_open(&t, dst, true)) < 0)
 		return r;
 	const char *at = tmpfs ? "/stage" : t.path;
-	if (at != t.path && mkdir(at, 0700) < 0)
+	if (tmpfs && mkdir(at, 0700) < 0)
 		r = -errno;
 	if (r == 0 && mount(type, at, type, flags, opts) < 0)
 		r = -errno;
-	if (r == 0 && tmpfs)
-		r = add_ours(o, at);
-	if (r == 0 && at != t.path && (mount(at, t.path, NULL, MS_MOVE, NULL) < 0 || rmdir(at) < 0))
+	if (r == 0 && tmpfs && (r = add_ours(o, at)) == 0 &&
+	    (mount(at, t.path, NULL, MS_MOVE, NULL) < 0 || rmdir(at) < 0))
 		r = -errno;
 	target_close(&t);
 	return r;
