@@ -1134,15 +1134,23 @@ static int missing_read_in_write(const struct grants *g, const struct grants_hos
 {
 	for (size_t i = 0; i < g->nskipped; i++) {
 		const struct grant_skip *sk = &g->skipped[i];
-		char *canon = NULL;
-		bool exists;
-		if (!sk->missing || (sk->origin != ORIGIN_POLICY && sk->origin != ORIGIN_FLAG) ||
-		    grants_canon(host->root, sk->path, &canon, &exists) < 0)
+		if (!sk->missing || (sk->origin != ORIGIN_POLICY && sk->origin != ORIGIN_FLAG))
 			continue;
+		/* where it resolves now, else (a folder on the way made a file, or
+		 * unsearchable, for the moment) where its name says */
+		char *canon = NULL, abs[PATH_MAX], text[PATH_MAX];
+		bool exists;
+		snprintf(abs, sizeof(abs), "%s%s%s", sk->path[0] == '/' ? "" : host->cwd,
+			 sk->path[0] == '/' ? "" : "/", sk->path);
+		if (normalize(abs, text, sizeof(text)) < 0)
+			continue;
+		if (grants_canon(host->root, sk->path, &canon, &exists) < 0)
+			canon = NULL;
 		for (size_t j = 0; j < g->n; j++) {
 			const struct grant *w = &g->v[j];
 			if (!(w->access & GRANT_WRITE) || (w->access & (GRANT_PRIVATE | GRANT_DEV)) ||
-			    !path_beneath(canon, w->path))
+			    !((canon && path_beneath(canon, w->path)) || path_beneath(text, w->path) ||
+			      (w->requested[0] == '/' && path_beneath(text, w->requested))))
 				continue;
 			err_set(err, ERR_USAGE, ENOENT,
 				"read grant '%s' is not there (%s), and lies in the write grant "
