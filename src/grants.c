@@ -719,14 +719,16 @@ static int walk_readable(struct build *b, int dfd, const char *name, const char 
 	/*
 	 * A symlink hides nothing (its target has a rule of its own or none)
 	 * and needs no rule: readdir's type spares its stat. Under the
-	 * namespaces a split folder is bound whole, so its links are there.
+	 * namespaces a split folder is bound whole, so its links are there,
+	 * unless its entries are bound one by one (bind_entries).
 	 */
-	if (type == DT_LNK)
-		return 1;
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	bool link = type == DT_LNK;
+	if (!link && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
-	if (S_ISLNK(st.st_mode))
-		return 1;
+	if (link || S_ISLNK(st.st_mode)) {
+		int r = b->host->bind_entries ? add_link(g, dfd, name, path) : 0;
+		return r < 0 ? r : 1;
+	}
 	if (!world_readable(&st))
 		return skip(g, path, origin, "not world-readable: hidden from the sandbox");
 	if (!S_ISDIR(st.st_mode))
@@ -1376,6 +1378,7 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 		 struct grants *g, struct stepbox_err *err)
 {
 	memset(g, 0, sizeof(*g));
+	g->bind_entries = host->bind_entries;
 	struct build b = {.g = g, .host = host, .cfg = cfg, .err = err, .budget = ETC_MAX_ENTRIES};
 	struct rlimit nofile;
 	/*

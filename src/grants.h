@@ -95,6 +95,7 @@ struct grants {
 	size_t nlinks, caplinks;
 	struct grant_split *splits;
 	size_t nsplits, capsplits;
+	bool bind_entries; /* grants_host.bind_entries: links holds a split folder's too */
 	struct grant_skip *skipped; /* dropped allows, each with why */
 	size_t nskipped, capskipped;
 	char *workdir; /* canonical */
@@ -128,6 +129,13 @@ struct grants_host {
 	bool idmap;
 	dev_t idmap_dev;
 	bool keep_links;         /* record symlinks of split folders (mountns needs them) */
+	/*
+	 * The namespaces without Landlock: a split folder (root's walked /etc)
+	 * is bound entry by entry, its symlinks recreated, rather than whole
+	 * with its secrets covered (a secret the host replaces or adds while
+	 * the step runs would be in the bind, uncovered).
+	 */
+	bool bind_entries;
 	bool open_fds;           /* keep read grants' O_PATH fds (struct grant.fd): Landlock */
 	bool namespaces;         /* the namespace layers run: private /proc, /dev/pts, /dev/shm, /tmp */
 	const char *const *ttys; /* Landlock alone: the step's own terminal(s), NULL-terminated */

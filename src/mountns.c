@@ -97,7 +97,11 @@ static enum mountns_kind kind_of(const char *path, bool private_only)
  * The folders to bind whole instead of entry by entry: the outermost split
  * folders (root's /etc), never / itself. Each holds entries hidden from the
  * sandbox, which get covered; the grants beneath it with no more access than
- * it has are inside the bind already. A few mounts instead of hundreds.
+ * it has are inside the bind already. A few mounts instead of hundreds,
+ * where Landlock holds too (its rules are on the allowed entries: a secret
+ * the host replaces or adds while the step runs has none). Without it
+ * (grants.bind_entries) a cover would be detached by the host's rename over
+ * the secret, and a new one never covered: the entries are bound one by one.
  */
 static const struct grant_split *split_over(const struct grants *g, const char *path)
 {
@@ -147,6 +151,8 @@ static const struct mountns_entry *enclosing(const struct mountns_plan *p, const
 
 static int plan_splits(struct mountns_plan *p, size_t *cap, const struct grants *g)
 {
+	if (g->bind_entries)
+		return 0; /* its entries are bound one by one; what is hidden is not there */
 	int r = 0;
 	for (size_t i = 0; r == 0 && i < g->nsplits; i++)
 		if (outermost(g, &g->splits[i]))
@@ -191,7 +197,7 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 		i = j;
 		if (strcmp(path, "/dev/ptmx") == 0)
 			continue; /* a link into the new devpts, below */
-		if (covered_by_split(g, path, access))
+		if (!g->bind_entries && covered_by_split(g, path, access))
 			continue;
 		/* inside an idmapped bind that allows as much: there already, hidden alike */
 		bool inside = false;
@@ -247,7 +253,7 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 								 gr->path, 0, true, false});
 	}
 	for (size_t i = 0; r == 0 && i < g->nlinks; i++)
-		if (!split_over(g, g->links[i].path))
+		if (g->bind_entries || !split_over(g, g->links[i].path))
 			r = push(p, &cap, (struct mountns_entry){MNT_SYMLINK, g->links[i].path,
 								 g->links[i].target, 0, true, false});
 	for (size_t i = 0; r == 0 && i < sizeof(dev_links) / sizeof(dev_links[0]); i++)

@@ -111,6 +111,7 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 		.idmap = ctx->idmap_userns >= 0,
 		.idmap_dev = idmap_dev,
 		.keep_links = ctx->backend.ns,
+		.bind_entries = ctx->backend.ns && !ctx->backend.landlock,
 		.open_fds = ctx->backend.landlock,
 		.namespaces = ctx->backend.ns,
 		.home = getenv("HOME"),

@@ -59,6 +59,28 @@ if [ "$BACKEND" != landlock ]; then
 	STEPBOX_IDMAP=0 hidden "walked, not idmapped: baseline secrets hidden"
 	STEPBOX_IDMAP=0 hidden "walked, not idmapped: -r /etc and -r /etc/ssl/certs" -r /etc -r /etc/ssl/certs
 	STEPBOX_IDMAP=0 hidden "walked, not idmapped: -r /" -r /
+	# a secret the host replaces (shadow-utils renames a new file over
+	# /etc/shadow) or adds while the step runs: under mountns, with no
+	# Landlock behind the mounts, a cover over the old file was detached
+	# and the new file read; under stacked Landlock has no rule for it
+	sec=/etc/stepbox-t0208-secret-$$
+	trap 'rm -f "$sec" "$sec.new" "$sec.added"' EXIT
+	echo old-secret >"$sec"
+	chmod 600 "$sec"
+	( sleep 0.8
+	  echo new-secret >"$sec.new" && chmod 600 "$sec.new" && mv -f "$sec.new" "$sec"
+	  echo added-secret >"$sec.added" && chmod 600 "$sec.added" ) &
+	STEPBOX_IDMAP=0 run_sb run -- sh -c "cat '$sec' 2>/dev/null || echo before-hidden; sleep 1.6
+		head -c1 /etc/passwd >/dev/null && echo CONTROL-OK
+		cat '$sec' '$sec.added' 2>/dev/null; echo after"
+	wait
+	if [ "$RC" = 0 ] && echo "$OUT" | grep -qx before-hidden && echo "$OUT" | grep -qx CONTROL-OK &&
+		! echo "$OUT" | grep -q secret && [ "$(cat "$sec")" = new-secret ]; then
+		ok "walked, not idmapped: a secret replaced or added on the host while the step runs stays hidden"
+	else
+		notok "walked, not idmapped: a secret replaced or added on the host while the step runs stays hidden" "exit $RC" "$(echo "$OUT" | tr '\n' ' ')"
+	fi
+	rm -f "$sec" "$sec.new" "$sec.added"
 fi
 
 # stepbox policy says what it hid, and how
