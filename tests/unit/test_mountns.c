@@ -118,6 +118,55 @@ int main(void)
 	e = at(&p, "/w/data");
 	CHECK(e && !(e->access & GRANT_WRITE));
 	CHECK(at(&p, "/w") && !at(&p, "/w/out"));
+	/* a read grant gone by its bind is dropped only where that narrows */
+	CHECK(!e->optional); /* /w/data: inside a write grant */
+	e = at(&p, "/x/y");
+	CHECK(e && !e->optional); /* inside /x, which allows exec too */
+	e = at(&p, "/x/y/w/v");
+	CHECK(e && e->optional); /* inside /x/y, which allows less */
+	mountns_release(&p);
+
+	/* root's walked /etc: bound whole with its secrets covered, or, without
+	 * Landlock behind the mounts (bind_entries), its entries one by one */
+	grants_release(&g);
+	memset(&g, 0, sizeof(g));
+	g.workdir = strdup("/w");
+	grant("/etc/passwd", GRANT_READ, false);
+	grant("/etc/ssl/certs", GRANT_READ, false);
+	g.splits = calloc(2, sizeof(*g.splits));
+	g.splits[0] = (struct grant_split){strdup("/etc"), GRANT_READ};
+	g.splits[1] = (struct grant_split){strdup("/etc/ssl"), GRANT_READ};
+	g.nsplits = 2;
+	g.skipped = calloc(1, sizeof(*g.skipped));
+	g.skipped[0] = (struct grant_skip){strdup("/etc/shadow"), ORIGIN_BASELINE,
+					   strdup("not world-readable"), false};
+	g.nskipped = 1;
+	g.links = calloc(1, sizeof(*g.links));
+	g.links[0] = (struct grant_link){strdup("/etc/mtab"), strdup("../proc/self/mounts")};
+	g.nlinks = 1;
+	CHECK(mountns_plan(&p, &cfg, &g) == 0);
+	e = at(&p, "/etc");
+	CHECK(e && e->kind == MNT_BIND);
+	e = at(&p, "/etc/shadow");
+	CHECK(e && e->kind == MNT_HIDE);
+	CHECK(!at(&p, "/etc/passwd") && !at(&p, "/etc/ssl/certs")); /* in /etc's bind */
+	bool link = false;
+	for (size_t i = p.nmounts; i < p.n; i++)
+		link |= strcmp(p.v[i].path, "/etc/mtab") == 0;
+	CHECK(!link); /* there in /etc's bind */
+	mountns_release(&p);
+	g.bind_entries = true;
+	CHECK(mountns_plan(&p, &cfg, &g) == 0);
+	CHECK(!at(&p, "/etc") && !at(&p, "/etc/ssl") && !at(&p, "/etc/shadow"));
+	e = at(&p, "/etc/passwd");
+	CHECK(e && e->kind == MNT_BIND);
+	e = at(&p, "/etc/ssl/certs");
+	CHECK(e && e->kind == MNT_BIND);
+	link = false;
+	for (size_t i = p.nmounts; i < p.n; i++)
+		link |= p.v[i].kind == MNT_SYMLINK && strcmp(p.v[i].path, "/etc/mtab") == 0 &&
+			strcmp(p.v[i].target, "../proc/self/mounts") == 0;
+	CHECK(link);
 	mountns_release(&p);
 
 	grants_release(&g);
