@@ -850,6 +850,23 @@ static int split_toward_etc(struct build *b, int dfd, const char *name, const ch
 }
 
 /*
+ * Whether req, as written, names canon with no symlink on the way: a hidden
+ * entry is granted only when asked for by its own name. A link another step
+ * planted in a folder it may write (shared/cfg -> /etc/shadow) would name
+ * one otherwise, for a step that only asked for shared/cfg.
+ */
+static bool named_as_is(const struct build *b, const char *req, const char *canon)
+{
+	char abs[PATH_MAX], text[PATH_MAX];
+	bool rel = req[0] != '/';
+	if (snprintf(abs, sizeof(abs), "%s%s%s", rel ? b->host->cwd : "", rel ? "/" : "", req) >=
+		    (int)sizeof(abs) ||
+	    normalize(abs, text, sizeof(text)) < 0)
+		return false;
+	return strcmp(text, canon) == 0;
+}
+
+/*
  * A read grant when /etc secrets must stay hidden: one inside /etc is walked
  * as the baseline's /etc is, unless it names a hidden entry exactly
  * (-r /etc/shadow asks for that file, and gets it); one that holds /etc is
@@ -871,7 +888,7 @@ static int add_read(struct build *b, char *canon, const char *req, unsigned acce
 	}
 	struct stat st;
 	bool named = origin != ORIGIN_BASELINE && origin != ORIGIN_BASELINE_TARGET && inside &&
-		     lstat(hp, &st) == 0 && !world_readable(&st);
+		     named_as_is(b, req, canon) && lstat(hp, &st) == 0 && !world_readable(&st);
 	if (named)
 		return add(b->g, canon, strdup(req), access, origin, true);
 	if (inside)

@@ -133,3 +133,14 @@ if [ "$RC" = 0 ] && echo "$OUT" | grep -q SHADOW-READ && ! echo "$OUT" | grep -q
 else
 	notok "-r /etc/shadow grants /etc/shadow, and nothing else hidden" "exit $RC: $OUT"
 fi
+# only by its own name: a link another step planted in a folder it may
+# write (shared/cfg -> /etc/shadow) names nothing hidden for a step that
+# asks for shared/cfg (a red-team pass read /etc/shadow so on every backend)
+mkdir -p "$T/shared"
+run_sb run -w "$T/shared" -- ln -s /etc/shadow "$T/shared/cfg"
+run_sb run -r "$T/shared/cfg" -- sh -c "head -c1 /etc/passwd >/dev/null && echo CONTROL-OK; head -c1 '$T/shared/cfg' >/dev/null 2>&1 && echo LEAK; true"
+if [ -L "$T/shared/cfg" ] && echo "$OUT" | grep -qx CONTROL-OK && ! echo "$OUT" | grep -q LEAK; then
+	ok "a planted link to /etc/shadow, asked for by the link's name, grants nothing hidden"
+else
+	notok "a planted link to /etc/shadow, asked for by the link's name, grants nothing hidden" "exit $RC: $OUT"
+fi
