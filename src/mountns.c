@@ -772,11 +772,34 @@ static bool mountinfo_fields(char *line, char **id, char **parent, char **mp, ch
 	return *mp != NULL;
 }
 
+/*
+ * Without mount_setattr: each grant's bind as made, its mount id (found
+ * race-free: record_bound) and the plan's entry. remount_all gives every
+ * mount the access of the nearest bind above it in the mount tree, never
+ * of the path mountinfo shows: a step beside this one may have renamed a
+ * folder on that path (a read grant's mount shown beneath a write grant's
+ * name took the write grant's flags).
+ */
+struct bound_set {
+	struct bound {
+		long id;
+		const struct mountns_entry *e;
+	} *v;
+	size_t n, cap;
+};
+
+static int by_bound_id(const void *a, const void *b)
+{
+	long x = ((const struct bound *)a)->id, y = ((const struct bound *)b)->id;
+	return (x > y) - (x < y);
+}
+
 /* A mount of the new root, as its mountinfo line gave it. */
 struct mount_line {
 	long id, parent;
 	char *mp;            /* unescaped, under NEWROOT */
 	const char *grant;   /* the grant's path (the plan's), for an error */
+	unsigned long has;   /* MS_ flags it has (mountinfo's options) */
 	unsigned long flags; /* MS_ flags its grant wants, with those it has; 0: ours */
 	bool submount;       /* a submount a grant's bind brought along */
 	signed char cut;     /* place_cut, -1: not known yet */
@@ -891,6 +914,35 @@ static int remount_pinned(const struct mount_line *m)
 }
 
 /*
+ * The bind just made at dst for e, from the pinned src: reached from its
+ * folder through no link, its root src itself, a mount of its own; its id
+ * goes into bs (remount_all). -ESTALE if what dst reaches is not it.
+ */
+static int record_bound(const char *dst, int src, const struct mountns_entry *e,
+			struct bound_set *bs)
+{
+	char up[PATH_MAX];
+	if (!path_parent(dst, up, sizeof(up)))
+		return -ENAMETOOLONG;
+	int pfd = path_open_nofollow(up, O_DIRECTORY);
+	if (pfd < 0)
+		return pfd;
+	int fd = openat(pfd, strrchr(dst, '/') + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	struct stat got, want;
+	long id = -1;
+	int r = fd < 0 || fstat(fd, &got) < 0 || fstat(src, &want) < 0 ? -errno : 0;
+	if (r == 0 && (got.st_dev != want.st_dev || got.st_ino != want.st_ino ||
+		       (id = mount_id_of(fd)) < 0 || id == mount_id_of(pfd)))
+		r = -ESTALE;
+	if (r == 0 && (r = strv_grow(&bs->v, &bs->cap, bs->n, sizeof(*bs->v), 64)) == 0)
+		bs->v[bs->n++] = (struct bound){id, e};
+	if (fd >= 0)
+		close(fd);
+	close(pfd);
+	return r;
+}
+
+/*
  * Where the kernel cannot set a detached copy's flags (attach_copy: before
  * Linux 5.12, or a seccomp profile refusing mount_setattr), after the fact:
  * give every mount under NEWROOT that a grant's bind made or brought along
@@ -906,7 +958,8 @@ static int remount_pinned(const struct mount_line *m)
  * source is anyone's text: a line cut short would be read as a second,
  * made-up mount); each mount is remounted once, in the order made.
  */
-static int remount_all(const struct mountns_plan *p, const char **what, const char **path)
+static int remount_all(const struct mountns_plan *p, struct bound_set *bs, const char **what,
+		       const char **path)
 {
 	/* after the first pivot the host's procfs is under OLDROOT; it shows our task */
 	FILE *f = fopen(OLDROOT "/proc/self/mountinfo", "re");
@@ -925,17 +978,10 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 		if (!mountinfo_fields(line, &id, &parent, &mp, &opts) || !opts ||
 		    strncmp(mp, NEWROOT "/", sizeof(NEWROOT)) != 0)
 			continue;
-		const char *inside = mp + sizeof(NEWROOT) - 1;
-		const struct mountns_entry *best = covering(p, inside);
-		/* made with its flags (attach_copy): nothing to add, nothing looked up */
-		bool grant = best && best->kind == MNT_BIND &&
-			     (access_flags(best->access) & ~locked_flags(opts)) != 0;
 		if ((r = strv_grow(&v, &vcap, n, sizeof(*v), 64)) < 0)
 			break;
 		v[n] = (struct mount_line){strtol(id, NULL, 10), strtol(parent, NULL, 10), strdup(mp),
-					   grant ? best->path : NULL,
-					   grant ? access_flags(best->access) | locked_flags(opts) : 0,
-					   grant && strcmp(inside, best->path) != 0, -1};
+					   NULL, locked_flags(opts), 0, false, -1};
 		if (!v[n++].mp)
 			r = -ENOMEM;
 	}
@@ -951,6 +997,24 @@ static int remount_all(const struct mountns_plan *p, const char **what, const ch
 			ix.ids[i] = ix.places[i] = &v[i];
 		qsort(ix.ids, n, sizeof(*ix.ids), by_id);
 		qsort(ix.places, n, sizeof(*ix.places), by_place);
+		qsort(bs->v, bs->n, sizeof(*bs->v), by_bound_id);
+	}
+	/* each mount's grant: the nearest bind above it, by mount id */
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		const struct bound *b = NULL;
+		const struct mount_line *m = &v[i];
+		for (size_t depth = 0; m && !b && depth < n; depth++) {
+			struct bound key = {.id = m->id};
+			b = bsearch(&key, bs->v, bs->n, sizeof(*bs->v), by_bound_id);
+			if (!b)
+				m = mount_by_id(&ix, m->parent);
+		}
+		unsigned long want = b ? access_flags(b->e->access) : 0;
+		if (want & ~v[i].has) { /* else nothing to add (ours, or made with its flags) */
+			v[i].grant = b->e->path;
+			v[i].flags = want | v[i].has;
+			v[i].submount = m != &v[i];
+		}
 	}
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		if (!v[i].flags || hidden(&ix, &v[i]))
@@ -1052,10 +1116,11 @@ static int attach_copy(int dirfd, const char *src, const struct target *t, uint6
  * canonical: a symlink there now was planted since it was resolved), so
  * what is mounted is what was opened; with its flags set before it is
  * attached (attach_copy), or where the kernel cannot, bound through its
- * /proc/self/fd entry and given them by remount_all (*remount).
+ * /proc/self/fd entry, recorded (record_bound) and given them by
+ * remount_all.
  */
 static int bind_pinned(const struct mountns_entry *e, const char *dst, int userns,
-		       struct ours *o, bool *remount, const char **what)
+		       struct ours *o, struct bound_set *bs, const char **what)
 {
 	char src[PATH_MAX + 16], via[64];
 	snprintf(src, sizeof(src), OLDROOT "%s", strcmp(e->path, "/") ? e->path : "");
@@ -1080,7 +1145,8 @@ static int bind_pinned(const struct mountns_entry *e, const char *dst, int usern
 		if ((r == -ENOSYS || r == -EPERM) && !e->idmap) {
 			snprintf(via, sizeof(via), OLDROOT "/proc/self/fd/%d", fd);
 			r = mount(via, t.path, NULL, MS_BIND | MS_REC, NULL) < 0 ? -errno : 0;
-			*remount = true;
+			if (r == 0)
+				r = record_bound(dst, fd, e, bs);
 		}
 	}
 	target_close(&t);
@@ -1150,14 +1216,14 @@ static int mount_new(const char *dst, const char *type, unsigned long flags, con
 }
 
 static int apply_mount(const struct mountns_plan *p, const struct mountns_entry *e,
-		       struct ours *o, bool *remount, const char **what)
+		       struct ours *o, struct bound_set *bs, const char **what)
 {
 	char dst[PATH_MAX + 16];
 	snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(e->path, "/") ? e->path : "");
 	int r = 0;
 	switch (e->kind) {
 	case MNT_BIND:
-		return bind_pinned(e, dst, p->idmap_userns, o, remount, what);
+		return bind_pinned(e, dst, p->idmap_userns, o, bs, what);
 	case MNT_PROC:
 		/* a procfs of the new PID namespace: no host process is visible */
 		*what = "mount a new /proc at";
@@ -1240,10 +1306,10 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 	close(hfd);
 	struct ours o = {{0}, 0, "", -1};
 	int r = add_ours(&o, NEWROOT);
-	bool remount = false; /* a mount's flags are remount_all's to set */
+	struct bound_set bs = {0}; /* binds whose flags are remount_all's to set */
 	for (size_t i = 0; r == 0 && i < p->n; i++) {
 		*path = p->v[i].path;
-		r = apply_mount(p, &p->v[i], &o, &remount, what);
+		r = apply_mount(p, &p->v[i], &o, &bs, what);
 		/* what was just mounted on may be a host folder now: forget it */
 		char dst[PATH_MAX + 16];
 		snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(p->v[i].path, "/") ? p->v[i].path : "");
@@ -1251,8 +1317,9 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 			forget_known(&o);
 	}
 	forget_known(&o);
-	if (r == 0 && remount)
-		r = remount_all(p, what, path);
+	if (r == 0 && bs.n)
+		r = remount_all(p, &bs, what, path);
+	free(bs.v);
 	if (r < 0)
 		return r;
 	*path = NULL;
