@@ -129,8 +129,8 @@ print("| %.2f MiB | %.2f MiB | %.2f MiB |" % tuple(k / 1024 for k in (
 auto_name = json.loads(subprocess.run([sb, "check", "--json"], capture_output=True, text=True,
                                     env=env).stdout or "{}").get("auto_backend", "?")
 print("## Cost per grant (read_paths in a policy file)\n")
-print("Under the namespaces each grant is bound into the new root (a mount, then a "
-      "read-only remount); Landlock alone adds one rule for each.\n")
+print("Under the namespaces each grant is bound into the new root (a detached copy, its "
+      "flags set, attached); Landlock alone adds one rule for each.\n")
 print("| grants | auto (%s) | per grant | landlock alone | per grant |" % auto_name)
 print("|---|---|---|---|---|")
 base = None
