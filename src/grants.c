@@ -212,6 +212,7 @@ static int skip(struct grants *g, const char *path, enum grant_origin origin, co
 	sk->path = p;
 	sk->origin = origin;
 	sk->reason = r;
+	sk->missing = false; /* skip_missing says */
 	return 0;
 }
 
@@ -474,6 +475,17 @@ static int normalize(const char *path, char *buf, size_t cap)
 	if (k == 0)
 		snprintf(buf, cap, "/");
 	return 0;
+}
+
+/* req as text, made absolute against cwd and normalized (no link looked at). */
+static int lexical(const char *cwd, const char *req, char *buf, size_t cap)
+{
+	char abs[PATH_MAX];
+	bool rel = req[0] != '/';
+	if (snprintf(abs, sizeof(abs), "%s%s%s", rel ? cwd : "", rel ? "/" : "", req) >=
+	    (int)sizeof(abs))
+		return -ENAMETOOLONG;
+	return normalize(abs, buf, cap);
 }
 
 /* A place the step may write, where a previous step may have planted symlinks. */
@@ -857,13 +869,8 @@ static int split_toward_etc(struct build *b, int dfd, const char *name, const ch
  */
 static bool named_as_is(const struct build *b, const char *req, const char *canon)
 {
-	char abs[PATH_MAX], text[PATH_MAX];
-	bool rel = req[0] != '/';
-	if (snprintf(abs, sizeof(abs), "%s%s%s", rel ? b->host->cwd : "", rel ? "/" : "", req) >=
-		    (int)sizeof(abs) ||
-	    normalize(abs, text, sizeof(text)) < 0)
-		return false;
-	return strcmp(text, canon) == 0;
+	char text[PATH_MAX];
+	return lexical(b->host->cwd, req, text, sizeof(text)) == 0 && strcmp(text, canon) == 0;
 }
 
 /*
@@ -1157,11 +1164,9 @@ static int missing_read_in_write(const struct grants *g, const struct grants_hos
 			continue;
 		/* where it resolves now, else (a folder on the way made a file, or
 		 * unsearchable, for the moment) where its name says */
-		char *canon = NULL, abs[PATH_MAX], text[PATH_MAX];
+		char *canon = NULL, text[PATH_MAX];
 		bool exists;
-		snprintf(abs, sizeof(abs), "%s%s%s", sk->path[0] == '/' ? "" : host->cwd,
-			 sk->path[0] == '/' ? "" : "/", sk->path);
-		if (normalize(abs, text, sizeof(text)) < 0)
+		if (lexical(host->cwd, sk->path, text, sizeof(text)) < 0)
 			continue;
 		if (grants_canon(host->root, sk->path, &canon, &exists) < 0)
 			canon = NULL;
