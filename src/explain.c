@@ -231,19 +231,6 @@ static void remember_real_dir(struct explain *x, const char *dir)
 	x->real_next = (x->real_next + 1) % EXPLAIN_REAL_DIRS;
 }
 
-/* No empty, "." or ".." name in it: then its text says where it lands (no symlink on the way). */
-static bool plain(const char *path)
-{
-	for (const char *p = path; *p;) {
-		const char *name = p + 1;
-		size_t len = strcspn(name, "/");
-		if (len == 0 || (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'))))
-			return false;
-		p = name + len;
-	}
-	return true;
-}
-
 void explain_forget_dirs(struct explain *x)
 {
 	strv_release(&x->open_dirs);
@@ -277,7 +264,7 @@ bool explain_may_fail(struct explain *x, const struct explain_call *c)
 	 * name unless it is a link itself, which one lstat tells (instead of
 	 * the open below).
 	 */
-	if (plain(c->path) && path_parent(c->path, dir, sizeof(dir)) && real_dir(x, dir) &&
+	if (path_plain(c->path) && path_parent(c->path, dir, sizeof(dir)) && real_dir(x, dir) &&
 	    lstat(c->path, &st) == 0 && open_to_all(&st)) {
 		if (!grants_covers(x->grants, c->path, GRANT_READ))
 			return true;

@@ -248,7 +248,8 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 	p->nmounts = p->n;
 	for (size_t i = 0; r == 0 && i < g->n; i++) {
 		const struct grant *gr = &g->v[i];
-		if (strcmp(gr->requested, gr->path) != 0 && gr->requested[0] == '/')
+		/* asked for through a symlink: the link too (not a spelling with . or ..) */
+		if (strcmp(gr->requested, gr->path) != 0 && path_plain(gr->requested))
 			r = push(p, &cap, (struct mountns_entry){MNT_SYMLINK, gr->requested,
 								 gr->path, 0, true, false});
 	}

@@ -22,6 +22,20 @@ bool path_beneath(const char *path, const char *dir)
 	return strncmp(path, dir, dl) == 0 && (path[dl] == '\0' || path[dl] == '/');
 }
 
+bool path_plain(const char *path)
+{
+	if (path[0] != '/')
+		return false;
+	for (const char *p = path; *p;) {
+		const char *name = p + 1;
+		size_t len = strcspn(name, "/");
+		if (len == 0 || (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'))))
+			return false;
+		p = name + len;
+	}
+	return true;
+}
+
 char *path_parent(const char *path, char *buf, size_t cap)
 {
 	if (snprintf(buf, cap, "%s", path) >= (int)cap)

@@ -26,6 +26,9 @@
 /* Whether path is dir or lies beneath it ("/" holds everything). */
 bool path_beneath(const char *path, const char *dir);
 
+/* An absolute path with no empty, "." or ".." name in it: its text is where it lands, links aside. */
+bool path_plain(const char *path);
+
 /*
  * The folder holding path, in buf: "/a/b" gives "/a", "/a" gives "/".
  * Returns buf, or NULL when it does not fit.

@@ -22,6 +22,12 @@ denied "the rest of a folder around a file grant is absent" "cat '$T/data/sub/..
 run_sb run -r "$T/data/f.txt" -- sh -c "test -d '$T/data/sub'"
 [ "$RC" != 0 ] && ok "a folder next to a file grant is not there" || notok "a folder next to a file grant is not there"
 
+# a grant spelled with ".." (through a folder not granted): bound where it
+# lands, and no link is made for the spelling (it failed the start, 125)
+mkdir -p "$T/dots/W/ro" "$T/dots/X"
+denied "a read grant spelled with .. inside a write grant runs, read-only" "touch '$T/dots/W/ok' && touch '$T/dots/W/ro/x'" -w "$T/dots/W" -r "$T/dots/X/../W/ro"
+[ -e "$T/dots/W/ok" ] && ok "control: its write grant is writable" || notok "control: its write grant is writable"
+
 # grants given as symlinks: the target is bound, the link recreated
 in_box "a folder grant that is a symlink" "cat '$T/datalink/f.txt' && cat '$T/data/f.txt'" -r "$T/datalink"
 in_box "a file grant that is a symlink" "cat '$T/filelink'" -r "$T/filelink"
