@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grantcheck.h"
 #include "path.h"
 
 #define RX (GRANT_READ | GRANT_EXEC)
@@ -449,45 +450,6 @@ bool grants_hidden(const struct grants *g, const char *path)
 	return false;
 }
 
-/* The absolute path with "//", "." and ".." taken out as text, as a reader sees it. */
-static int normalize(const char *path, char *buf, size_t cap)
-{
-	size_t k = 0;
-	buf[0] = '\0';
-	for (const char *p = path; *p;) {
-		size_t len = strcspn(p, "/");
-		if (len == 2 && p[0] == '.' && p[1] == '.') {
-			char *slash = strrchr(buf, '/');
-			if (slash)
-				*slash = '\0';
-			k = strlen(buf);
-		} else if (len > 0 && !(len == 1 && p[0] == '.')) {
-			if (k + 1 + len >= cap)
-				return -ENAMETOOLONG;
-			buf[k++] = '/';
-			memcpy(buf + k, p, len);
-			buf[k += len] = '\0';
-		}
-		p += len;
-		while (*p == '/')
-			p++;
-	}
-	if (k == 0)
-		snprintf(buf, cap, "/");
-	return 0;
-}
-
-/* req as text, made absolute against cwd and normalized (no link looked at). */
-static int lexical(const char *cwd, const char *req, char *buf, size_t cap)
-{
-	char abs[PATH_MAX];
-	bool rel = req[0] != '/';
-	if (snprintf(abs, sizeof(abs), "%s%s%s", rel ? cwd : "", rel ? "/" : "", req) >=
-	    (int)sizeof(abs))
-		return -ENAMETOOLONG;
-	return normalize(abs, buf, cap);
-}
-
 /* A place the step may write, where a previous step may have planted symlinks. */
 struct wloc {
 	char *path;       /* canonical */
@@ -641,7 +603,7 @@ static int note_location(struct build *b, const char *asked, const char *what, b
 	char norm[PATH_MAX], *canon = NULL;
 	bool exists;
 	/* unresolvable: the grant itself reports it below */
-	if (normalize(asked, norm, sizeof(norm)) < 0 ||
+	if (path_normalize(asked, norm, sizeof(norm)) < 0 ||
 	    grants_canon(b->host->root, asked, &canon, &exists) < 0)
 		return 0;
 	const char *why = broad_kind(b, norm);
@@ -870,7 +832,7 @@ static int split_toward_etc(struct build *b, int dfd, const char *name, const ch
 static bool named_as_is(const struct build *b, const char *req, const char *canon)
 {
 	char text[PATH_MAX];
-	return lexical(b->host->cwd, req, text, sizeof(text)) == 0 && strcmp(text, canon) == 0;
+	return path_lexical(b->host->cwd, req, text, sizeof(text)) == 0 && strcmp(text, canon) == 0;
 }
 
 /*
@@ -1035,7 +997,7 @@ static int add_browser(struct build *b, const char *exe)
 	char norm[PATH_MAX], *canon = NULL;
 	bool exists;
 	const struct wloc *w = NULL;
-	if (normalize(exe, norm, sizeof(norm)) == 0)
+	if (path_normalize(exe, norm, sizeof(norm)) == 0)
 		w = holder(&b->all, norm);
 	int r = w ? 0 : resolve(b, exe, ORIGIN_BROWSER, &canon, &exists, NULL);
 	if (b->refused)
@@ -1092,101 +1054,6 @@ static void err_where(struct stepbox_err *err, const char *where)
 	size_t len = strlen(err->msg);
 	if (len + 4 < sizeof(err->msg))
 		snprintf(err->msg + len, sizeof(err->msg) - len, " (%s)", where);
-}
-
-/*
- * Under Landlock alone rights only add up: a read grant inside a write grant
- * (a shared persistent folder, a -r in the workdir) would be writable after
- * all, while the policy says read-only. Refused, never silently weaker; the
- * namespaces bind it read-only inside.
- */
-static int read_in_write_alone(const struct grants *g, struct stepbox_err *err)
-{
-	/* the write grants first: a few, against thousands of read grants */
-	size_t writes[16], nw = 0;
-	for (size_t i = 0; i < g->n; i++) {
-		unsigned a = g->v[i].access;
-		if (!(a & GRANT_WRITE) || (a & (GRANT_PRIVATE | GRANT_DEV)))
-			continue;
-		if (nw == sizeof(writes) / sizeof(writes[0]))
-			break; /* more: the rest are looked at one by one below */
-		writes[nw++] = i;
-	}
-	for (size_t k = 0; k < g->n; k++) {
-		const struct grant *in = &g->v[k];
-		/* asked read-only (the baseline inside a broad write grant was not) */
-		bool asked = in->origin == ORIGIN_POLICY || in->origin == ORIGIN_FLAG ||
-			     in->origin == ORIGIN_WORKDIR || in->origin == ORIGIN_PERSISTENT;
-		if (!asked || !(in->access & GRANT_READ) ||
-		    (in->access & (GRANT_WRITE | GRANT_PRIVATE)))
-			continue;
-		bool all = nw < sizeof(writes) / sizeof(writes[0]);
-		for (size_t j = 0; j < (all ? nw : g->n); j++) {
-			const struct grant *gr = &g->v[all ? writes[j] : j];
-			if (!(gr->access & GRANT_WRITE) || (gr->access & (GRANT_PRIVATE | GRANT_DEV)) ||
-			    !path_beneath(in->path, gr->path))
-				continue;
-			if (g->persist && strcmp(in->path, g->persist) == 0) {
-				err_set(err, ERR_USAGE, 0,
-					"--persist-shared '%s' lies in the write grant '%s': under "
-					"Landlock alone it cannot be made read-only there", in->path,
-					gr->path);
-				err_hint(err, "keep the persistent folder out of the workdir and the "
-					      "write grants, or use a backend with namespaces (stacked, "
-					      "mountns)");
-				return -EINVAL;
-			}
-			err_set(err, ERR_UNAVAILABLE, 0,
-				"the read-only grant '%s' lies in the write grant '%s': Landlock alone "
-				"cannot take writing away beneath a write grant", in->path, gr->path);
-			err_hint(err, "grant it read-write, move it out of the write grant, or use a "
-				      "backend with namespaces (stacked, mountns), which bind it "
-				      "read-only");
-			return -EPERM;
-		}
-	}
-	return 0;
-}
-
-/*
- * A read grant that is not there is dropped (there is nothing to read), but
- * not one asked for inside a write grant: there a folder that appears later
- * would be writable while the policy says read-only, and another step of
- * the workflow that may write there can move it away while this one starts
- * and back after. Refused instead, on every backend.
- */
-static int missing_read_in_write(const struct grants *g, const struct grants_host *host,
-				 struct stepbox_err *err)
-{
-	for (size_t i = 0; i < g->nskipped; i++) {
-		const struct grant_skip *sk = &g->skipped[i];
-		if (!sk->missing || (sk->origin != ORIGIN_POLICY && sk->origin != ORIGIN_FLAG))
-			continue;
-		/* where it resolves now, else (a folder on the way made a file, or
-		 * unsearchable, for the moment) where its name says */
-		char *canon = NULL, text[PATH_MAX];
-		bool exists;
-		if (lexical(host->cwd, sk->path, text, sizeof(text)) < 0)
-			continue;
-		if (grants_canon(host->root, sk->path, &canon, &exists) < 0)
-			canon = NULL;
-		for (size_t j = 0; j < g->n; j++) {
-			const struct grant *w = &g->v[j];
-			if (!(w->access & GRANT_WRITE) || (w->access & (GRANT_PRIVATE | GRANT_DEV)) ||
-			    !((canon && path_beneath(canon, w->path)) || path_beneath(text, w->path) ||
-			      (w->requested[0] == '/' && path_beneath(text, w->requested))))
-				continue;
-			err_set(err, ERR_USAGE, ENOENT,
-				"read grant '%s' is not there (%s), and lies in the write grant "
-				"'%s': what appears there would be writable", sk->path, sk->reason,
-				w->path);
-			err_hint(err, "create it before the step, or drop it from the read grants");
-			free(canon);
-			return -ENOENT;
-		}
-		free(canon);
-	}
-	return 0;
 }
 
 /* The persistent folder: --persist / persistent_dir, or the write path named
@@ -1389,7 +1256,7 @@ static int build_init(struct build *b)
 	    !(b->etc = strdup("/etc")))
 		return err_set(b->err, ERR_USAGE, ENOMEM, "grants");
 	/* a HOME that is relative or unresolvable names no folder to protect */
-	if (home && home[0] == '/' && normalize(home, norm, sizeof(norm)) == 0 &&
+	if (home && home[0] == '/' && path_normalize(home, norm, sizeof(norm)) == 0 &&
 	    grants_canon(b->host->root, home, &b->home, &exists) == 0 &&
 	    !(b->home_norm = strdup(norm)))
 		return err_set(b->err, ERR_USAGE, ENOMEM, "grants");
@@ -1459,9 +1326,9 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 	if (r == 0 && ((r = dedupe(g)) < 0 || (r = dedupe_skipped(g)) < 0))
 		err_set(err, ERR_USAGE, -r, "grants");
 	if (r == 0)
-		r = missing_read_in_write(g, host, err);
+		r = grantcheck_missing_read_in_write(g, host, err);
 	if (r == 0 && !host->namespaces)
-		r = read_in_write_alone(g, err);
+		r = grantcheck_read_in_write_alone(g, err);
 	free(b.etc);
 	free(b.home);
 	free(b.home_norm);

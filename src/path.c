@@ -22,6 +22,45 @@ bool path_beneath(const char *path, const char *dir)
 	return strncmp(path, dir, dl) == 0 && (path[dl] == '\0' || path[dl] == '/');
 }
 
+/* The absolute path with "//", "." and ".." taken out as text, as a reader sees it. */
+int path_normalize(const char *path, char *buf, size_t cap)
+{
+	size_t k = 0;
+	buf[0] = '\0';
+	for (const char *p = path; *p;) {
+		size_t len = strcspn(p, "/");
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			char *slash = strrchr(buf, '/');
+			if (slash)
+				*slash = '\0';
+			k = strlen(buf);
+		} else if (len > 0 && !(len == 1 && p[0] == '.')) {
+			if (k + 1 + len >= cap)
+				return -ENAMETOOLONG;
+			buf[k++] = '/';
+			memcpy(buf + k, p, len);
+			buf[k += len] = '\0';
+		}
+		p += len;
+		while (*p == '/')
+			p++;
+	}
+	if (k == 0)
+		snprintf(buf, cap, "/");
+	return 0;
+}
+
+/* req as text, made absolute against cwd and normalized (no link looked at). */
+int path_lexical(const char *cwd, const char *req, char *buf, size_t cap)
+{
+	char abs[PATH_MAX];
+	bool rel = req[0] != '/';
+	if (snprintf(abs, sizeof(abs), "%s%s%s", rel ? cwd : "", rel ? "/" : "", req) >=
+	    (int)sizeof(abs))
+		return -ENAMETOOLONG;
+	return path_normalize(abs, buf, cap);
+}
+
 bool path_plain(const char *path)
 {
 	if (path[0] != '/')

@@ -26,6 +26,12 @@
 /* Whether path is dir or lies beneath it ("/" holds everything). */
 bool path_beneath(const char *path, const char *dir);
 
+/* The absolute path with "//", "." and ".." taken out as text, as a reader sees it. */
+int path_normalize(const char *path, char *buf, size_t cap);
+
+/* req as text, made absolute against cwd and normalized (no link looked at). */
+int path_lexical(const char *cwd, const char *req, char *buf, size_t cap);
+
 /* An absolute path with no empty, "." or ".." name in it: its text is where it lands, links aside. */
 bool path_plain(const char *path);
 
