@@ -928,6 +928,35 @@ static int add_requested(struct build *b, const char *req, unsigned access,
 	return r < 0 ? err_set(b->err, ERR_USAGE, -r, "grant '%s'", req) : 0;
 }
 
+/*
+ * A daemon that keeps the resolver's configuration (systemd-resolved,
+ * resolvconf, NetworkManager) replaces its file beneath /run by a rename
+ * when the network changes. A rule or a bind on that file holds the old one
+ * (Landlock refuses the new file, a bind shows the old text), and a step
+ * that outlives a DHCP renewal loses DNS. So an /etc entry that resolves to
+ * a file in a folder beneath /run (not /run itself, nor a user's /run/user,
+ * nor a folder others may write) is granted by that folder, as its daemon
+ * writes it; the walk (root) still leaves out what is not world-readable.
+ * True with canon replaced by that folder.
+ */
+static bool by_daemon_folder(const struct build *b, char **canon)
+{
+	char dir[PATH_MAX], hp[PATH_MAX * 2];
+	struct stat st;
+	if (!path_beneath(*canon, "/run") || path_beneath(*canon, "/run/user") ||
+	    !path_parent(*canon, dir, sizeof(dir)) || strcmp(dir, "/run") == 0 ||
+	    host_path(b->host->root, *canon, hp, sizeof(hp)) < 0 || lstat(hp, &st) < 0 ||
+	    !S_ISREG(st.st_mode) || host_path(b->host->root, dir, hp, sizeof(hp)) < 0 ||
+	    lstat(hp, &st) < 0 || !S_ISDIR(st.st_mode) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return false;
+	char *d = strdup(dir);
+	if (!d)
+		return false;
+	free(*canon);
+	*canon = d;
+	return true;
+}
+
 static int add_baseline(struct build *b)
 {
 	for (size_t i = 0; i < sizeof(baseline) / sizeof(baseline[0]); i++) {
@@ -969,6 +998,7 @@ static int add_baseline(struct build *b)
 			free(canon);
 			continue;
 		}
+		by_daemon_folder(b, &canon);
 		if (!b->host->hide_etc_secrets) {
 			r = add(b->g, canon, strdup(etc_explicit[i]), GRANT_READ,
 				ORIGIN_BASELINE_TARGET, true);

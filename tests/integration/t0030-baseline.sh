@@ -52,6 +52,31 @@ if is_root && command -v unshare >/dev/null; then
 	out=$(unshare -m --propagation private sh -c "mount --bind '$T/fake/etc' /etc && '$SB' run -- cat /etc/resolv.conf" 2>&1)
 	echo "$out" | grep -q "nameserver 127.0.0.53" && ok "resolv.conf symlinked outside /etc is readable (systemd-resolved)" ||
 		notok "resolv.conf symlinked outside /etc is readable (systemd-resolved)" "$out"
+	# The daemon replaces its file by a rename (a DHCP renewal) while a step
+	# runs: the step reads the new one. Its folder lies beneath /run here.
+	# As root, and as nobody in the same namespace.
+	ln -sfn /run/systemd/resolve/stub-resolv.conf "$T/fake/etc/resolv.conf"
+	chmod a+x "$T"
+	for as in root nobody; do
+		sig="$T/sig-$as"
+		mkdir -p "$sig"
+		chmod 777 "$sig"
+		printf 'nameserver 127.0.0.53\n' >"$T/fake/run/systemd/resolve/stub-resolv.conf"
+		chmod 644 "$T/fake/run/systemd/resolve/stub-resolv.conf"
+		who=""
+		[ "$as" = nobody ] && who="setpriv --reuid=65534 --regid=65534 --clear-groups"
+		out=$(unshare -m --propagation private sh -c "mount --bind '$T/fake/etc' /etc && mount --bind '$T/fake/run' /run &&
+			{ $who '$SB' run -C '$sig' -- sh -c 'cat /etc/resolv.conf; touch $sig/ready; i=0
+				while [ ! -e $sig/swapped ] && [ \$i -lt 300 ]; do sleep 0.05; i=\$((i+1)); done
+				cat /etc/resolv.conf' & }
+			i=0; while [ ! -e '$sig/ready' ] && [ \$i -lt 300 ]; do sleep 0.05; i=\$((i+1)); done
+			printf 'nameserver 10.9.9.9\n' > /run/systemd/resolve/.stub.new && chmod 644 /run/systemd/resolve/.stub.new &&
+			mv /run/systemd/resolve/.stub.new /run/systemd/resolve/stub-resolv.conf && touch '$sig/swapped'
+			wait" 2>&1)
+		if echo "$out" | grep -q "nameserver 127.0.0.53" && echo "$out" | grep -q "nameserver 10.9.9.9"; then
+			ok "resolv.conf replaced by its daemon during a step ($as): the new one is read"
+		else notok "resolv.conf replaced by its daemon during a step ($as): the new one is read" "$out"; fi
+	done
 else
 	skip "resolv.conf symlinked outside /etc" "needs root for a private mount namespace (unit test covers the fake tree)"
 fi

@@ -74,6 +74,16 @@ static void tree(void)
 	mk("/etc/ld.so.conf.d/x.conf", 0644);
 	mk("/dev/null", 0666);
 	mk("/run/systemd/resolve/stub-resolv.conf", 0644);
+	/* /etc entries that resolve into /run, not into a daemon's own folder there */
+	mk("/run/user", S_IFDIR | 0755);
+	mk("/run/user/1000", S_IFDIR | 0700);
+	mk("/run/shared", S_IFDIR | 0775);
+	mk("/run/gai.conf", 0644);
+	mk("/run/user/1000/mime.types", 0644);
+	mk("/run/shared/os-release", 0644);
+	ln("../run/gai.conf", "/etc/gai.conf");
+	ln("../run/user/1000/mime.types", "/etc/mime.types");
+	ln("../run/shared/os-release", "/etc/os-release");
 	mk("/opt/chrome/chrome", 0755);
 	ln("usr/bin", "/bin");
 	/* the systemd-resolved case of field notes incident 2 */
@@ -620,9 +630,16 @@ int main(void)
 	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
 	const struct grant *gr = find(&g, "/etc");
 	CHECK(gr && gr->access == GRANT_READ && gr->origin == ORIGIN_BASELINE);
-	gr = find(&g, "/run/systemd/resolve/stub-resolv.conf");
+	/* a daemon replaces its file by a rename: its folder is granted (by_daemon_folder) */
+	gr = find(&g, "/run/systemd/resolve");
 	CHECK(gr && gr->origin == ORIGIN_BASELINE_TARGET && gr->access == GRANT_READ);
 	CHECK(gr && strcmp(gr->requested, "/etc/resolv.conf") == 0);
+	CHECK(!find(&g, "/run/systemd/resolve/stub-resolv.conf"));
+	CHECK(grants_covers(&g, "/run/systemd/resolve/stub-resolv.conf", GRANT_READ));
+	/* not /run itself, a user's /run/user, or a folder others write: the file alone */
+	CHECK(find(&g, "/run/gai.conf") && !find(&g, "/run"));
+	CHECK(find(&g, "/run/user/1000/mime.types") && !find(&g, "/run/user/1000"));
+	CHECK(find(&g, "/run/shared/os-release") && !find(&g, "/run/shared"));
 	gr = find(&g, "/usr/bin");
 	CHECK(gr && strcmp(gr->requested, "/bin") == 0 && gr->access == (GRANT_READ | GRANT_EXEC));
 	gr = find(&g, "/dev/null");
@@ -649,7 +666,7 @@ int main(void)
 	CHECK(!find(&g, "/etc/ssl") && !find(&g, "/etc/ssl/private"));
 	CHECK(!find(&g, "/etc/shadow") && !find(&g, "/etc/ssl/private/host.key"));
 	CHECK(skipped(&g, "/etc/shadow") && skipped(&g, "/etc/ssl/private"));
-	CHECK(find(&g, "/run/systemd/resolve/stub-resolv.conf"));
+	CHECK(find(&g, "/run/systemd/resolve") && !find(&g, "/run/systemd/resolve/stub-resolv.conf"));
 	CHECK(!grants_covers(&g, "/etc/shadow", GRANT_READ));
 	CHECK(!grants_covers(&g, "/etc/ssl/private/host.key", GRANT_READ));
 	/* /etc is recorded as split: the namespaces bind it whole and hide the secrets */
@@ -658,6 +675,16 @@ int main(void)
 		etc_split |= !strcmp(g.splits[i].path, "/etc") && g.splits[i].access == GRANT_READ;
 	CHECK(etc_split);
 	CHECK(g.nlinks == 0); /* a split folder is bound whole: its links are there */
+	grants_release(&g);
+	/* the daemon's folder holding a secret: walked, the secret left out */
+	mk("/run/systemd/resolve/secret", 0600);
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(!find(&g, "/run/systemd/resolve") && skipped(&g, "/run/systemd/resolve/secret"));
+	CHECK(find(&g, "/run/systemd/resolve/stub-resolv.conf"));
+	CHECK(!grants_covers(&g, "/run/systemd/resolve/secret", GRANT_READ));
+	char secret[512];
+	snprintf(secret, sizeof(secret), "%s/run/systemd/resolve/secret", root);
+	unlink(secret);
 	CHECK(grants_covers(&g, "/etc/ssl/certs/ca.pem", GRANT_READ));
 	grants_release(&g);
 
@@ -673,7 +700,7 @@ int main(void)
 	gr = find(&g, "/etc");
 	CHECK(gr && gr->world_readable_only && gr->access == GRANT_READ);
 	CHECK(!find(&g, "/etc/passwd") && !skipped(&g, "/etc/shadow") && g.nsplits == 0);
-	gr = find(&g, "/run/systemd/resolve/stub-resolv.conf"); /* a baseline target, same device */
+	gr = find(&g, "/run/systemd/resolve"); /* a baseline target, same device */
 	CHECK(gr && gr->world_readable_only);
 	gr = find(&g, "/usr/bin");
 	CHECK(gr && !gr->world_readable_only);
