@@ -467,8 +467,10 @@ struct build {
 	const struct grants_host *host;
 	const struct stepbox_config *cfg;
 	struct stepbox_err *err;
-	size_t budget;          /* entries the /etc walks may still visit */
+	size_t budget;          /* entries the walks may still visit */
 	char *etc;              /* canonical /etc */
+	char *dev;              /* canonical /dev */
+	bool devices;           /* the walk leaves out device nodes, not secrets */
 	char *home, *home_norm; /* canonical and normalized HOME, or NULL */
 	struct wlocs all;       /* every write location (a browser inside is covered) */
 	struct wlocs check;     /* those a crossed symlink must not lie in */
@@ -703,15 +705,17 @@ static int walk_readable(struct build *b, int dfd, const char *name, const char 
 		int r = b->host->bind_entries ? add_link(g, dfd, name, path) : 0;
 		return r < 0 ? r : 1;
 	}
-	if (!world_readable(&st))
+	if (b->devices && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+		return skip(g, path, origin, "a device node: a grant gives none but the baseline's");
+	if (!b->devices && !world_readable(&st))
 		return skip(g, path, origin, "not world-readable: hidden from the sandbox");
 	if (!S_ISDIR(st.st_mode))
 		return add(g, strdup(path), strdup(req), access, origin, true) < 0 ? -ENOMEM : 1;
 	if (depth >= ETC_MAX_DEPTH)
-		return skip(g, path, origin, "nested too deep to check for secrets");
+		return skip(g, path, origin, "nested too deep to check what it holds");
 	struct path_dir d;
 	if (path_dir_open(&d, dfd, name) < 0)
-		return skip(g, path, origin, "cannot be listed to check for secrets");
+		return skip(g, path, origin, "cannot be listed to check what it holds");
 	size_t mark = g->n, skipmark = g->nskipped;
 	bool whole = true;
 	int r = 0;
@@ -761,6 +765,7 @@ static int add_world_readable(struct build *b, int dfd, const char *name, const 
 			      unsigned char type)
 {
 	struct stat st;
+	b->devices = false;
 	if (!b->host->idmap || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    st.st_dev != b->host->idmap_dev || S_ISLNK(st.st_mode))
 		return walk_readable(b, dfd, name, path, req, access, origin, 0, type);
@@ -772,21 +777,69 @@ static int add_world_readable(struct build *b, int dfd, const char *name, const 
 }
 
 /*
- * A read grant of a folder that holds /etc (-r /): each entry but the one on
- * the way to /etc becomes a rule of its own with the same access, the way
- * down continues, and /etc itself is walked. Symlinks get no rule (their
- * targets decide), only an entry for a mount namespace to recreate.
+ * What a grant must be walked for. A read grant, where root's /etc is
+ * walked: /etc's secrets. Under Landlock alone, any grant but the
+ * baseline's devices: device nodes. The namespaces bind every grant nodev,
+ * and Landlock has no such right: a rule on /dev, or on a folder that holds
+ * it (-r /), opened the user's other terminals, and as root the consoles
+ * (/dev/vcs) and disks.
  */
-static int split_toward_etc(struct build *b, int dfd, const char *name, const char *path,
-			    unsigned access, enum grant_origin origin)
+static bool walks_etc(const struct build *b, unsigned access)
+{
+	return b->host->hide_etc_secrets && !(access & GRANT_WRITE);
+}
+
+static bool walks_dev(const struct build *b, unsigned access)
+{
+	return !b->host->namespaces && !(access & GRANT_DEV);
+}
+
+static bool walked(const struct build *b, const char *canon, unsigned access)
+{
+	return (walks_etc(b, access) &&
+		(path_beneath(canon, b->etc) || path_beneath(b->etc, canon))) ||
+	       (walks_dev(b, access) && (path_beneath(canon, b->dev) || path_beneath(b->dev, canon)));
+}
+
+/* Grant path with no rule on a device node in it (walks_dev). */
+static int add_without_devices(struct build *b, int dfd, const char *name, const char *path,
+			       const char *req, unsigned access, enum grant_origin origin,
+			       unsigned char type)
+{
+	b->devices = true;
+	return walk_readable(b, dfd, name, path, req, access, origin, 0, type);
+}
+
+/* An entry of a split folder: a rule, or for a symlink only its entry. */
+static int add_entry(struct build *b, int dfd, const char *name, const char *path,
+		     unsigned access, enum grant_origin origin)
+{
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	if (S_ISLNK(st.st_mode))
+		return b->host->keep_links ? add_link(b->g, dfd, name, path) : 0;
+	return add(b->g, strdup(path), strdup(path), access, origin, true);
+}
+
+/*
+ * A grant of a folder that holds /etc or /dev (-r /), when they are walked:
+ * each entry but the ones on the way becomes a rule of its own with the same
+ * access, the way down continues, and /etc or /dev itself is walked.
+ * Symlinks get no rule (their targets decide), only an entry for a mount
+ * namespace to recreate.
+ */
+static int split_toward(struct build *b, int dfd, const char *name, const char *path,
+			unsigned access, enum grant_origin origin)
 {
 	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		return skip(b->g, path, origin, "cannot be listed to keep /etc secrets out");
+		return skip(b->g, path, origin, "cannot be listed to leave out what it holds");
 	}
+	bool etc = walks_etc(b, access), dev = walks_dev(b, access);
 	int r = 0;
 	struct dirent *de;
 	while (r == 0 && (de = readdir(d))) {
@@ -802,22 +855,17 @@ static int split_toward_etc(struct build *b, int dfd, const char *name, const ch
 			     de->d_name) >= (int)sizeof(child))
 			continue; /* left out: only narrows */
 		int dfd2 = dirfd(d);
-		if (path_beneath(b->etc, child)) {
-			if (strcmp(child, b->etc) == 0)
-				r = add_world_readable(b, dfd2, de->d_name, child, child, access,
-						       origin, de->d_type);
-			else
-				r = split_toward_etc(b, dfd2, de->d_name, child, access, origin);
-			r = r < 0 ? r : 0;
-			continue;
-		}
-		struct stat st;
-		if (fstatat(dfd2, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISLNK(st.st_mode))
-			r = b->host->keep_links ? add_link(b->g, dfd2, de->d_name, child) : 0;
+		if (etc && strcmp(child, b->etc) == 0)
+			r = add_world_readable(b, dfd2, de->d_name, child, child, access, origin,
+					       de->d_type);
+		else if (dev && strcmp(child, b->dev) == 0)
+			r = add_without_devices(b, dfd2, de->d_name, child, child, access, origin,
+						de->d_type);
+		else if ((etc && path_beneath(b->etc, child)) || (dev && path_beneath(b->dev, child)))
+			r = split_toward(b, dfd2, de->d_name, child, access, origin);
 		else
-			r = add(b->g, strdup(child), strdup(child), access, origin, true);
+			r = add_entry(b, dfd2, de->d_name, child, access, origin);
+		r = r < 0 ? r : 0;
 	}
 	closedir(d);
 	return r;
@@ -836,34 +884,36 @@ static bool named_as_is(const struct build *b, const char *req, const char *cano
 }
 
 /*
- * A read grant when /etc secrets must stay hidden: one inside /etc is walked
- * as the baseline's /etc is, unless it names a hidden entry exactly
- * (-r /etc/shadow asks for that file, and gets it); one that holds /etc is
- * split around it. Write grants are taken as given: a broad one is refused
+ * A grant that walked() says to walk. One inside /etc is walked as the
+ * baseline's /etc is, unless it names a hidden entry exactly (-r
+ * /etc/shadow asks for that file, and gets it); one inside /dev leaves out
+ * its device nodes, even one named; one that holds either is split around
+ * them. Write grants are taken as given for /etc: a broad one is refused
  * unless allow_broad_grants, and then it is what was asked for. Takes
  * ownership of canon.
  */
-static int add_read(struct build *b, char *canon, const char *req, unsigned access,
-		    enum grant_origin origin)
+static int add_walked(struct build *b, char *canon, const char *req, unsigned access,
+		      enum grant_origin origin)
 {
 	char hp[PATH_MAX * 2];
 	int r;
-	bool inside = path_beneath(canon, b->etc), holds = path_beneath(b->etc, canon);
-	if (!inside && !holds)
-		return add(b->g, canon, strdup(req), access, origin, true);
 	if ((r = host_path(b->host->root, canon, hp, sizeof(hp))) < 0) {
 		free(canon);
 		return r;
 	}
 	struct stat st;
-	bool named = origin != ORIGIN_BASELINE && origin != ORIGIN_BASELINE_TARGET && inside &&
-		     named_as_is(b, req, canon) && lstat(hp, &st) == 0 && !world_readable(&st);
-	if (named)
-		return add(b->g, canon, strdup(req), access, origin, true);
-	if (inside)
+	if (walks_etc(b, access) && path_beneath(canon, b->etc)) {
+		bool named = origin != ORIGIN_BASELINE && origin != ORIGIN_BASELINE_TARGET &&
+			     named_as_is(b, req, canon) && lstat(hp, &st) == 0 &&
+			     !world_readable(&st);
+		if (named)
+			return add(b->g, canon, strdup(req), access, origin, true);
 		r = add_world_readable(b, AT_FDCWD, hp, canon, req, access, origin, DT_UNKNOWN);
-	else
-		r = split_toward_etc(b, AT_FDCWD, hp, canon, access, origin);
+	} else if (walks_dev(b, access) && path_beneath(canon, b->dev)) {
+		r = add_without_devices(b, AT_FDCWD, hp, canon, req, access, origin, DT_UNKNOWN);
+	} else {
+		r = split_toward(b, AT_FDCWD, hp, canon, access, origin);
+	}
 	free(canon);
 	return r < 0 ? r : 0;
 }
@@ -885,10 +935,12 @@ static int add_requested(struct build *b, const char *req, unsigned access,
 	struct canon_fd held = {-1, false};
 	bool hold = b->fds_left > 0 && !(access & GRANT_WRITE);
 	int r = resolve(b, req, origin, &canon, &exists, hold ? &held : NULL);
-	/* one that ends up split around /etc's secrets is not one rule */
-	bool split = b->host->hide_etc_secrets && exists && canon &&
-		     (path_beneath(canon, b->etc) || path_beneath(b->etc, canon));
-	if (held.fd >= 0 && (r < 0 || b->refused || split)) {
+	/* one that ends up split around /etc's secrets or devices is not one rule */
+	bool split = exists && canon && walked(b, canon, access);
+	/* the namespaces make a devpts of the step's own: nothing to bind into it */
+	bool own_pts = exists && canon && b->host->namespaces && path_beneath(canon, "/dev/pts") &&
+		       strcmp(canon, "/dev/pts") != 0;
+	if (held.fd >= 0 && (r < 0 || b->refused || split || own_pts)) {
 		close(held.fd);
 		held.fd = -1;
 	}
@@ -900,6 +952,10 @@ static int add_requested(struct build *b, const char *req, unsigned access,
 		return err_set(b->err, ERR_USAGE, -r, "cannot resolve %s path '%s'",
 			       grants_origin_name(origin), req);
 	}
+	if (own_pts) {
+		free(canon);
+		return skip(g, req, origin, "a terminal: the step's /dev/pts is its own");
+	}
 	if (!exists && !create) {
 		free(canon);
 		if (optional)
@@ -908,8 +964,8 @@ static int add_requested(struct build *b, const char *req, unsigned access,
 		err_hint(b->err, "create the folder first, or drop it from the write grants");
 		return -ENOENT;
 	}
-	if (b->host->hide_etc_secrets && exists && !(access & GRANT_WRITE))
-		r = add_read(b, canon, req, access, origin);
+	if (split)
+		r = add_walked(b, canon, req, access, origin);
 	else
 		r = add(g, canon, strdup(req), access, origin, exists);
 	if (held.fd >= 0 && r == 0) {
@@ -1282,8 +1338,10 @@ static int build_init(struct build *b)
 	const char *home = b->host->home ? b->host->home : getenv("HOME");
 	bool exists;
 	char norm[PATH_MAX];
-	if (grants_canon(b->host->root, "/etc", &b->etc, &exists) < 0 &&
-	    !(b->etc = strdup("/etc")))
+	if ((grants_canon(b->host->root, "/etc", &b->etc, &exists) < 0 &&
+	     !(b->etc = strdup("/etc"))) ||
+	    (grants_canon(b->host->root, "/dev", &b->dev, &exists) < 0 &&
+	     !(b->dev = strdup("/dev"))))
 		return err_set(b->err, ERR_USAGE, ENOMEM, "grants");
 	/* a HOME that is relative or unresolvable names no folder to protect */
 	if (home && home[0] == '/' && path_normalize(home, norm, sizeof(norm)) == 0 &&
@@ -1360,6 +1418,7 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 	if (r == 0 && !host->namespaces)
 		r = grantcheck_read_in_write_alone(g, err);
 	free(b.etc);
+	free(b.dev);
 	free(b.home);
 	free(b.home_norm);
 	wlocs_release(&b.all);

@@ -146,14 +146,32 @@ void run_release(struct run_ctx *ctx)
 static void say_what_is_missing(const struct stepbox_config *cfg, const struct run_ctx *ctx)
 {
 	const struct grants *g = &ctx->grants;
+	/* a walk skips many for one reason (-r /: every device node): three each, then a count */
+	struct {
+		const struct grant_skip *first;
+		size_t n;
+	} seen[8] = {{0}};
 	for (size_t i = 0; cfg->verbosity >= 0 && i < g->nskipped; i++) {
 		const struct grant_skip *s = &g->skipped[i];
 		/* hidden /etc secrets are the design, not news; say them with -v */
 		bool routine = s->origin == ORIGIN_BASELINE || s->origin == ORIGIN_BASELINE_TARGET;
-		if (!routine || cfg->verbosity > 0)
-			err_warn("not granting %s path '%s': %s", grants_origin_name(s->origin),
-				 s->path, s->reason);
+		if (routine && cfg->verbosity == 0)
+			continue;
+		size_t k = 0;
+		while (k < 8 && seen[k].first && (seen[k].first->origin != s->origin ||
+						  strcmp(seen[k].first->reason, s->reason) != 0))
+			k++;
+		if (k < 8 && !seen[k].first)
+			seen[k].first = s;
+		if (k < 8 && ++seen[k].n > 3 && cfg->verbosity == 0)
+			continue;
+		err_warn("not granting %s path '%s': %s", grants_origin_name(s->origin), s->path,
+			 s->reason);
 	}
+	for (size_t k = 0; cfg->verbosity == 0 && k < 8 && seen[k].first; k++)
+		if (seen[k].n > 3)
+			err_warn("not granting %zu more %s paths: %s (-v lists them)", seen[k].n - 3,
+				 grants_origin_name(seen[k].first->origin), seen[k].first->reason);
 	/* names and reasons only: a dropped value may be the secret itself */
 	for (size_t i = 0; cfg->verbosity > 0 && i < ctx->env.dropped.n; i++)
 		fprintf(stderr, "stepbox: env: dropped %s\n", ctx->env.dropped.v[i]);

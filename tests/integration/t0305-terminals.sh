@@ -21,7 +21,7 @@ open_tty() {
 	cat <<'PY'
 import errno, os, sys
 try:
-    fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)
+    fd = os.open(sys.argv[1], (os.O_RDONLY if sys.argv[2:] == ["r"] else os.O_RDWR) | os.O_NOCTTY)
     st = os.fstat(fd)
     print("OK %d" % st.st_rdev)
 except OSError as e:
@@ -41,6 +41,28 @@ case "$OUT" in
 esac
 run_sb run -- sh -c "echo fake-prompt > $other"
 [ "$RC" != 0 ] || [ "$BACKEND" != landlock ] && ok "nothing is written to another terminal" || notok "nothing is written to another terminal"
+# A grant that covers /dev (-r /, -r /dev, -r /dev/pts) gives no device node
+# (opened for reading: typed input stolen):
+# the namespaces bind it nodev, Landlock alone leaves the nodes out of its
+# rules (red team: -r / opened the user's other terminals under Landlock).
+# The control: a regular file beneath the same grant reads.
+echo granted >"$T/w/plain"
+for g in / /dev /dev/pts "$other"; do
+	run_sb run -r "$g" -- sh -c "cat '$T/w/plain' && python3 opentty.py '$other' r"
+	case "$OUT" in
+	granted*"OK "*)
+		inside=$(printf '%x:%x' $(( ${OUT##*OK } >> 8 )) $(( ${OUT##*OK } & 255 )))
+		if [ "$BACKEND" != landlock ] && [ "$inside" != "$rdev" ]; then ok "-r $g: $other inside is not the host's terminal"
+		else notok "-r $g: another terminal of the user cannot be opened" "opened $other"; fi ;;
+	granted*) [ "$RC" = 0 ] && ok "-r $g: another terminal cannot be opened, a file beside reads (${OUT##*$'\n'})" ||
+		notok "-r $g: another terminal cannot be opened" "rc=$RC $OUT" ;;
+	*) notok "-r $g: the control file reads" "rc=$RC $OUT" ;;
+	esac
+done
+if is_root && [ -e /dev/vcs ]; then
+	denied "-r /dev: the console's screen (/dev/vcs) cannot be read as root" 'head -c 1 /dev/vcs' -r /dev
+	in_box "-r /dev: the baseline's devices still read and write (head on /dev/urandom)" 'head -c 1 /dev/urandom >/dev/null && echo x >/dev/null' -r /dev
+fi
 if [ "$BACKEND" = landlock ]; then
 	denied "the host's /dev/pts cannot be listed" 'ls /dev/pts/'
 else

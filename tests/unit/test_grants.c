@@ -279,8 +279,15 @@ static void test_etc_split(void)
 	CHECK(shadows == 1);
 	grants_release(&g);
 
-	/* a user with no secret to hide gets / as one rule (positive control) */
+	/* a user with no secret to hide: /etc whole (positive control); under
+	 * Landlock alone / is split around /dev only (test_devices), under the
+	 * namespaces / is one bind */
 	struct grants_host plain = host(false);
+	CHECK(grants_build(&cfg, &plain, &g, &err) == 0);
+	CHECK(!find(&g, "/") && find(&g, "/etc") && covers(&g, "/etc/shadow", GRANT_READ));
+	CHECK(find(&g, "/srv") && find(&g, "/dev"));
+	grants_release(&g);
+	plain.namespaces = true;
 	CHECK(grants_build(&cfg, &plain, &g, &err) == 0);
 	CHECK(find(&g, "/") && covers(&g, "/etc/shadow", GRANT_READ));
 	grants_release(&g);
@@ -522,6 +529,56 @@ static void test_baseline_layers(void)
 }
 
 /*
+ * A grant covering the host's real /dev: under Landlock alone no rule falls
+ * on a device node but the baseline's (no right says nodev); the namespaces
+ * bind it whole, nodev, and a terminal in their own /dev/pts is skipped.
+ */
+static void test_devices(void)
+{
+	struct stepbox_config cfg;
+	struct stepbox_err err = {0};
+	struct grants g;
+	policy_init(&cfg);
+	const char *const reads[] = {"/dev", NULL};
+	flags(&cfg, reads, NULL);
+	struct grants_host h = {.root = "/", .cwd = "/tmp", .keep_links = true};
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(!find(&g, "/dev"));
+	size_t devices = 0;
+	for (size_t i = 0; i < g.n; i++) {
+		struct stat st;
+		bool dev = lstat(g.v[i].path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode));
+		CHECK(!dev || (g.v[i].access & GRANT_DEV));
+	}
+	for (size_t i = 0; i < g.nskipped; i++)
+		devices += strstr(g.skipped[i].reason, "device node") != NULL;
+	CHECK(devices > 0);
+	CHECK(find(&g, "/dev/null") && (find(&g, "/dev/null")->access & GRANT_DEV));
+	CHECK(!grants_covers(&g, "/dev/pts/0", GRANT_READ));
+	grants_release(&g);
+	/* named: still no rule */
+	const char *const null_read[] = {"/dev/zero", "/dev/pts/0", NULL};
+	flags(&cfg, null_read, NULL);
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(find(&g, "/dev/zero") && (find(&g, "/dev/zero")->access & GRANT_DEV)); /* baseline */
+	CHECK(!grants_covers(&g, "/dev/pts/0", GRANT_READ));
+	grants_release(&g);
+	/* the namespaces: bound whole (nodev); their devpts is the step's own */
+	h.namespaces = true;
+	flags(&cfg, reads, NULL);
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(find(&g, "/dev") && !(find(&g, "/dev")->access & GRANT_DEV));
+	grants_release(&g);
+	if (access("/dev/pts/0", F_OK) == 0) {
+		flags(&cfg, null_read, NULL);
+		CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+		CHECK(!find(&g, "/dev/pts/0") && skipped(&g, "/dev/pts/0"));
+		grants_release(&g);
+	}
+	policy_release(&cfg);
+}
+
+/*
  * Under Landlock alone a read-only grant asked for inside a write grant
  * would be writable (rights add up): refused there, and taken under the
  * namespaces, which bind it read-only; one beside the write grant is taken.
@@ -600,6 +657,7 @@ static void test_held_fds(void)
 int main(void)
 {
 	tree();
+	test_devices();
 	test_read_in_write();
 	test_held_fds();
 	struct stepbox_config cfg;
