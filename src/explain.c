@@ -365,6 +365,10 @@ void explain_print(FILE *out, const struct explain *x)
 				fprintf(out, "not allowed by the network policy; allow with --net "
 					     "tcp:%d or network.%s_tcp\n",
 					d->port, d->op == OP_CONNECT ? "connect" : "bind");
+			else if (d->op == OP_BIND)
+				fprintf(out, "a name among the host's abstract sockets, which a "
+					     "step takes only under --net allow; bind a pathname "
+					     "socket in a write grant, or an autobound name\n");
 			else
 				fprintf(out, "a socket outside the sandbox\n");
 		} else if (d->op == OP_SIGNAL) {

@@ -346,6 +346,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.nunix = unix_dirs.n,
 		.by_mount = b->ns,
 		.own_netns = b->ns && cfg->net == NET_NONE,
+		.host_names = cfg->net == NET_ALLOW,
 		.no_getfd = b->supervise_nofd,
 		.diag_fd = -1, /* the child's, taken with the listener */
 		.net_ruleset = b->net_ruleset,

@@ -78,7 +78,7 @@ struct supervisor {
 	bool by_mount;
 	int *write_mnt, *unix_mnt, *all_mnt;
 	size_t nwrite_mnt, nunix_mnt, nall_mnt;
-	bool own_netns;
+	bool own_netns, host_names;
 	bool no_getfd; /* pidfd_getfd refused: connects re-made, nothing sent for the step */
 	int diag;      /* with it: sock_diag in the step's network namespace (dispatcher only) */
 	bool broken; /* its credentials could not be narrowed: refuse everything */
@@ -676,6 +676,101 @@ static void serve_listen(struct net_op *op, int domain, int backlog)
 }
 
 /*
+ * Whether a bind of a UNIX socket to addr would take a name of the step's
+ * choosing among the host's abstract names, where the policy does not let
+ * it (noted for --explain). Such a name is a place host clients connect to:
+ * a step there could squat a service's (X11's, a notify socket) and be sent
+ * its clients' requests. Only --net allow, where it may listen on TCP too,
+ * lets it take one; in a network namespace of its own every name is its
+ * own; a name the kernel picks (autobind) cannot be a service's.
+ */
+static bool squats(struct net_op *op, const struct sockaddr_storage *addr, socklen_t len)
+{
+	const struct sockaddr_un *un = (const struct sockaddr_un *)addr;
+	if (op->c.s->own_netns || op->c.s->host_names || addr->ss_family != AF_UNIX ||
+	    len <= sizeof(sa_family_t) || len > sizeof(*un) || un->sun_path[0] != '\0')
+		return false;
+	char shown[sizeof(un->sun_path) + 1] = "@";
+	size_t plen = len - offsetof(struct sockaddr_un, sun_path);
+	memcpy(shown + 1, un->sun_path + 1, plen - 1);
+	shown[plen] = '\0';
+	note_denial(&op->c, OP_BIND, shown, -1);
+	return true;
+}
+
+/* The calling thread's umask (/proc/TID/status), or 022. */
+static mode_t step_umask(const struct call *c)
+{
+	char buf[2048];
+	int fd = stepview_proc_open(&c->v, "status", O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	const char *u = strstr(buf, "\nUmask:");
+	return u ? (mode_t)(strtoul(u + 8, NULL, 8) & 0777) : 022;
+}
+
+/*
+ * A pathname bind where the step may take no name among the host's abstract
+ * ones (squats): left to the kernel, a thread of the step could turn the
+ * name it showed into an abstract one before the kernel reads it again. So
+ * it is made here, on the step's socket (op->sock), from the copy: in the
+ * folder resolved as the step sees it, which must be a place the step may
+ * write (as Landlock's MAKE_SOCK or a read-only mount would refuse it), with
+ * the step's umask. 0, or the step's errno.
+ */
+static int bind_path(struct net_op *op, const struct net_msg *m)
+{
+	const struct sockaddr_un *un = (const struct sockaddr_un *)&m->addr;
+	char path[sizeof(un->sun_path) + 1], where[PATH_MAX], via[sizeof(un->sun_path)];
+	size_t plen = m->addrlen - offsetof(struct sockaddr_un, sun_path);
+	memcpy(path, un->sun_path, plen);
+	path[plen] = '\0'; /* the kernel's name ends at the first NUL */
+	char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return EINVAL;
+	if (slash)
+		*slash = '\0';
+	int dfd = stepview_resolve(&op->c.v, AT_FDCWD, !slash ? "." : path[0] ? path : "/", true);
+	if (dfd < 0)
+		return -dfd;
+	int e = 0;
+	if (stepview_held_path(dfd, where, sizeof(where)) < 0) {
+		e = EACCES;
+	} else if (!allowed_place(&op->c, dfd, where, false)) {
+		char shown[PATH_MAX + NAME_MAX + 2];
+		snprintf(shown, sizeof(shown), "%s/%s", strcmp(where, "/") ? where : "", name);
+		note_denial(&op->c, OP_CREATE, shown, -1);
+		e = EACCES;
+	} else if (snprintf(via, sizeof(via), "/proc/self/fd/%d/%s", dfd, name) >=
+		   (int)sizeof(via)) {
+		e = ENAMETOOLONG;
+	} else {
+		struct sockaddr_un a = {.sun_family = AF_UNIX};
+		memcpy(a.sun_path, via, strlen(via) + 1);
+		if (bind(op->sock, (const struct sockaddr *)&a, sizeof(a)) < 0)
+			e = errno;
+	}
+	if (e == 0) {
+		/* its mode as the step's umask makes it (ours may differ); never through a link */
+		mode_t want = 0777 & ~step_umask(&op->c);
+		int s = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (s >= 0 && fstat(s, &st) == 0 && S_ISSOCK(st.st_mode) &&
+		    (st.st_mode & 0777) != want) {
+			snprintf(via, sizeof(via), "/proc/self/fd/%d", s);
+			chmod(via, want);
+		}
+		if (s >= 0)
+			close(s);
+	}
+	close(dfd);
+	return e;
+}
+
+/*
  * Without pidfd_getfd: the supervisor cannot hold the step's socket, so a
  * connect is made on a new socket of the same kind (family, type, protocol,
  * O_NONBLOCK), connected where the same checks allow, and put in place of the
@@ -694,8 +789,19 @@ static int nofd_take(struct net_op *op, int nr, uint64_t fd)
 	}
 	struct stepview_sock k;
 	int r = stepview_socket(&op->c.v, op->c.s->diag, fd, &k);
-	if (nr == SYS_bind) {
-		if (r == 0 && k.family == AF_UNIX)
+	/*
+	 * Where the step may take no host abstract name, a UNIX bind with a
+	 * name (more than the family: an autobind cannot be turned into one)
+	 * is made on a socket of ours, as a connect is, by serve_net.
+	 */
+	bool unix_bind = nr == SYS_bind && r == 0 && k.family == AF_UNIX;
+	const uint64_t *a = (const uint64_t *)op->c.req->data.args;
+	if (unix_bind && !op->c.s->own_netns && !op->c.s->host_names &&
+	    a[2] != sizeof(sa_family_t)) {
+		if (k.bound)
+			return -EINVAL;
+	} else if (nr == SYS_bind) {
+		if (unix_bind)
 			add_name(op->c.s, "", 0, (ino_t)k.ino);
 		struct seccomp_notif_resp resp = {op->c.req->id, 0, 0,
 						  SECCOMP_USER_NOTIF_FLAG_CONTINUE};
@@ -825,12 +931,32 @@ static void serve_net(struct call *c)
 		 * in the step's own context, with its Landlock rules, mounts and
 		 * umask: the only thing that could differ from what we read is an
 		 * unrecorded abstract name, which then refuses the step's connects.
+		 * Where the step may take no host abstract name (squats), no UNIX
+		 * bind is left to the kernel: a pathname one is bind_path's.
 		 */
 		const struct sockaddr_un *un = (const struct sockaddr_un *)&m->addr;
 		bool abstract = domain == AF_UNIX && m->addr.ss_family == AF_UNIX &&
 				(m->addrlen == sizeof(sa_family_t) ||
 				 (m->addrlen > sizeof(sa_family_t) && un->sun_path[0] == '\0'));
-		if (!abstract) {
+		bool restricted = !op->c.s->own_netns && !op->c.s->host_names;
+		if (domain == AF_UNIX && squats(op, &m->addr, m->addrlen)) {
+			respond(&op->c, 0, EACCES);
+		} else if (domain == AF_UNIX && restricted && !abstract) {
+			/* what the kernel would refuse is refused here: never left to it */
+			bool path = m->addr.ss_family == AF_UNIX && m->addrlen > sizeof(sa_family_t) &&
+				    m->addrlen <= sizeof(struct sockaddr_un);
+			int e = path ? bind_path(op, m) : EINVAL;
+			/* without pidfd_getfd the socket we bound takes the place of the step's */
+			struct seccomp_notif_addfd add = {
+				.id = op->c.req->id, .flags = SECCOMP_ADDFD_FLAG_SETFD,
+				.srcfd = (uint32_t)op->sock, .newfd = (uint32_t)op->install,
+				.newfd_flags = op->install_cloexec ? O_CLOEXEC : 0,
+			};
+			if (e == 0 && op->install >= 0 &&
+			    ioctl(op->c.s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0)
+				e = errno;
+			respond(&op->c, 0, e);
+		} else if (!abstract) {
 			struct seccomp_notif_resp resp = {op->c.req->id, 0, 0,
 							  SECCOMP_USER_NOTIF_FLAG_CONTINUE};
 			ioctl(op->c.s->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
@@ -1263,6 +1389,7 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 		s->stop[0] = s->stop[1] = -1;
 		s->net_ruleset = -1;
 		s->own_netns = cfg->own_netns;
+		s->host_names = cfg->host_names;
 		s->no_getfd = cfg->no_getfd;
 		s->diag = cfg->diag_fd;
 		s->refs = 2; /* the owner and the dispatcher */

@@ -141,6 +141,88 @@ h.kill()" 2>&1
 # inside the sandbox the helper that re-binds is itself part of the step: allowed
 [ "$RC" = 0 ] && [ "$OUT" = OK ] && ok "a name re-bound inside the step is the step's" || notok "a name re-bound inside the step is the step's" "rc=$RC out=$OUT"
 
+# A name of the step's choosing among the host's abstract names (red team:
+# a step squatted one under --net none and a port list, and a host client
+# talked to it): only --net allow or a network namespace of the step's own
+# let it take one. The controls in the same step: an autobound name and a
+# pathname socket in the workdir.
+cat >"$T/w/squat.py" <<'PY'
+import errno, os, socket, sys
+def t(f):
+    try:
+        f()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+def named():
+    socket.socket(socket.AF_UNIX).bind("\0stepbox-squat-" + sys.argv[1])
+def auto():
+    socket.socket(socket.AF_UNIX).bind("")
+def path():
+    p = os.path.join(os.getcwd(), "own.sock")
+    if os.path.exists(p):
+        os.unlink(p)
+    socket.socket(socket.AF_UNIX).bind(p)
+print(t(named), t(auto), t(path))
+PY
+for net in allow none tcp:443; do
+	if [ "$BACKEND" = mountns ] && [ "$net" = tcp:443 ]; then
+		continue # 125: port lists need Landlock
+	fi
+	want="EACCES ok ok"
+	[ "$net" = allow ] && want="ok ok ok"
+	[ "$net" = none ] && [ "$BACKEND" != landlock ] && want="ok ok ok" # a network namespace of its own
+	run_sb run --net "$net" --explain -- python3 squat.py "$$-$net"
+	if [ "$RC" = 0 ] && [ "$OUT" = "$want" ]; then ok "--net $net: a host abstract name of the step's choosing: ${OUT%% *}, autobind and pathname bind"
+	else notok "--net $net: a host abstract name of the step's choosing" "rc=$RC out=$OUT want=$want"; fi
+	if [ "$want" = "EACCES ok ok" ]; then
+		grep -q "@stepbox-squat-$$-$net.*abstract sockets" "$T/out/err" && ok "--net $net: --explain names the refused name" ||
+			notok "--net $net: --explain names the refused name" "$(cat "$T/out/err")"
+	fi
+done
+
+# There a pathname bind is made by the supervisor from its copy of the
+# address (a thread of the step flipping the name's first byte to NUL after
+# the check got an abstract name from the kernel: 470 of 2,000 binds). It
+# keeps the kernel's meaning: the step's umask, a working listen and
+# connect, and no socket where the step may not write.
+cp "$TESTDIR/unix-race.py" "$T/w/race.py"
+cat >"$T/w/pathbind.py" <<'PY'
+import errno, os, socket, stat, sys
+os.umask(0o077)
+if os.path.exists("own.sock"):
+    os.unlink("own.sock")
+srv = socket.socket(socket.AF_UNIX)
+srv.bind("own.sock")
+srv.listen(1)
+mode = stat.S_IMODE(os.lstat("own.sock").st_mode)
+c = socket.socket(socket.AF_UNIX)
+c.connect(os.path.abspath("own.sock"))
+a, _ = srv.accept()
+c.sendall(b"hi")
+got = a.recv(2).decode()
+try:
+    socket.socket(socket.AF_UNIX).bind(sys.argv[1] + "/x.sock")
+    ro = "bound"
+except OSError as e:
+    ro = errno.errorcode.get(e.errno, str(e.errno))
+print(oct(mode), got, ro)
+PY
+mkdir -p "$T/ro"
+for net in none tcp:443; do
+	if [ "$BACKEND" = mountns ] && [ "$net" = tcp:443 ] || { [ "$BACKEND" != landlock ] && [ "$net" = none ]; }; then
+		continue # 125 there, or a network namespace of the step's own
+	fi
+	run_sb run --net "$net" -- python3 race.py "$$" 400
+	[ "$RC" = 0 ] && [ "$OUT" = "0 True" ] && ok "--net $net: a name flipped to abstract after the check is never bound" ||
+		notok "--net $net: a name flipped to abstract after the check is never bound" "rc=$RC out=$OUT"
+	run_sb run --net "$net" --explain -r "$T/ro" -- python3 pathbind.py "$T/ro"
+	if [ "$RC" = 0 ] && echo "$OUT" | grep -qE "^0o700 hi (EACCES|EROFS)$"; then ok "--net $net: a pathname bind keeps the umask, listens and connects; none outside the write grants ($OUT)"
+	else notok "--net $net: a pathname bind keeps the kernel's meaning" "rc=$RC out=$OUT"; fi
+	grep -q "$T/ro/x.sock" "$T/out/err" && ok "--net $net: --explain names the socket refused outside the write grants" ||
+		notok "--net $net: --explain names the refused socket" "$(cat "$T/out/err")"
+done
+
 # unix_sockets / --unix: sockets beneath the folder connect, nothing else is granted
 echo private >"$T/host/notes"
 run_sb run --unix "$T/host" -- python3 probe.py stream "$T/host/svc.sock"
