@@ -937,10 +937,15 @@ static int add_requested(struct build *b, const char *req, unsigned access,
 	int r = resolve(b, req, origin, &canon, &exists, hold ? &held : NULL);
 	/* one that ends up split around /etc's secrets or devices is not one rule */
 	bool split = exists && canon && walked(b, canon, access);
-	/* the namespaces make a devpts of the step's own: nothing to bind into it */
-	bool own_pts = exists && canon && b->host->namespaces && path_beneath(canon, "/dev/pts") &&
-		       strcmp(canon, "/dev/pts") != 0;
-	if (held.fd >= 0 && (r < 0 || b->refused || split || own_pts)) {
+	/*
+	 * The namespaces make /proc and /dev/pts anew for the step: a host entry
+	 * bound into them (-r /proc/PID) would show a host process, whose memory
+	 * and environment a root step without Landlock could read.
+	 */
+	bool anew = exists && canon && b->host->namespaces &&
+		    ((path_beneath(canon, "/dev/pts") && strcmp(canon, "/dev/pts") != 0) ||
+		     (path_beneath(canon, "/proc") && strcmp(canon, "/proc") != 0));
+	if (held.fd >= 0 && (r < 0 || b->refused || split || anew)) {
 		close(held.fd);
 		held.fd = -1;
 	}
@@ -952,9 +957,9 @@ static int add_requested(struct build *b, const char *req, unsigned access,
 		return err_set(b->err, ERR_USAGE, -r, "cannot resolve %s path '%s'",
 			       grants_origin_name(origin), req);
 	}
-	if (own_pts) {
+	if (anew) {
 		free(canon);
-		return skip(g, req, origin, "a terminal: the step's /dev/pts is its own");
+		return skip(g, req, origin, "made anew for the step: the host's is never bound in");
 	}
 	if (!exists && !create) {
 		free(canon);

@@ -43,3 +43,22 @@ for d in /proc/acpi /proc/irq /proc/bus; do
 done
 # positive control: what a step needs from /proc is there
 in_box "/proc/cpuinfo, meminfo and self are there" 'grep -q processor /proc/cpuinfo && grep -q MemTotal /proc/meminfo && test -r /proc/self/status'
+
+# A grant of a host process's /proc entry (-r /proc/PID) is never bound into
+# the new procfs: under mountns alone a root step reads a same-uid process's
+# memory and environment there (red team). The host process is this test's
+# own, with a marker on its command line; the control reads the step's own.
+sh -c "sleep 300; : stepbox-host-marker-$$" </dev/null >/dev/null 2>&1 &
+host=$!
+BG_PIDS="$BG_PIDS $host"
+for g in "/proc/$host" /proc/self; do
+	run_sb run -r "$g" -- sh -c "cat /proc/self/cmdline >/dev/null && echo own-ok; { tr '\\0' ' ' < /proc/$host/cmdline; } 2>/dev/null; true"
+	if [ "$RC" = 0 ] && echo "$OUT" | grep -q own-ok && ! echo "$OUT" | grep -q "stepbox-host-marker-$$" &&
+		grep -q "not granting flag path '$g': made anew" "$T/out/err"; then
+		ok "-r $g: no host process in the new /proc (skipped and said), the step's own reads"
+	else
+		notok "-r $g: no host process in the new /proc" "rc=$RC out=$OUT err=$(cat "$T/out/err")"
+	fi
+done
+pkill -P "$host" sleep 2>/dev/null
+kill "$host" 2>/dev/null

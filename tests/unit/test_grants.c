@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "grants.h"
+#include "path.h"
 #include "tap.h"
 
 static char root[64];
@@ -568,6 +569,14 @@ static void test_devices(void)
 	flags(&cfg, reads, NULL);
 	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
 	CHECK(find(&g, "/dev") && !(find(&g, "/dev")->access & GRANT_DEV));
+	grants_release(&g);
+	/* nor is a host process's /proc entry bound into their new /proc */
+	const char *const procs[] = {"/proc/1", "/proc/self", NULL};
+	flags(&cfg, procs, NULL);
+	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
+	CHECK(skipped(&g, "/proc/1") && skipped(&g, "/proc/self"));
+	for (size_t i = 0; i < g.n; i++)
+		CHECK(!path_beneath(g.v[i].path, "/proc") || strcmp(g.v[i].path, "/proc") == 0);
 	grants_release(&g);
 	if (access("/dev/pts/0", F_OK) == 0) {
 		flags(&cfg, null_read, NULL);
