@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "canon.h"
 #include "path.h"
 
 /*
@@ -582,7 +583,7 @@ static int route(struct env_result *r, const char *P, const char *R, bool shared
 static bool home_granted(const struct grants *g, const char *home, const char *rel)
 {
 	char *canon = NULL, *path = strv_fmt("%s/%s", home, rel);
-	bool exists, yes = path && grants_canon("/", path, &canon, &exists) == 0 &&
+	bool exists, yes = path && canon_path("/", path, &canon, &exists) == 0 &&
 			       grants_covers(g, canon, GRANT_READ);
 	free(path);
 	free(canon);
@@ -594,7 +595,7 @@ static bool home_private(const struct grants *g, const char *home)
 {
 	char *canon = NULL;
 	bool exists, yes = false;
-	if (grants_canon("/", home, &canon, &exists) == 0)
+	if (canon_path("/", home, &canon, &exists) == 0)
 		for (size_t i = 0; i < g->n; i++)
 			yes |= (g->v[i].access & GRANT_PRIVATE) && path_beneath(canon, g->v[i].path);
 	free(canon);

@@ -1,4 +1,5 @@
 #include "explain.h"
+#include "canon.h"
 #include "path.h"
 
 #include <jansson.h>
@@ -61,12 +62,12 @@ static char *grant_folder(const char *path, bool parent)
 	return dup;
 }
 
-/* The canonical form of path, its missing tail kept as written (grants_canon). */
+/* The canonical form of path, its missing tail kept as written (canon_path). */
 static void canonical(const char *path, char *out, size_t cap)
 {
 	char *c = NULL;
 	bool exists;
-	snprintf(out, cap, "%s", grants_canon("/", path, &c, &exists) == 0 ? c : path);
+	snprintf(out, cap, "%s", canon_path("/", path, &c, &exists) == 0 ? c : path);
 	free(c);
 }
 
@@ -529,7 +530,7 @@ static char *learn_refused(const struct explain *x, const struct explain_denial 
 {
 	/* a grant is proposed as the next round will resolve it, or not at all */
 	char *canon = NULL;
-	bool exists, same = grants_canon("/", d->grant, &canon, &exists) == 0 &&
+	bool exists, same = canon_path("/", d->grant, &canon, &exists) == 0 &&
 			    strcmp(canon, d->grant) == 0;
 	free(canon);
 	if (!same)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "canon.h"
 #include "path.h"
 
 /*
@@ -81,7 +82,7 @@ int grantcheck_missing_read_in_write(const struct grants *g, const struct grants
 		bool exists;
 		if (path_lexical(host->cwd, sk->path, text, sizeof(text)) < 0)
 			continue;
-		if (grants_canon(host->root, sk->path, &canon, &exists) < 0)
+		if (canon_path(host->root, sk->path, &canon, &exists) < 0)
 			canon = NULL;
 		for (size_t j = 0; j < g->n; j++) {
 			const struct grant *w = &g->v[j];

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "canon.h"
 #include "grantcheck.h"
 #include "path.h"
 
@@ -89,7 +90,6 @@ static const char *const system_dirs[] = {
 
 #define ETC_MAX_DEPTH 32
 #define ETC_MAX_ENTRIES 200000
-#define MAX_SYMLINKS 40
 
 const char *grants_origin_name(enum grant_origin o)
 {
@@ -265,135 +265,6 @@ static int add_link(struct grants *g, int dfd, const char *name, const char *pat
 	return 0;
 }
 
-/* root + path, where root "/" adds nothing. */
-static int host_path(const char *root, const char *path, char *buf, size_t cap)
-{
-	int n = snprintf(buf, cap, "%s%s", strcmp(root, "/") ? root : "", path);
-	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
-}
-
-/* What canon_memo's last lookup opened, when asked: an O_PATH fd on the path, or -1. */
-struct canon_fd {
-	int fd;
-	bool dir;
-};
-
-/*
- * grants_canon_links, remembering in dirs (when not NULL) the folders it
- * found real (not symlinks): a build resolves dozens of paths under /etc,
- * /usr, /dev and the workdir's parents, and each lstat costs a syscall.
- * With held, the last name is opened (no symlink on the whole way) instead
- * of looked at, and the fd kept for its Landlock rule: one lookup, not two.
- */
-static int canon_memo(const char *root, const char *path, char **out, bool *exists,
-		      grants_link_fn on_link, void *arg, struct strv *dirs, struct canon_fd *held)
-{
-	/* pending: what is left to walk; done: the resolved prefix ("" is /) */
-	char pending[PATH_MAX * 2], done[PATH_MAX], hp[PATH_MAX * 2];
-	int links = 0;
-	*out = NULL;
-	if (strlen(path) >= PATH_MAX)
-		return -ENAMETOOLONG;
-	snprintf(pending, sizeof(pending), "%s", path);
-	done[0] = '\0';
-	*exists = true;
-	if (held)
-		held->fd = -1;
-	char *p = pending;
-	while (*p) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		char *end = strchr(p, '/');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		char comp[NAME_MAX + 1];
-		if (len > NAME_MAX)
-			return -ENAMETOOLONG;
-		memcpy(comp, p, len);
-		comp[len] = '\0';
-		p += len;
-		if (strcmp(comp, ".") == 0)
-			continue;
-		if (strcmp(comp, "..") == 0) {
-			char *slash = strrchr(done, '/');
-			if (slash)
-				*slash = '\0';
-			continue;
-		}
-		size_t dl = strlen(done);
-		if (dl + 1 + len >= sizeof(done))
-			return -ENAMETOOLONG;
-		done[dl] = '/';
-		memcpy(done + dl + 1, comp, len + 1);
-		if (!*exists)
-			continue; /* beneath a missing folder: keep the rest as written */
-		struct stat st;
-		if (*p && dirs && strv_find(dirs, done) >= 0)
-			continue; /* a real folder, seen already in this build */
-		if (host_path(root, done, hp, sizeof(hp)) < 0)
-			return -ENAMETOOLONG;
-		if (held && !*p && held->fd < 0) {
-			/* a symlink, a missing name, anything else: looked at below */
-			int fd = path_open_nofollow_typed(hp, &held->dir);
-			if (fd >= 0) {
-				held->fd = fd;
-				continue;
-			}
-		}
-		if (lstat(hp, &st) < 0) {
-			if (errno != ENOENT)
-				return -errno;
-			*exists = false;
-			continue;
-		}
-		if (S_ISLNK(st.st_mode)) {
-			char target[PATH_MAX];
-			if (++links > MAX_SYMLINKS)
-				return -ELOOP;
-			ssize_t tl = readlink(hp, target, sizeof(target) - 1);
-			if (tl < 0)
-				return -errno;
-			target[tl] = '\0';
-			/* done is the link's own canonical place: its parents are resolved */
-			int r = on_link ? on_link(arg, done, target) : 0;
-			if (r < 0)
-				return r;
-			char rest[PATH_MAX * 2];
-			if (snprintf(rest, sizeof(rest), "%s%s%s", target, *p ? "/" : "", p) >=
-			    (int)sizeof(rest))
-				return -ENAMETOOLONG;
-			snprintf(pending, sizeof(pending), "%s", rest);
-			p = pending;
-			done[dl] = '\0'; /* drop the link itself */
-			if (target[0] == '/')
-				done[0] = '\0';
-			continue;
-		}
-		if (*p && !S_ISDIR(st.st_mode))
-			return -ENOTDIR;
-		if (*p && dirs && dirs->n < 256 && strv_push(dirs, done) < 0)
-			return -ENOMEM;
-	}
-	*out = strdup(done[0] ? done : "/");
-	if (*out || !held || held->fd < 0)
-		return *out ? 0 : -ENOMEM;
-	close(held->fd);
-	held->fd = -1;
-	return -ENOMEM;
-}
-
-int grants_canon_links(const char *root, const char *path, char **out, bool *exists,
-		       grants_link_fn on_link, void *arg)
-{
-	return canon_memo(root, path, out, exists, on_link, arg, NULL, NULL);
-}
-
-int grants_canon(const char *root, const char *path, char **out, bool *exists)
-{
-	return grants_canon_links(root, path, out, exists, NULL, NULL);
-}
-
 static bool world_readable(const struct stat *st)
 {
 	if (S_ISDIR(st->st_mode))
@@ -534,7 +405,7 @@ static const struct wloc *holder(const struct wlocs *l, const char *path)
 }
 
 /*
- * grants_canon_links callback: a symlink crossed inside a place the step may
+ * canon_links callback: a symlink crossed inside a place the step may
  * write is refused, whatever the grant. A step plants ~/.ssh as run/x, or
  * replaces a folder that a later grant goes through, and the next run, which
  * resolves as the caller before any sandbox exists, would grant the target.
@@ -606,7 +477,7 @@ static int note_location(struct build *b, const char *asked, const char *what, b
 	bool exists;
 	/* unresolvable: the grant itself reports it below */
 	if (path_normalize(asked, norm, sizeof(norm)) < 0 ||
-	    grants_canon(b->host->root, asked, &canon, &exists) < 0)
+	    canon_path(b->host->root, asked, &canon, &exists) < 0)
 		return 0;
 	const char *why = broad_kind(b, norm);
 	bool as_asked = why != NULL;
@@ -660,7 +531,7 @@ static int note_locations(struct build *b)
 		return r;
 	const char *wd = cfg->workdir ? cfg->workdir : b->host->cwd;
 	bool exists;
-	r = grants_canon(b->host->root, wd, &b->g->workdir, &exists);
+	r = canon_path(b->host->root, wd, &b->g->workdir, &exists);
 	if (r < 0)
 		return err_set(b->err, ERR_USAGE, -r, "cannot resolve workdir '%s'", wd);
 	r = note_location(b, wd, cfg->workdir_readonly ? "read-only workdir" : "workdir",
@@ -897,7 +768,7 @@ static int add_walked(struct build *b, char *canon, const char *req, unsigned ac
 {
 	char hp[PATH_MAX * 2];
 	int r;
-	if ((r = host_path(b->host->root, canon, hp, sizeof(hp))) < 0) {
+	if ((r = canon_host_path(b->host->root, canon, hp, sizeof(hp))) < 0) {
 		free(canon);
 		return r;
 	}
@@ -1006,8 +877,8 @@ static bool by_daemon_folder(const struct build *b, char **canon)
 	struct stat st;
 	if (!path_beneath(*canon, "/run") || path_beneath(*canon, "/run/user") ||
 	    !path_parent(*canon, dir, sizeof(dir)) || strcmp(dir, "/run") == 0 ||
-	    host_path(b->host->root, *canon, hp, sizeof(hp)) < 0 || lstat(hp, &st) < 0 ||
-	    !S_ISREG(st.st_mode) || host_path(b->host->root, dir, hp, sizeof(hp)) < 0 ||
+	    canon_host_path(b->host->root, *canon, hp, sizeof(hp)) < 0 || lstat(hp, &st) < 0 ||
+	    !S_ISREG(st.st_mode) || canon_host_path(b->host->root, dir, hp, sizeof(hp)) < 0 ||
 	    lstat(hp, &st) < 0 || !S_ISDIR(st.st_mode) || (st.st_mode & (S_IWGRP | S_IWOTH)))
 		return false;
 	char *d = strdup(dir);
@@ -1064,7 +935,7 @@ static int add_baseline(struct build *b)
 			r = add(b->g, canon, strdup(etc_explicit[i]), GRANT_READ,
 				ORIGIN_BASELINE_TARGET, true);
 		} else {
-			r = host_path(b->host->root, canon, hp, sizeof(hp));
+			r = canon_host_path(b->host->root, canon, hp, sizeof(hp));
 			if (r == 0)
 				r = add_world_readable(b, AT_FDCWD, hp, canon, canon, GRANT_READ,
 						       ORIGIN_BASELINE_TARGET, DT_UNKNOWN);
@@ -1155,7 +1026,7 @@ static int find_persist(const struct stepbox_config *cfg, const struct grants_ho
 	const struct strv *lists[] = {&cfg->write_policy, &cfg->write_flag};
 	char *found = NULL;
 	bool exists;
-	if (cfg->persist && grants_canon(host->root, cfg->persist, &found, &exists) < 0)
+	if (cfg->persist && canon_path(host->root, cfg->persist, &found, &exists) < 0)
 		return err_set(err, ERR_USAGE, EINVAL, "cannot resolve persistent folder '%s'",
 			       cfg->persist);
 	for (size_t l = 0; l < 2; l++) {
@@ -1164,7 +1035,7 @@ static int find_persist(const struct stepbox_config *cfg, const struct grants_ho
 			if (strcmp(path_base(w), ".sandbox-cache") != 0)
 				continue;
 			char *c = NULL;
-			if (grants_canon(host->root, w, &c, &exists) < 0)
+			if (canon_path(host->root, w, &c, &exists) < 0)
 				continue;
 			if (found && strcmp(found, c) != 0) {
 				err_set(err, ERR_USAGE, 0,
@@ -1285,7 +1156,7 @@ static int workdir_parent(const struct grants *g, const struct grants_host *host
 		char parent[PATH_MAX], hp[PATH_MAX * 2];
 		struct stat st;
 		if (!path_parent(gr->path, parent, sizeof(parent)) ||
-		    host_path(host->root, parent, hp, sizeof(hp)) < 0 ||
+		    canon_host_path(host->root, parent, hp, sizeof(hp)) < 0 ||
 		    (stat(hp, &st) == 0 && S_ISDIR(st.st_mode)))
 			return 0;
 		err_set(err, ERR_USAGE, ENOENT, "workdir '%s': its folder '%s'", gr->path, parent);
@@ -1343,14 +1214,14 @@ static int build_init(struct build *b)
 	const char *home = b->host->home ? b->host->home : getenv("HOME");
 	bool exists;
 	char norm[PATH_MAX];
-	if ((grants_canon(b->host->root, "/etc", &b->etc, &exists) < 0 &&
+	if ((canon_path(b->host->root, "/etc", &b->etc, &exists) < 0 &&
 	     !(b->etc = strdup("/etc"))) ||
-	    (grants_canon(b->host->root, "/dev", &b->dev, &exists) < 0 &&
+	    (canon_path(b->host->root, "/dev", &b->dev, &exists) < 0 &&
 	     !(b->dev = strdup("/dev"))))
 		return err_set(b->err, ERR_USAGE, ENOMEM, "grants");
 	/* a HOME that is relative or unresolvable names no folder to protect */
 	if (home && home[0] == '/' && path_normalize(home, norm, sizeof(norm)) == 0 &&
-	    grants_canon(b->host->root, home, &b->home, &exists) == 0 &&
+	    canon_path(b->host->root, home, &b->home, &exists) == 0 &&
 	    !(b->home_norm = strdup(norm)))
 		return err_set(b->err, ERR_USAGE, ENOMEM, "grants");
 	return 0;

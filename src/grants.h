@@ -164,25 +164,6 @@ void grants_close_fds(struct grants *g);
 void grants_release(struct grants *g);
 
 /*
- * Resolve path as the kernel would from root (absolute symlinks restart at
- * root), like realpath(3) but tolerating a missing tail, which is appended
- * as written. *exists says whether the whole path exists. Returns 0 or a
- * negative errno (ELOOP, ENOTDIR, EACCES, ENAMETOOLONG).
- */
-int grants_canon(const char *root, const char *path, char **out, bool *exists);
-
-/*
- * Called for each symlink grants_canon_links goes through: link is where the
- * symlink lies (canonical, in the sandbox's view), target what readlink(2)
- * gives. A negative return stops the resolution and is returned.
- */
-typedef int (*grants_link_fn)(void *arg, const char *link, const char *target);
-
-/* grants_canon, reporting each symlink it crosses to on_link (may be NULL). */
-int grants_canon_links(const char *root, const char *path, char **out, bool *exists,
-		       grants_link_fn on_link, void *arg);
-
-/*
  * Whether some grant allows every bit of access on the host's canonical path
  * (a private place of the namespaces covers none of the host's paths).
  */

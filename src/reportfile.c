@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "canon.h"
 #include "path.h"
 #include "show.h"
 
@@ -34,7 +35,7 @@ int reportfile_dir(const char *path, const char *opt, const struct grants *g, ch
 	if (!path_parent(path, dir, sizeof(dir)))
 		r = -ENAMETOOLONG;
 	else
-		r = grants_canon_links("/", dir, dir_out, &exists, planted, (void *)g);
+		r = canon_links("/", dir, dir_out, &exists, planted, (void *)g);
 	if (r == -ELOOP && *dir_out == NULL) {
 		r = err_set(err, ERR_USAGE, 0, "the folder of %s '%s' goes through a symlink in a "
 			    "write grant", opt, path);

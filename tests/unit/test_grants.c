@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "canon.h"
 #include "grants.h"
 #include "path.h"
 #include "tap.h"
@@ -167,12 +168,12 @@ static void test_planted_links(void)
 	struct seen s = {0};
 	char *out = NULL;
 	bool exists;
-	CHECK(grants_canon_links(root, "/lib64/x/../y", &out, &exists, record, &s) == 0);
+	CHECK(canon_links(root, "/lib64/x/../y", &out, &exists, record, &s) == 0);
 	CHECK_STR(out, "/usr/lib64/y");
 	CHECK(s.n == 1 && strcmp(s.links[0], "/lib64") == 0 && strcmp(s.targets[0], "usr/lib64") == 0);
 	free(out);
 	memset(&s, 0, sizeof(s));
-	CHECK(grants_canon_links(root, "/w/etc/resolv.conf", &out, &exists, record, &s) == 0);
+	CHECK(canon_links(root, "/w/etc/resolv.conf", &out, &exists, record, &s) == 0);
 	CHECK_STR(out, "/run/systemd/resolve/stub-resolv.conf");
 	CHECK(s.n == 2 && strcmp(s.links[0], "/w/etc") == 0 &&
 	      strcmp(s.links[1], "/etc/resolv.conf") == 0);
@@ -677,20 +678,20 @@ int main(void)
 	/* canonicalisation, from root */
 	char *out = NULL;
 	bool exists;
-	CHECK(grants_canon(root, "/bin/x", &out, &exists) == 0 && !exists);
+	CHECK(canon_path(root, "/bin/x", &out, &exists) == 0 && !exists);
 	CHECK_STR(out, "/usr/bin/x");
 	free(out);
-	CHECK(grants_canon(root, "/etc/resolv.conf", &out, &exists) == 0 && exists);
+	CHECK(canon_path(root, "/etc/resolv.conf", &out, &exists) == 0 && exists);
 	CHECK_STR(out, "/run/systemd/resolve/stub-resolv.conf");
 	free(out);
-	CHECK(grants_canon(root, "/srv/./wf/../wf//run/", &out, &exists) == 0 && exists);
+	CHECK(canon_path(root, "/srv/./wf/../wf//run/", &out, &exists) == 0 && exists);
 	CHECK_STR(out, "/srv/wf/run");
 	free(out);
-	CHECK(grants_canon(root, "/../..", &out, &exists) == 0);
+	CHECK(canon_path(root, "/../..", &out, &exists) == 0);
 	CHECK_STR(out, "/");
 	free(out);
-	CHECK(grants_canon(root, "/etc/loop1", &out, &exists) == -ELOOP);
-	CHECK(grants_canon(root, "/etc/passwd/x", &out, &exists) == -ENOTDIR);
+	CHECK(canon_path(root, "/etc/loop1", &out, &exists) == -ELOOP);
+	CHECK(canon_path(root, "/etc/passwd/x", &out, &exists) == -ENOTDIR);
 
 	/* the baseline, as an unprivileged user sees it */
 	struct grants_host h = host(false);
