@@ -136,6 +136,13 @@ static bool listed_port(const struct policy_ports *p, int port)
 	return false;
 }
 
+/* A character or block device (a grant gives none but the baseline's). */
+static bool is_device(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode));
+}
+
 /*
  * The call failed with errnum: was it the sandbox? For the filesystem, yes
  * when no grant allows what the call needed on that path (Landlock answers
@@ -180,7 +187,9 @@ void explain_judge(struct explain *x, const struct explain_call *t, int errnum)
 			if (slash && slash != target)
 				*slash = '\0';
 		}
-		covered[i] = grants_covers(g, target, need);
+		/* a device node opened needs a device grant: the others are nodev, or no rule */
+		bool dev = !parent && t->op != OP_EXECUTE && is_device(target);
+		covered[i] = grants_covers(g, target, need | (dev ? GRANT_DEV : 0));
 		struct stat st;
 		/* ENOENT is the sandbox only for a path that exists outside it (mountns);
 		 * for a create, the folder it was to be made in */
@@ -328,6 +337,13 @@ void explain_add(struct explain *x, enum explain_op op, const char *program, pid
 	       fs && path ? grant_folder(path, false) : NULL, program);
 }
 
+/* Why a hidden path (grants_hidden) is: a device node under a grant, or a secret. */
+static const char *hidden_why(const char *path)
+{
+	return is_device(path) ? "a device node, which no grant gives but the baseline's"
+			       : "hidden on purpose: not world-readable";
+}
+
 /* A read of a file beneath HOME: its path relative to HOME in rel. */
 static bool home_file(const struct explain_denial *d, const char *home, char *rel, size_t cap)
 {
@@ -383,8 +399,8 @@ void explain_print(FILE *out, const struct explain *x)
 				     "seccomp profile), which the supervisor needs for it; allow "
 				     "pidfd_getfd there\n");
 		} else {
-			if (d->path && grants_hidden(x->grants, d->path))
-				fprintf(out, "hidden on purpose: not world-readable\n");
+			if (d->path && (grants_hidden(x->grants, d->path) || is_device(d->path)))
+				fprintf(out, "%s\n", hidden_why(d->path));
 			else if (d->path && is_write(d) && x->cfg->persist_shared &&
 				 x->grants->persist && path_beneath(d->path, x->grants->persist))
 				fprintf(out, "the workflow cache is shared read-only in this step; "
@@ -536,8 +552,8 @@ static char *learn_refused(const struct explain *x, const struct explain_denial 
 	if (!same)
 		return strv_fmt("%s: not a canonical path (it goes through a symlink or cannot be "
 				"resolved)", d->grant);
-	if (grants_hidden(x->grants, d->grant))
-		return strv_fmt("%s: hidden on purpose (not world-readable)", d->grant);
+	if (grants_hidden(x->grants, d->grant) || is_device(d->grant))
+		return strv_fmt("%s: %s", d->grant, hidden_why(d->grant));
 	if (x->cfg->persist_shared && x->grants->persist &&
 	    path_beneath(d->grant, x->grants->persist))
 		return strv_fmt("%s: the workflow cache is shared in this step", d->grant);

@@ -59,9 +59,18 @@ for g in / /dev /dev/pts "$other"; do
 	*) notok "-r $g: the control file reads" "rc=$RC $OUT" ;;
 	esac
 done
+if [ "$BACKEND" = landlock ]; then
+	run_sb run --explain -r /dev -- python3 opentty.py "$other" r
+	grep -q "'$other': a device node, which no grant gives" "$T/out/err" &&
+		ok "--explain says the other terminal is a device node no grant gives" ||
+		notok "--explain says the other terminal is a device node no grant gives" "$(cat "$T/out/err")"
+fi
 if is_root && [ -e /dev/vcs ]; then
 	denied "-r /dev: the console's screen (/dev/vcs) cannot be read as root" 'head -c 1 /dev/vcs' -r /dev
 	in_box "-r /dev: the baseline's devices still read and write (head on /dev/urandom)" 'head -c 1 /dev/urandom >/dev/null && echo x >/dev/null' -r /dev
+	run_sb run --explain -r /dev -- head -c 1 /dev/vcs
+	grep -q "read '/dev/vcs': a device node, which no grant gives" "$T/out/err" &&
+		ok "--explain says a device node is never granted" || notok "--explain says a device node is never granted" "$(cat "$T/out/err")"
 fi
 if [ "$BACKEND" = landlock ]; then
 	denied "the host's /dev/pts cannot be listed" 'ls /dev/pts/'
