@@ -541,9 +541,10 @@ static void perform(struct net_op *op)
 	int nr = op->c.req->data.nr;
 	long val = 0;
 	int e = 0;
-	if (nr == SYS_connect) {
+	if (nr == SYS_connect || nr == SYS_bind) {
 		const struct net_msg *m = &op->m[0];
-		if (connect(op->sock, (const struct sockaddr *)&m->addr, m->addrlen) < 0)
+		if ((nr == SYS_connect ? connect : bind)(op->sock, (const struct sockaddr *)&m->addr,
+							 m->addrlen) < 0)
 			e = errno;
 		/* the socket we made takes the place of the step's, as dup2 */
 		struct seccomp_notif_addfd add = {
@@ -556,7 +557,7 @@ static void perform(struct net_op *op)
 			e = errno;
 		/* refused by the step's port rules, which this thread obeys */
 		if (e == EACCES && op->tcp_rules && m->addrlen >= sizeof(struct sockaddr_in))
-			note_denial(&op->c, OP_CONNECT, NULL,
+			note_denial(&op->c, nr == SYS_connect ? OP_CONNECT : OP_BIND, NULL,
 				    ntohs(((const struct sockaddr_in *)&m->addr)->sin_port));
 	} else if (nr == SYS_sendmmsg) {
 		size_t sent = 0;
@@ -615,10 +616,10 @@ static void *worker(void *arg)
 static void run_op(struct net_op *op)
 {
 	int fl = fcntl(op->sock, F_GETFL);
-	bool connect_ = op->c.req->data.nr == SYS_connect;
+	bool own_thread = op->c.req->data.nr == SYS_connect || op->tcp_rules;
 	bool blocking = !(op->flags & MSG_DONTWAIT) && (fl < 0 || !(fl & O_NONBLOCK));
 	struct supervisor *s = op->c.s;
-	if (!connect_ && !blocking) {
+	if (!own_thread && !blocking) {
 		op->flags |= MSG_DONTWAIT;
 		perform(op);
 		op_free(op);
@@ -790,15 +791,17 @@ static int nofd_take(struct net_op *op, int nr, uint64_t fd)
 	struct stepview_sock k;
 	int r = stepview_socket(&op->c.v, op->c.s->diag, fd, &k);
 	/*
-	 * Where the step may take no host abstract name, a UNIX bind with a
-	 * name (more than the family: an autobind cannot be turned into one)
-	 * is made on a socket of ours, as a connect is, by serve_net.
+	 * Where the step may take no host abstract name, a bind is made on a
+	 * socket of ours, as a connect is, by serve_net: left to the kernel, the
+	 * address and the fd are read again, and a UNIX socket with an abstract
+	 * name could be swapped in. Not a UNIX autobind (the family alone):
+	 * nothing can turn that into a name of the step's choosing.
 	 */
 	bool unix_bind = nr == SYS_bind && r == 0 && k.family == AF_UNIX;
 	const uint64_t *a = (const uint64_t *)op->c.req->data.args;
-	if (unix_bind && !op->c.s->own_netns && !op->c.s->host_names &&
-	    a[2] != sizeof(sa_family_t)) {
-		if (k.bound)
+	if (nr == SYS_bind && !op->c.s->own_netns && !op->c.s->host_names &&
+	    !(unix_bind && a[2] == sizeof(sa_family_t))) {
+		if (r == 0 && k.bound)
 			return -EINVAL;
 	} else if (nr == SYS_bind) {
 		if (unix_bind)
@@ -810,8 +813,8 @@ static int nofd_take(struct net_op *op, int nr, uint64_t fd)
 	}
 	if (r == -EPROTONOSUPPORT || (r == 0 && k.family == AF_UNIX &&
 				      (k.bound || k.type == SOCK_DGRAM) && !k.state_err)) {
-		note_denial(&op->c, OP_NOFD, r < 0 ? "a connect on a socket of a kind stepbox "
-				    "cannot re-make" : "a connect of a bound or datagram UNIX socket",
+		note_denial(&op->c, OP_NOFD, r < 0 ? "a connect or bind on a socket of a kind "
+				    "stepbox cannot re-make" : "a connect of a bound or datagram UNIX socket",
 			    -1);
 		return -EACCES;
 	}
@@ -956,6 +959,16 @@ static void serve_net(struct call *c)
 			    ioctl(op->c.s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0)
 				e = errno;
 			respond(&op->c, 0, e);
+		} else if (restricted && domain != AF_UNIX) {
+			/*
+			 * Left to the kernel, it would look up the fd again: a thread
+			 * of the step swapping a UNIX socket into it, with an abstract
+			 * name in the address, took a host name. Made here on our copy,
+			 * by a worker under the step's own TCP rules.
+			 */
+			op->tcp_rules = op->c.s->net_ruleset >= 0;
+			run_op(op);
+			return;
 		} else if (!abstract) {
 			struct seccomp_notif_resp resp = {op->c.req->id, 0, 0,
 							  SECCOMP_USER_NOTIF_FLAG_CONTINUE};

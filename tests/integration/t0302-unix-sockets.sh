@@ -216,6 +216,12 @@ for net in none tcp:443; do
 	run_sb run --net "$net" -- python3 race.py "$$" 400
 	[ "$RC" = 0 ] && [ "$OUT" = "0 True" ] && ok "--net $net: a name flipped to abstract after the check is never bound" ||
 		notok "--net $net: a name flipped to abstract after the check is never bound" "rc=$RC out=$OUT"
+	if [ "$net" != none ]; then # (no TCP socket to swap under --net none)
+		cp "$TESTDIR/unix-swap.py" "$T/w/swap.py"
+		run_sb run --net "$net" -- python3 swap.py "$$" 2000
+		[ "$RC" = 0 ] && [ "$OUT" = 0 ] && ok "--net $net: a UNIX socket swapped into a TCP bind's fd takes no abstract name" ||
+			notok "--net $net: a UNIX socket swapped into a TCP bind's fd takes no abstract name" "rc=$RC out=$OUT"
+	fi
 	run_sb run --net "$net" --explain -r "$T/ro" -- python3 pathbind.py "$T/ro"
 	if [ "$RC" = 0 ] && echo "$OUT" | grep -qE "^0o700 hi (EACCES|EROFS)$"; then ok "--net $net: a pathname bind keeps the umask, listens and connects; none outside the write grants ($OUT)"
 	else notok "--net $net: a pathname bind keeps the kernel's meaning" "rc=$RC out=$OUT"; fi

@@ -278,6 +278,13 @@ for net in none "tcp:$port"; do
 	RC=$?
 	[ "$RC" = 0 ] && [ "$OUT" = "0 True" ] && ok "no-getfd, --net $net: a name flipped to abstract after the check is never bound" ||
 		notok "no-getfd, --net $net: a name flipped to abstract after the check is never bound" "rc=$RC out=$OUT $(cat "$T/out/err")"
+	if [ "$net" != none ]; then
+		cp "$TESTDIR/unix-swap.py" "$T/w/swap.py"
+		OUT=$("$T/nofd" run --net "$net" -- python3 swap.py "$$" 2000 2>"$T/out/err")
+		RC=$?
+		[ "$RC" = 0 ] && [ "$OUT" = 0 ] && ok "no-getfd, --net $net: a UNIX socket swapped into a TCP bind's fd takes no abstract name" ||
+			notok "no-getfd, --net $net: a UNIX socket swapped into a TCP bind's fd takes no abstract name" "rc=$RC out=$OUT $(cat "$T/out/err")"
+	fi
 done
 
 if [ "$BACKEND" = mountns ]; then
