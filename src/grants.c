@@ -340,7 +340,7 @@ struct build {
 	struct stepbox_err *err;
 	size_t budget;          /* entries the walks may still visit */
 	char *etc;              /* canonical /etc */
-	char *dev;              /* canonical /dev */
+	struct strv devs;       /* canonical /dev and the other device mounts (walks_dev) */
 	bool devices;           /* the walk leaves out device nodes, not secrets */
 	char *home, *home_norm; /* canonical and normalized HOME, or NULL */
 	struct wlocs all;       /* every write location (a browser inside is covered) */
@@ -665,11 +665,23 @@ static bool walks_dev(const struct build *b, unsigned access)
 	return !b->host->namespaces && !(access & GRANT_DEV);
 }
 
+/* A device folder (b->devs) that path is (0), lies in (1) or holds (2). */
+static bool dev_near(const struct build *b, const char *path, int how)
+{
+	for (size_t i = 0; i < b->devs.n; i++) {
+		const char *d = b->devs.v[i];
+		if (how == 0 ? strcmp(path, d) == 0
+			     : how == 1 ? path_beneath(path, d) : path_beneath(d, path))
+			return true;
+	}
+	return false;
+}
+
 static bool walked(const struct build *b, const char *canon, unsigned access)
 {
 	return (walks_etc(b, access) &&
 		(path_beneath(canon, b->etc) || path_beneath(b->etc, canon))) ||
-	       (walks_dev(b, access) && (path_beneath(canon, b->dev) || path_beneath(b->dev, canon)));
+	       (walks_dev(b, access) && (dev_near(b, canon, 1) || dev_near(b, canon, 2)));
 }
 
 /* Grant path with no rule on a device node in it (walks_dev). */
@@ -729,10 +741,10 @@ static int split_toward(struct build *b, int dfd, const char *name, const char *
 		if (etc && strcmp(child, b->etc) == 0)
 			r = add_world_readable(b, dfd2, de->d_name, child, child, access, origin,
 					       de->d_type);
-		else if (dev && strcmp(child, b->dev) == 0)
+		else if (dev && dev_near(b, child, 0))
 			r = add_without_devices(b, dfd2, de->d_name, child, child, access, origin,
 						de->d_type);
-		else if ((etc && path_beneath(b->etc, child)) || (dev && path_beneath(b->dev, child)))
+		else if ((etc && path_beneath(b->etc, child)) || (dev && dev_near(b, child, 2)))
 			r = split_toward(b, dfd2, de->d_name, child, access, origin);
 		else
 			r = add_entry(b, dfd2, de->d_name, child, access, origin);
@@ -780,7 +792,7 @@ static int add_walked(struct build *b, char *canon, const char *req, unsigned ac
 		if (named)
 			return add(b->g, canon, strdup(req), access, origin, true);
 		r = add_world_readable(b, AT_FDCWD, hp, canon, req, access, origin, DT_UNKNOWN);
-	} else if (walks_dev(b, access) && path_beneath(canon, b->dev)) {
+	} else if (walks_dev(b, access) && dev_near(b, canon, 1)) {
 		r = add_without_devices(b, AT_FDCWD, hp, canon, req, access, origin, DT_UNKNOWN);
 	} else {
 		r = split_toward(b, AT_FDCWD, hp, canon, access, origin);
@@ -1214,11 +1226,21 @@ static int build_init(struct build *b)
 	const char *home = b->host->home ? b->host->home : getenv("HOME");
 	bool exists;
 	char norm[PATH_MAX];
-	if ((canon_path(b->host->root, "/etc", &b->etc, &exists) < 0 &&
-	     !(b->etc = strdup("/etc"))) ||
-	    (canon_path(b->host->root, "/dev", &b->dev, &exists) < 0 &&
-	     !(b->dev = strdup("/dev"))))
+	if (canon_path(b->host->root, "/etc", &b->etc, &exists) < 0 &&
+	    !(b->etc = strdup("/etc")))
 		return err_set(b->err, ERR_USAGE, ENOMEM, "grants");
+	/* /dev, and under Landlock alone every other device mount, as resolved */
+	const char *const *more = b->host->dev_mounts;
+	for (size_t i = 0; i == 0 || (more && more[i - 1]); i++) {
+		const char *d = i == 0 ? "/dev" : more[i - 1];
+		char *c = NULL;
+		if (canon_path(b->host->root, d, &c, &exists) < 0)
+			c = strdup(d);
+		if (c && strv_find(&b->devs, c) >= 0)
+			free(c);
+		else if (!c || strv_push_owned(&b->devs, c) < 0)
+			return err_set(b->err, ERR_USAGE, ENOMEM, "grants");
+	}
 	/* a HOME that is relative or unresolvable names no folder to protect */
 	if (home && home[0] == '/' && path_normalize(home, norm, sizeof(norm)) == 0 &&
 	    canon_path(b->host->root, home, &b->home, &exists) == 0 &&
@@ -1294,7 +1316,7 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 	if (r == 0 && !host->namespaces)
 		r = grantcheck_read_in_write_alone(g, err);
 	free(b.etc);
-	free(b.dev);
+	strv_release(&b.devs);
 	free(b.home);
 	free(b.home_norm);
 	wlocs_release(&b.all);

@@ -139,6 +139,9 @@ struct grants_host {
 	bool open_fds;           /* keep read grants' O_PATH fds (struct grant.fd): Landlock */
 	bool namespaces;         /* the namespace layers run: private /proc, /dev/pts, /dev/shm, /tmp */
 	const char *const *ttys; /* Landlock alone: the step's own terminal(s), NULL-terminated */
+	/* Landlock alone: where device file systems are mounted besides /dev (a
+	 * chroot's bind of it), walked as /dev is; NULL-terminated, or NULL */
+	const char *const *dev_mounts;
 	/*
 	 * The caller's own cgroup folders (v2, and v1's memory and cpu),
 	 * NULL-terminated: read-only, so node and pnpm find their memory and CPU

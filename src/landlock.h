@@ -12,6 +12,7 @@
 
 #include "err.h"
 #include "grants.h"
+#include "strv.h"
 
 /* The newest ABI whose rights stepbox knows how to use. */
 #define LANDLOCK_ABI_KNOWN 7
@@ -89,5 +90,13 @@ struct landlock_feature_info {
 };
 extern const struct landlock_feature_info landlock_feature_table[];
 extern const unsigned landlock_feature_count;
+
+/*
+ * Where a device file system (devtmpfs, devpts) is mounted on this host, /dev
+ * and any other (a chroot's bind of /dev): Landlock has no nodev, so a grant
+ * over one is walked and its device nodes get no rule (grants_host.dev_mounts).
+ * 0, or a negative errno.
+ */
+int landlock_dev_mounts(struct strv *out);
 
 #endif

@@ -688,21 +688,6 @@ static unsigned long access_flags(unsigned access)
 	return f;
 }
 
-/* Decode mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape(char *s)
-{
-	char *w = s;
-	for (char *r = s; *r; r++) {
-		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] && r[3]) {
-			*w++ = (char)(((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
-			r += 3;
-		} else {
-			*w++ = *r;
-		}
-	}
-	*w = '\0';
-}
-
 /* The deepest entry of the plan that covers a mount point, or NULL. */
 /* The last mount entry whose path is exactly path (mounts are in path order). */
 static const struct mountns_entry *mount_at(const struct mountns_plan *p, const char *path)
@@ -769,7 +754,7 @@ static bool mountinfo_fields(char *line, char **id, char **parent, char **mp, ch
 		*mp = strtok_r(NULL, " ", &save);
 	*opts = *mp ? strtok_r(NULL, " ", &save) : NULL;
 	if (*mp)
-		unescape(*mp);
+		path_unescape_mountinfo(*mp);
 	return *mp != NULL;
 }
 

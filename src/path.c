@@ -382,3 +382,18 @@ void path_close_fds(const int *fds, size_t n)
 			close(fds[k]);
 	}
 }
+
+/* Decode mountinfo's octal escapes (\040 for a space) in place. */
+void path_unescape_mountinfo(char *s)
+{
+	char *w = s;
+	for (char *r = s; *r; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] && r[3]) {
+			*w++ = (char)(((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+}

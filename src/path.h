@@ -111,4 +111,7 @@ int path_dir_open(struct path_dir *d, int dfd, const char *name);
 bool path_dir_next(struct path_dir *d, struct path_entry *e);
 void path_dir_close(struct path_dir *d);
 
+/* Decode mountinfo's octal escapes (\040 for a space) in place. */
+void path_unescape_mountinfo(char *s);
+
 #endif

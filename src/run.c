@@ -1,4 +1,5 @@
 #include "run.h"
+
 #include "reportfile.h"
 #include "show.h"
 
@@ -14,6 +15,7 @@
 
 #include "audit.h"
 #include "harden.h"
+#include "landlock.h"
 #include "persist.h"
 #include "path.h"
 #include "report.h"
@@ -102,6 +104,12 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	if (ctx->backend.ns && hide_etc && geteuid() == 0 &&
 	    !(want_idmap && strcmp(want_idmap, "0") == 0))
 		ctx->idmap_userns = mountns_idmap_userns("/etc", &idmap_dev);
+	/* Landlock alone has no nodev: every device mount is walked (a chroot's /dev) */
+	if (!ctx->backend.ns && ctx->backend.landlock &&
+	    (r = landlock_dev_mounts(&ctx->dev_mounts)) < 0) {
+		run_release(ctx);
+		return err_set(err, ERR_UNAVAILABLE, -r, "read /proc/self/mountinfo");
+	}
 	struct grants_host host = {
 		.root = "/",
 		.cwd = cwd,
@@ -116,6 +124,7 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 		.namespaces = ctx->backend.ns,
 		.home = getenv("HOME"),
 		.ttys = own_ttys(ctx),
+		.dev_mounts = (const char *const *)ctx->dev_mounts.v,
 		.cgroups = own_cgroups(ctx, &ctx->limits),
 	};
 	r = grants_build(cfg, &host, &ctx->grants, err);
@@ -141,6 +150,7 @@ void run_release(struct run_ctx *ctx)
 	ctx->report_dir = NULL;
 	grants_release(&ctx->grants);
 	env_release(&ctx->env);
+	strv_release(&ctx->dev_mounts);
 }
 
 static void say_what_is_missing(const struct stepbox_config *cfg, const struct run_ctx *ctx)

@@ -21,6 +21,7 @@ struct run_ctx {
 	char tty_names[3][64];  /* the step's own terminals */
 	const char *ttys[4];
 	const char *cgroups[6]; /* the cgroup folders the step reads (the limits' own) */
+	struct strv dev_mounts; /* Landlock alone: where device file systems are mounted */
 	char *report_dir; /* --report's folder, canonical before the run */
 	struct backend_host host; /* the kernel's Landlock, probed once */
 	struct backend backend;   /* resolved: never BACKEND_AUTO; planned by run_exec */

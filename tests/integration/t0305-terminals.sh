@@ -59,6 +59,28 @@ for g in / /dev /dev/pts "$other"; do
 	*) notok "-r $g: the control file reads" "rc=$RC $OUT" ;;
 	esac
 done
+# /dev bound into a folder (a chroot's, as schroot and mock do), granted
+# whole: its device nodes stay out too (second red-team pass). As root, and
+# as nobody in the same mount namespace; the control is a file beside.
+if is_root && command -v unshare >/dev/null; then
+	mkdir -p "$T/chroot/dev"
+	echo granted >"$T/chroot/plain"
+	chmod -R a+rX "$T/chroot"
+	chmod a+x "$T"
+	for as in root nobody; do
+		who=""
+		# nobody may open the terminal outside (its mode), so only the sandbox stands
+		[ "$as" = nobody ] && who="setpriv --reuid=65534 --regid=65534 --clear-groups" && chmod 666 "$other"
+		out=$(cd "$T/w" && unshare -m --propagation private sh -c "mount --rbind /dev '$T/chroot/dev' &&
+			$who '$SB' run -C '$T/w' -r '$T/chroot' -- sh -c \"cat '$T/chroot/plain' && python3 opentty.py '$T/chroot$other' r\"" 2>/dev/null)
+		case "$out" in
+		granted*"OK "*) notok "a chroot's bound /dev ($as): another terminal cannot be opened" "$out" ;;
+		granted*) ok "a chroot's bound /dev ($as): another terminal cannot be opened, a file beside reads (${out##*$'\n'})" ;;
+		*) notok "a chroot's bound /dev ($as): the control file reads" "$out" ;;
+		esac
+	done
+	chmod 620 "$other"
+fi
 if [ "$BACKEND" = landlock ]; then
 	run_sb run --explain -r /dev -- python3 opentty.py "$other" r
 	grep -q "'$other': a device node, which no grant gives" "$T/out/err" &&
