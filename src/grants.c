@@ -880,14 +880,18 @@ static int add_requested(struct build *b, const char *req, unsigned access,
  * that outlives a DHCP renewal loses DNS. So an /etc entry that resolves to
  * a file in a folder beneath /run (not /run itself, nor a user's /run/user,
  * nor a folder others may write) is granted by that folder, as its daemon
- * writes it; the walk (root) still leaves out what is not world-readable.
- * True with canon replaced by that folder.
+ * writes it. Not where /etc's secrets are hidden (root): the daemon may
+ * write a secret there later (NetworkManager's system-connections), which
+ * the folder's rule or bind would cover and a root step reads as its owner
+ * (a second red-team pass); root keeps the file, and its old text after a
+ * renewal. True with canon replaced by that folder.
  */
 static bool by_daemon_folder(const struct build *b, char **canon)
 {
 	char dir[PATH_MAX], hp[PATH_MAX * 2];
 	struct stat st;
-	if (!path_beneath(*canon, "/run") || path_beneath(*canon, "/run/user") ||
+	if (b->host->hide_etc_secrets || !path_beneath(*canon, "/run") ||
+	    path_beneath(*canon, "/run/user") ||
 	    !path_parent(*canon, dir, sizeof(dir)) || strcmp(dir, "/run") == 0 ||
 	    canon_host_path(b->host->root, *canon, hp, sizeof(hp)) < 0 || lstat(hp, &st) < 0 ||
 	    !S_ISREG(st.st_mode) || canon_host_path(b->host->root, dir, hp, sizeof(hp)) < 0 ||
