@@ -535,6 +535,23 @@ static ssize_t send_one(const struct net_op *op, const struct net_msg *m)
 	return sendmsg(op->sock, &h, op->flags | MSG_NOSIGNAL);
 }
 
+/*
+ * Without pidfd_getfd: the socket we made takes the place of the step's, as
+ * dup2 (SECCOMP_ADDFD_FLAG_SETFD). 0 (also with the step's own socket, where
+ * nothing is to be put), or the errno.
+ */
+static int install_sock(const struct net_op *op)
+{
+	struct seccomp_notif_addfd add = {
+		.id = op->c.req->id, .flags = SECCOMP_ADDFD_FLAG_SETFD,
+		.srcfd = (uint32_t)op->sock, .newfd = (uint32_t)op->install,
+		.newfd_flags = op->install_cloexec ? O_CLOEXEC : 0,
+	};
+	return op->install < 0 || ioctl(op->c.s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) == 0
+		       ? 0
+		       : errno;
+}
+
 /* Perform the call on our copies and answer the step. */
 static void perform(struct net_op *op)
 {
@@ -546,15 +563,8 @@ static void perform(struct net_op *op)
 		if ((nr == SYS_connect ? connect : bind)(op->sock, (const struct sockaddr *)&m->addr,
 							 m->addrlen) < 0)
 			e = errno;
-		/* the socket we made takes the place of the step's, as dup2 */
-		struct seccomp_notif_addfd add = {
-			.id = op->c.req->id, .flags = SECCOMP_ADDFD_FLAG_SETFD,
-			.srcfd = (uint32_t)op->sock, .newfd = (uint32_t)op->install,
-			.newfd_flags = op->install_cloexec ? O_CLOEXEC : 0,
-		};
-		if (op->install >= 0 && (e == 0 || e == EINPROGRESS) &&
-		    ioctl(op->c.s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0)
-			e = errno;
+		int ie = e == 0 || e == EINPROGRESS ? install_sock(op) : 0;
+		e = ie ? ie : e;
 		/* refused by the step's port rules, which this thread obeys */
 		if (e == EACCES && op->tcp_rules && m->addrlen >= sizeof(struct sockaddr_in))
 			note_denial(&op->c, nr == SYS_connect ? OP_CONNECT : OP_BIND, NULL,
@@ -949,16 +959,7 @@ static void serve_net(struct call *c)
 			bool path = m->addr.ss_family == AF_UNIX && m->addrlen > sizeof(sa_family_t) &&
 				    m->addrlen <= sizeof(struct sockaddr_un);
 			int e = path ? bind_path(op, m) : EINVAL;
-			/* without pidfd_getfd the socket we bound takes the place of the step's */
-			struct seccomp_notif_addfd add = {
-				.id = op->c.req->id, .flags = SECCOMP_ADDFD_FLAG_SETFD,
-				.srcfd = (uint32_t)op->sock, .newfd = (uint32_t)op->install,
-				.newfd_flags = op->install_cloexec ? O_CLOEXEC : 0,
-			};
-			if (e == 0 && op->install >= 0 &&
-			    ioctl(op->c.s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0)
-				e = errno;
-			respond(&op->c, 0, e);
+			respond(&op->c, 0, e ? e : install_sock(op));
 		} else if (restricted && domain != AF_UNIX) {
 			/*
 			 * Left to the kernel, it would look up the fd again: a thread
