@@ -80,6 +80,8 @@ int canon_memo(const char *root, const char *path, char **out, bool *exists,
 				continue;
 			}
 		}
+		int races = 0;
+	again:
 		if (lstat(hp, &st) < 0) {
 			if (errno != ENOENT)
 				return -errno;
@@ -91,6 +93,8 @@ int canon_memo(const char *root, const char *path, char **out, bool *exists,
 			if (++links > MAX_SYMLINKS)
 				return -ELOOP;
 			ssize_t tl = readlink(hp, target, sizeof(target) - 1);
+			if (tl < 0 && errno == EINVAL && ++races < 8)
+				goto again; /* no longer a link: swapped since lstat, look again */
 			if (tl < 0)
 				return -errno;
 			target[tl] = '\0';

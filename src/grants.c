@@ -325,6 +325,7 @@ bool grants_hidden(const struct grants *g, const char *path)
 struct wloc {
 	char *path;       /* canonical */
 	const char *what; /* "write grant", "workdir", "persistent folder" */
+	bool writable;    /* by this step (a shared persistent folder is read-only to it) */
 };
 
 struct wlocs {
@@ -342,6 +343,7 @@ struct build {
 	char *etc;              /* canonical /etc */
 	struct strv devs;       /* canonical /dev and the other device mounts (walks_dev) */
 	bool devices;           /* the walk leaves out device nodes, not secrets */
+	bool yields;            /* the walk adds nothing in a place the step writes */
 	char *home, *home_norm; /* canonical and normalized HOME, or NULL */
 	struct wlocs all;       /* every write location (a browser inside is covered) */
 	struct wlocs check;     /* those a crossed symlink must not lie in */
@@ -360,7 +362,7 @@ static void wlocs_release(struct wlocs *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static int wlocs_push(struct wlocs *l, const char *path, const char *what)
+static int wlocs_push(struct wlocs *l, const char *path, const char *what, bool writable)
 {
 	if (l->n >= STRV_MAX)
 		return -E2BIG;
@@ -370,6 +372,7 @@ static int wlocs_push(struct wlocs *l, const char *path, const char *what)
 	if (!p)
 		return -ENOMEM;
 	l->v[l->n].path = p;
+	l->v[l->n].writable = writable;
 	l->v[l->n++].what = what;
 	return 0;
 }
@@ -392,7 +395,7 @@ static const struct wloc *holder(const struct wlocs *l, const char *path)
 	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
 		return &l->v[0]; /* cannot happen (canonical paths fit); fail closed */
 	for (;;) {
-		struct wloc key = {buf, NULL};
+		struct wloc key = {buf, NULL, false};
 		const struct wloc *w = bsearch(&key, l->v, l->n, sizeof(*l->v), by_wloc);
 		if (w || strcmp(buf, "/") == 0)
 			return w;
@@ -402,6 +405,18 @@ static const struct wloc *holder(const struct wlocs *l, const char *path)
 		else
 			*slash = '\0';
 	}
+}
+
+/*
+ * Whether a walk leaves path to a write location: an entry of a read grant
+ * split around /etc or /dev that lies in a place the step writes is that
+ * place's (-r /dev -w /dev/shm), as it would be had the grant been one rule.
+ * A read rule there would be refused by grantcheck_read_in_write_alone.
+ */
+static bool yields_to_write(const struct build *b, const char *path)
+{
+	const struct wloc *w = b->yields ? holder(&b->all, path) : NULL;
+	return w && w->writable;
 }
 
 /*
@@ -471,7 +486,8 @@ static const char *broad_kind(const struct build *b, const char *path)
  * taken as given: not checked for planted symlinks either, since a step that
  * may write / or HOME has every way out anyway.
  */
-static int note_location(struct build *b, const char *asked, const char *what, bool write)
+static int note_location(struct build *b, const char *asked, const char *what, bool write,
+			 bool writable)
 {
 	char norm[PATH_MAX], *canon = NULL;
 	bool exists;
@@ -497,9 +513,9 @@ static int note_location(struct build *b, const char *asked, const char *what, b
 				 "it as given");
 		r = -EPERM;
 	} else if (write) {
-		r = wlocs_push(&b->all, canon, what);
+		r = wlocs_push(&b->all, canon, what, writable);
 		if (r == 0 && !why)
-			r = wlocs_push(&b->check, canon, what);
+			r = wlocs_push(&b->check, canon, what, writable);
 		if (r < 0)
 			err_set(b->err, ERR_USAGE, -r, "%s '%s'", what, asked);
 	}
@@ -519,9 +535,10 @@ static int note_locations(struct build *b)
 	int r = 0;
 	for (size_t l = 0; l < 2; l++)
 		for (size_t i = 0; r == 0 && i < lists[l]->n; i++)
-			r = note_location(b, lists[l]->v[i], "write grant", true);
+			r = note_location(b, lists[l]->v[i], "write grant", true, true);
 	if (r == 0 && cfg->persist)
-		r = note_location(b, cfg->persist, "persistent folder", true);
+		r = note_location(b, cfg->persist, "persistent folder", true,
+				  !cfg->persist_shared);
 	/*
 	 * The baseline writes no host folder: its device files are not folders,
 	 * and its writable folders (/tmp, /dev/shm) are private tmpfs under the
@@ -535,7 +552,7 @@ static int note_locations(struct build *b)
 	if (r < 0)
 		return err_set(b->err, ERR_USAGE, -r, "cannot resolve workdir '%s'", wd);
 	r = note_location(b, wd, cfg->workdir_readonly ? "read-only workdir" : "workdir",
-			  !cfg->workdir_readonly);
+			  !cfg->workdir_readonly, true);
 	if (r < 0)
 		return r;
 	if (b->all.n > 1)
@@ -563,6 +580,8 @@ static int walk_readable(struct build *b, int dfd, const char *name, const char 
 {
 	struct grants *g = b->g;
 	struct stat st;
+	if (yields_to_write(b, path))
+		return 1;
 	/*
 	 * A symlink hides nothing (its target has a rule of its own or none)
 	 * and needs no rule: readdir's type spares its stat. Under the
@@ -738,6 +757,8 @@ static int split_toward(struct build *b, int dfd, const char *name, const char *
 			     de->d_name) >= (int)sizeof(child))
 			continue; /* left out: only narrows */
 		int dfd2 = dirfd(d);
+		if (yields_to_write(b, child))
+			continue;
 		if (etc && strcmp(child, b->etc) == 0)
 			r = add_world_readable(b, dfd2, de->d_name, child, child, access, origin,
 					       de->d_type);
@@ -785,6 +806,9 @@ static int add_walked(struct build *b, char *canon, const char *req, unsigned ac
 		return r;
 	}
 	struct stat st;
+	/* a read grant that is itself in a write location stays refused as asked */
+	const struct wloc *w = holder(&b->all, canon);
+	b->yields = !(access & GRANT_WRITE) && !(w && w->writable);
 	if (walks_etc(b, access) && path_beneath(canon, b->etc)) {
 		bool named = origin != ORIGIN_BASELINE && origin != ORIGIN_BASELINE_TARGET &&
 			     named_as_is(b, req, canon) && lstat(hp, &st) == 0 &&

@@ -12,12 +12,14 @@ pass=0 fail=0 skipped=0
 log=$(mktemp)
 
 count() { # read test lines on stdin, echo them, count them
-	local suite=$1 line
+	local suite=$1 line failed=
 	while IFS= read -r line; do
 		case $line in
-		"ok "*) pass=$((pass + 1)) ;;
-		"not ok "*) fail=$((fail + 1)); echo "FAIL [$suite] $line" >>"$log" ;;
-		"skip "*) skipped=$((skipped + 1)) ;;
+		"ok "*) pass=$((pass + 1)) failed= ;;
+		"not ok "*) fail=$((fail + 1)) failed=1; echo "FAIL [$suite] $line" >>"$log" ;;
+		"skip "*) skipped=$((skipped + 1)) failed= ;;
+		"#"*) [ -z "$failed" ] || echo "    $line" >>"$log" ;; # a failure's details, in the summary too
+		*) failed= ;;
 		esac
 		[ -n "${VERBOSE:-}" ] || case $line in "ok "*) continue ;; esac
 		echo "  [$suite] $line"

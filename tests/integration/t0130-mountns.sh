@@ -149,7 +149,7 @@ fi
 # /etc, and some clean (the control).
 # swap_race NAME DIR A B GRANTS...: A and B (in DIR) exchanged meanwhile
 swap_race() {
-	local name=$1 dir=$2 a=$3 b=$4 won=0 clean=0 out i swapper
+	local name=$1 dir=$2 a=$3 b=$4 won=0 clean=0 n=0 out swapper others
 	shift 4
 	python3 -c '
 import ctypes, sys
@@ -159,14 +159,23 @@ while True:
     libc.renameat2(-100, a, -100, b, 2)
 ' "$dir/$a" "$dir/$b" &
 	swapper=$!
-	for i in $(seq 150); do
+	: >"$T/race-other"
+	# 150 starts, and on to 450 until one is clean (the control)
+	while [ "$n" -lt 150 ] || { [ "$clean" = 0 ] && [ "$n" -lt 450 ]; }; do
+		n=$((n + 1))
 		out=$("$SB" run -q "$@" -- sh -c 'test -e /etc/MARK && echo WON || echo clean' 2>&1)
-		case $out in *WON*) won=$((won + 1)) ;; clean) clean=$((clean + 1)) ;; esac
+		case $out in
+		*WON*) won=$((won + 1)); echo "WON: $out" | head -1 >>"$T/race-other" ;;
+		clean) clean=$((clean + 1)) ;;
+		*) printf '%s\n' "$out" | head -1 | sed "s|$dir|DIR|g" >>"$T/race-other" ;;
+		esac
 	done
 	kill "$swapper"
 	wait "$swapper" 2>/dev/null
-	[ "$won" = 0 ] && [ "$clean" -gt 0 ] && ok "$name: never followed ($clean of 150 clean starts)" ||
-		notok "$name: never followed" "$won won, $clean clean"
+	[ "$won" = 0 ] && [ "$clean" -gt 0 ] && ok "$name: never followed ($clean of $n clean starts)" || {
+		mapfile -t others < <(sort "$T/race-other" | uniq -c | sort -rn | head -6)
+		notok "$name: never followed" "$won won, $clean clean of $n; the others began:" "${others[@]}"
+	}
 }
 # the mount point itself, for a link to /newroot/etc (the code before lost
 # 7 of 400 runs: the step read the swapper's folder as its /etc)

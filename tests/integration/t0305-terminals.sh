@@ -59,27 +59,50 @@ for g in / /dev /dev/pts "$other"; do
 	*) notok "-r $g: the control file reads" "rc=$RC $OUT" ;;
 	esac
 done
+# A write grant inside a grant walked for its devices is the write grant's:
+# -r /dev -w /dev/shm runs, /dev/shm takes a file, and the other terminal
+# stays closed (Landlock alone refused the start, 125: the walk gave
+# /dev/shm a read rule inside the write grant)
+run_sb run -r /dev -w /dev/shm -- sh -c "f=/dev/shm/stepbox-t0305-\$\$; echo x >\$f && rm \$f && echo wrote; python3 opentty.py '$other' r"
+case "$OUT" in
+wrote*"OK "*) [ "$BACKEND" != landlock ] && ok "-r /dev -w /dev/shm: runs, /dev/shm writable (the terminal inside is the step's own)" ||
+	notok "-r /dev -w /dev/shm: another terminal cannot be opened" "$OUT" ;;
+wrote*) ok "-r /dev -w /dev/shm: runs, /dev/shm writable, another terminal cannot be opened (${OUT##*$'\n'})" ;;
+*) notok "-r /dev -w /dev/shm: runs, /dev/shm writable" "rc=$RC $OUT" ;;
+esac
 # /dev bound into a folder (a chroot's, as schroot and mock do), granted
 # whole: its device nodes stay out too (second red-team pass). As root, and
-# as nobody in the same mount namespace; the control is a file beside.
+# as nobody in the same mount namespace; the control is a file beside. Then
+# with the chroot's own work folder as the workdir, a write location inside
+# the walked grant: it runs and writes there (it was refused, 125).
 if is_root && command -v unshare >/dev/null; then
-	mkdir -p "$T/chroot/dev"
+	mkdir -p "$T/chroot/dev" "$T/chroot/work"
 	echo granted >"$T/chroot/plain"
+	cp "$T/w/opentty.py" "$T/chroot/work/"
 	chmod -R a+rX "$T/chroot"
 	chmod a+x "$T"
+	chmod 777 "$T/chroot/work"
+	wmode=$(stat -c %a "$T/w")
+	chmod 777 "$T/w"
 	for as in root nobody; do
 		who=""
 		# nobody may open the terminal outside (its mode), so only the sandbox stands
 		[ "$as" = nobody ] && who="setpriv --reuid=65534 --regid=65534 --clear-groups" && chmod 666 "$other"
-		out=$(cd "$T/w" && unshare -m --propagation private sh -c "mount --rbind /dev '$T/chroot/dev' &&
-			$who '$SB' run -C '$T/w' -r '$T/chroot' -- sh -c \"cat '$T/chroot/plain' && python3 opentty.py '$T/chroot$other' r\"" 2>/dev/null)
-		case "$out" in
-		granted*"OK "*) notok "a chroot's bound /dev ($as): another terminal cannot be opened" "$out" ;;
-		granted*) ok "a chroot's bound /dev ($as): another terminal cannot be opened, a file beside reads (${out##*$'\n'})" ;;
-		*) notok "a chroot's bound /dev ($as): the control file reads" "$out" ;;
-		esac
+		for wd in "$T/w" "$T/chroot/work"; do
+			out=$(cd "$wd" && unshare -m --propagation private sh -c "mount --rbind /dev '$T/chroot/dev' &&
+				$who '$SB' run -C '$wd' -r '$T/chroot' -- sh -c \"cat '$T/chroot/plain' && touch '$wd/made' && python3 opentty.py '$T/chroot$other' r\"" 2>/dev/null)
+			what="a chroot's bound /dev ($as, workdir ${wd#"$T/"})"
+			case "$out" in
+			granted*"OK "*) notok "$what: another terminal cannot be opened" "$out" ;;
+			granted*) [ -e "$wd/made" ] && ok "$what: another terminal cannot be opened, a file beside reads, the workdir takes a file (${out##*$'\n'})" ||
+				notok "$what: the workdir takes a file" "$out" ;;
+			*) notok "$what: the control file reads" "$out" ;;
+			esac
+			rm -f "$wd/made"
+		done
 	done
 	chmod 620 "$other"
+	chmod "$wmode" "$T/w"
 fi
 if [ "$BACKEND" = landlock ]; then
 	run_sb run --explain -r /dev -- python3 opentty.py "$other" r
