@@ -363,31 +363,18 @@ void landlock_describe(FILE *out, const struct landlock_features *f)
 	}
 }
 
-int landlock_dev_mounts(struct strv *out)
+int landlock_dev_mounts(const char *mountinfo, struct strv *out)
 {
-	char *mi = path_read_file("/proc/self/mountinfo", 64u << 20), *save = NULL;
+	char *mi = strdup(mountinfo), *save = NULL;
 	if (!mi)
-		return -errno;
+		return -ENOMEM;
 	int r = 0;
 	for (char *line = strtok_r(mi, "\n", &save); r == 0 && line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		/* id parent dev root mountpoint opts [optional...] - fstype source superopts */
-		char *dash = strstr(line, " - "), *f = line, *mp = NULL;
-		for (int i = 0; dash && i < 5 && f; i++) {
-			mp = f;
-			f = strchr(f, ' ');
-			if (f)
-				*f++ = '\0';
-		}
-		if (!dash || !f || !mp)
-			continue;
-		char *type = dash + 3, *end = strchr(type, ' ');
-		if (end)
-			*end = '\0';
-		if (strcmp(type, "devtmpfs") != 0 && strcmp(type, "devpts") != 0)
-			continue;
-		path_unescape_mountinfo(mp);
-		r = strv_push(out, mp);
+		struct path_mount m;
+		if (path_mount_fields(line, &m) && m.fstype &&
+		    (strcmp(m.fstype, "devtmpfs") == 0 || strcmp(m.fstype, "devpts") == 0))
+			r = strv_push(out, m.mnt);
 	}
 	free(mi);
 	return r;

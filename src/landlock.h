@@ -93,10 +93,10 @@ extern const unsigned landlock_feature_count;
 
 /*
  * Where a device file system (devtmpfs, devpts) is mounted on this host, /dev
- * and any other (a chroot's bind of /dev): Landlock has no nodev, so a grant
- * over one is walked and its device nodes get no rule (grants_host.dev_mounts).
- * 0, or a negative errno.
+ * and any other (a chroot's bind of /dev), from the text of
+ * /proc/self/mountinfo: Landlock has no nodev, so a grant over one is walked
+ * and its device nodes get no rule (grants_host.dev_mounts). 0, or -ENOMEM.
  */
-int landlock_dev_mounts(struct strv *out);
+int landlock_dev_mounts(const char *mountinfo, struct strv *out);
 
 #endif

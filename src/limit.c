@@ -97,20 +97,7 @@ static void cg_host_release(struct cg_host *h)
 		free(h->v1[i]);
 }
 
-/* The n-th space-separated field of line (fields are cut in place), or NULL. */
-static char *field(char **cursor)
-{
-	char *f = *cursor;
-	if (!f || !*f)
-		return NULL;
-	char *sp = strchr(f, ' ');
-	if (sp)
-		*sp++ = '\0';
-	*cursor = sp;
-	return f;
-}
-
-static void cg_find(struct cg_host *h)
+static void cg_find(struct cg_host *h, const char *mountinfo)
 {
 	memset(h, 0, sizeof(*h));
 	const char *own_v2 = NULL, *own_v1[3] = {NULL, NULL, NULL};
@@ -130,22 +117,16 @@ static void cg_find(struct cg_host *h)
 	h->root_v2 = own_v2 && strcmp(own_v2, "/") == 0;
 	for (int i = 0; i < 3; i++)
 		h->root_v1[i] = own_v1[i] && strcmp(own_v1[i], "/") == 0;
-	char *mi = (own_v2 || own_v1[0] || own_v1[1] || own_v1[2])
-			   ? path_read_file("/proc/self/mountinfo", 64u << 20) : NULL;
+	char *mi = NULL;
+	if (own_v2 || own_v1[0] || own_v1[1] || own_v1[2])
+		mi = mountinfo ? strdup(mountinfo)
+			       : path_read_file("/proc/self/mountinfo", 64u << 20);
 	for (char *line = mi ? strtok_r(mi, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		/* id parent dev root mountpoint opts [optional...] - fstype source superopts */
-		char *dash = strstr(line, " - "), *cur = line;
-		if (!dash)
+		struct path_mount m;
+		if (!path_mount_fields(line, &m) || !m.root || !m.fstype || !m.super)
 			continue;
-		*dash = '\0';
-		field(&cur), field(&cur), field(&cur);
-		char *root = field(&cur), *mnt = field(&cur);
-		cur = dash + 3;
-		char *fstype = field(&cur), *source = field(&cur), *super = field(&cur);
-		/* mountinfo escapes spaces as \040: such mounts are not ours to use */
-		if (!root || !mnt || !source || !super || strchr(mnt, '\\') || strchr(root, '\\'))
-			continue;
+		const char *root = m.root, *mnt = m.mnt, *fstype = m.fstype, *super = m.super;
 		if (strcmp(fstype, "cgroup2") == 0 && !h->v2 && own_v2) {
 			h->v2 = place(mnt, root, own_v2);
 			if (h->v2 && !(h->v2_mount = strdup(mnt))) {
@@ -430,7 +411,7 @@ static long host_tasks(void)
 }
 
 int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool create,
-		struct limit_plan *p, struct stepbox_err *err)
+		const char *mountinfo, struct limit_plan *p, struct stepbox_err *err)
 {
 	memset(p, 0, sizeof(*p));
 	p->cg_procs[0] = p->cg_procs[1] = p->cg_fd = -1;
@@ -450,7 +431,7 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 	}
 	bool mem = p->v[LIMIT_MEMORY] != 0, tasks = p->v[LIMIT_TASKS] != 0;
 	struct cg_host h;
-	cg_find(&h);
+	cg_find(&h, mountinfo);
 	/* the caller's own folders the step reads its limits in: never a root's */
 	if (h.v2 && !h.root_v2)
 		p->own[0] = strdup(h.v2);

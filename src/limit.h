@@ -62,11 +62,12 @@ struct limit_plan {
  * Decide how each limit is enforced for a step under these layers. With
  * create, the step's cgroup is made and set (run); without, it is only
  * probed (check, policy). userns: the step gets a user namespace of its own;
- * private_tmp: it gets a private /tmp. 0, or -errno with err when an asked
+ * private_tmp: it gets a private /tmp; mountinfo: the text of
+ * /proc/self/mountinfo where the caller has read it, else NULL. 0, or -errno with err when an asked
  * limit cannot be enforced here. limit_release undoes what was made.
  */
 int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool create,
-		struct limit_plan *p, struct stepbox_err *err);
+		const char *mountinfo, struct limit_plan *p, struct stepbox_err *err);
 
 /*
  * limit_join moves pid (0: the caller) into the step's cgroup, before the

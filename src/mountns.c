@@ -740,25 +740,6 @@ static bool unreachable(const char *mp)
 }
 
 /*
- * A mountinfo line's fields (id parent major:minor root mount-point options
- * ...), the mount point unescaped; opts NULL when the line stops before it.
- * False for a line without a mount point.
- */
-static bool mountinfo_fields(char *line, char **id, char **parent, char **mp, char **opts)
-{
-	char *save = NULL;
-	*id = strtok_r(line, " ", &save);
-	*parent = *id ? strtok_r(NULL, " ", &save) : NULL;
-	*mp = *parent;
-	for (int i = 2; *mp && i < 5; i++)
-		*mp = strtok_r(NULL, " ", &save);
-	*opts = *mp ? strtok_r(NULL, " ", &save) : NULL;
-	if (*mp)
-		path_unescape_mountinfo(*mp);
-	return *mp != NULL;
-}
-
-/*
  * Without mount_setattr: each grant's bind as made, its mount id (found
  * race-free: record_bound) and the plan's entry. remount_all gives every
  * mount the access of the nearest bind above it in the mount tree, never
@@ -960,14 +941,14 @@ static int remount_all(const struct mountns_plan *p, struct bound_set *bs, const
 	int r = 0;
 	*what = "set the mount flags of";
 	while (r == 0 && getline(&line, &cap, f) > 0) {
-		char *id, *parent, *mp, *opts;
-		if (!mountinfo_fields(line, &id, &parent, &mp, &opts) || !opts ||
-		    strncmp(mp, NEWROOT "/", sizeof(NEWROOT)) != 0)
+		struct path_mount m;
+		if (!path_mount_fields(line, &m) || !m.opts ||
+		    strncmp(m.mnt, NEWROOT "/", sizeof(NEWROOT)) != 0)
 			continue;
 		if ((r = strv_grow(&v, &vcap, n, sizeof(*v), 64)) < 0)
 			break;
-		v[n] = (struct mount_line){strtol(id, NULL, 10), strtol(parent, NULL, 10), strdup(mp),
-					   NULL, locked_flags(opts), 0, false, -1};
+		v[n] = (struct mount_line){strtol(m.id, NULL, 10), strtol(m.parent, NULL, 10),
+					   strdup(m.mnt), NULL, locked_flags(m.opts), 0, false, -1};
 		if (!v[n++].mp)
 			r = -ENOMEM;
 	}
@@ -1344,10 +1325,11 @@ int mountns_read_mounts(const struct mountns_plan *p, pid_t init, struct mountns
 	 * would read as a made-up mount (remount_all) */
 	while (r == 0 && getline(&line, &cap, f) > 0) {
 		/* mount points as init sees them */
-		char *id, *parent, *mp, *opts;
-		if (!mountinfo_fields(line, &id, &parent, &mp, &opts))
+		struct path_mount m;
+		if (!path_mount_fields(line, &m))
 			continue;
-		long n = strtol(id, NULL, 10);
+		const char *mp = m.mnt;
+		long n = strtol(m.id, NULL, 10);
 		int mid = n > 0 && n < INT_MAX ? (int)n : -1;
 		r = push_id(&mm->all, &mm->nall, &mm->capall, mid);
 		const struct mountns_entry *e = covering(p, mp);

@@ -397,3 +397,42 @@ void path_unescape_mountinfo(char *s)
 	}
 	*w = '\0';
 }
+
+/* The next space-separated field of *cursor, cut in place, or NULL. */
+static char *mount_field(char **cursor)
+{
+	char *f = *cursor;
+	if (!f || !*f)
+		return NULL;
+	char *sp = strchr(f, ' ');
+	if (sp)
+		*sp++ = '\0';
+	*cursor = sp;
+	return f;
+}
+
+bool path_mount_fields(char *line, struct path_mount *m)
+{
+	memset(m, 0, sizeof(*m));
+	line[strcspn(line, "\n")] = '\0';
+	/* spaces in names are escaped (\040): the first " - " ends the optional fields */
+	char *dash = strstr(line, " - "), *cur = line;
+	if (dash) {
+		*dash = '\0';
+		char *tail = dash + 3;
+		m->fstype = mount_field(&tail);
+		m->source = mount_field(&tail);
+		m->super = mount_field(&tail);
+	}
+	m->id = mount_field(&cur);
+	m->parent = mount_field(&cur);
+	(void)mount_field(&cur); /* major:minor */
+	m->root = mount_field(&cur);
+	m->mnt = mount_field(&cur);
+	m->opts = mount_field(&cur);
+	if (!m->mnt)
+		return false;
+	path_unescape_mountinfo(m->root);
+	path_unescape_mountinfo(m->mnt);
+	return true;
+}

@@ -114,4 +114,17 @@ void path_dir_close(struct path_dir *d);
 /* Decode mountinfo's octal escapes (\040 for a space) in place. */
 void path_unescape_mountinfo(char *s);
 
+/* The fields of one /proc/PID/mountinfo line. */
+struct path_mount {
+	char *id, *parent, *root, *mnt, *opts; /* root and mnt unescaped */
+	char *fstype, *source, *super;         /* after " - "; NULL where the line has none */
+};
+
+/*
+ * Cut line (one mountinfo line; a newline ends it) into m, in place:
+ * "id parent major:minor root mount-point options [optional...] - fstype
+ * source super-options". False for a line without a mount point.
+ */
+bool path_mount_fields(char *line, struct path_mount *m);
+
 #endif

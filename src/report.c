@@ -81,7 +81,7 @@ bool report_check(FILE *out, const struct backend_host *host,
 	struct limit_plan lp;
 	struct stepbox_err lerr = {0};
 	bool lim_ok = picked && limit_plan(&cfg->limits, pick.ns && mountns_userns(), pick.ns,
-					   false, &lp, &lerr) == 0;
+					   false, NULL, &lp, &lerr) == 0;
 	if (json) {
 		json_t *feats = json_array(), *backends = json_object();
 		for (unsigned i = 0; i < landlock_feature_count; i++) {

@@ -68,11 +68,11 @@ static const char *const *own_cgroups(struct run_ctx *ctx, const struct limit_pl
  * and a limit that cannot be enforced is refused before anything is made.
  */
 static int plan_limits(const struct stepbox_config *cfg, struct run_ctx *ctx, bool create,
-		       struct stepbox_err *err)
+		       const char *mountinfo, struct stepbox_err *err)
 {
 	const struct backend *b = &ctx->backend;
-	return limit_plan(&cfg->limits, b->ns && mountns_userns(), b->ns, create, &ctx->limits,
-			  err);
+	return limit_plan(&cfg->limits, b->ns && mountns_userns(), b->ns, create, mountinfo,
+			  &ctx->limits, err);
 }
 
 int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool for_run,
@@ -85,13 +85,20 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	int r = layers_host(&ctx->host, !for_run, err);
 	if (r == 0)
 		r = backend_choose(cfg, &ctx->host, &ctx->backend, err);
+	/* the host's mounts, read once: the cgroup hierarchies, and the device mounts below */
+	char *mountinfo = r == 0 ? path_read_file("/proc/self/mountinfo", 64u << 20) : NULL;
+	int mountinfo_err = mountinfo ? 0 : errno ? errno : EIO;
 	if (r == 0)
-		r = plan_limits(cfg, ctx, for_run, err);
-	if (r < 0)
+		r = plan_limits(cfg, ctx, for_run, mountinfo, err);
+	if (r < 0) {
+		free(mountinfo);
 		return r;
+	}
 	char cwd[PATH_MAX];
-	if (!getcwd(cwd, sizeof(cwd)))
+	if (!getcwd(cwd, sizeof(cwd))) {
+		free(mountinfo);
 		return err_set(err, ERR_USAGE, errno, "cannot read the current folder");
+	}
 	bool hide_etc = grants_should_hide_etc();
 	/*
 	 * Root under the namespaces: /etc is bound through an idmapped mount
@@ -105,8 +112,10 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	    !(want_idmap && strcmp(want_idmap, "0") == 0))
 		ctx->idmap_userns = mountns_idmap_userns("/etc", &idmap_dev);
 	/* Landlock alone has no nodev: every device mount is walked (a chroot's /dev) */
-	if (!ctx->backend.ns && ctx->backend.landlock &&
-	    (r = landlock_dev_mounts(&ctx->dev_mounts)) < 0) {
+	if (!ctx->backend.ns && ctx->backend.landlock)
+		r = mountinfo ? landlock_dev_mounts(mountinfo, &ctx->dev_mounts) : -mountinfo_err;
+	free(mountinfo);
+	if (r < 0) {
 		run_release(ctx);
 		return err_set(err, ERR_UNAVAILABLE, -r, "read /proc/self/mountinfo");
 	}

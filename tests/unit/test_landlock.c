@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "landlock.h"
+#include "path.h"
+#include "strv.h"
 #include "tap.h"
 
 #define FS_V1 ((1ULL << 13) - 1)
@@ -94,8 +96,37 @@ static void build_real(void)
 		printf("# could not remove %s\n", root);
 }
 
+/*
+ * The device mounts, from mountinfo's text: a chroot's bind of /dev with a
+ * space in its name (escaped), a devpts, and a mount whose source (anyone's
+ * text) reads like a device file system's fields.
+ */
+static void dev_mounts(void)
+{
+	const char *mi =
+		"22 1 0:5 / /dev rw,nosuid shared:2 - devtmpfs udev rw,size=1k\n"
+		"23 22 0:20 / /dev/pts rw,nosuid - devpts devpts rw,mode=620\n"
+		"30 1 8:1 / / rw,relatime shared:1 master:3 - ext4 /dev/vda1 rw\n"
+		"40 1 0:5 / /srv/my\\040chroot/dev rw - devtmpfs udev rw\n"
+		"41 1 0:44 / /mnt/x rw - fuse.x a - devtmpfs b rw\n"
+		"42 1 0:45 / /mnt/cut\n";
+	struct strv v = STRV_INIT;
+	CHECK(landlock_dev_mounts(mi, &v) == 0 && v.n == 3);
+	CHECK(v.n == 3 && !strcmp(v.v[0], "/dev") && !strcmp(v.v[1], "/dev/pts") &&
+	      !strcmp(v.v[2], "/srv/my chroot/dev"));
+	strv_release(&v);
+	char line[] = "36 35 98:0 /mnt1 /mnt\\0402 rw,noatime master:1 - ext3 /dev/root rw\n";
+	struct path_mount m;
+	CHECK(path_mount_fields(line, &m) && !strcmp(m.id, "36") && !strcmp(m.parent, "35"));
+	CHECK(!strcmp(m.root, "/mnt1") && !strcmp(m.mnt, "/mnt 2") && !strcmp(m.opts, "rw,noatime"));
+	CHECK(!strcmp(m.fstype, "ext3") && !strcmp(m.source, "/dev/root") && !strcmp(m.super, "rw"));
+	char short_line[] = "36 35 98:0 /";
+	CHECK(!path_mount_fields(short_line, &m));
+}
+
 int main(void)
 {
+	dev_mounts();
 	struct landlock_features f = at(1);
 	CHECK(f.fs == FS_V1 && f.net == 0 && f.scoped == 0);
 	f = at(2);

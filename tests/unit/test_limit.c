@@ -46,7 +46,7 @@ int main(void)
 	struct limit_config none;
 	memset(&none, 0, sizeof(none));
 	struct limit_plan p;
-	CHECK(limit_plan(&none, true, true, false, &p, &err) == 0);
+	CHECK(limit_plan(&none, true, true, false, NULL, &p, &err) == 0);
 	CHECK(p.v[LIMIT_TASKS] == LIMIT_DEFAULT_TASKS && !p.asked[LIMIT_TASKS]);
 	CHECK(p.how[LIMIT_TASKS] != LIMIT_OFF && p.how[LIMIT_TMP] == LIMIT_TMPFS);
 	CHECK(p.how[LIMIT_OUTPUT] == LIMIT_OFF && p.how[LIMIT_CPU] == LIMIT_OFF);
@@ -61,12 +61,12 @@ int main(void)
 	/* "none": no defaults; what is asked still applies */
 	none.none = true;
 	none.v[LIMIT_CPU] = 5;
-	CHECK(limit_plan(&none, true, true, false, &p, &err) == 0);
+	CHECK(limit_plan(&none, true, true, false, NULL, &p, &err) == 0);
 	CHECK(p.how[LIMIT_TASKS] == LIMIT_OFF && p.how[LIMIT_CPU] == LIMIT_RLIMIT);
 	limit_release(&p);
 	/* a tmp limit without a private /tmp is refused, not ignored */
 	none.v[LIMIT_TMP] = 1 << 20;
-	CHECK(limit_plan(&none, false, false, false, &p, &err) == -EPERM);
+	CHECK(limit_plan(&none, false, false, false, NULL, &p, &err) == -EPERM);
 	CHECK(err.kind == ERR_UNAVAILABLE);
 	CHECK_HAS(err.msg, "Landlock alone has none");
 
@@ -75,7 +75,7 @@ int main(void)
 	none.none = true;
 	none.v[LIMIT_CPU] = 1;
 	none.v[LIMIT_FILE_SIZE] = 1 << 20;
-	CHECK(limit_plan(&none, true, true, false, &p, &err) == 0);
+	CHECK(limit_plan(&none, true, true, false, NULL, &p, &err) == 0);
 	limit_finish(&p, 128 + SIGXCPU, -1, 0, true);
 	CHECK(p.reached && strcmp(p.reached, "cpu_s") == 0);
 	limit_finish(&p, 128 + SIGXFSZ, -1, 0, true);
