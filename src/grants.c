@@ -580,8 +580,9 @@ static int walk_readable(struct build *b, int dfd, const char *name, const char 
 {
 	struct grants *g = b->g;
 	struct stat st;
+	/* not whole either: a rule on its folder would cover its device nodes */
 	if (yields_to_write(b, path))
-		return 1;
+		return 0;
 	/*
 	 * A symlink hides nothing (its target has a rule of its own or none)
 	 * and needs no rule: readdir's type spares its stat. Under the
