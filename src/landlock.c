@@ -266,8 +266,7 @@ int landlock_build(const struct landlock_features *f, const struct grants *g,
 			close(fd);
 			err_set(err, ERR_UNAVAILABLE, e, "open grant '%s'", gr->path);
 			if (e == ELOOP)
-				err_hint(err, "a symlink appeared on the way since the grant was "
-					      "resolved; check what else writes there");
+				err_hint(err, PATH_LINK_APPEARED_HINT);
 			return -e;
 		}
 		struct ll_path_beneath_attr pb = {landlock_rights(f, gr->access, is_dir), pfd};

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "path.h"
 #include "strbuf.h"
 #include "supervise.h"
 
@@ -278,6 +279,8 @@ static int apply_root(const struct backend *b, struct backend_failure *why)
 		why->layers = true;
 		snprintf(why->detail, sizeof(why->detail), "cannot %s%s%s%s", what,
 			 path ? " '" : "", path ? path : "", path ? "'" : "");
+		if (r == -ELOOP)
+			put(why->hint, sizeof(why->hint), PATH_LINK_APPEARED_HINT);
 	}
 	return r;
 }

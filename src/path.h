@@ -44,6 +44,11 @@ char *path_parent(const char *path, char *buf, size_t cap);
 /* The last component of path ("/" for "/"). */
 const char *path_base(const char *path);
 
+/* What to say when a canonical path meets a symlink (-ELOOP below): planted since. */
+#define PATH_LINK_APPEARED_HINT                                                            \
+	"a symlink appeared on the way since the grant was resolved; check what else writes " \
+	"there"
+
 /*
  * Open the canonical absolute path with O_PATH | O_CLOEXEC (plus extra
  * flags: O_DIRECTORY, O_NOFOLLOW) without following any symlink on the way:
