@@ -124,19 +124,18 @@ static void cg_find(struct cg_host *h, const char *mountinfo)
 	for (char *line = mi ? strtok_r(mi, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		struct path_mount m;
-		if (!path_mount_fields(line, &m) || !m.root || !m.fstype || !m.super)
+		if (!path_mount_fields(line, &m) || !m.fstype || !m.super)
 			continue;
-		const char *root = m.root, *mnt = m.mnt, *fstype = m.fstype, *super = m.super;
-		if (strcmp(fstype, "cgroup2") == 0 && !h->v2 && own_v2) {
-			h->v2 = place(mnt, root, own_v2);
-			if (h->v2 && !(h->v2_mount = strdup(mnt))) {
+		if (strcmp(m.fstype, "cgroup2") == 0 && !h->v2 && own_v2) {
+			h->v2 = place(m.mnt, m.root, own_v2);
+			if (h->v2 && !(h->v2_mount = strdup(m.mnt))) {
 				free(h->v2);
 				h->v2 = NULL;
 			}
-		} else if (strcmp(fstype, "cgroup") == 0) {
+		} else if (strcmp(m.fstype, "cgroup") == 0) {
 			for (int i = 0; i < 3; i++)
-				if (!h->v1[i] && own_v1[i] && has_word(super, v1_names[i]))
-					h->v1[i] = place(mnt, root, own_v1[i]);
+				if (!h->v1[i] && own_v1[i] && has_word(m.super, v1_names[i]))
+					h->v1[i] = place(m.mnt, m.root, own_v1[i]);
 		}
 	}
 	free(mi);

@@ -63,8 +63,9 @@ struct limit_plan {
  * create, the step's cgroup is made and set (run); without, it is only
  * probed (check, policy). userns: the step gets a user namespace of its own;
  * private_tmp: it gets a private /tmp; mountinfo: the text of
- * /proc/self/mountinfo where the caller has read it, else NULL. 0, or -errno with err when an asked
- * limit cannot be enforced here. limit_release undoes what was made.
+ * /proc/self/mountinfo where the caller has read it, else NULL (read here).
+ * 0, or -errno with err when an asked limit cannot be enforced here.
+ * limit_release undoes what was made.
  */
 int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool create,
 		const char *mountinfo, struct limit_plan *p, struct stepbox_err *err);
