@@ -529,10 +529,16 @@ int stepview_held_path(int fd, char *buf, size_t cap)
 	if (n < 0)
 		return -errno;
 	buf[n] = '\0';
-	/* an unlinked file keeps the path it had, marked; where it was decides */
+	/*
+	 * An unlinked file keeps the path it had, marked; where it was decides.
+	 * Only an unlinked one: "w (deleted)" is a name anyone may give a folder
+	 * beside the write grant w (it read as w, red-team pass 3).
+	 */
 	static const char del[] = " (deleted)";
 	size_t dl = sizeof(del) - 1;
-	if ((size_t)n > dl && strcmp(buf + n - dl, del) == 0)
+	struct stat st;
+	if ((size_t)n > dl && strcmp(buf + n - dl, del) == 0 && fstat(fd, &st) == 0 &&
+	    st.st_nlink == 0)
 		buf[n - dl] = '\0';
 	return buf[0] == '/' ? 0 : -EACCES; /* "socket:[..]", "anon_inode:": no place */
 }

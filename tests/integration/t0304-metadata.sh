@@ -65,6 +65,26 @@ bad=$(echo "$OUT" | grep -vE "=OK$|^(setxattr|chattr)=(ENOTSUP|EOPNOTSUPP|ENOTTY
 [ "$RC" = 0 ] && [ -z "$bad" ] && ok "the same calls beneath the write grant work" || notok "the same calls beneath the write grant work" "rc=$RC $bad"
 [ "$(stat -c '%a' "$T/w/mine")" = 777 ] && ok "chmod beneath the write grant reached the file" || notok "chmod beneath the write grant reached the file"
 
+# a folder beside a write grant named "<grant> (deleted)": the kernel marks an
+# unlinked file's path so, and the supervisor took the name for the grant
+# (red-team pass 3: chmod, utime and setxattr of it under Landlock alone)
+mkdir -p "$T/dw/w" "$T/dw/w (deleted)"
+echo y >"$T/dw/w/g"
+chmod 644 "$T/dw/w/g"
+chmod -R a+rwX "$T/dw"
+chmod 755 "$T/dw/w (deleted)"
+before=$(stat -c '%a %Y' "$T/dw/w (deleted)")
+run_sb run -r "$T/dw" -w "$T/dw/w" -- python3 meta.py "$T/dw/w (deleted)" 777
+bad=$(echo "$OUT" | grep -E "=OK$" | tr '\n' ' ')
+[ "$RC" = 0 ] && [ -z "$bad" ] && [ "$(echo "$OUT" | wc -l)" = 8 ] &&
+	[ "$(stat -c '%a %Y' "$T/dw/w (deleted)")" = "$before" ] &&
+	ok "metadata of a folder named '<write grant> (deleted)' refused: $(echo $OUT)" ||
+	notok "metadata of a folder named '<write grant> (deleted)' refused" "rc=$RC allowed: $bad"
+run_sb run -r "$T/dw" -w "$T/dw/w" -- python3 meta.py "$T/dw/w/g" 777
+[ "$RC" = 0 ] && echo "$OUT" | grep -qx "chmod=OK" && [ "$(stat -c '%a' "$T/dw/w/g")" = 777 ] &&
+	ok "control: chmod in the write grant beside it works" ||
+	notok "control: chmod in the write grant beside it works" "rc=$RC $OUT"
+
 # system files: chmod to the mode they already have (harmless if it were allowed)
 for f in /usr/bin/python3 /etc/passwd /dev/null; do
 	f=$(readlink -f "$f")
