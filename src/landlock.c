@@ -362,19 +362,66 @@ void landlock_describe(FILE *out, const struct landlock_features *f)
 	}
 }
 
+/* Whether path is, or lies in, one of the device mounts found so far. */
+static bool in_dev_mount(const struct strv *devs, const char *path)
+{
+	for (size_t i = 0; i < devs->n; i++)
+		if (path_beneath(path, devs->v[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Whether an overlay's layers (its super options: lowerdir=A:B, lowerdir+=A,
+ * upperdir=C) take one from a device mount: lowerdir=/dev shows /dev's nodes
+ * through the overlay (red-team pass 3 read /dev/vcs through one).
+ */
+static bool overlay_of_devices(char *super, const struct strv *devs)
+{
+	char *save = NULL;
+	for (char *opt = strtok_r(super, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(opt, '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		if (strcmp(opt, "lowerdir") != 0 && strcmp(opt, "lowerdir+") != 0 &&
+		    strcmp(opt, "upperdir") != 0 && strcmp(opt, "datadir+") != 0)
+			continue;
+		char *lsave = NULL;
+		for (char *layer = strtok_r(eq + 1, ":", &lsave); layer;
+		     layer = strtok_r(NULL, ":", &lsave)) {
+			path_unescape_mountinfo(layer);
+			if (in_dev_mount(devs, layer))
+				return true;
+		}
+	}
+	return false;
+}
+
 int landlock_dev_mounts(const char *mountinfo, struct strv *out)
 {
-	char *mi = strdup(mountinfo), *save = NULL;
-	if (!mi)
-		return -ENOMEM;
+	/* device file systems first, then overlays of them (of overlays of them) */
 	int r = 0;
-	for (char *line = strtok_r(mi, "\n", &save); r == 0 && line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		struct path_mount m;
-		if (path_mount_fields(line, &m) && m.fstype &&
-		    (strcmp(m.fstype, "devtmpfs") == 0 || strcmp(m.fstype, "devpts") == 0))
-			r = strv_push(out, m.mnt);
+	for (int pass = 0, added = 1; r == 0 && added && pass < 4; pass++) {
+		char *mi = strdup(mountinfo), *save = NULL;
+		if (!mi)
+			return -ENOMEM;
+		added = 0;
+		for (char *line = strtok_r(mi, "\n", &save); r == 0 && line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			struct path_mount m;
+			if (!path_mount_fields(line, &m) || !m.fstype || strv_find(out, m.mnt) >= 0)
+				continue;
+			bool dev = pass == 0 ? strcmp(m.fstype, "devtmpfs") == 0 ||
+						       strcmp(m.fstype, "devpts") == 0
+					     : strcmp(m.fstype, "overlay") == 0 && m.super &&
+						       overlay_of_devices(m.super, out);
+			if (dev) {
+				r = strv_push(out, m.mnt);
+				added = 1;
+			}
+		}
+		free(mi);
 	}
-	free(mi);
 	return r;
 }

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "harden.h"
 #include "path.h"
 #include "persist.h"
@@ -167,6 +168,124 @@ static int plan_splits(struct mountns_plan *p, size_t *cap, const struct grants 
 	return r;
 }
 
+/*
+ * Whether a place the step writes holds path: a private tmpfs, a write
+ * grant. Among the first n entries, the ones in path order.
+ */
+static bool written_above(const struct mountns_plan *p, size_t n, const char *path)
+{
+	struct mountns_plan sorted = *p;
+	sorted.n = n;
+	for (const struct mountns_entry *e = enclosing(&sorted, path); e;
+	     e = enclosing(&sorted, e->path))
+		if (e->kind == MNT_TMPFS ||
+		    (e->kind == MNT_BIND && (e->access & GRANT_WRITE) && !(e->access & GRANT_DEV) &&
+		     strcmp(e->path, "/") != 0)) /* -w / (allowed broad): everything is written */
+			return true;
+	return false;
+}
+
+#define FIFO_BUDGET 20000 /* entries looked at, in all the folders searched */
+#define FIFO_BUDGET_TEXT "20,000"
+#define FIFO_DEPTH 64
+
+static int hide_fifo(struct mountns_plan *p, size_t *cap, const char *path)
+{
+	int r = strv_push(&p->fifos, path);
+	return r < 0 ? r
+		     : push(p, cap, (struct mountns_entry){MNT_HIDE, p->fifos.v[p->fifos.n - 1],
+							  NULL, 0, true, false});
+}
+
+/*
+ * The named pipes beneath the folder path (open as name in dfd), each
+ * hidden; by each entry's type as the folder lists it (no stat, where the
+ * file system says). 0; 1 when the budget ran out first, 2 when a folder
+ * could not be listed (or lay too deep); -ENOMEM.
+ */
+static int find_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, int dfd,
+		      const char *name, char *path, size_t *budget, int depth)
+{
+	struct path_dir d;
+	if (depth > FIFO_DEPTH)
+		return 2;
+	int o = path_dir_open(&d, dfd, name);
+	if (o < 0) /* not a folder, or gone: nothing beneath it; unlistable: not searched */
+		return o == -EACCES || o == -EPERM ? 2 : 0;
+	size_t len = strlen(path);
+	int r = 0;
+	struct path_entry de;
+	while (r == 0 && path_dir_next(&d, &de)) {
+		if (*budget == 0) {
+			r = 1;
+			break;
+		}
+		(*budget)--;
+		unsigned char type = de.type;
+		struct stat st;
+		if (type == DT_UNKNOWN && fstatat(d.fd, de.name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			type = S_ISFIFO(st.st_mode) ? DT_FIFO : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+		if (type != DT_FIFO && type != DT_DIR)
+			continue;
+		if (len + 1 + strlen(de.name) >= PATH_MAX) {
+			r = 2; /* not looked at: said */
+			continue;
+		}
+		snprintf(path + len, PATH_MAX - len, "/%s", de.name);
+		/* a mount of its own there (a write grant inside) is its grant's to judge */
+		struct mountns_entry key = {.path = path};
+		if (!bsearch(&key, p->v, nbinds, sizeof(*p->v), by_entry_path))
+			r = type == DT_FIFO ? hide_fifo(p, cap, path)
+					    : find_fifos(p, cap, nbinds, d.fd, de.name, path, budget,
+							 depth + 1);
+		path[len] = '\0';
+	}
+	path_dir_close(&d);
+	return r;
+}
+
+/*
+ * Stacked: a named pipe (FIFO) in a read-only bind beneath a place the step
+ * writes. The kernel opens a FIFO for writing on a read-only mount (nothing
+ * on the file system changes), and Landlock's rule on the place above (a
+ * private /tmp or HOME, a write grant) allows writing beneath it, a folder
+ * bound there too: a step wrote into a host process's pipe in -r /tmp/x
+ * (red-team pass 3). Each one there at the start is hidden; a grant that is
+ * one is hidden whole. Landlock alone refuses them by its rules; mountns
+ * alone, without Landlock, has no such rule to lean on (docs/security.md).
+ */
+static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds)
+{
+	size_t budget = FIFO_BUDGET;
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < nbinds; i++) {
+		struct mountns_entry *e = &p->v[i];
+		if (e->kind != MNT_BIND || (e->access & GRANT_WRITE) ||
+		    !written_above(p, nbinds, e->path))
+			continue;
+		struct stat st;
+		if (lstat(e->path, &st) == 0 && S_ISFIFO(st.st_mode)) {
+			err_warn("hiding '%s': a named pipe beneath a place the step writes, which a "
+				 "read-only grant cannot keep it from writing", e->path);
+			e->kind = MNT_HIDE;
+			continue;
+		}
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s", e->path);
+		r = find_fifos(p, cap, nbinds, AT_FDCWD, e->path, path, &budget, 0);
+		if (r > 0) {
+			err_warn("'%s' was not searched whole for named pipes (%s): one there could "
+				 "be written, read-only as the grant is, since it lies beneath a place "
+				 "the step writes; keep it out of /tmp, HOME and the write grants, or "
+				 "grant it read-write", p->v[i].path,
+				 r == 1 ? "over " FIFO_BUDGET_TEXT " entries in all"
+					: "a folder in it could not be listed");
+			r = 0;
+		}
+	}
+	return r;
+}
+
 static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 {
 	size_t cap = 0;
@@ -228,6 +347,8 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 	}
 	free(v);
 	free(idmapped);
+	if (r == 0 && !g->bind_entries)
+		r = cover_fifos(p, &cap, p->n);
 	if (r == 0)
 		r = plan_splits(p, &cap, g);
 	/* the lock of the persistent folder: the step can neither open nor remove it */
@@ -309,6 +430,7 @@ void mountns_release(struct mountns_plan *p)
 {
 	free(p->lock_path);
 	p->lock_path = NULL;
+	strv_release(&p->fifos);
 	free(p->v);
 	p->v = NULL;
 	p->n = p->nmounts = 0;

@@ -23,6 +23,7 @@
 #include "err.h"
 #include "grants.h"
 #include "policy.h"
+#include "strv.h"
 
 enum mountns_kind {
 	MNT_BIND,    /* the host's path, with flags from access */
@@ -51,6 +52,7 @@ struct mountns_plan {
 	gid_t gid;
 	int idmap_userns;    /* for idmap entries: mountns_idmap_userns's, not owned; or -1 */
 	char *lock_path;     /* the persistent folder's lock, covered inside (persist.h) */
+	struct strv fifos;   /* named pipes hidden (cover_fifos): the entries' paths */
 	struct mountns_entry *v; /* mounts in path order, then symlinks */
 	size_t n, nmounts;
 	char tmpfs_opts[2][64];  /* private tmpfs: /tmp and /dev/shm, HOME */

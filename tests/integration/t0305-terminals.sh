@@ -103,6 +103,19 @@ if is_root && command -v unshare >/dev/null; then
 	done
 	chmod 620 "$other"
 	chmod "$wmode" "$T/w"
+	# /dev shown through an overlay (lowerdir=/dev) in the chroot: its nodes
+	# are the devtmpfs's (red-team pass 3 read /dev/vcs so under Landlock alone)
+	if [ -e /dev/vcs ] && grep -qw overlay /proc/filesystems; then
+		mkdir -p "$T/chroot/odev" "$T/chroot/empty"
+		out=$(cd "$T/w" && unshare -m --propagation private sh -c "mount -t overlay overlay \
+			-o lowerdir=/dev:'$T/chroot/empty' '$T/chroot/odev' &&
+			'$SB' run -C '$T/w' -r '$T/chroot' -- sh -c \"cat '$T/chroot/plain' && python3 opentty.py '$T/chroot/odev/vcs' r\"" 2>/dev/null)
+		case "$out" in
+		granted*"OK "*) notok "an overlay of /dev in a grant: /dev/vcs through it cannot be opened" "$out" ;;
+		granted*) ok "an overlay of /dev in a grant: /dev/vcs through it cannot be opened, a file beside reads (${out##*$'\n'})" ;;
+		*) notok "an overlay of /dev in a grant: the control file reads" "$out" ;;
+		esac
+	fi
 fi
 if [ "$BACKEND" = landlock ]; then
 	run_sb run --explain -r /dev -- python3 opentty.py "$other" r

@@ -104,3 +104,72 @@ esac
 in_box "the step sets its own limits and priority (positive control)" "python3 -c \"
 import os, resource
 resource.prlimit(0, resource.RLIMIT_NOFILE, (64, 64)); os.setpriority(os.PRIO_PROCESS, 0, 5)\""
+
+# Named pipes (FIFOs) in a read grant: the kernel opens a FIFO for writing on
+# a read-only mount, and under stacked the write rule of a place above (the
+# private /tmp, a write grant) reached down into a read grant bound there: a
+# step wrote into a host process's pipe (red-team pass 3, 5 of 5). A host
+# reader holds each pipe open; the step's write must be refused where it is
+# only read, and arrive where it is written (the control).
+mkdir -p "$T/ro" "$T/w/ro"
+mkfifo "$T/ro/fifo" "$T/w/fifo" "$T/w/ro/fifo" "$T/ro/lone"
+chmod 666 "$T/ro/fifo" "$T/w/fifo" "$T/w/ro/fifo" "$T/ro/lone"
+chmod -R a+rwX "$T/ro" "$T/w/ro"
+python3 - "$T/fifolog" "$T/ro/fifo" "$T/w/fifo" "$T/w/ro/fifo" "$T/ro/lone" <<'PY' &
+import os, select, sys, time
+log = open(sys.argv[1], "a", buffering=1)
+fds = {os.open(p, os.O_RDONLY | os.O_NONBLOCK): p for p in sys.argv[2:]}
+end = time.time() + 60
+while time.time() < end:
+    for fd in select.select(list(fds), [], [], 0.2)[0]:
+        data = os.read(fd, 4096)
+        if data:
+            log.write("%s %s\n" % (fds[fd], data.decode(errors="replace").strip()))
+PY
+BG_PIDS="$BG_PIDS $!"
+sleep 0.5
+cat >"$T/w/fifo.py" <<'PY'
+import errno, os, sys
+for p in sys.argv[1:]:
+    try:
+        fd = os.open(p, os.O_WRONLY | os.O_NONBLOCK)
+        os.write(fd, b"from-step\n")
+        os.close(fd)
+        print(p, "WROTE")
+    except OSError as e:
+        print(p, errno.errorcode.get(e.errno, e.errno))
+PY
+if [ "$BACKEND" = mountns ]; then
+	skip "named pipes in a read grant" "mountns alone: no Landlock rule stands behind a read-only bind, which does not hold for pipes (docs/security.md)"
+else
+	run_sb run -r "$T/ro" -- python3 fifo.py "$T/ro/fifo" "$T/w/fifo"
+	sleep 0.5
+	got=$(cat "$T/fifolog" 2>/dev/null)
+	case "$OUT" in
+	"$T/ro/fifo "E*$'\n'"$T/w/fifo WROTE")
+		echo "$got" | grep -q "^$T/ro/fifo" && notok "a named pipe in a read grant is not written" "it arrived: $got" ||
+			{ echo "$got" | grep -q "^$T/w/fifo from-step" &&
+				ok "a named pipe in a read grant beneath /tmp is not written (${OUT%%$'\n'*}); one in the workdir is (the control)" ||
+				notok "control: a named pipe in the workdir is written" "log: $got"; } ;;
+	*) notok "a named pipe in a read grant is not written, one in the workdir is" "rc=$RC $OUT" ;;
+	esac
+	# a grant that is itself a named pipe
+	run_sb run -r "$T/ro/lone" -- python3 fifo.py "$T/ro/lone"
+	case "$OUT" in
+	*WROTE*) notok "a read grant that is a named pipe is not written" "$OUT" ;;
+	*) [ "$RC" = 0 ] && ok "a read grant that is a named pipe is not written (${OUT##* })" ||
+		notok "a read grant that is a named pipe is not written" "rc=$RC $ERR" ;;
+	esac
+fi
+# a read grant inside the workdir (the namespaces bind it read-only there;
+# Landlock alone refuses the run, 125)
+if [ "$BACKEND" = stacked ]; then
+	run_sb run -r "$T/w/ro" -- python3 fifo.py "$T/w/ro/fifo"
+	sleep 0.5
+	case "$OUT" in
+	*WROTE*) notok "a named pipe in a read grant inside the workdir is not written" "$OUT" ;;
+	*) [ "$RC" = 0 ] && ! grep -q "^$T/w/ro/fifo" "$T/fifolog" &&
+		ok "a named pipe in a read grant inside the workdir is not written (${OUT##* })" ||
+		notok "a named pipe in a read grant inside the workdir is not written" "rc=$RC $ERR" ;;
+	esac
+fi

@@ -109,11 +109,17 @@ static void dev_mounts(void)
 		"30 1 8:1 / / rw,relatime shared:1 master:3 - ext4 /dev/vda1 rw\n"
 		"40 1 0:5 / /srv/my\\040chroot/dev rw - devtmpfs udev rw\n"
 		"41 1 0:44 / /mnt/x rw - fuse.x a - devtmpfs b rw\n"
-		"42 1 0:45 / /mnt/cut\n";
+		"42 1 0:45 / /mnt/cut\n"
+		/* an overlay of an overlay of /dev, and one of an ordinary folder */
+		"51 1 0:47 / /srv/ov2 rw - overlay overlay rw,lowerdir+=/srv/ov/pts,lowerdir+=/e\n"
+		"50 1 0:46 / /srv/ov rw - overlay overlay ro,lowerdir=/dev:/srv/e,redirect_dir=on\n"
+		"52 1 0:48 / /var/lib/docker/m rw - overlay overlay rw,lowerdir=/var/l1:/var/l2,"
+		"upperdir=/var/u,workdir=/var/w\n";
 	struct strv v = STRV_INIT;
-	CHECK(landlock_dev_mounts(mi, &v) == 0 && v.n == 3);
-	CHECK(v.n == 3 && !strcmp(v.v[0], "/dev") && !strcmp(v.v[1], "/dev/pts") &&
-	      !strcmp(v.v[2], "/srv/my chroot/dev"));
+	CHECK(landlock_dev_mounts(mi, &v) == 0 && v.n == 5);
+	CHECK(v.n == 5 && !strcmp(v.v[0], "/dev") && !strcmp(v.v[1], "/dev/pts") &&
+	      !strcmp(v.v[2], "/srv/my chroot/dev") && !strcmp(v.v[3], "/srv/ov") &&
+	      !strcmp(v.v[4], "/srv/ov2"));
 	strv_release(&v);
 	char line[] = "36 35 98:0 /mnt1 /mnt\\0402 rw,noatime master:1 - ext3 /dev/root rw\n";
 	struct path_mount m;
