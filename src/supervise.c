@@ -1233,6 +1233,14 @@ static void serve_meta(struct call *c)
 			fd = nofd_meta_fd(c, (int)a[mc.fd_arg], mc.kind, &fd_form);
 		}
 		r = fd < 0 ? fd : 0;
+		/*
+		 * An O_PATH fd copied whole (pidfd_getfd copies those too): named
+		 * by "", the kernel acts on it as on a path (fchownat, utimensat),
+		 * where an fd call (fchown, futimens) would be EBADF.
+		 */
+		int fl = r == 0 && mc.path_arg >= 0 ? fcntl(fd, F_GETFL) : 0;
+		if (fl > 0 && (fl & O_PATH))
+			fd_form = false;
 	} else if (r == 0) {
 		uint64_t dirfd = mc.fd_arg >= 0 ? a[mc.fd_arg] : (uint64_t)(unsigned)AT_FDCWD;
 		fd = stepview_resolve(&c->v, dirfd, path, follow);

@@ -85,6 +85,32 @@ run_sb run -r "$T/dw" -w "$T/dw/w" -- python3 meta.py "$T/dw/w/g" 777
 	ok "control: chmod in the write grant beside it works" ||
 	notok "control: chmod in the write grant beside it works" "rc=$RC $OUT"
 
+# fchownat and utimensat on "" with AT_EMPTY_PATH name an fd, O_PATH ones too,
+# which the kernel allows and the supervisor answered EBADF (red-team pass 3):
+# beneath the write grant they work, outside they are refused
+cat >"$T/w/emptypath.py" <<'PY'
+import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+res = []
+for name, f in [("fchownat", lambda fd: libc.fchownat(fd, b"", os.getuid(), os.getgid(), 0x1000)),
+                ("utimensat", lambda fd: libc.utimensat(fd, b"", None, 0x1000))]:
+    for flags, kind in ((os.O_PATH, "opath"), (os.O_RDONLY, "rdonly")):
+        fd = os.open(sys.argv[1], flags)
+        r = f(fd)
+        res.append("%s/%s=%s" % (name, kind, "OK" if r == 0 else errno.errorcode.get(ctypes.get_errno())))
+        os.close(fd)
+print(" ".join(res))
+PY
+run_sb run -- python3 emptypath.py "$T/w/mine"
+[ "$OUT" = "fchownat/opath=OK fchownat/rdonly=OK utimensat/opath=OK utimensat/rdonly=OK" ] &&
+	ok "fchownat and utimensat with AT_EMPTY_PATH on O_PATH and open fds beneath the write grant work" ||
+	notok "fchownat and utimensat with AT_EMPTY_PATH on O_PATH and open fds beneath the write grant work" "rc=$RC $OUT"
+run_sb run -r "$T/ro" -- python3 emptypath.py "$T/ro/f"
+case "$OUT" in
+*=OK*|"") notok "the same outside the write grants are refused" "rc=$RC $OUT" ;;
+*) ok "the same outside the write grants are refused ($OUT)" ;;
+esac
+
 # system files: chmod to the mode they already have (harmless if it were allowed)
 for f in /usr/bin/python3 /etc/passwd /dev/null; do
 	f=$(readlink -f "$f")
