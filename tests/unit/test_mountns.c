@@ -1,5 +1,8 @@
 /* The mount plan: pure, from grants to the mounts the child makes. */
 #include <sched.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +25,64 @@ static const struct mountns_entry *at(const struct mountns_plan *p, const char *
 		if (strcmp(p->v[i].path, path) == 0)
 			return &p->v[i];
 	return NULL;
+}
+
+/*
+ * Named pipes in a read grant beneath a place the step writes (a private
+ * /tmp, a write grant) are hidden under stacked; not in a write grant held
+ * inside it, nor where nothing above is written, nor under mountns alone.
+ */
+static void fifos(struct stepbox_config *cfg)
+{
+	char top[] = "/tmp/stepbox-fifos-XXXXXX", p1[128], p2[128], p3[128], p4[128];
+	if (!mkdtemp(top)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	snprintf(p1, sizeof(p1), "%s/ro/sub/pipe", top);
+	snprintf(p2, sizeof(p2), "%s/ro/w/pipe", top);
+	snprintf(p3, sizeof(p3), "%s/lone", top);
+	snprintf(p4, sizeof(p4), "%s/ro/sub/file", top);
+	char d[128];
+	snprintf(d, sizeof(d), "%s/ro", top), mkdir(d, 0755);
+	snprintf(d, sizeof(d), "%s/ro/sub", top), mkdir(d, 0755);
+	snprintf(d, sizeof(d), "%s/ro/w", top), mkdir(d, 0755);
+	CHECK(mkfifo(p1, 0600) == 0 && mkfifo(p2, 0600) == 0 && mkfifo(p3, 0600) == 0);
+	fclose(fopen(p4, "w"));
+	memset(&g, 0, sizeof(g));
+	g.workdir = strdup("/w");
+	grant("/tmp", GRANT_READ | GRANT_WRITE | GRANT_PRIVATE, false);
+	snprintf(d, sizeof(d), "%s/ro", top), grant(d, GRANT_READ, false);
+	snprintf(d, sizeof(d), "%s/ro/w", top), grant(d, GRANT_READ | GRANT_WRITE, false);
+	grant(p3, GRANT_READ, false);
+	struct mountns_plan p;
+	CHECK(mountns_plan(&p, cfg, &g) == 0);
+	const struct mountns_entry *e = at(&p, p1);
+	CHECK(e && e->kind == MNT_HIDE);
+	CHECK(!at(&p, p2) && !at(&p, p4)); /* the write grant's; a plain file */
+	e = at(&p, p3);
+	CHECK(e && e->kind == MNT_HIDE); /* a grant that is a pipe */
+	mountns_release(&p);
+	/* mountns alone (no Landlock rule reaches down): nothing is searched */
+	g.bind_entries = true;
+	CHECK(mountns_plan(&p, cfg, &g) == 0);
+	CHECK(!at(&p, p1) && at(&p, p3) && at(&p, p3)->kind == MNT_BIND);
+	mountns_release(&p);
+	/* nothing written above: no search either */
+	g.bind_entries = false;
+	free(g.v[0].path);
+	free(g.v[0].requested);
+	g.v[0].path = strdup("/srv");
+	g.v[0].requested = strdup("/srv");
+	CHECK(mountns_plan(&p, cfg, &g) == 0);
+	CHECK(!at(&p, p1));
+	mountns_release(&p);
+	grants_release(&g);
+	unlink(p1), unlink(p2), unlink(p3), unlink(p4);
+	snprintf(d, sizeof(d), "%s/ro/sub", top), rmdir(d);
+	snprintf(d, sizeof(d), "%s/ro/w", top), rmdir(d);
+	snprintf(d, sizeof(d), "%s/ro", top), rmdir(d);
+	rmdir(top);
 }
 
 int main(void)
@@ -168,8 +229,8 @@ int main(void)
 			strcmp(p.v[i].target, "../proc/self/mounts") == 0;
 	CHECK(link);
 	mountns_release(&p);
-
 	grants_release(&g);
+	fifos(&cfg);
 	policy_release(&cfg);
 	return tap_done();
 }
