@@ -245,24 +245,37 @@ static int find_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, int df
 }
 
 /*
- * Stacked: a named pipe (FIFO) in a read-only bind beneath a place the step
- * writes. The kernel opens a FIFO for writing on a read-only mount (nothing
- * on the file system changes), and Landlock's rule on the place above (a
+ * A named pipe (FIFO) in a read-only bind: the kernel opens one for writing
+ * on a read-only mount (nothing on the file system changes). Landlock's
+ * rules refuse it, but under stacked the rule of a place the step writes (a
  * private /tmp or HOME, a write grant) allows writing beneath it, a folder
  * bound there too: a step wrote into a host process's pipe in -r /tmp/x
- * (red-team pass 3). Each one there at the start is hidden; a grant that is
- * one is hidden whole. Landlock alone refuses them by its rules; mountns
- * alone, without Landlock, has no such rule to lean on (docs/security.md).
+ * (red-team pass 3). There each one at the start is hidden, and a grant
+ * that is one is hidden whole. Under mountns alone no rule stands behind
+ * any bind; searching every read grant at each start is too slow (/usr),
+ * so only what they show of /run is searched, where the system's pipes are
+ * (systemd's /run/initctl: a root step with -r / wrote it), and the rest
+ * is documented (docs/security.md).
  */
-static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds)
+static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, bool run_only)
 {
 	size_t budget = FIFO_BUDGET;
 	int r = 0;
 	for (size_t i = 0; r == 0 && i < nbinds; i++) {
 		struct mountns_entry *e = &p->v[i];
-		if (e->kind != MNT_BIND || (e->access & GRANT_WRITE) ||
-		    !written_above(p, nbinds, e->path))
+		if (e->kind != MNT_BIND || (e->access & GRANT_WRITE))
 			continue;
+		/* mountns alone: the grant in /run, or /run in the grant (unless a mount of its own) */
+		const char *top = e->path;
+		if (run_only && path_beneath("/run", e->path) && strcmp(e->path, "/run") != 0) {
+			struct mountns_entry key = {.path = "/run"};
+			if (bsearch(&key, p->v, nbinds, sizeof(*p->v), by_entry_path))
+				continue;
+			top = "/run";
+		} else if (run_only ? !path_beneath(e->path, "/run")
+				    : !written_above(p, nbinds, e->path)) {
+			continue;
+		}
 		struct stat st;
 		if (lstat(e->path, &st) == 0 && S_ISFIFO(st.st_mode)) {
 			err_warn("hiding '%s': a named pipe beneath a place the step writes, which a "
@@ -271,13 +284,14 @@ static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds)
 			continue;
 		}
 		char path[PATH_MAX];
-		snprintf(path, sizeof(path), "%s", e->path);
-		r = find_fifos(p, cap, nbinds, AT_FDCWD, e->path, path, &budget, 0);
+		snprintf(path, sizeof(path), "%s", top);
+		r = find_fifos(p, cap, nbinds, AT_FDCWD, top, path, &budget, 0);
 		if (r > 0) {
 			err_warn("'%s' was not searched whole for named pipes (%s): one there could "
-				 "be written, read-only as the grant is, since it lies beneath a place "
-				 "the step writes; keep it out of /tmp, HOME and the write grants, or "
-				 "grant it read-write", p->v[i].path,
+				 "be written, read-only as the grant is%s", top,
+				 run_only ? "" : ", since it lies beneath a place the step writes; keep "
+						 "it out of /tmp, HOME and the write grants, or grant "
+						 "it read-write",
 				 r == 1 ? "over " FIFO_BUDGET_TEXT " entries in all"
 					: "a folder in it could not be listed");
 			r = 0;
@@ -347,8 +361,8 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 	}
 	free(v);
 	free(idmapped);
-	if (r == 0 && !g->bind_entries)
-		r = cover_fifos(p, &cap, p->n);
+	if (r == 0)
+		r = cover_fifos(p, &cap, p->n, g->bind_entries);
 	if (r == 0)
 		r = plan_splits(p, &cap, g);
 	/* the lock of the persistent folder: the step can neither open nor remove it */

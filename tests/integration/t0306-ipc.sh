@@ -140,7 +140,7 @@ for p in sys.argv[1:]:
         print(p, errno.errorcode.get(e.errno, e.errno))
 PY
 if [ "$BACKEND" = mountns ]; then
-	skip "named pipes in a read grant" "mountns alone: no Landlock rule stands behind a read-only bind, which does not hold for pipes (docs/security.md)"
+	skip "named pipes in a read grant outside /run" "mountns alone: no Landlock rule stands behind a read-only bind, which does not hold for pipes (docs/security.md)"
 else
 	run_sb run -r "$T/ro" -- python3 fifo.py "$T/ro/fifo" "$T/w/fifo"
 	sleep 0.5
@@ -160,6 +160,35 @@ else
 	*) [ "$RC" = 0 ] && ok "a read grant that is a named pipe is not written (${OUT##* })" ||
 		notok "a read grant that is a named pipe is not written" "rc=$RC $ERR" ;;
 	esac
+fi
+# a system pipe in /run, shaped like systemd's /run/initctl, under -r /: the
+# one place mountns alone searches too (a root step wrote a root-only pipe
+# there, red-team pass 3); the control is the workdir's pipe, written
+if is_root; then
+	run_dir=$(mktemp -d /run/stepbox-t0306.XXXXXX)
+	mkfifo -m 600 "$run_dir/initctl"
+	python3 - "$T/runlog" "$run_dir/initctl" <<'PY' &
+import os, select, sys, time
+log = open(sys.argv[1], "a", buffering=1)
+fd = os.open(sys.argv[2], os.O_RDONLY | os.O_NONBLOCK)
+end = time.time() + 30
+while time.time() < end:
+    if select.select([fd], [], [], 0.2)[0]:
+        data = os.read(fd, 4096)
+        if data:
+            log.write(data.decode(errors="replace"))
+PY
+	BG_PIDS="$BG_PIDS $!"
+	sleep 0.5
+	run_sb run -r / -- python3 fifo.py "$run_dir/initctl" "$T/w/fifo"
+	sleep 0.5
+	case "$OUT" in
+	*initctl\ WROTE*) notok "-r /: a root-only pipe in /run is not written" "$OUT" ;;
+	*"$T/w/fifo WROTE"*) [ ! -s "$T/runlog" ] && ok "-r /: a root-only pipe in /run is not written (${OUT%%$'\n'*}); the workdir's is" ||
+		notok "-r /: a root-only pipe in /run is not written" "it arrived: $(cat "$T/runlog")" ;;
+	*) notok "-r /: the workdir's pipe is written (the control)" "rc=$RC $OUT" ;;
+	esac
+	rm -rf "$run_dir"
 fi
 # a read grant inside the workdir (the namespaces bind it read-only there;
 # Landlock alone refuses the run, 125)

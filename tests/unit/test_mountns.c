@@ -63,11 +63,27 @@ static void fifos(struct stepbox_config *cfg)
 	e = at(&p, p3);
 	CHECK(e && e->kind == MNT_HIDE); /* a grant that is a pipe */
 	mountns_release(&p);
-	/* mountns alone (no Landlock rule reaches down): nothing is searched */
+	/* mountns alone (no Landlock rule reaches down): only /run is searched */
 	g.bind_entries = true;
 	CHECK(mountns_plan(&p, cfg, &g) == 0);
 	CHECK(!at(&p, p1) && at(&p, p3) && at(&p, p3)->kind == MNT_BIND);
 	mountns_release(&p);
+	char run[] = "/run/stepbox-fifos-XXXXXX", rp[128];
+	if (mkdtemp(run)) { /* root: a pipe in /run under -r / */
+		snprintf(rp, sizeof(rp), "%s/initctl", run);
+		CHECK(mkfifo(rp, 0600) == 0);
+		grant("/", GRANT_READ, false);
+		CHECK(mountns_plan(&p, cfg, &g) == 0);
+		e = at(&p, rp);
+		CHECK(e && e->kind == MNT_HIDE);
+		CHECK(!at(&p, p1)); /* outside /run: not searched */
+		mountns_release(&p);
+		free(g.v[g.n - 1].path);
+		free(g.v[g.n - 1].requested);
+		g.n--;
+		unlink(rp);
+		rmdir(run);
+	}
 	/* nothing written above: no search either */
 	g.bind_entries = false;
 	free(g.v[0].path);
