@@ -371,10 +371,21 @@ static bool in_dev_mount(const struct strv *devs, const char *path)
 	return false;
 }
 
+/* A layer as given to the overlay, and where it leads now (through symlinks). */
+static bool layer_in_dev_mount(const char *layer, const struct strv *devs)
+{
+	char real[PATH_MAX];
+	return in_dev_mount(devs, layer) ||
+	       (layer[0] == '/' && realpath(layer, real) && in_dev_mount(devs, real));
+}
+
 /*
  * Whether an overlay's layers (its super options: lowerdir=A:B, lowerdir+=A,
  * upperdir=C) take one from a device mount: lowerdir=/dev shows /dev's nodes
- * through the overlay (red-team pass 3 read /dev/vcs through one).
+ * through the overlay (red-team pass 3 read /dev/vcs through one). mountinfo
+ * gives each value octal-escaped (a comma as \054), and in it a layer's own
+ * ':' and ',' are escaped with a backslash, as they were given; a layer given
+ * relative to the mounter's folder then cannot be placed (docs/security.md).
  */
 static bool overlay_of_devices(char *super, const struct strv *devs)
 {
@@ -384,15 +395,29 @@ static bool overlay_of_devices(char *super, const struct strv *devs)
 		if (!eq)
 			continue;
 		*eq = '\0';
-		if (strcmp(opt, "lowerdir") != 0 && strcmp(opt, "lowerdir+") != 0 &&
-		    strcmp(opt, "upperdir") != 0 && strcmp(opt, "datadir+") != 0)
+		bool list = strcmp(opt, "lowerdir") == 0;
+		if (!list && strcmp(opt, "lowerdir+") != 0 && strcmp(opt, "upperdir") != 0 &&
+		    strcmp(opt, "datadir+") != 0)
 			continue;
-		char *lsave = NULL;
-		for (char *layer = strtok_r(eq + 1, ":", &lsave); layer;
-		     layer = strtok_r(NULL, ":", &lsave)) {
-			path_unescape_mountinfo(layer);
-			if (in_dev_mount(devs, layer))
-				return true;
+		char *v = eq + 1;
+		path_unescape_mountinfo(v);
+		/* layers end at an unescaped ':' (lowerdir only); "\x" is x */
+		char layer[PATH_MAX];
+		size_t n = 0;
+		for (const char *c = v;; c++) {
+			if (*c == '\\' && c[1]) {
+				c++;
+			} else if (!*c || (list && *c == ':')) {
+				layer[n] = '\0';
+				if (n && layer_in_dev_mount(layer, devs))
+					return true;
+				if (!*c)
+					break;
+				n = 0;
+				continue;
+			}
+			if (n + 1 < sizeof(layer))
+				layer[n++] = *c;
 		}
 	}
 	return false;

@@ -193,7 +193,7 @@ static int hide_fifo(struct mountns_plan *p, size_t *cap, const char *path)
 {
 	int r = strv_push(&p->fifos, path);
 	return r < 0 ? r
-		     : push(p, cap, (struct mountns_entry){MNT_HIDE, p->fifos.v[p->fifos.n - 1],
+		     : push(p, cap, (struct mountns_entry){MNT_PIPE, p->fifos.v[p->fifos.n - 1],
 							  NULL, 0, true, false});
 }
 
@@ -201,7 +201,8 @@ static int hide_fifo(struct mountns_plan *p, size_t *cap, const char *path)
  * The named pipes beneath the folder path (open as name in dfd), each
  * hidden; by each entry's type as the folder lists it (no stat, where the
  * file system says). 0; 1 when the budget ran out first, 2 when a folder
- * could not be listed (or lay too deep); -ENOMEM.
+ * could not be listed (or lay too deep: the rest is still searched);
+ * -ENOMEM.
  */
 static int find_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, int dfd,
 		      const char *name, char *path, size_t *budget, int depth)
@@ -215,7 +216,10 @@ static int find_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, int df
 	size_t len = strlen(path);
 	int r = 0;
 	struct path_entry de;
-	while (r == 0 && path_dir_next(&d, &de)) {
+	int cut = 0;
+	while ((r == 0 || r == 2) && path_dir_next(&d, &de)) {
+		if (r == 2)
+			cut = 2, r = 0; /* a folder not searched: its siblings still are */
 		if (*budget == 0) {
 			r = 1;
 			break;
@@ -241,7 +245,7 @@ static int find_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, int df
 		path[len] = '\0';
 	}
 	path_dir_close(&d);
-	return r;
+	return r == 0 ? cut : r;
 }
 
 /*
@@ -280,7 +284,7 @@ static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, bool 
 		if (lstat(e->path, &st) == 0 && S_ISFIFO(st.st_mode)) {
 			err_warn("hiding '%s': a named pipe beneath a place the step writes, which a "
 				 "read-only grant cannot keep it from writing", e->path);
-			e->kind = MNT_HIDE;
+			e->kind = MNT_PIPE;
 			continue;
 		}
 		char path[PATH_MAX];
@@ -1263,7 +1267,7 @@ static int bind_pinned(const struct mountns_entry *e, const char *dst, int usern
  * (dir_opts), a file with file bound read-only. An /etc entry hidden this
  * way gives EACCES to root without capabilities too, as Landlock would.
  */
-static int cover(const char *dst, const char *file, const char *dir_opts)
+static int cover(const char *dst, const char *file, const char *dir_opts, bool pipe_only)
 {
 	bool dir;
 	struct target t;
@@ -1272,6 +1276,11 @@ static int cover(const char *dst, const char *file, const char *dir_opts)
 		return 0; /* gone since the walk, or this kernel has no such entry */
 	if (r < 0)
 		return r;
+	struct stat st;
+	if (pipe_only && (fstat(t.fd, &st) < 0 || !S_ISFIFO(st.st_mode))) {
+		target_close(&t); /* a pipe no more: what a writer put there is not ours to hide */
+		return 0;
+	}
 	const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
 	if (dir)
 		r = mount("tmpfs", t.path, "tmpfs", ro, dir_opts) < 0 ? -errno : 0;
@@ -1348,10 +1357,11 @@ static int apply_mount(const struct mountns_plan *p, const struct mountns_entry 
 		return r == -EXDEV ? 0 : r; /* a host /dev granted whole without one: none, then */
 	case MNT_MASK:
 		*what = "mask";
-		return cover(dst, OLDROOT "/dev/null", "size=4k,mode=0555");
+		return cover(dst, OLDROOT "/dev/null", "size=4k,mode=0555", false);
 	case MNT_HIDE:
+	case MNT_PIPE:
 		*what = "hide";
-		return cover(dst, HIDDEN, "size=4k,mode=0000");
+		return cover(dst, HIDDEN, "size=4k,mode=0000", e->kind == MNT_PIPE);
 	case MNT_SYMLINK: {
 		struct stat st;
 		if (lstat(dst, &st) == 0 && strcmp(e->path, "/dev/ptmx") == 0 &&

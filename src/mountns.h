@@ -33,6 +33,7 @@ enum mountns_kind {
 	MNT_MQUEUE,  /* the IPC namespace's POSIX message queues (/dev/mqueue) */
 	MNT_MASK,    /* /dev/null over a file, an empty read-only tmpfs over a folder */
 	MNT_HIDE,    /* an entry hidden from the sandbox in a folder bound whole: mode 0 */
+	MNT_PIPE,    /* a named pipe in a read grant (cover_fifos): hidden, if one still */
 	MNT_SYMLINK, /* a symlink to target, where nothing else is */
 };
 

@@ -105,16 +105,23 @@ if is_root && command -v unshare >/dev/null; then
 	chmod "$wmode" "$T/w"
 	# /dev shown through an overlay (lowerdir=/dev) in the chroot: its nodes
 	# are the devtmpfs's (red-team pass 3 read /dev/vcs so under Landlock alone)
+	# (a fourth pass: the layer named through a symlink, or with its ':' and
+	# ',' escaped as overlayfs takes them)
 	if [ -e /dev/vcs ] && grep -qw overlay /proc/filesystems; then
-		mkdir -p "$T/chroot/odev" "$T/chroot/empty"
-		out=$(cd "$T/w" && unshare -m --propagation private sh -c "mount -t overlay overlay \
-			-o lowerdir=/dev:'$T/chroot/empty' '$T/chroot/odev' &&
-			'$SB' run -C '$T/w' -r '$T/chroot' -- sh -c \"cat '$T/chroot/plain' && python3 opentty.py '$T/chroot/odev/vcs' r\"" 2>/dev/null)
-		case "$out" in
-		granted*"OK "*) notok "an overlay of /dev in a grant: /dev/vcs through it cannot be opened" "$out" ;;
-		granted*) ok "an overlay of /dev in a grant: /dev/vcs through it cannot be opened, a file beside reads (${out##*$'\n'})" ;;
-		*) notok "an overlay of /dev in a grant: the control file reads" "$out" ;;
-		esac
+		mkdir -p "$T/chroot/odev" "$T/chroot/empty" "$T/chroot/a,b:c d"
+		ln -sfn /dev "$T/chroot/devlink"
+		for layer in /dev "$T/chroot/devlink" "$T/chroot/a\\,b\\:c d"; do
+			case $layer in *"c d") bind="mount --rbind /dev '$T/chroot/a,b:c d' &&" ;; *) bind= ;; esac
+			out=$(cd "$T/w" && unshare -m --propagation private sh -c "$bind mount -t overlay overlay \
+				-o 'lowerdir=$layer:$T/chroot/empty' '$T/chroot/odev' &&
+				'$SB' run -C '$T/w' -r '$T/chroot' -- sh -c \"cat '$T/chroot/plain' && python3 opentty.py '$T/chroot/odev/vcs' r\"" 2>/dev/null)
+			what="an overlay of /dev in a grant (layer ${layer#"$T/"})"
+			case "$out" in
+			granted*"OK "*) notok "$what: /dev/vcs through it cannot be opened" "$out" ;;
+			granted*) ok "$what: /dev/vcs through it cannot be opened, a file beside reads (${out##*$'\n'})" ;;
+			*) notok "$what: the control file reads" "$out" ;;
+			esac
+		done
 	fi
 fi
 if [ "$BACKEND" = landlock ]; then

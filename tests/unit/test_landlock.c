@@ -114,12 +114,18 @@ static void dev_mounts(void)
 		"51 1 0:47 / /srv/ov2 rw - overlay overlay rw,lowerdir+=/srv/ov/pts,lowerdir+=/e\n"
 		"50 1 0:46 / /srv/ov rw - overlay overlay ro,lowerdir=/dev:/srv/e,redirect_dir=on\n"
 		"52 1 0:48 / /var/lib/docker/m rw - overlay overlay rw,lowerdir=/var/l1:/var/l2,"
-		"upperdir=/var/u,workdir=/var/w\n";
+		"upperdir=/var/u,workdir=/var/w\n"
+		/* /dev bound at "/srv/a,b:c d", an overlay of it with the layer's ',' and
+		 * ':' escaped as given, then octal-escaped by mountinfo */
+		"60 1 0:5 / /srv/a,b:c\\040d rw - devtmpfs udev rw\n"
+		"61 1 0:49 / /srv/esc rw - overlay overlay rw,lowerdir=/srv/a\\134\\054b\\134:c"
+		"\\040d:/e,redirect_dir=on\n";
 	struct strv v = STRV_INIT;
-	CHECK(landlock_dev_mounts(mi, &v) == 0 && v.n == 5);
-	CHECK(v.n == 5 && !strcmp(v.v[0], "/dev") && !strcmp(v.v[1], "/dev/pts") &&
-	      !strcmp(v.v[2], "/srv/my chroot/dev") && !strcmp(v.v[3], "/srv/ov") &&
-	      !strcmp(v.v[4], "/srv/ov2"));
+	CHECK(landlock_dev_mounts(mi, &v) == 0 && v.n == 7);
+	CHECK(v.n == 7 && !strcmp(v.v[0], "/dev") && !strcmp(v.v[1], "/dev/pts") &&
+	      !strcmp(v.v[2], "/srv/my chroot/dev") && !strcmp(v.v[3], "/srv/a,b:c d") &&
+	      !strcmp(v.v[4], "/srv/ov") && !strcmp(v.v[5], "/srv/esc") &&
+	      !strcmp(v.v[6], "/srv/ov2"));
 	strv_release(&v);
 	char line[] = "36 35 98:0 /mnt1 /mnt\\0402 rw,noatime master:1 - ext3 /dev/root rw\n";
 	struct path_mount m;

@@ -58,10 +58,35 @@ static void fifos(struct stepbox_config *cfg)
 	struct mountns_plan p;
 	CHECK(mountns_plan(&p, cfg, &g) == 0);
 	const struct mountns_entry *e = at(&p, p1);
-	CHECK(e && e->kind == MNT_HIDE);
+	CHECK(e && e->kind == MNT_PIPE);
 	CHECK(!at(&p, p2) && !at(&p, p4)); /* the write grant's; a plain file */
+	mountns_release(&p);
+	/* a folder too deep to search (said) leaves its siblings searched */
+	char deep[1024], sib[8][160];
+	int n = snprintf(deep, sizeof(deep), "%s/ro/deep", top);
+	mkdir(deep, 0755);
+	for (int i = 0; i < 70; i++)
+		n += snprintf(deep + n, sizeof(deep) - (size_t)n, "/d"), mkdir(deep, 0755);
+	for (int i = 0; i < 8; i++) {
+		snprintf(d, sizeof(d), "%s/ro/s%d", top, i), mkdir(d, 0755);
+		snprintf(sib[i], sizeof(sib[i]), "%s/pipe", d);
+		mkfifo(sib[i], 0600);
+	}
+	CHECK(mountns_plan(&p, cfg, &g) == 0);
+	int found = 0;
+	for (int i = 0; i < 8; i++)
+		found += at(&p, sib[i]) && at(&p, sib[i])->kind == MNT_PIPE;
+	CHECK(found == 8);
+	for (int i = 0; i < 8; i++) {
+		unlink(sib[i]);
+		snprintf(d, sizeof(d), "%s/ro/s%d", top, i), rmdir(d);
+	}
+	for (int i = 0; i <= 70; i++) {
+		rmdir(deep);
+		*strrchr(deep, '/') = '\0';
+	}
 	e = at(&p, p3);
-	CHECK(e && e->kind == MNT_HIDE); /* a grant that is a pipe */
+	CHECK(e && e->kind == MNT_PIPE); /* a grant that is a pipe */
 	mountns_release(&p);
 	/* mountns alone (no Landlock rule reaches down): only /run is searched */
 	g.bind_entries = true;
@@ -75,7 +100,7 @@ static void fifos(struct stepbox_config *cfg)
 		grant("/", GRANT_READ, false);
 		CHECK(mountns_plan(&p, cfg, &g) == 0);
 		e = at(&p, rp);
-		CHECK(e && e->kind == MNT_HIDE);
+		CHECK(e && e->kind == MNT_PIPE);
 		CHECK(!at(&p, p1)); /* outside /run: not searched */
 		mountns_release(&p);
 		free(g.v[g.n - 1].path);
