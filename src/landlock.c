@@ -5,9 +5,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -362,21 +364,30 @@ void landlock_describe(FILE *out, const struct landlock_features *f)
 	}
 }
 
-/* Whether path is, or lies in, one of the device mounts found so far. */
-static bool in_dev_mount(const struct strv *devs, const char *path)
+/* The device mounts found so far: their places, and their file systems. */
+struct dev_mounts {
+	struct strv *places;
+	dev_t devs[64];
+	size_t n;
+};
+
+/*
+ * Whether an overlay's layer is, or lies in, a device mount: by its name,
+ * or wherever it leads (a symlink, another bind of /dev), by the file system
+ * it is on.
+ */
+static bool layer_in_dev_mount(const char *layer, const struct dev_mounts *d)
 {
-	for (size_t i = 0; i < devs->n; i++)
-		if (path_beneath(path, devs->v[i]))
+	for (size_t i = 0; i < d->places->n; i++)
+		if (path_beneath(layer, d->places->v[i]))
+			return true;
+	struct stat st;
+	if (layer[0] != '/' || stat(layer, &st) < 0)
+		return false;
+	for (size_t i = 0; i < d->n; i++)
+		if (st.st_dev == d->devs[i])
 			return true;
 	return false;
-}
-
-/* A layer as given to the overlay, and where it leads now (through symlinks). */
-static bool layer_in_dev_mount(const char *layer, const struct strv *devs)
-{
-	char real[PATH_MAX];
-	return in_dev_mount(devs, layer) ||
-	       (layer[0] == '/' && realpath(layer, real) && in_dev_mount(devs, real));
 }
 
 /*
@@ -384,10 +395,12 @@ static bool layer_in_dev_mount(const char *layer, const struct strv *devs)
  * upperdir=C) take one from a device mount: lowerdir=/dev shows /dev's nodes
  * through the overlay (red-team pass 3 read /dev/vcs through one). mountinfo
  * gives each value octal-escaped (a comma as \054), and in it a layer's own
- * ':' and ',' are escaped with a backslash, as they were given; a layer given
- * relative to the mounter's folder then cannot be placed (docs/security.md).
+ * ':' and ',' are escaped with a backslash, as they were given. A layer is
+ * judged by its name and by the file system it leads to (a symlink to /dev);
+ * one given relative to the mounter's folder cannot be placed
+ * (docs/security.md).
  */
-static bool overlay_of_devices(char *super, const struct strv *devs)
+static bool overlay_of_devices(char *super, const struct dev_mounts *devs)
 {
 	char *save = NULL;
 	for (char *opt = strtok_r(super, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
@@ -426,6 +439,7 @@ static bool overlay_of_devices(char *super, const struct strv *devs)
 int landlock_dev_mounts(const char *mountinfo, struct strv *out)
 {
 	/* device file systems first, then overlays of them (of overlays of them) */
+	struct dev_mounts found = {.places = out};
 	int r = 0;
 	for (int pass = 0, added = 1; r == 0 && added && pass < 4; pass++) {
 		char *mi = strdup(mountinfo), *save = NULL;
@@ -437,14 +451,23 @@ int landlock_dev_mounts(const char *mountinfo, struct strv *out)
 			struct path_mount m;
 			if (!path_mount_fields(line, &m) || !m.fstype || strv_find(out, m.mnt) >= 0)
 				continue;
-			bool dev = pass == 0 ? strcmp(m.fstype, "devtmpfs") == 0 ||
-						       strcmp(m.fstype, "devpts") == 0
-					     : strcmp(m.fstype, "overlay") == 0 && m.super &&
-						       overlay_of_devices(m.super, out);
-			if (dev) {
-				r = strv_push(out, m.mnt);
-				added = 1;
-			}
+			bool of_devs = pass == 0 ? strcmp(m.fstype, "devtmpfs") == 0 ||
+							   strcmp(m.fstype, "devpts") == 0
+						 : strcmp(m.fstype, "overlay") == 0 && m.super &&
+							   overlay_of_devices(m.super, &found);
+			if (!of_devs)
+				continue;
+			r = strv_push(out, m.mnt);
+			added = 1;
+			unsigned major, minor;
+			if (!m.dev || sscanf(m.dev, "%u:%u", &major, &minor) != 2)
+				continue;
+			dev_t dev = makedev(major, minor);
+			bool known = false;
+			for (size_t i = 0; i < found.n; i++)
+				known |= found.devs[i] == dev;
+			if (!known && found.n < sizeof(found.devs) / sizeof(found.devs[0]))
+				found.devs[found.n++] = dev;
 		}
 		free(mi);
 	}

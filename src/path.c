@@ -426,7 +426,7 @@ bool path_mount_fields(char *line, struct path_mount *m)
 	}
 	m->id = mount_field(&cur);
 	m->parent = mount_field(&cur);
-	(void)mount_field(&cur); /* major:minor */
+	m->dev = mount_field(&cur);
 	m->root = mount_field(&cur);
 	m->mnt = mount_field(&cur);
 	m->opts = mount_field(&cur);

@@ -121,7 +121,7 @@ void path_unescape_mountinfo(char *s);
 
 /* The fields of one /proc/PID/mountinfo line. */
 struct path_mount {
-	char *id, *parent, *root, *mnt, *opts; /* root and mnt unescaped */
+	char *id, *parent, *dev, *root, *mnt, *opts; /* dev: "major:minor"; root, mnt unescaped */
 	char *fstype, *source, *super;         /* after " - "; NULL where the line has none */
 };
 

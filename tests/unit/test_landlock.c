@@ -1,8 +1,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,6 +130,22 @@ static void dev_mounts(void)
 	      !strcmp(v.v[4], "/srv/ov") && !strcmp(v.v[5], "/srv/esc") &&
 	      !strcmp(v.v[6], "/srv/ov2"));
 	strv_release(&v);
+	/* a layer that is a symlink to /dev: judged by the file system it leads to */
+	struct stat dev;
+	char link[] = "/tmp/stepbox-devlink-XXXXXX", text[512];
+	if (stat("/dev", &dev) == 0 && mkdtemp(link)) {
+		char at[64];
+		snprintf(at, sizeof(at), "%s/d", link);
+		CHECK(symlink("/dev", at) == 0);
+		snprintf(text, sizeof(text),
+			 "22 1 %u:%u / /dev rw - devtmpfs udev rw\n"
+			 "70 1 0:50 / /srv/lnk rw - overlay overlay ro,lowerdir=%s:/e\n",
+			 major(dev.st_dev), minor(dev.st_dev), at);
+		CHECK(landlock_dev_mounts(text, &v) == 0 && v.n == 2 && !strcmp(v.v[1], "/srv/lnk"));
+		strv_release(&v);
+		unlink(at);
+		rmdir(link);
+	}
 	char line[] = "36 35 98:0 /mnt1 /mnt\\0402 rw,noatime master:1 - ext3 /dev/root rw\n";
 	struct path_mount m;
 	CHECK(path_mount_fields(line, &m) && !strcmp(m.id, "36") && !strcmp(m.parent, "35"));
