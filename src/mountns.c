@@ -282,8 +282,8 @@ static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, bool 
 		}
 		struct stat st;
 		if (lstat(e->path, &st) == 0 && S_ISFIFO(st.st_mode)) {
-			err_warn("hiding '%s': a named pipe beneath a place the step writes, which a "
-				 "read-only grant cannot keep it from writing", e->path);
+			err_warn("hiding '%s': a named pipe, which a read-only grant cannot keep the "
+				 "step from writing here", e->path);
 			e->kind = MNT_PIPE;
 			continue;
 		}
@@ -293,11 +293,11 @@ static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, bool 
 		if (r > 0) {
 			err_warn("'%s' was not searched whole for named pipes (%s): one there could "
 				 "be written, read-only as the grant is%s", top,
+				 r == 1 ? "over " FIFO_BUDGET_TEXT " entries in all"
+					: "a folder in it could not be listed",
 				 run_only ? "" : ", since it lies beneath a place the step writes; keep "
 						 "it out of /tmp, HOME and the write grants, or grant "
-						 "it read-write",
-				 r == 1 ? "over " FIFO_BUDGET_TEXT " entries in all"
-					: "a folder in it could not be listed");
+						 "it read-write");
 			r = 0;
 		}
 	}

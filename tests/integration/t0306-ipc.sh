@@ -190,6 +190,21 @@ PY
 	esac
 	rm -rf "$run_dir"
 fi
+# past the search's 20,000 entries the rest is not searched: said, naming the
+# grant and what to do (stacked)
+if [ "$BACKEND" = stacked ]; then
+	python3 -c '
+import os, sys
+for d in range(21):
+    os.makedirs("%s/%d" % (sys.argv[1], d))
+    for f in range(1000):
+        open("%s/%d/%d" % (sys.argv[1], d, f), "w").close()' "$T/w/big"
+	run_sb run -r "$T/w/big" -- true
+	grep -q "'$T/w/big' was not searched whole for named pipes (over 20,000 entries in all): .*keep it out of /tmp, HOME and the write grants, or grant it read-write" "$T/out/err" && [ "$RC" = 0 ] &&
+		ok "a read grant past the pipe search's budget is named, with what to do" ||
+		notok "a read grant past the pipe search's budget is named, with what to do" "rc=$RC $ERR"
+	rm -rf "$T/w/big"
+fi
 # a read grant inside the workdir (the namespaces bind it read-only there;
 # Landlock alone refuses the run, 125)
 if [ "$BACKEND" = stacked ]; then
