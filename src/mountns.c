@@ -188,6 +188,7 @@ static bool written_above(const struct mountns_plan *p, size_t n, const char *pa
 #define FIFO_BUDGET 20000 /* entries looked at, in all the folders searched */
 #define FIFO_BUDGET_TEXT "20,000"
 #define FIFO_DEPTH 64
+#define FIFO_DEPTH_TEXT "64"
 
 static int hide_fifo(struct mountns_plan *p, size_t *cap, const char *path)
 {
@@ -294,7 +295,8 @@ static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, bool 
 			err_warn("'%s' was not searched whole for named pipes (%s): one there could "
 				 "be written, read-only as the grant is%s", top,
 				 r == 1 ? "over " FIFO_BUDGET_TEXT " entries in all"
-					: "a folder in it could not be listed",
+					: "a folder in it could not be listed, or lies over "
+					  FIFO_DEPTH_TEXT " folders deep",
 				 run_only ? "" : ", since it lies beneath a place the step writes; keep "
 						 "it out of /tmp, HOME and the write grants, or grant "
 						 "it read-write");
