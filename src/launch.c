@@ -514,7 +514,7 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 		}
 	}
 	if ((res->timed_out || res->graced) && s->limits) {
-		long n = limit_count_tasks(s->limits, pid, pidns, 8);
+		long n = limit_count_tasks(s->limits, pid, pidns, 20);
 		res->tasks_seen = n > peak ? n : peak;
 	} else {
 		res->tasks_seen = -1;
