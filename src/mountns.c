@@ -19,6 +19,7 @@
 #include "harden.h"
 #include "path.h"
 #include "persist.h"
+#include "pipes.h"
 
 /* The scratch mount the new root is built in, and where the host root goes. */
 #define BASE "/tmp"
@@ -187,66 +188,29 @@ static bool written_above(const struct mountns_plan *p, size_t n, const char *pa
 
 #define FIFO_BUDGET 20000 /* entries looked at, in all the folders searched */
 #define FIFO_BUDGET_TEXT "20,000"
-#define FIFO_DEPTH 64
-#define FIFO_DEPTH_TEXT "64"
 
-static int hide_fifo(struct mountns_plan *p, size_t *cap, const char *path)
+/* The plan a pipe search fills: its first n entries are in path order. */
+struct fifo_plan {
+	struct mountns_plan *p;
+	size_t *cap, n;
+};
+
+/* a mount of its own there (a write grant inside) is its grant's to judge */
+static bool planned(void *arg, const char *path)
 {
-	int r = strv_push(&p->fifos, path);
-	return r < 0 ? r
-		     : push(p, cap, (struct mountns_entry){MNT_PIPE, p->fifos.v[p->fifos.n - 1],
-							  NULL, 0, true, false});
+	const struct fifo_plan *f = arg;
+	struct mountns_entry key = {.path = path};
+	return bsearch(&key, f->p->v, f->n, sizeof(*f->p->v), by_entry_path) != NULL;
 }
 
-/*
- * The named pipes beneath the folder path (open as name in dfd), each
- * hidden; by each entry's type as the folder lists it (no stat, where the
- * file system says). 0; 1 when the budget ran out first, 2 when a folder
- * could not be listed (or lay too deep: the rest is still searched);
- * -ENOMEM.
- */
-static int find_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, int dfd,
-		      const char *name, char *path, size_t *budget, int depth)
+static int hide_fifo(void *arg, const char *path)
 {
-	struct path_dir d;
-	if (depth > FIFO_DEPTH)
-		return 2;
-	int o = path_dir_open(&d, dfd, name);
-	if (o < 0) /* not a folder, or gone: nothing beneath it; unlistable: not searched */
-		return o == -EACCES || o == -EPERM ? 2 : 0;
-	size_t len = strlen(path);
-	int r = 0;
-	struct path_entry de;
-	int cut = 0;
-	while ((r == 0 || r == 2) && path_dir_next(&d, &de)) {
-		if (r == 2)
-			cut = 2, r = 0; /* a folder not searched: its siblings still are */
-		if (*budget == 0) {
-			r = 1;
-			break;
-		}
-		(*budget)--;
-		unsigned char type = de.type;
-		struct stat st;
-		if (type == DT_UNKNOWN && fstatat(d.fd, de.name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			type = S_ISFIFO(st.st_mode) ? DT_FIFO : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
-		if (type != DT_FIFO && type != DT_DIR)
-			continue;
-		if (len + 1 + strlen(de.name) >= PATH_MAX) {
-			r = 2; /* not looked at: said */
-			continue;
-		}
-		snprintf(path + len, PATH_MAX - len, "/%s", de.name);
-		/* a mount of its own there (a write grant inside) is its grant's to judge */
-		struct mountns_entry key = {.path = path};
-		if (!bsearch(&key, p->v, nbinds, sizeof(*p->v), by_entry_path))
-			r = type == DT_FIFO ? hide_fifo(p, cap, path)
-					    : find_fifos(p, cap, nbinds, d.fd, de.name, path, budget,
-							 depth + 1);
-		path[len] = '\0';
-	}
-	path_dir_close(&d);
-	return r == 0 ? cut : r;
+	struct fifo_plan *f = arg;
+	int r = strv_push(&f->p->fifos, path);
+	return r < 0 ? r
+		     : push(f->p, f->cap, (struct mountns_entry){MNT_PIPE,
+								  f->p->fifos.v[f->p->fifos.n - 1],
+								  NULL, 0, true, false});
 }
 
 /*
@@ -264,7 +228,8 @@ static int find_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, int df
  */
 static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, bool run_only)
 {
-	size_t budget = FIFO_BUDGET;
+	struct fifo_plan plan = {p, cap, nbinds};
+	struct pipes_search search = {planned, hide_fifo, &plan, FIFO_BUDGET};
 	int r = 0;
 	for (size_t i = 0; r == 0 && i < nbinds; i++) {
 		struct mountns_entry *e = &p->v[i];
@@ -290,13 +255,13 @@ static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, bool 
 		}
 		char path[PATH_MAX];
 		snprintf(path, sizeof(path), "%s", top);
-		r = find_fifos(p, cap, nbinds, AT_FDCWD, top, path, &budget, 0);
+		r = pipes_find(&search, AT_FDCWD, top, path);
 		if (r > 0) {
 			err_warn("'%s' was not searched whole for named pipes (%s): one there could "
 				 "be written, read-only as the grant is%s", top,
 				 r == 1 ? "over " FIFO_BUDGET_TEXT " entries in all"
 					: "a folder in it could not be listed, or lies over "
-					  FIFO_DEPTH_TEXT " folders deep",
+					  PIPES_DEPTH_TEXT " folders deep",
 				 run_only ? "" : ", since it lies beneath a place the step writes; keep "
 						 "it out of /tmp, HOME and the write grants, or grant "
 						 "it read-write");
