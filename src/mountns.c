@@ -238,8 +238,7 @@ static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, bool 
 		/* mountns alone: the grant in /run, or /run in the grant (unless a mount of its own) */
 		const char *top = e->path;
 		if (run_only && path_beneath("/run", e->path) && strcmp(e->path, "/run") != 0) {
-			struct mountns_entry key = {.path = "/run"};
-			if (bsearch(&key, p->v, nbinds, sizeof(*p->v), by_entry_path))
+			if (planned(&plan, "/run"))
 				continue;
 			top = "/run";
 		} else if (run_only ? !path_beneath(e->path, "/run")
