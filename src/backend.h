@@ -58,7 +58,9 @@ struct backend_input {
 /* Why apply failed in the child: what it could not do, on which path. */
 struct backend_failure {
 	int errnum;
-	bool layers; /* the namespaces could not be made: nothing ran (auto falls back) */
+	bool layers;   /* the namespaces' own step failed: nothing ran */
+	bool refused;  /* ... for a cause the probe names (the host refuses them):
+			* the one failure after which auto may take the next backend */
 	char detail[256]; /* "cannot ...": what, on which path */
 	char hint[160];
 };
@@ -83,11 +85,24 @@ struct backend_ops {
 	void (*release)(struct backend *b);
 };
 
+/* A backend auto passed over for the one in force, and why (its refusal). */
+struct backend_tried {
+	enum policy_backend name;
+	bool at_start; /* it was chosen and failed to start (backend_fall_back) */
+	struct stepbox_err why;
+};
+
+/* The most auto can try: every backend of the table but none. */
+#define BACKEND_TRIED_MAX 3
+
 /* The backend chosen for a step, and what its plan made. */
 struct backend {
 	const struct backend_ops *ops;
 	enum policy_backend name; /* ops->name: never BACKEND_AUTO */
 	const struct backend_host *host;
+	/* what auto tried before this one, in table order (-v, the report) */
+	struct backend_tried tried[BACKEND_TRIED_MAX];
+	size_t ntried;
 #ifdef STEPBOX_LINUX
 	bool ns;             /* mount, PID, IPC namespaces and a tmpfs root */
 	bool landlock;       /* a Landlock ruleset in the command */
@@ -120,6 +135,19 @@ const struct backend_ops *backend_find(enum policy_backend name);
  */
 int backend_choose(const struct stepbox_config *cfg, const struct backend_host *host,
 		   struct backend *b, struct stepbox_err *err);
+
+/*
+ * auto's one second chance: the backend it chose (b) failed to start for a
+ * cause the probe names (the host refused the namespaces: why), so nothing
+ * ran. b's failure is recorded in b->tried and b becomes the next backend
+ * of the table whose probe passes, made for real this time (host->probe_ns
+ * is set). 0, or -errno with err naming every attempt. Only for auto: a
+ * backend the policy named that fails is the run's answer (125), and so is
+ * any other failure to build a layer the host gives (a mount point raced).
+ * b must be released (backend_release) before.
+ */
+int backend_fall_back(const struct stepbox_config *cfg, struct backend_host *host,
+		      struct backend *b, const struct stepbox_err *why, struct stepbox_err *err);
 
 /* b for name's operations, unprobed (ops NULL when not in this build). */
 void backend_init(struct backend *b, enum policy_backend name, const struct backend_host *host);

@@ -47,7 +47,7 @@ enum child_step {
 	STEP_BACKEND, /* detail and hint: the backend's own words */
 	STEP_SECCOMP,
 	STEP_SIGMASK,
-	STEP_LAYERS,  /* the backend's namespaces: nothing ran (auto falls back) */
+	STEP_LAYERS,  /* the backend's namespaces: nothing ran */
 	STEP_FORK,
 	STEP_NOTIFY,
 	STEP_LIMITS,
@@ -70,6 +70,7 @@ struct child_report {
 	int errnum;
 	char detail[256]; /* STEP_BACKEND, STEP_LAYERS: what failed, on which path */
 	char hint[160];
+	bool refused; /* STEP_LAYERS: the host refused them (backend_failure) */
 };
 
 /* Signals stepbox passes on to the command's process group. */
@@ -78,7 +79,7 @@ static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUS
 
 static void child_fail(int fd, enum child_step step, int errnum)
 {
-	struct child_report rep = {step, errnum, "", ""};
+	struct child_report rep = {step, errnum, "", "", false};
 	ssize_t w = write(fd, &rep, sizeof(rep));
 	(void)w;
 	_exit(step == STEP_EXEC ? (errnum == ENOENT ? 127 : 126) : 125);
@@ -87,7 +88,8 @@ static void child_fail(int fd, enum child_step step, int errnum)
 /* The backend could not be applied: its words go back to the parent. */
 static void backend_fail(int fd, const struct backend_failure *why)
 {
-	struct child_report rep = {why->layers ? STEP_LAYERS : STEP_BACKEND, why->errnum, "", ""};
+	struct child_report rep = {why->layers ? STEP_LAYERS : STEP_BACKEND, why->errnum, "", "",
+				   why->refused};
 	memcpy(rep.detail, why->detail, sizeof(rep.detail));
 	memcpy(rep.hint, why->hint, sizeof(rep.hint));
 	ssize_t w = write(fd, &rep, sizeof(rep));
@@ -132,7 +134,7 @@ static void hand_listener(const struct launch_spec *s, int fd, int ack)
 			child_fail(fd, STEP_NOTIFY, errno);
 		close(two[1]);
 	}
-	struct child_report rep = {STEP_LISTENER, l, "", ""};
+	struct child_report rep = {STEP_LISTENER, l, "", "", false};
 	char c;
 	if (write(fd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep) || read(ack, &c, 1) != 1)
 		_exit(125); /* the parent gave up */
@@ -323,7 +325,7 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 		child_fail(fd, STEP_FORK, errno);
 	if (!s->backend->ns) {
 		/* for --explain's audit records: the domain's creator */
-		struct child_report rep = {STEP_PID, (int)cmd, "", ""};
+		struct child_report rep = {STEP_PID, (int)cmd, "", "", false};
 		if (write(fd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
 			init_kill_all();
 	}
@@ -786,7 +788,7 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 	const char *what = rep.step >= 0 && rep.step < STEP_LISTENER ? step_names[rep.step]
 								     : "set up the child";
 	rep.detail[sizeof(rep.detail) - 1] = rep.hint[sizeof(rep.hint) - 1] = '\0';
-	res->ns_failed = rep.step == STEP_LAYERS;
+	res->ns_refused = rep.step == STEP_LAYERS && rep.refused;
 	if (rep.step == STEP_LAYERS)
 		err_set(err, ERR_UNAVAILABLE, rep.errnum, "namespaces: %.250s", rep.detail);
 	else if (rep.step == STEP_BACKEND)
@@ -898,7 +900,10 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 	struct supervisor *sup = NULL;
 	if (pid < 0) {
 		int e = errno;
-		res->ns_failed = s->backend->ns;
+		/* the kernel's word on namespaces here; EAGAIN or ENOMEM (a sibling's
+		 * fork bomb, memory) would make them as well a moment later */
+		res->ns_refused = s->backend->ns && (e == EPERM || e == EACCES || e == ENOSPC ||
+						     e == EUSERS || e == EINVAL || e == ENOSYS);
 		r = s->backend->ns ? mountns_unavailable(&s->backend->mountns, e, err)
 			       : err_set(err, ERR_UNAVAILABLE, e, "fork");
 	} else {

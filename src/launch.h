@@ -46,7 +46,8 @@ struct launch_result {
 	bool timed_out;
 	bool graced;     /* killed after --grace, a stop signal having been passed on */
 	bool started;    /* the command was exec'd */
-	bool ns_failed;  /* the namespace layers could not be built (nothing ran) */
+	bool ns_refused; /* the host refused the namespaces, for a cause the probe
+			  * names (nothing ran): auto may take the next backend */
 	pid_t child;     /* stepbox's child: the init */
 	pid_t domain_creator; /* the process that entered the Landlock domain */
 	double duration_s;

@@ -270,13 +270,15 @@ static int fail(struct backend_failure *why, int r, const char *detail, const ch
 static int apply_root(const struct backend *b, struct backend_failure *why)
 {
 	const char *what = NULL, *path = NULL;
-	int r = mountns_setup_root(&b->mountns, &what, &path);
+	bool refused = false;
+	int r = mountns_setup_root(&b->mountns, &what, &path, &refused);
 	/* no step needs it; root could enter it (its owner) */
 	if (b->mountns.idmap_userns >= 0)
 		close(b->mountns.idmap_userns);
 	if (r < 0) {
 		why->errnum = -r;
 		why->layers = true;
+		why->refused = refused;
 		snprintf(why->detail, sizeof(why->detail), "cannot %s%s%s%s", what,
 			 path ? " '" : "", path ? path : "", path ? "'" : "");
 		if (r == -ELOOP)

@@ -515,12 +515,21 @@ static bool seccomp_filtered(void)
  * restriction, or a filter refusing mount).
  */
 #define PROBE_MOUNT 192
+
+/* What mountns_probe tries, refused with errno e: the host's word, not a race's. */
+static bool host_refuses(int e)
+{
+	return e == EPERM || e == EACCES;
+}
+
 static int probe_proc(void)
 {
 	/* over this namespace's own /proc: nothing is created (an unmapped uid cannot) */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		/* refused is what a run meets; anything else, leave the verdict to the run */
-		return errno == EPERM || errno == EACCES ? PROBE_MOUNT + errno : 0;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", BASE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+		/* refused is what a run meets (and falls back for); anything else is
+		 * the run's to say, with its cause */
+		return host_refuses(errno) ? PROBE_MOUNT + errno : 0;
 	return mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
 		     NULL) < 0 ? 128 + (errno & 0x7f) : 0;
 }
@@ -1361,16 +1370,26 @@ static int apply_mount(const struct mountns_plan *p, const struct mountns_entry 
  * applied from OLDROOT into NEWROOT; then NEWROOT becomes the root, the
  * host's is detached, and the new root is made read-only.
  */
-int mountns_setup_root(const struct mountns_plan *p, const char **what, const char **path)
+/* A mount of the namespace's own failed: -errno, and whether the host refused it. */
+static int refused_here(bool *refused)
+{
+	int e = errno;
+	*refused = host_refuses(e);
+	return -e;
+}
+
+int mountns_setup_root(const struct mountns_plan *p, const char **what, const char **path,
+		       bool *refused)
 {
 	*path = NULL;
+	*refused = false;
 	*what = "make the mounts private";
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return -errno;
+		return refused_here(refused);
 	*what = "mount the scratch tmpfs on";
 	*path = BASE;
 	if (mount("tmpfs", BASE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
-		return -errno;
+		return refused_here(refused);
 	*what = "prepare the new root in";
 	if (chdir(BASE) < 0 || mkdir(BASE NEWROOT, 0755) < 0 || mkdir(BASE OLDROOT, 0755) < 0 ||
 	    mount("tmpfs", BASE NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
@@ -1389,6 +1408,8 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 	for (size_t i = 0; r == 0 && i < p->n; i++) {
 		*path = p->v[i].path;
 		r = apply_mount(p, &p->v[i], &o, &bs, what);
+		/* a masked /proc refuses every new procfs: the probe's second question */
+		*refused = p->v[i].kind == MNT_PROC && host_refuses(-r);
 		/* what was just mounted on may be a host folder now: forget it */
 		char dst[PATH_MAX + 16];
 		snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(p->v[i].path, "/") ? p->v[i].path : "");

@@ -130,7 +130,13 @@ int mountns_write_maps(const struct mountns_plan *p, pid_t child, struct stepbox
  * written: build the new root and pivot into it. Allocates, so it runs before
  * anything that needs a clean child. 0, or a negative errno and *what names
  * the step and *path the entry that failed (both static or from the plan).
+ * *refused is set when the failure is one mountns_probe names: the host
+ * refuses this namespace's own mounts (the first mount, a tmpfs, a new
+ * procfs), whatever the grants. Any other failure (a grant's mount point
+ * raced, a source gone) is a layer that could be made and was not: never a
+ * reason to run with fewer layers.
  */
-int mountns_setup_root(const struct mountns_plan *p, const char **what, const char **path);
+int mountns_setup_root(const struct mountns_plan *p, const char **what, const char **path,
+		       bool *refused);
 
 #endif

@@ -148,6 +148,21 @@ bool report_check(FILE *out, const struct backend_host *host,
 	return picked;
 }
 
+/* What auto passed over before the backend in force, and why each. */
+static json_t *tried_json(const struct backend *b)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < b->ntried; i++) {
+		const struct backend_tried *t = &b->tried[i];
+		json_array_append_new(
+			a, json_pack("{s:s, s:s, s:s, s:s?}", "backend",
+				     policy_backend_name(t->name), "when",
+				     t->at_start ? "start" : "probe", "error", t->why.msg, "hint",
+				     t->why.hint[0] ? t->why.hint : NULL));
+	}
+	return a;
+}
+
 int report_run(const char *path, const char *dir, const struct stepbox_config *cfg,
 	       char *const *argv, const struct backend *backend, const struct env_result *env,
 	       const struct launch_result *res, const struct persist_lock *lock,
@@ -188,6 +203,8 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 		json_object_set_new(root, "layers",
 				    json_pack("{s:b, s:b, s:b}", "namespaces", backend->ns, "landlock",
 					      backend->landlock, "supervisor", backend->supervise));
+	if (root)
+		json_object_set_new(root, "auto_tried", tried_json(backend));
 	return reportfile_write(path, "--report", dir, root, err);
 }
 

@@ -203,19 +203,41 @@ static void say_what_is_missing(const struct stepbox_config *cfg, const struct r
 		backend_say(stderr, &ctx->backend, g->n);
 }
 
-static int fall_back(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
-		     struct learn *learn)
+/* A run that never started: its error said, and in the report. */
+static int not_started(const struct stepbox_config *cfg, const struct stepbox_err *err)
 {
-	struct stepbox_config alone = *cfg;
+	struct stepbox_err rerr = {0};
+	err_print(err);
+	if (cfg->report_file && reportfile_error(cfg->report_file, cfg, err, &rerr) < 0)
+		err_print(&rerr);
+	return 125;
+}
+
+/*
+ * auto chose a backend with namespaces, and the host refused them when the
+ * step started (why: a cause the probe names; nothing ran). The next
+ * backend is backend_fall_back's to choose; the run is prepared anew for it,
+ * said on stderr whatever -q (a run weaker than auto's first choice is
+ * never silent), and recorded in the report (auto_tried).
+ */
+static int fall_back(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
+		     struct learn *learn, const struct stepbox_err *why)
+{
+	struct backend b = ctx->backend; /* released: its name and record only */
+	struct stepbox_config next = *cfg;
 	struct stepbox_err err = {0};
 	char *const *inherited = ctx->inherited;
-	alone.backend = BACKEND_LANDLOCK;
+	if (backend_fall_back(cfg, &ctx->host, &b, why, &err) < 0)
+		return not_started(cfg, &err);
+	fprintf(stderr, "stepbox: auto: %s could not start here (%s); running under %s\n",
+		policy_backend_name(ctx->backend.name), why->msg, policy_backend_name(b.name));
+	next.backend = b.name;
 	run_release(ctx);
-	if (run_prepare(&alone, inherited, true, ctx, &err) < 0) {
-		err_print(&err);
-		return 125;
-	}
-	return run_exec(&alone, ctx, argv, learn);
+	if (run_prepare(&next, inherited, true, ctx, &err) < 0)
+		return not_started(cfg, &err);
+	memcpy(ctx->backend.tried, b.tried, b.ntried * sizeof(*b.tried));
+	ctx->backend.ntried = b.ntried;
+	return run_exec(&next, ctx, argv, learn);
 }
 
 /*
@@ -399,32 +421,20 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 			      cfg->verbosity < 0);
 	}
 	/*
-	 * auto chose stacked from a probe, and the real mounts failed (a
+	 * auto chose from a probe, and the host refused the real namespaces (a
 	 * container's masked /proc, a security module): the attempt was the
-	 * better probe. Nothing ran; Landlock alone is what auto picks next.
+	 * better probe, and nothing ran. Any other failure to build a layer
+	 * (a mount point raced by a step beside this one) is this run's answer:
+	 * a retry with fewer layers is what such a race would be after.
 	 */
-	retry = rc < 0 && res.ns_failed && cfg->backend == BACKEND_AUTO && b->landlock;
-	if (rc < 0 && res.ns_failed && cfg->backend == BACKEND_AUTO && !b->landlock) {
-		/* nothing else to fall back to: say what auto tried, and why each failed */
-		struct backend_host probe = ctx->host;
-		struct backend none;
-		probe.probe_ns = true;
-		backend_choose(cfg, &probe, &none, &err);
-	}
+	retry = rc < 0 && res.ns_refused && cfg->backend == BACKEND_AUTO;
 	if (rc < 0)
 		goto out;
 	code = res.exit_code;
 	after_run(cfg, ctx, argv, learn, &res, &lock, &au, &x);
 out:
-	if (rc < 0 && !retry) {
-		struct stepbox_err rerr = {0};
-		err_print(&err);
-		if (cfg->report_file && reportfile_error(cfg->report_file, cfg, &err, &rerr) < 0)
-			err_print(&rerr);
-	}
-	else if (retry && cfg->verbosity > 0)
-		fprintf(stderr, "stepbox: the namespaces failed here (%s); using Landlock alone\n",
-			err.msg);
+	if (rc < 0 && !retry)
+		not_started(cfg, &err);
 	/*
 	 * The tree is gone (launch_run waits for all of it): the next step may
 	 * start. The init holds the lock too (inherited), so if stepbox is
@@ -441,5 +451,5 @@ out:
 	strv_release(&unix_dirs);
 	audit_release(&au);
 	explain_release(&x);
-	return retry ? fall_back(cfg, ctx, argv, learn) : code;
+	return retry ? fall_back(cfg, ctx, argv, learn, &err) : code;
 }

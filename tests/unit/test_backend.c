@@ -106,6 +106,10 @@ static void linux_backends(void)
 	memset(&err, 0, sizeof(err));
 	CHECK(backend_choose(&cfg, &bare, &b, &err) == 0);
 	CHECK(b.name == BACKEND_MOUNTNS && b.ns && !b.landlock && b.refuse_sysv == false);
+	/* ... recording what it passed over, and why */
+	CHECK(b.ntried == 2 && b.tried[0].name == BACKEND_STACKED &&
+	      b.tried[1].name == BACKEND_LANDLOCK && !b.tried[0].at_start);
+	CHECK_HAS(b.tried[1].why.msg, "landlock: this kernel has no Landlock");
 	/* ... and a forced one says why, and what would help */
 	cfg.backend = BACKEND_LANDLOCK;
 	CHECK(backend_choose(&cfg, &bare, &b, &err) == -EOPNOTSUPP);
@@ -258,6 +262,47 @@ static void seatbelt_backend(void)
 }
 #endif
 
+/*
+ * auto's second chance: stacked failed to start for a cause the probe
+ * names; the next backend is Landlock alone, and the record says why.
+ * Where nothing is left (mountns failed so, no Landlock), every attempt.
+ */
+static void fall_back(void)
+{
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	struct stepbox_err err = {0}, why = {0};
+	struct backend_host host;
+	CHECK(layers_host(&host, false, &err) == 0);
+	if (host.features.abi < 1) {
+		printf("ok %d - # SKIP auto's fallback to Landlock alone: no Landlock here\n",
+		       ++tap_count);
+		return;
+	}
+	struct backend b;
+	CHECK(backend_choose(&cfg, &host, &b, &err) == 0);
+	CHECK(b.name == BACKEND_STACKED && b.ntried == 0);
+	err_set(&why, ERR_UNAVAILABLE, EPERM, "namespaces: cannot mount a new /proc");
+	CHECK(backend_fall_back(&cfg, &host, &b, &why, &err) == 0);
+	CHECK(b.name == BACKEND_LANDLOCK && b.landlock && !b.ns && host.probe_ns);
+	CHECK(b.ntried == 1 && b.tried[0].name == BACKEND_STACKED && b.tried[0].at_start);
+	CHECK_HAS(b.tried[0].why.msg, "stacked: namespaces: cannot mount a new /proc");
+
+	/* no Landlock: auto took mountns, which the host then refused: 125, saying all */
+	struct backend_host bare = host;
+	bare.features.abi = bare.features.kernel_abi = 0;
+	bare.features.kernel_errno = ENOSYS;
+	CHECK(backend_choose(&cfg, &bare, &b, &err) == 0);
+	CHECK(b.name == BACKEND_MOUNTNS);
+	err_set(&why, ERR_UNAVAILABLE, ENOSPC, "cannot create user and mount namespaces");
+	memset(&err, 0, sizeof(err));
+	CHECK(backend_fall_back(&cfg, &bare, &b, &why, &err) == -EOPNOTSUPP);
+	CHECK(b.name == BACKEND_NONE);
+	CHECK_HAS(err.msg, "no sandbox backend here");
+	CHECK_HAS(err.msg, "landlock: this kernel has no Landlock");
+	CHECK_HAS(err.msg, "mountns: cannot create user and mount namespaces");
+}
+
 int main(void)
 {
 	snprintf(root, sizeof(root), "/tmp/stepbox-backend.XXXXXX");
@@ -267,6 +312,7 @@ int main(void)
 	table();
 #ifdef STEPBOX_LINUX
 	linux_backends();
+	fall_back();
 #else
 	seatbelt_backend();
 #endif
