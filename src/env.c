@@ -109,6 +109,8 @@ static const struct {
 	{"KITTY_LISTEN_ON", "control socket locator"},
 	{"NVIM", "control socket locator"},
 	{"NVIM_LISTEN_ADDRESS", "control socket locator"},
+	/* where the caller was before: none of the step's business (PWD is the workdir) */
+	{"OLDPWD", "the caller's previous folder"},
 };
 
 /* Words of a secret-looking name, in any case; PASSWORD before PASS. */
@@ -126,6 +128,9 @@ static const struct {
 	{"AUTH", "name looks secret (*AUTH*)"},
 	{"COOKIE", "name looks secret (*COOKIE*)"},
 	{"SESSION", "name looks secret (*SESSION*)"},
+	/* a webhook URL is its own credential (SLACK_WEBHOOK_URL); CI_JOB_JWT */
+	{"WEBHOOK", "name looks secret (*WEBHOOK*)"},
+	{"JWT", "name looks secret (*JWT*)"},
 };
 
 /* ASCII only: a value's bytes are never read through the locale. */
@@ -163,8 +168,8 @@ static const char *name_reason(const char *name)
 	for (size_t i = 0; i < sizeof(named_drops) / sizeof(named_drops[0]); i++)
 		if (strcmp(name, named_drops[i].name) == 0)
 			return named_drops[i].why;
-	/* the shell's own working folders, which every tool reads */
-	bool shell_pwd = strcmp(name, "PWD") == 0 || strcmp(name, "OLDPWD") == 0;
+	/* the shell's own working folder, which every tool reads (OLDPWD went above) */
+	bool shell_pwd = strcmp(name, "PWD") == 0;
 	for (size_t i = 0; i < sizeof(secret_words) / sizeof(secret_words[0]); i++) {
 		if (shell_pwd && strcmp(secret_words[i].word, "PWD") == 0)
 			continue;
@@ -333,6 +338,27 @@ static bool url_with_password(const char *v)
 }
 
 /*
+ * A webhook URL: whoever holds it may post (Slack's hooks.slack.com/services/
+ * T/B/SECRET, Discord's /api/webhooks/ID/SECRET, Teams' webhook.office.com):
+ * a URL whose host or path says "hook" and whose path holds a segment of at
+ * least 20 token characters. A link to a page about hooks has no such part.
+ */
+static bool webhook_url(const char *v)
+{
+	for (const char *s = strstr(v, "://"); s; s = strstr(s + 3, "://")) {
+		const char *a = s + 3, *end = a + strcspn(a, "?# \t\r\n");
+		const char *path = memchr(a, '/', (size_t)(end - a));
+		bool hook = false;
+		for (const char *p = a; !hook && p + 4 <= end; p++)
+			hook = strncasecmp(p, "hook", 4) == 0;
+		for (const char *p = path; hook && p && p < end; p = memchr(p + 1, '/', (size_t)(end - p - 1)))
+			if (run_len(p + 1, TOK_B64URL) >= 20)
+				return true;
+	}
+	return false;
+}
+
+/*
  * Why a value looks secret, or NULL. It reads the value and nothing more:
  * the reason names the rule, never the value, which is neither copied nor
  * printed, so that `stepbox env`, -v and the report cannot leak it.
@@ -343,6 +369,8 @@ static const char *value_reason(const char *v)
 		return "value looks secret (a PEM block)";
 	if (url_with_password(v))
 		return "value looks secret (a URL with a password)";
+	if (webhook_url(v))
+		return "value looks secret (a webhook URL)";
 	for (size_t i = 0; v[i]; i++) {
 		/* a token starts a word: "sk-" inside desk-... is not a key */
 		if (i > 0 && is_alnum(v[i - 1]))

@@ -31,6 +31,12 @@ declare -A WHY=(
 	[TMUX_PANE]="control socket locator"
 	[SSH_AUTH_SOCK]="credential agent socket"
 	[GPG_AGENT_INFO]="credential agent socket"
+	[SLACK_WEBHOOK_URL]="name looks secret (*WEBHOOK*)"
+	[CI_JOB_JWT]="name looks secret (*JWT*)"
+	[NOTIFY]="value looks secret (a webhook URL)"
+	[ALERTS]="value looks secret (a webhook URL)"
+	[OIDC]="value looks secret (a JSON Web Token)"
+	[OLDPWD]="the caller's previous folder"
 )
 declare -A VAL=(
 	[DATABASE_URL]=postgres://app:zq1pw@db.internal:5432/app
@@ -58,11 +64,17 @@ zq15pem
 	[TMUX_PANE]=%zq21
 	[SSH_AUTH_SOCK]=/tmp/ssh-zq22/agent.1
 	[GPG_AGENT_INFO]=/run/zq23/S.gpg-agent:0:1
+	[SLACK_WEBHOOK_URL]=https://example.org/zq24
+	[CI_JOB_JWT]=zq25jwt
+	[NOTIFY]=https://hooks.slack.com/services/T0000ZQ26/B00000000/zq26AbCdEfGhIjKlMnOpQrSt
+	[ALERTS]=https://discord.com/api/webhooks/123456789012/zq27-AbCdEfGhIjKlMnOpQrStUvWxYz0123
+	[OIDC]=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ6cTI4In0.zq28sigAbCdEfGh
+	[OLDPWD]=/srv/zq29old
 )
 # near-misses that must reach the step, and the positive control PLAIN
 declare -A KEEP=(
 	[PLAIN]=ordinary
-	[OLDPWD]=/srv/old
+	[DOCS_URL]=https://docs.example.org/webhooks/getting-started
 	[GIT_AUTHOR_NAME]="Ann Example"
 	[GIT_AUTHOR_EMAIL]=ann@example.org
 	[GIT_URL]=https://user@git.example.org/r.git
@@ -153,7 +165,7 @@ got = {e["name"]: e["reason"] for e in d["env_dropped"]}
 want = dict(l.rstrip("\n").split("\t") for l in open(sys.argv[2]))
 bad = {n: (got.get(n), w) for n, w in want.items() if got.get(n) != w}
 assert not bad, bad
-assert not {"PLAIN", "OLDPWD", "GIT_AUTHOR_NAME", "GIT_URL", "DESK"} & set(got), got
+assert not {"PLAIN", "DOCS_URL", "GIT_AUTHOR_NAME", "GIT_URL", "DESK"} & set(got), got
 PY
 no_leak "report holds no dropped value" "$T/r.json"
 

@@ -77,7 +77,7 @@ static void test_names(void)
 	CHECK_STR(why("KEYBOARD_LAYOUT", "us"), "name looks secret (*KEY*)");
 	/* near-misses kept */
 	CHECK_STR(why("PWD", "/w"), "kept");
-	CHECK_STR(why("OLDPWD", "/w"), "kept");
+	CHECK_STR(why("OLDPWD", "/w"), "the caller's previous folder");
 	CHECK_STR(why("GIT_AUTHOR_NAME", "Ann"), "kept");
 	CHECK_STR(why("GIT_AUTHOR_EMAIL", "ann@example.org"), "kept");
 	CHECK_STR(why("AUTHOR", "Ann"), "kept");
@@ -466,6 +466,19 @@ int main(void)
 	cfg.net = NET_ALLOW;
 
 	CHECK(env_drop_reason("api_key", NULL) != NULL);
+	/* webhooks and JWTs: by name, and a webhook URL by its value */
+	CHECK_HAS(env_drop_reason("SLACK_WEBHOOK_URL", "x"), "*WEBHOOK*");
+	CHECK_HAS(env_drop_reason("CI_JOB_JWT", "x"), "*JWT*");
+	CHECK_HAS(env_drop_reason("N", "https://hooks.slack.com/services/T0/B0/"
+				       "AbCdEfGhIjKlMnOpQrStUvWx"), "a webhook URL");
+	CHECK_HAS(env_drop_reason("N", "x https://outlook.webhook.office.com/webhookb2/"
+				       "0123456789abcdef0123456789abcdef/IncomingWebhook/x"),
+		  "a webhook URL");
+	CHECK(env_drop_reason("N", "https://docs.example.org/webhooks/getting-started") == NULL);
+	CHECK(env_drop_reason("N", "https://example.org/AbCdEfGhIjKlMnOpQrStUvWx") == NULL);
+	CHECK(env_drop_reason("N", "https://hooks.example.org") == NULL);
+	CHECK_HAS(env_drop_reason("OLDPWD", "/srv/old"), "previous folder");
+	CHECK(env_drop_reason("PWD", "/srv/now") == NULL);
 	CHECK(env_drop_reason("PATH", "/usr/bin") == NULL);
 	CHECK(env_drop_reason("LD_AUDIT", NULL) != NULL);
 	CHECK_STR(env_drop_reason("SSH_AUTH_SOCK", "/tmp/a"), "credential agent socket");
