@@ -473,6 +473,12 @@ static const char *broad_kind(const struct build *b, const char *path)
 		return "the whole file system";
 	if (is_system_top(path))
 		return "a top-level system folder";
+	/* every user's scratch: `cd /tmp && stepbox run` wrote the host's whole
+	 * /tmp, where the step's own /tmp is private */
+	static const char *const shared_scratch[] = {"/tmp", "/var/tmp", "/dev/shm"};
+	for (size_t i = 0; i < sizeof(shared_scratch) / sizeof(shared_scratch[0]); i++)
+		if (strcmp(path, shared_scratch[i]) == 0)
+			return "a scratch folder every user of this host shares";
 	if ((b->home && strcmp(path, b->home) == 0) ||
 	    (b->home_norm && strcmp(path, b->home_norm) == 0))
 		return "the caller's HOME";

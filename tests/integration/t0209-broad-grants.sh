@@ -61,6 +61,21 @@ ln -s "$HOME" "$T/homelink"
 broad "-w a symlink to \$HOME" -w "$T/homelink"
 broad "-C \$HOME" -C "$HOME"
 broad "--persist /var" --persist /var
+# every user's scratch folders: the step's own /tmp is private
+broad "-w /tmp" -w /tmp
+broad "-w /var/tmp" -w /var/tmp
+broad "-w /dev/shm" -w /dev/shm
+broad "-w /tmp/ (normalized)" -w /tmp/
+rm -f "$T_RAN"
+(cd /tmp && "$SB" run -w "$T/mark" -- touch "$T_RAN" >"$T/out/out" 2>"$T/out/err")
+RC=$?
+if [ "$RC" = 125 ] && grep -qF "$HINT" "$T/out/err" &&
+	grep -q "refusing the workdir '/tmp': it is a scratch folder every user of this host shares" "$T/out/err" &&
+	[ ! -e "$T_RAN" ]; then
+	ok "cd /tmp && run: refused with the hint"
+else
+	notok "cd /tmp && run: refused with the hint" "exit $RC"
+fi
 echo '{"version": 1, "write_paths": ["/usr"]}' >"$T/broad.json"
 broad "policy write_paths [\"/usr\"]" -p "$T/broad.json"
 run_sb run -w /usr -- true
@@ -68,8 +83,8 @@ grep -q "refusing the write grant '/usr': it is a top-level system folder" "$T/o
 	ok "the message names the grant and why" || notok "the message names the grant and why"
 
 # folders beneath them are fine
-mkdir -p "$HOME/project"
-for d in /usr/local/share /var/tmp "$HOME/project"; do
+mkdir -p "$HOME/project" "$T/sub"
+for d in /usr/local/share "$T/sub" "$HOME/project"; do
 	[ -d "$d" ] || continue
 	run_sb run -w "$d" -- true
 	[ "$RC" = 0 ] && ok "-w $d is fine" || notok "-w $d is fine" "exit $RC"
@@ -89,7 +104,7 @@ else
 	ctl=$(mktemp -d /var/tmp/stepbox-t0209.XXXXXX)
 	chmod 755 "$ctl"
 	echo beside >"$ctl/beside"
-	run_sb run -w /var/tmp -- sh -c "cat '$ctl/beside'; cat '$mnt/inside'"
+	run_sb run --allow-broad-grants -w /var/tmp -- sh -c "cat '$ctl/beside'; cat '$mnt/inside'"
 	if echo "$OUT" | grep -q beside && ! echo "$OUT" | grep -q inside &&
 		grep -q "Permission denied" "$T/out/err"; then
 		ok "a root-only mount beneath a write grant stays out of reach (EACCES), the folder beside it is read"
@@ -104,6 +119,7 @@ fi
 allowed "allow_broad_grants: -w /usr" --allow-broad-grants -w /usr
 allowed "allow_broad_grants: -w /lib64" --allow-broad-grants -w /lib64
 allowed "allow_broad_grants: -w \$HOME" --allow-broad-grants -w "$HOME"
+allowed "allow_broad_grants: -w /var/tmp" --allow-broad-grants -w /var/tmp
 echo '{"version": 1, "allow_broad_grants": true, "write_paths": ["/usr"]}' >"$T/allow.json"
 allowed "policy allow_broad_grants: write_paths [\"/usr\"]" -p "$T/allow.json"
 rm -f "$T_RAN"
