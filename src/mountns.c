@@ -369,15 +369,20 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 }
 
 /* Private tmpfs: never the host's, and never larger than the tmp limit. */
+/* The fewest inodes a private tmpfs gets, whatever its size. */
+#define TMP_MIN_INODES 1024
+
 void mountns_set_tmp_size(struct mountns_plan *p, uint64_t bytes)
 {
-	char size[32];
+	char size[64];
+	uint64_t inodes = bytes / 4096 > TMP_MIN_INODES ? bytes / 4096 : TMP_MIN_INODES;
 	if (bytes)
-		snprintf(size, sizeof(size), "%" PRIu64, bytes);
+		snprintf(size, sizeof(size), "size=%" PRIu64 ",nr_inodes=%" PRIu64, bytes, inodes);
 	else
-		snprintf(size, sizeof(size), "25%%");
-	snprintf(p->tmpfs_opts[0], sizeof(p->tmpfs_opts[0]), "mode=1777,size=%s", size);
-	snprintf(p->tmpfs_opts[1], sizeof(p->tmpfs_opts[1]), "mode=0700,size=%s", size);
+		snprintf(size, sizeof(size), "size=25%%");
+	snprintf(p->tmpfs_opts[0], sizeof(p->tmpfs_opts[0]), "mode=1777,%s", size);
+	snprintf(p->tmpfs_opts[1], sizeof(p->tmpfs_opts[1]), "mode=0700,%s", size);
+	p->tmp_bytes = bytes;
 }
 
 bool mountns_userns(void)
@@ -1370,6 +1375,46 @@ static int apply_mount(const struct mountns_plan *p, const struct mountns_entry 
  * applied from OLDROOT into NEWROOT; then NEWROOT becomes the root, the
  * host's is detached, and the new root is made read-only.
  */
+/*
+ * The IPC namespace's System V limits, by the tmp limit (the private /dev/shm's
+ * size): a segment of any size is resident for the namespace's life even with
+ * nothing attached, where no OOM kill frees it. Segments are removed when
+ * their last user detaches, and message queues hold no more than the limit.
+ * The kernel lets only a root it maps write these (Linux 6.8, 6.1.104): under
+ * a user namespace that maps the caller to itself they stay the kernel's
+ * defaults, and so where /proc/sys is read-only (docs/security.md).
+ */
+static int bound_ipc(const struct mountns_plan *p, const char **what, const char **path)
+{
+	if (!p->tmp_bytes || !(p->clone_flags & CLONE_NEWIPC))
+		return 0;
+	char shmmax[24], shmall[24], msgmni[24];
+	uint64_t pages = p->tmp_bytes / 4096, queues = p->tmp_bytes / 16384; /* msgmnb's default */
+	snprintf(shmmax, sizeof(shmmax), "%" PRIu64, p->tmp_bytes);
+	snprintf(shmall, sizeof(shmall), "%" PRIu64, pages ? pages : 1);
+	snprintf(msgmni, sizeof(msgmni), "%" PRIu64,
+		 queues < 1 ? 1 : queues > 32000 ? 32000 : queues);
+	const struct {
+		const char *file, *value;
+	} v[] = {
+		{"/proc/sys/kernel/shmmax", shmmax},
+		{"/proc/sys/kernel/shmall", shmall},
+		{"/proc/sys/kernel/shm_rmid_forced", "1"},
+		{"/proc/sys/kernel/msgmni", msgmni},
+	};
+	*what = "bound System V IPC by the tmp limit in";
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		*path = v[i].file;
+		int r = write_file(v[i].file, v[i].value);
+		if (i == 0 && (r == -EACCES || r == -EPERM || r == -EROFS))
+			return 0; /* not this kernel's, or this host's, to give */
+		if (r < 0)
+			return r;
+	}
+	*path = NULL;
+	return 0;
+}
+
 /* A mount of the namespace's own failed: -errno, and whether the host refused it. */
 static int refused_here(bool *refused)
 {
@@ -1383,6 +1428,9 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 {
 	*path = NULL;
 	*refused = false;
+	int r = bound_ipc(p, what, path);
+	if (r < 0)
+		return r;
 	*what = "make the mounts private";
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return refused_here(refused);
@@ -1403,7 +1451,7 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 		return -errno;
 	close(hfd);
 	struct ours o = {{0}, 0, "", -1};
-	int r = add_ours(&o, NEWROOT);
+	r = add_ours(&o, NEWROOT);
 	struct bound_set bs = {0}; /* binds whose flags are remount_all's to set */
 	for (size_t i = 0; r == 0 && i < p->n; i++) {
 		*path = p->v[i].path;

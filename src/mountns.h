@@ -56,7 +56,8 @@ struct mountns_plan {
 	struct strv fifos;   /* named pipes hidden (cover_fifos): the entries' paths */
 	struct mountns_entry *v; /* mounts in path order, then symlinks */
 	size_t n, nmounts;
-	char tmpfs_opts[2][64];  /* private tmpfs: /tmp and /dev/shm, HOME */
+	char tmpfs_opts[2][96];  /* private tmpfs: /tmp and /dev/shm, HOME */
+	uint64_t tmp_bytes;      /* their size, and System V IPC's bound (0: none asked) */
 };
 
 /*
@@ -72,7 +73,12 @@ void mountns_release(struct mountns_plan *p);
  * root holding CAP_SYS_ADMIN (a container's root without it gets one too).
  */
 bool mountns_userns(void);
-/* The size of each private tmpfs, in bytes (0: a quarter of RAM). */
+/*
+ * The size of each private tmpfs, in bytes (0: a quarter of RAM), with as
+ * many inodes as pages (an empty file costs kernel memory too: 100,000 of
+ * them in a 1 MiB /tmp held 123 MiB), and the IPC namespace's System V
+ * shared memory and message queues bounded by the same (mountns_setup_root).
+ */
 void mountns_set_tmp_size(struct mountns_plan *p, uint64_t bytes);
 
 /*

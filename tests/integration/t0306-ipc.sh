@@ -69,6 +69,35 @@ assert l.shmget(0, 4096, 0o1600) >= 0'"
 	in_box "a private /dev/shm works" 'echo x > /dev/shm/stepbox-private && python3 -c "
 import multiprocessing as m; l = m.Lock(); l.acquire(); l.release()"'
 	[ ! -e /dev/shm/stepbox-private ] && ok "the private /dev/shm does not reach the host" || { rm -f /dev/shm/stepbox-private; notok "the private /dev/shm does not reach the host"; }
+	# the private /tmp holds no more inodes than pages: empty files cost kernel
+	# memory too (100,000 in a 1 MiB /tmp held 123 MiB); the control: it
+	# holds hundreds
+	run_sb run --limit tmp=1M -- python3 -c '
+import os
+n = 0
+try:
+    for n in range(5000):
+        open("/tmp/f%d" % n, "w").close()
+except OSError as e:
+    print(n, e.errno)'
+	n=${OUT%% *}
+	[ "$RC" = 0 ] && [ "${OUT#* }" = 28 ] && [ "$n" -gt 500 ] && [ "$n" -le 1100 ] &&
+		ok "a 1 MiB /tmp takes about 1,024 empty files, then ENOSPC ($n)" ||
+		notok "a 1 MiB /tmp takes about 1,024 empty files, then ENOSPC" "rc=$RC out=$OUT"
+	# System V segments bounded by the tmp limit: a 64 MiB one is refused
+	# under tmp=16M (it stayed resident with nothing attached), 1 MiB is the
+	# control; the kernel lets only a root it maps set the bound
+	shm='import ctypes, os, sys; l = ctypes.CDLL(None, use_errno=True)
+sid = l.shmget(0, int(sys.argv[1]) << 20, 0o1600)
+print(sid >= 0, ctypes.get_errno() if sid < 0 else 0)'
+	if is_root; then
+		run_sb run --limit tmp=16M -- sh -c "python3 -c '$shm' 64; python3 -c '$shm' 1; cat /proc/sys/kernel/shm_rmid_forced"
+		[ "$RC" = 0 ] && [ "$OUT" = "$(printf 'False 22\nTrue 0\n1')" ] &&
+			ok "a 64 MiB System V segment is refused under tmp=16M, 1 MiB is made, orphans are removed" ||
+			notok "a 64 MiB System V segment is refused under tmp=16M, 1 MiB is made, orphans are removed" "rc=$RC out=$OUT"
+	else
+		skip "System V segments bounded by the tmp limit" "a user namespace that maps the caller to itself may not set the IPC namespace's limits (docs/security.md)"
+	fi
 	run_sb run -- sh -c "cat /proc/*/cmdline | tr '\\0' ' '"
 	echo "$OUT" | grep -q "stepbox-secret-argument-$$" && notok "host command lines are not visible" || ok "host command lines are not visible"
 	denied "a host process is not there" "cat /proc/$victim/status"
