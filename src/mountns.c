@@ -270,6 +270,45 @@ static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, bool 
 	return r;
 }
 
+/*
+ * The persistent folder P, and each folder between it and the write bind
+ * holding it, is a mount point of its own: the kernel refuses to rename or
+ * remove a mount point of the caller's namespace (EBUSY). Without it the
+ * step moved P away from under its lock and made a new one, which the next
+ * --persist step locked at once and used beside it. Entries in path order
+ * on entry; pushed ones follow, for the caller to sort.
+ */
+static int pin_persist(struct mountns_plan *p, size_t *cap, const char *persist)
+{
+	char up[PATH_MAX];
+	size_t sorted = p->n;
+	if (!persist || snprintf(up, sizeof(up), "%s", persist) >= (int)sizeof(up))
+		return 0;
+	for (;;) {
+		struct mountns_entry key = {.path = up};
+		const struct mountns_entry *self = bsearch(&key, p->v, sorted, sizeof(*p->v),
+							   by_entry_path);
+		const struct mountns_entry *e = enclosing(p, up);
+		if (!e || e->kind != MNT_BIND || !(e->access & GRANT_WRITE))
+			return 0; /* not in a place the step may rename in */
+		if (!self) {
+			int r = strv_push(&p->pins, up);
+			/* the string stays where it is when the vector grows */
+			if (r == 0)
+				r = push(p, cap, (struct mountns_entry){MNT_BIND, p->pins.v[p->pins.n - 1],
+									NULL, e->access, false, false});
+			if (r < 0)
+				return r;
+		}
+		char *slash = strrchr(up, '/');
+		if (!slash || slash == up)
+			return 0;
+		*slash = '\0';
+		if (strcmp(up, e->path) == 0)
+			return 0; /* the write bind itself: a mount point already */
+	}
+}
+
 static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 {
 	size_t cap = 0;
@@ -331,6 +370,8 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 	}
 	free(v);
 	free(idmapped);
+	if (r == 0 && (r = pin_persist(p, &cap, g->persist)) == 0)
+		qsort(p->v, p->n, sizeof(*p->v), by_entry_path);
 	if (r == 0)
 		r = cover_fifos(p, &cap, p->n, g->bind_entries);
 	if (r == 0)
@@ -420,6 +461,7 @@ void mountns_release(struct mountns_plan *p)
 	free(p->lock_path);
 	p->lock_path = NULL;
 	strv_release(&p->fifos);
+	strv_release(&p->pins);
 	free(p->v);
 	p->v = NULL;
 	p->n = p->nmounts = 0;

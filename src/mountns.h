@@ -54,6 +54,7 @@ struct mountns_plan {
 	int idmap_userns;    /* for idmap entries: mountns_idmap_userns's, not owned; or -1 */
 	char *lock_path;     /* the persistent folder's lock, covered inside (persist.h) */
 	struct strv fifos;   /* named pipes hidden (cover_fifos): the entries' paths */
+	struct strv pins;    /* folders bound onto themselves (pin_persist): the paths */
 	struct mountns_entry *v; /* mounts in path order, then symlinks */
 	size_t n, nmounts;
 	char tmpfs_opts[2][96];  /* private tmpfs: /tmp and /dev/shm, HOME */

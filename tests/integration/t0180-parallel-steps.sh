@@ -160,6 +160,34 @@ else
 		notok "the lock file can be neither read nor removed inside" "$(cat "$T/wf/runs/rmlock.out")"
 fi
 
+# a step whose workdir holds its cache cannot move the cache (or a folder
+# above it) away from under its lock and make a new one there: the next
+# step would lock that at once and run beside it. The namespaces make each
+# a mount point (EBUSY); Landlock alone cannot refuse it, and says so at
+# the step's end. The control: the cache is written.
+c6="$T/wf/c6/x/.sandbox-cache"
+mkdir -p "$T/wf/c6/x"
+"$SB" run -C "$T/wf/c6" --persist "$c6" -- sh -c "touch '$c6/written'
+	if mv '$T/wf/c6/x' '$T/wf/c6/y' 2>/dev/null; then mkdir -p '$c6'; echo moved
+	elif mv '$c6' '$T/wf/c6/x/old' 2>/dev/null; then mkdir '$c6'; echo moved
+	else echo kept; fi >'$T/wf/c6/said'; sleep 4" >"$T/wf/runs/mover.out" 2>"$T/wf/runs/mover.err" &
+mpid=$!
+for _ in $(seq 100); do [ -s "$T/wf/c6/said" ] && break; sleep 0.05; done
+step second "$c6" --persist-wait 1 -- sh -c 'echo RAN'
+wait $mpid
+said=$(cat "$T/wf/c6/said" 2>/dev/null)
+if [ "$BACKEND" = landlock ]; then
+	[ "$said" = moved ] && grep -q "removed or replaced '$c6/.stepbox-lock'" "$T/wf/runs/mover.err" &&
+		ok "Landlock alone: a step that moves its cache away is named at its end" ||
+		notok "Landlock alone: a step that moves its cache away is named at its end" "said: $said" "$(cat "$T/wf/runs/mover.err")"
+else
+	[ "$said" = kept ] && [ -e "$c6/written" ] && [ "$(cat "$T/wf/runs/second.rc")" = 125 ] &&
+		! grep -q RAN "$T/wf/runs/second.out" &&
+		ok "the cache and the folder above it cannot be moved from under the lock (the next step waits)" ||
+		notok "the cache and the folder above it cannot be moved from under the lock (the next step waits)" \
+			"said: $said, second: rc $(cat "$T/wf/runs/second.rc")" "$(cat "$T/wf/runs/second.err")"
+fi
+
 # shared steps run together; a write in one is refused and explained
 c5="$T/wf/c5/.sandbox-cache"
 step seed "$c5" -- sh -c "$pip_big"

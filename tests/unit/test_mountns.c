@@ -228,6 +228,27 @@ int main(void)
 	CHECK(e && e->optional); /* inside /x/y, which allows less */
 	mountns_release(&p);
 
+	/* the persistent folder in a write grant, and each folder above it up to
+	 * the grant, are mount points of their own: never renamed from its lock */
+	grant("/w/a/b/.sandbox-cache", GRANT_READ | GRANT_WRITE, false);
+	g.persist = strdup("/w/a/b/.sandbox-cache");
+	CHECK(mountns_plan(&p, &cfg, &g) == 0);
+	e = at(&p, "/w/a/b/.sandbox-cache");
+	CHECK(e && e->kind == MNT_BIND && (e->access & GRANT_WRITE) && !e->optional);
+	CHECK(at(&p, "/w/a/b") && at(&p, "/w/a") && at(&p, "/w"));
+	CHECK(!at(&p, "/x/y/w/v/a")); /* nothing else pinned */
+	ordered = true;
+	for (size_t i = 1; i < p.nmounts; i++)
+		ordered &= strcmp(p.v[i - 1].path, p.v[i].path) < 0;
+	CHECK(ordered);
+	mountns_release(&p);
+	/* in a read grant: no rename is possible there, nothing to pin */
+	free(g.persist);
+	g.persist = strdup("/x/y/c");
+	CHECK(mountns_plan(&p, &cfg, &g) == 0);
+	CHECK(!at(&p, "/x/y/c"));
+	mountns_release(&p);
+
 	/* root's walked /etc: bound whole with its secrets covered, or, without
 	 * Landlock behind the mounts (bind_entries), its entries one by one */
 	grants_release(&g);
