@@ -4,8 +4,9 @@
 # commands (a machine may have node and npm from elsewhere), libraries as
 # packages. As root it uses apt-get; otherwise it names what to install.
 set -eu
-tools="meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc python3:python3 setpriv:util-linux pgrep:procps"
-libs="libc6-dev libjansson-dev libseccomp-dev"
+tools="make:make meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc python3:python3 setpriv:util-linux pgrep:procps"
+# the demo installs a package with pip (Debian's python3 has neither pip nor venv)
+libs="libc6-dev libjansson-dev libseccomp-dev python3-pip python3-venv"
 if [ "${1:-}" = --test ] || [ "${1:-}" = --bench ]; then
 	tools="$tools clang:clang node:nodejs npm:npm bwrap:bubblewrap hyperfine:hyperfine unshare:util-linux"
 	# the ecosystems of tests/integration/t0195 (Debian's, at their Debian paths)
@@ -18,7 +19,6 @@ if [ "${1:-}" = --test ] || [ "${1:-}" = --bench ]; then
 	tools="$tools guile:guile-3.0"
 	# the container family (tests/containers): a rootfs, Docker, Podman
 	tools="$tools debootstrap:debootstrap dockerd:docker.io podman:podman"
-	libs="$libs python3-venv python3-pip"
 fi
 # make bench also compares firejail (a setuid peer: not installed for make check)
 [ "${1:-}" != --bench ] || tools="$tools firejail:firejail"

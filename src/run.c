@@ -323,11 +323,15 @@ static void after_run(const struct stepbox_config *cfg, struct run_ctx *ctx, cha
 		learn->added = learn->policy ? explain_learn(x, learn->policy, &learn->refused) : 0;
 	} else if (cfg->explain) {
 		explain_print(stderr, x);
-		/* not a file denial, but as likely the cause: a variable the step never got */
+		/* not a file denial, but as likely the cause: a variable the step never
+		 * got (OLDPWD, which every shell that moved has, never is one) */
+		size_t said = 0;
 		for (size_t i = 0; i < ctx->env.dropped.n; i++)
-			fprintf(stderr, "%s%s\n",
-				i ? "  " : "stepbox: explain: not passed on from the environment:\n  ",
-				ctx->env.dropped.v[i]);
+			if (strncmp(ctx->env.dropped.v[i], "OLDPWD:", 7) != 0)
+				fprintf(stderr, "%s%s\n",
+					said++ ? "  "
+					       : "stepbox: explain: not passed on from the environment:\n  ",
+					ctx->env.dropped.v[i]);
 	}
 	if (cfg->report_file && report_run(cfg->report_file, ctx->report_dir, cfg, argv,
 					   &ctx->backend, &ctx->env, res, lock, &ctx->limits,
