@@ -556,29 +556,58 @@ static bool seccomp_filtered(void)
 }
 
 /*
- * The probe's PID 1: a new procfs, as a run mounts one. 0; 128 + errno when
- * the procfs is refused; PROBE_MOUNT + errno when the namespace refuses
- * mounts at all (a namespace made without capabilities: Ubuntu's AppArmor
- * restriction, or a filter refusing mount).
+ * The first steps of every new root, the probe's and a run's alike: nothing
+ * propagates back to the host, and a scratch tmpfs becomes the root with the
+ * host's at OLDROOT, the new root a second tmpfs inside it. No grant and no
+ * path a step may write is involved, so a failure here is the host's word
+ * (a namespace without the right to mount, a chroot whose root is no mount
+ * point): the one kind auto falls back for. 0, or -errno with *what.
  */
-#define PROBE_MOUNT 192
+static int scratch_root(const char **what)
+{
+	*what = "make the mounts private";
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -errno;
+	*what = "mount the scratch tmpfs on " BASE;
+	if (mount("tmpfs", BASE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+		return -errno;
+	*what = "prepare the new root in " BASE;
+	if (chdir(BASE) < 0 || mkdir(BASE NEWROOT, 0755) < 0 || mkdir(BASE OLDROOT, 0755) < 0 ||
+	    mount("tmpfs", BASE NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+		return -errno;
+	*what = "pivot into the scratch root";
+	if (syscall(SYS_pivot_root, BASE, BASE OLDROOT) < 0 || chdir("/") < 0)
+		return -errno;
+	return 0;
+}
 
-/* What mountns_probe tries, refused with errno e: the host's word, not a race's. */
-static bool host_refuses(int e)
+/* A new procfs that the host refuses (a masked /proc): the probe's second question. */
+static bool proc_refused(int e)
 {
 	return e == EPERM || e == EACCES;
 }
 
+/*
+ * The probe's PID 1: the scratch root and a new procfs in it, as a run
+ * makes them. 0; 128 + errno when the procfs is refused; PROBE_MOUNT +
+ * errno when the namespace refuses mounts at all (a namespace made without
+ * capabilities: Ubuntu's AppArmor restriction, or a filter refusing mount);
+ * PROBE_ROOT + errno when the scratch root cannot be made otherwise.
+ */
+#define PROBE_ROOT 64
+#define PROBE_MOUNT 192
 static int probe_proc(void)
 {
-	/* over this namespace's own /proc: nothing is created (an unmapped uid cannot) */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount("tmpfs", BASE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
-		/* refused is what a run meets (and falls back for); anything else is
-		 * the run's to say, with its cause */
-		return host_refuses(errno) ? PROBE_MOUNT + errno : 0;
-	return mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
-		     NULL) < 0 ? 128 + (errno & 0x7f) : 0;
+	const char *what;
+	int r = scratch_root(&what);
+	if (r < 0)
+		return (-r == EPERM || -r == EACCES) && strstr(what, "pivot") == NULL
+			       ? PROBE_MOUNT + (-r & 0x3f)
+			       : PROBE_ROOT + (-r & 0x3f);
+	if (mkdir(NEWROOT "/proc", 0555) < 0)
+		return PROBE_ROOT + (errno & 0x3f);
+	return mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+		     NULL) < 0 ? 128 + (errno & 0x3f) : 0;
 }
 
 /*
@@ -593,7 +622,11 @@ int mountns_probe(const struct mountns_plan *p, struct stepbox_err *err)
 		return err_set(err, ERR_UNAVAILABLE, errno, "fork to probe namespaces");
 	if (pid == 0) {
 		if (unshare(p->clone_flags) < 0)
-			_exit(errno & 0x7f);
+			_exit(errno & 0x3f);
+		/* mapped as a run's init is: an unmapped uid can create nothing */
+		int r = mountns_write_maps(p, getpid(), NULL);
+		if (r < 0)
+			_exit(-r & 0x3f);
 		pid_t init = fork();
 		if (init == 0)
 			_exit(probe_proc());
@@ -610,6 +643,13 @@ int mountns_probe(const struct mountns_plan *p, struct stepbox_err *err)
 		return mountns_mount_refused(e - PROBE_MOUNT, err);
 	if (e >= 128)
 		return mountns_proc_failed(e - 128, err);
+	if (e >= PROBE_ROOT) {
+		err_set(err, ERR_UNAVAILABLE, e - PROBE_ROOT, "namespaces: cannot make a new root");
+		err_hint(err, "pivot_root is refused here: a chroot whose root is not a mount point "
+			      "(bind it onto itself first) or a security module; or use --backend "
+			      "landlock (auto does)");
+		return -(e - PROBE_ROOT);
+	}
 	return e == 0 ? 0 : mountns_unavailable(p, e, err);
 }
 
@@ -1457,36 +1497,16 @@ static int bound_ipc(const struct mountns_plan *p, const char **what, const char
 	return 0;
 }
 
-/* A mount of the namespace's own failed: -errno, and whether the host refused it. */
-static int refused_here(bool *refused)
-{
-	int e = errno;
-	*refused = host_refuses(e);
-	return -e;
-}
-
 int mountns_setup_root(const struct mountns_plan *p, const char **what, const char **path,
 		       bool *refused)
 {
 	*path = NULL;
 	*refused = false;
 	int r = bound_ipc(p, what, path);
+	if (r == 0 && (r = scratch_root(what)) < 0)
+		*refused = true; /* mountns_probe makes the same, and says why */
 	if (r < 0)
 		return r;
-	*what = "make the mounts private";
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return refused_here(refused);
-	*what = "mount the scratch tmpfs on";
-	*path = BASE;
-	if (mount("tmpfs", BASE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
-		return refused_here(refused);
-	*what = "prepare the new root in";
-	if (chdir(BASE) < 0 || mkdir(BASE NEWROOT, 0755) < 0 || mkdir(BASE OLDROOT, 0755) < 0 ||
-	    mount("tmpfs", BASE NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
-		return -errno;
-	*what = "pivot into the scratch root";
-	if (syscall(SYS_pivot_root, BASE, BASE OLDROOT) < 0 || chdir("/") < 0)
-		return -errno;
 	*what = "make the hiding file";
 	int hfd = open(HIDDEN, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
 	if (hfd < 0 || fchmod(hfd, 0) < 0)
@@ -1499,7 +1519,7 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 		*path = p->v[i].path;
 		r = apply_mount(p, &p->v[i], &o, &bs, what);
 		/* a masked /proc refuses every new procfs: the probe's second question */
-		*refused = p->v[i].kind == MNT_PROC && host_refuses(-r);
+		*refused = p->v[i].kind == MNT_PROC && proc_refused(-r);
 		/* what was just mounted on may be a host folder now: forget it */
 		char dst[PATH_MAX + 16];
 		snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(p->v[i].path, "/") ? p->v[i].path : "");
