@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "jsonmem.h"
 #include "policy.h"
 #include "policyfile.h"
 #include "reportfile.h"
@@ -441,7 +442,7 @@ static int next_round(struct stepbox_config *cfg, json_t *policy, struct stepbox
 	char *text = json_dumps(policy, JSON_COMPACT);
 	int r = text ? policyfile_load_buffer(&next, "the learned policy", text, strlen(text), err)
 		     : err_set(err, ERR_USAGE, ENOMEM, "learn");
-	free(text);
+	jsonmem_free(text);
 	if (r < 0) {
 		policy_release(&next);
 		return r;
@@ -646,6 +647,7 @@ static void ensure_std_fds(void)
 int main(int argc, char **argv)
 {
 	ensure_std_fds();
+	jsonmem_install(); /* before any JSON: every block then carries its size */
 	if (argc < 2) {
 		fputs(synopsis, stderr);
 		return 125;

@@ -22,6 +22,7 @@
 #include "env.h"
 #include "err.h"
 #include "grants.h"
+#include "jsonmem.h"
 #include "guide.h"
 #include "path.h"
 #include "report.h"
@@ -32,6 +33,19 @@ extern char **environ;
 
 /* A message longer than this is refused (parse error) and skipped. */
 #define MCP_LINE_MAX (4u << 20)
+/*
+ * What jansson may hold for the calls waiting and the message being parsed
+ * (jsonmem), and the reserve above it for the answers: with the input
+ * buffer, the calls' output (max_parallel x 2 x max_output) and the code,
+ * the server's own memory stays under about 80 MiB whatever clients send.
+ */
+#define MCP_JSON_BUDGET (48u << 20)
+#define MCP_JSON_RESERVE (4u << 20)
+/* One argument of a command line: the kernel's own (MAX_ARG_STRLEN) */
+#define MCP_ARG_MAX (128u << 10)
+/* argv entries and env variables of a call, and the bytes of each list */
+#define MCP_LIST_MAX 4096
+#define MCP_LIST_BYTES (1u << 20)
 /* Calls waiting their turn beyond this are refused: the server's memory stays bounded. */
 #define MCP_WAITING_MAX 256
 #define GUIDE_URI "stepbox://guide"
@@ -106,7 +120,7 @@ static void send_msg(struct server *sv, json_t *msg)
 	char *s = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
 	json_decref(msg);
 	if (!s || sv->gone) {
-		free(s);
+		jsonmem_free(s);
 		return;
 	}
 	size_t len = strlen(s);
@@ -121,7 +135,7 @@ static void send_msg(struct server *sv, json_t *msg)
 		}
 		off += (size_t)w;
 	}
-	free(s);
+	jsonmem_free(s);
 }
 
 static void reply(struct server *sv, json_t *id, json_t *result)
@@ -185,22 +199,32 @@ static bool check_args(struct server *sv, json_t *id, json_t *args)
 	json_t *v;
 	json_object_foreach(args, key, v) {
 		if (strcmp(key, "command") == 0) {
-			if (!json_is_string(v) || !json_string_length(v)) {
+			if (!json_is_string(v) || !json_string_length(v) ||
+			    json_string_length(v) >= MCP_ARG_MAX) {
 				reply_error(sv, id, RPC_INVALID_PARAMS,
-					    "run: command must be a non-empty string");
+					    "run: command must be a non-empty string under %u KiB (the "
+					    "kernel's bound on one argument)", MCP_ARG_MAX >> 10);
 				return false;
 			}
 		} else if (strcmp(key, "argv") == 0) {
-			bool good = json_is_array(v) && json_array_size(v) > 0;
-			for (size_t i = 0; good && i < json_array_size(v); i++)
-				good = json_is_string(json_array_get(v, i));
-			if (!good) {
+			bool good = json_is_array(v) && json_array_size(v) > 0 &&
+				    json_array_size(v) <= MCP_LIST_MAX;
+			size_t bytes = 0;
+			for (size_t i = 0; good && i < json_array_size(v); i++) {
+				json_t *a = json_array_get(v, i);
+				good = json_is_string(a) && json_string_length(a) < MCP_ARG_MAX;
+				bytes += good ? json_string_length(a) + 1 : 0;
+			}
+			if (!good || bytes > MCP_LIST_BYTES) {
 				reply_error(sv, id, RPC_INVALID_PARAMS,
-					    "run: argv must be a non-empty array of strings");
+					    "run: argv must be a non-empty array of at most %d strings, "
+					    "each under %u KiB, %u KiB in all", MCP_LIST_MAX,
+					    MCP_ARG_MAX >> 10, MCP_LIST_BYTES >> 10);
 				return false;
 			}
-		} else if (strcmp(key, "cwd") == 0 && !json_is_string(v)) {
-			reply_error(sv, id, RPC_INVALID_PARAMS, "run: cwd must be a string");
+		} else if (strcmp(key, "cwd") == 0 &&
+			   (!json_is_string(v) || json_string_length(v) >= PATH_MAX)) {
+			reply_error(sv, id, RPC_INVALID_PARAMS, "run: cwd must be a path (a string)");
 			return false;
 		} else if (strcmp(key, "timeout_s") == 0 &&
 			   (!json_is_integer(v) || json_integer_value(v) < 1 ||
@@ -212,17 +236,28 @@ static bool check_args(struct server *sv, json_t *id, json_t *args)
 		} else if (strcmp(key, "env") == 0) {
 			const char *name;
 			json_t *val;
-			if (!json_is_object(v)) {
-				reply_error(sv, id, RPC_INVALID_PARAMS, "run: env must be an object");
+			size_t bytes = 0;
+			if (!json_is_object(v) || json_object_size(v) > MCP_LIST_MAX) {
+				reply_error(sv, id, RPC_INVALID_PARAMS,
+					    "run: env must be an object of at most %d variables",
+					    MCP_LIST_MAX);
 				return false;
 			}
 			json_object_foreach(v, name, val) {
-				if (!json_is_string(val) || !policy_env_name_ok(name)) {
+				if (!json_is_string(val) || !policy_env_name_ok(name) ||
+				    json_string_length(val) >= MCP_ARG_MAX) {
 					reply_error(sv, id, RPC_INVALID_PARAMS,
 						    "run: env '%.100s' must be a variable name with a "
-						    "string value", name);
+						    "string value under %u KiB", name, MCP_ARG_MAX >> 10);
 					return false;
 				}
+				bytes += strlen(name) + json_string_length(val) + 2;
+			}
+			if (bytes > MCP_LIST_BYTES) {
+				reply_error(sv, id, RPC_INVALID_PARAMS,
+					    "run: env holds %zu bytes: at most %u KiB", bytes,
+					    MCP_LIST_BYTES >> 10);
+				return false;
 			}
 		} else if (strcmp(key, "cwd") != 0 && strcmp(key, "timeout_s") != 0) {
 			reply_error(sv, id, RPC_INVALID_PARAMS, "run: unknown argument '%.100s'", key);
@@ -294,6 +329,7 @@ static __attribute__((noreturn)) void worker(struct server *sv, struct call *c, 
 		_exit(125);
 	/* the protocol's stream and the other calls' pipes are not the step's */
 	syscall(SYS_close_range, 3U, ~0U, 0U);
+	jsonmem_cap(0); /* the step's own report is not the server's to bound */
 	struct stepbox_config *cfg = sv->cfg;
 	struct stepbox_err e = {0};
 	cfg->report_file = c->report;
@@ -593,7 +629,19 @@ static void initialize(struct server *sv, json_t *id, json_t *params)
 static void handle(struct server *sv, const char *line, size_t len)
 {
 	json_error_t je;
+	jsonmem_cap(MCP_JSON_BUDGET);
 	json_t *m = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+	jsonmem_cap(MCP_JSON_BUDGET + MCP_JSON_RESERVE); /* the answers' reserve */
+	if (!m && jsonmem_refused()) {
+		int waiting = 0;
+		for (struct call *c = sv->calls; c; c = c->next)
+			waiting += !c->pid;
+		reply_error(sv, NULL, RPC_INTERNAL,
+			    "a message of %zu bytes would take the server past its memory cap "
+			    "(%u MiB for messages and the %d calls waiting): send less at once, "
+			    "or wait for calls to end", len, MCP_JSON_BUDGET >> 20, waiting);
+		return;
+	}
 	if (!m) {
 		reply_error(sv, NULL, RPC_PARSE, "parse error: %s (column %d)", je.text, je.column);
 		return;
@@ -769,6 +817,7 @@ static int serve(struct stepbox_config *cfg, const char *guide, const char *work
 				"denied\n", strerror(-t));
 	}
 	snprintf(sv.dir, sizeof(sv.dir), "%s", reports);
+	jsonmem_cap(MCP_JSON_BUDGET + MCP_JSON_RESERVE);
 	signal(SIGPIPE, SIG_IGN); /* a client gone: EPIPE, and the steps are ended */
 	struct sigaction sa = {.sa_handler = on_stop};
 	sigemptyset(&sa.sa_mask);

@@ -190,6 +190,9 @@ else
 	count containers <<<"skip - containers: needs root and a static build (make static)"
 fi
 
+echo "== a fresh Debian 12 (tests/fresh): the README's first command as a newcomer runs it"
+count fresh < <(bash "$top/tests/fresh/run.sh" 2>&1)
+
 echo
 if [ -s "$log" ]; then
 	echo "Failures:"

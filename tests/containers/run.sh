@@ -21,23 +21,14 @@ command -v debootstrap >/dev/null || { skip "debootstrap is not installed (scrip
 
 # the rootfs: Debian's own packages, from the mirror apt uses here
 mkdir -p "$cache"
-rootfs=$cache/rootfs-bookworm
-if [ ! -e "$rootfs/.stepbox-done" ]; then
-	mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)\/*$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
-	[ -n "$mirror" ] || mirror=$(sed -n 's/^deb  *\(http[^ ]*debian\)\/*  *bookworm .*/\1/p' /etc/apt/sources.list 2>/dev/null | head -1)
-	rm -rf "$rootfs.new"
-	start=$(date +%s)
-	if debootstrap --variant=minbase --include=python3 bookworm "$rootfs.new" \
-		"${mirror:-http://deb.debian.org/debian}" >"$cache/debootstrap.log" 2>&1; then
-		touch "$rootfs.new/.stepbox-done"
-		rm -rf "$rootfs" && mv "$rootfs.new" "$rootfs"
-		ok "a Debian rootfs made with debootstrap in $(($(date +%s) - start)) s"
-	else
-		# the mirror, not stepbox: said, not failed
-		skip "debootstrap could not make a rootfs here: $(tail -1 "$cache/debootstrap.log")"
-		exit 0
-	fi
+start=$(date +%s)
+made=$([ -e "$cache/rootfs-bookworm/.stepbox-done" ] || echo yes)
+if ! rootfs=$(bash "$here/rootfs.sh" "$cache" 2>"$cache/rootfs.err"); then
+	# the mirror, not stepbox: said, not failed
+	skip "debootstrap could not make a rootfs here: $(cat "$cache/rootfs.err")"
+	exit 0
 fi
+[ -z "$made" ] || ok "a Debian rootfs made with debootstrap in $(($(date +%s) - start)) s"
 
 # what the container sees of ours: stepbox and the scripts, read-only
 stage=$(mktemp -d /tmp/sbct-stage.XXXXXX)

@@ -215,4 +215,83 @@ ok(p.returncode == 125 and p.stdout == b"" and b"--net" in p.stderr,
 p = subprocess.run([stepbox, "mcp", "-C", workdir, "-p", "-"], input=init, capture_output=True,
                    timeout=30)
 ok(p.returncode == 125 and b"standard input" in p.stderr, "a policy on stdin is refused", p)
+
+
+def flood():
+    """The server runs outside every sandbox and limit: a flood of huge calls
+    (an env of 300,000 names; 120 valid calls of 4,000 arguments, most left
+    waiting) must leave its own memory under the stated cap, each refused
+    call answered with an error, and a call after it run (the control)."""
+    import threading
+    srv = subprocess.Popen([stepbox, "mcp", "-C", workdir, "--max-parallel", "1"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    got, peak, capped = {}, [0], []
+
+    def reader():
+        for l in srv.stdout:
+            try:
+                m = json.loads(l)
+            except ValueError:
+                continue
+            if "memory cap" in m.get("error", {}).get("message", ""):
+                capped.append(m)  # its id unread: the message was never parsed whole
+            else:
+                got.setdefault(m.get("id"), m)
+
+    def hwm():
+        try:
+            for l in open("/proc/%d/status" % srv.pid):
+                if l.startswith("VmHWM:"):
+                    peak[0] = max(peak[0], int(l.split()[1]))
+        except OSError:
+            pass
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    srv.stdin.write(init)
+    names = ",".join('"a%d":""' % i for i in range(300000))
+    huge = ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run",'
+            '"arguments":{"command":"true","env":{' + names + '}}}}\n')
+    for i in range(8):
+        srv.stdin.write((huge % (1000 + i)).encode())
+        srv.stdin.flush()
+        hwm()
+    junk = ["x" * 200] * 4000
+    for i in range(120):
+        srv.stdin.write(req(2000 + i, "tools/call", {"name": "run", "arguments": {
+            "argv": ["sh", "-c", "sleep 30"] + junk}}))
+        srv.stdin.flush()
+        hwm()
+    for i in range(120):
+        srv.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                     "params": {"requestId": 2000 + i}}) + "\n").encode())
+    srv.stdin.write(req(3000, "tools/call", {"name": "run", "arguments": {"command": "echo control"}}))
+    srv.stdin.flush()
+    for _ in range(300):
+        hwm()
+        if 3000 in got:
+            break
+        time.sleep(0.1)
+    srv.stdin.close()
+    srv.wait(timeout=60)
+    t.join(timeout=10)
+    # each huge call: refused by its arguments, or by the cap before its id was read
+    refused_huge = [got.get(1000 + i, {}).get("error", {}).get("code") for i in range(8)]
+    answered = [i for i in range(120) if 2000 + i in got]
+    ok(all(c in (-32602, None) for c in refused_huge) and
+       refused_huge.count(None) <= len(capped),
+       "mcp flood: each call with 300,000 variables is refused with an error", refused_huge)
+    taken = 120 - (len(capped) - refused_huge.count(None)) - len(answered)
+    ok(len(capped) > refused_huge.count(None) and taken > 0,
+       "mcp flood: past the memory cap calls are refused, saying so (%d refused, %d taken)"
+       % (len(capped), taken), (len(capped), taken, answered[:3], capped[:1]))
+    ok(got.get(3000, {}).get("result", {}).get("structuredContent", {}).get("stdout") == "control\n",
+       "mcp flood: a call after it runs (the positive control)", got.get(3000))
+    if os.environ.get("ASAN_OPTIONS"):
+        print("skip - mcp flood: the server's peak memory: a sanitized build's is not the server's")
+    else:
+        ok(0 < peak[0] < 100 * 1024, "mcp flood: the server's peak memory stays under 100 MiB (%d KiB)"
+           % peak[0], peak[0])
+
+
+flood()
 sys.exit(1 if failed else 0)
