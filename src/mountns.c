@@ -370,7 +370,8 @@ static int plan_mounts(struct mountns_plan *p, const struct grants *g)
 	}
 	free(v);
 	free(idmapped);
-	if (r == 0 && (r = pin_persist(p, &cap, g->persist)) == 0)
+	size_t before = p->n;
+	if (r == 0 && (r = pin_persist(p, &cap, g->persist)) == 0 && p->n > before)
 		qsort(p->v, p->n, sizeof(*p->v), by_entry_path);
 	if (r == 0)
 		r = cover_fifos(p, &cap, p->n, g->bind_entries);
