@@ -1194,7 +1194,7 @@ static int dedupe_skipped(struct grants *g)
  * a typo must not leave a tree of folders behind, wherever it points.
  */
 static int workdir_parent(const struct grants *g, const struct grants_host *host,
-			  struct stepbox_err *err)
+			  bool allow_broad, struct stepbox_err *err)
 {
 	for (size_t i = 0; i < g->n; i++) {
 		const struct grant *gr = &g->v[i];
@@ -1203,8 +1203,27 @@ static int workdir_parent(const struct grants *g, const struct grants_host *host
 		char parent[PATH_MAX], hp[PATH_MAX * 2];
 		struct stat st;
 		if (!path_parent(gr->path, parent, sizeof(parent)) ||
-		    canon_host_path(host->root, parent, hp, sizeof(hp)) < 0 ||
-		    (stat(hp, &st) == 0 && S_ISDIR(st.st_mode)))
+		    canon_host_path(host->root, parent, hp, sizeof(hp)) < 0)
+			return 0;
+		bool there = stat(hp, &st) == 0 && S_ISDIR(st.st_mode);
+		/*
+		 * A typo in -C, run as root, made /usr/local/<typo> and left it:
+		 * never a new folder in / or a top-level system folder, nor
+		 * anywhere beneath one but /var and /run, which hold services'
+		 * own state (/var/lib/svc/runs/7 is made as asked)
+		 */
+		bool system = strcmp(parent, "/") == 0 || is_system_top(parent) ||
+			      (grants_system_folder(parent) && !path_beneath(parent, "/var") &&
+			       !path_beneath(parent, "/run"));
+		if (there && system && !allow_broad) {
+			err_set(err, ERR_USAGE, 0,
+				"refusing to create the workdir '%s' in the system folder '%s'",
+				gr->path, parent);
+			err_hint(err, "check the path; a step's folder belongs elsewhere, or create "
+				      "'%s' yourself if you mean it", gr->path);
+			return -EPERM;
+		}
+		if (there)
 			return 0;
 		err_set(err, ERR_USAGE, ENOENT, "workdir '%s': its folder '%s'", gr->path, parent);
 		err_hint(err, "stepbox creates a missing workdir, not the folders above it: check "
@@ -1341,7 +1360,7 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 				  cfg->workdir_readonly ? RX : RX | GRANT_WRITE, ORIGIN_WORKDIR,
 				  true);
 	if (r == 0)
-		r = workdir_parent(g, host, err);
+		r = workdir_parent(g, host, cfg->allow_broad_grants, err);
 	if (r == 0)
 		r = add_home(&b);
 	if (r == 0 && ((r = dedupe(g)) < 0 || (r = dedupe_skipped(g)) < 0))

@@ -82,6 +82,21 @@ run_sb run -w /usr -- true
 grep -q "refusing the write grant '/usr': it is a top-level system folder" "$T/out/err" &&
 	ok "the message names the grant and why" || notok "the message names the grant and why"
 
+# a missing workdir is made, but never in a system folder (a typo in -C, as
+# root, made /usr/local/<typo>); the control: one in a folder of the
+# user's own is made
+n=stepbox-t0209-$$
+for d in /usr/local /var /; do
+	run_sb run -C "$d/$n" -- true
+	[ "$RC" = 125 ] && grep -q "refusing to create the workdir '${d%/}/$n' in the system folder" "$T/out/err" &&
+		[ ! -e "$d/$n" ] && ok "-C ${d%/}/NEW: refused, nothing made" ||
+		notok "-C ${d%/}/NEW: refused, nothing made" "exit $RC"
+	[ -d "$d/$n" ] && rm -rf "${d:?}/$n"
+done
+run_sb run -C "$T/newwd" -- true
+[ "$RC" = 0 ] && [ -d "$T/newwd" ] && ok "-C a missing folder of the user's own: made" ||
+	notok "-C a missing folder of the user's own: made" "exit $RC"
+
 # folders beneath them are fine
 mkdir -p "$HOME/project" "$T/sub"
 for d in /usr/local/share "$T/sub" "$HOME/project"; do
