@@ -463,27 +463,6 @@ static int add_unique(json_t *o, const char *key, const char *s)
 	return json_array_append_new(a, json_string(s)) == 0;
 }
 
-/* A folder holding what looks like keys or credentials, by name (not beneath). */
-static bool holds_keys(const char *dir)
-{
-	static const char *const names[] = {"id_rsa", "id_ed25519", "id_ecdsa", "id_dsa",
-					    "credentials", ".netrc", ".pgpass", "authorized_keys"};
-	static const char *const ends[] = {".pem", ".key", ".p12", ".pfx", ".kdbx", ".gpg"};
-	struct path_dir d;
-	struct path_entry e;
-	bool yes = false;
-	if (path_dir_open(&d, AT_FDCWD, dir) < 0)
-		return false;
-	while (!yes && path_dir_next(&d, &e)) {
-		size_t len = strlen(e.name);
-		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
-			yes |= strcmp(e.name, names[k]) == 0;
-		for (size_t k = 0; k < sizeof(ends) / sizeof(ends[0]); k++)
-			yes |= len > strlen(ends[k]) && strcmp(e.name + len - strlen(ends[k]), ends[k]) == 0;
-	}
-	path_dir_close(&d);
-	return yes;
-}
 
 /*
  * Why learn never proposes writing at grant (canonical), or NULL: where the
@@ -562,7 +541,7 @@ static char *learn_refused(const struct explain *x, const struct explain_denial 
 	char *why = is_write(d) ? write_refused(d->grant, homes, x->grants->workdir) : NULL;
 	if (why)
 		return why;
-	if (dir && holds_keys(d->grant))
+	if (dir && grants_holds_keys(d->grant))
 		return strv_fmt("%s: holds keys or credentials", d->grant);
 	return NULL;
 }

@@ -1233,6 +1233,28 @@ static int workdir_parent(const struct grants *g, const struct grants_host *host
 	return 0;
 }
 
+/* grants.h: by the names keys and credentials go by, in dir itself (not beneath). */
+bool grants_holds_keys(const char *dir)
+{
+	static const char *const names[] = {"id_rsa", "id_ed25519", "id_ecdsa", "id_dsa",
+					    "credentials", ".netrc", ".pgpass", "authorized_keys"};
+	static const char *const ends[] = {".pem", ".key", ".p12", ".pfx", ".kdbx", ".gpg"};
+	struct path_dir d;
+	struct path_entry e;
+	bool yes = false;
+	if (path_dir_open(&d, AT_FDCWD, dir) < 0)
+		return false;
+	while (!yes && path_dir_next(&d, &e)) {
+		size_t len = strlen(e.name);
+		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+			yes |= strcmp(e.name, names[k]) == 0;
+		for (size_t k = 0; k < sizeof(ends) / sizeof(ends[0]); k++)
+			yes |= len > strlen(ends[k]) && strcmp(e.name + len - strlen(ends[k]), ends[k]) == 0;
+	}
+	path_dir_close(&d);
+	return yes;
+}
+
 /* home_files / --home-file: the user's own files, handed over read-only one by one. */
 static int add_home_files(struct build *b)
 {
@@ -1245,9 +1267,20 @@ static int add_home_files(struct build *b)
 			if (!b->home_norm)
 				return err_set(b->err, ERR_USAGE, 0, "home file '%s': HOME is not set to "
 					       "an absolute path", lists[l].list->v[i]);
-			char *path = strv_fmt("%s/%s", b->home_norm, lists[l].list->v[i]);
-			int r = path ? add_requested(b, path, GRANT_READ, lists[l].origin, false)
-				     : -ENOMEM;
+			const char *name = lists[l].list->v[i];
+			char *path = strv_fmt("%s/%s", b->home_norm, name);
+			int r = path ? 0 : -ENOMEM;
+			/* files one by one: a folder holding keys hands them all over */
+			if (r == 0 && grants_holds_keys(path)) {
+				err_set(b->err, ERR_USAGE, 0, "home file '%s': '%s' is a folder "
+					"holding keys or credentials", name, path);
+				err_hint(b->err, "name the files the step needs one by one (--home-file "
+					 "%s/config, --home-file %s/known_hosts), never the keys",
+					 name, name);
+				r = -EPERM;
+			}
+			if (r == 0)
+				r = add_requested(b, path, GRANT_READ, lists[l].origin, false);
 			free(path);
 			if (r < 0)
 				return r;

@@ -175,6 +175,13 @@ bool grants_covers(const struct grants *g, const char *path, unsigned access);
 bool grants_system_folder(const char *path);
 
 /*
+ * Whether the folder dir holds what looks like keys or credentials, by name
+ * (id_ed25519, credentials, .netrc, *.pem, *.key...): a grant of it hands
+ * them over, where one of its files, named, would not. false when unlisted.
+ */
+bool grants_holds_keys(const char *dir);
+
+/*
  * path is hidden from the sandbox on purpose: the walk left it out, or it
  * lies beneath a world_readable_only grant and is not open to others.
  */

@@ -72,6 +72,15 @@ else
 	notok "home_files in a policy: those files only (git identity, ssh hosts), not the rest" "rc=$RC" "$OUT" "$ERR"
 fi
 expect "home_files must stay inside HOME" 125 "without '..'" -- run --home-file ../etc/passwd -- true
+# a folder holding keys is never handed over whole; its files one by one are
+mkdir -p "$H/.ssh"
+echo zq-key >"$H/.ssh/id_ed25519"
+run_sb run -C "$T/wf/r1" --home-file .ssh -- cat "$H/.ssh/id_ed25519"
+[ "$RC" = 125 ] && grep -q "folder holding keys or credentials" "$T/out/err" && grep -q "one by one" "$T/out/err" &&
+	! echo "$OUT" | grep -q zq-key && ok "--home-file .ssh (a key inside): 125, named, never read" ||
+	notok "--home-file .ssh (a key inside): 125, named, never read" "rc=$RC" "$OUT"
+in_box "--home-file .ssh/config: that file is read (the control)" "grep -q HostName '$H/.ssh/config'" \
+	-C "$T/wf/r1" --home-file .ssh/config
 
 # npm: config set persists, the user's token is never seen, the system npmrc is read
 # (the user's .npmrc says fund=true, npm's default too: false can only be the step's own)
