@@ -1458,6 +1458,13 @@ static int make_dir(const char *path, mode_t mode, const char *what, struct step
 			      "previous step may have planted it: remove it");
 		return -ELOOP;
 	}
+	if (fd == -ENOTDIR || fd == -EEXIST) {
+		/* -C FILE: the user's words to fix, not the sandbox's */
+		err_set(err, ERR_USAGE, 0, "%s '%s': '%s' is not a folder", what, path,
+			bad[0] ? bad : path);
+		err_hint(err, "give a folder (or a path to make one): -C DIR, --persist DIR");
+		return -ENOTDIR;
+	}
 	if (fd < 0)
 		return err_set(err, ERR_UNAVAILABLE, -fd, "create %s '%s' (at '%s')", what, path,
 			       bad[0] ? bad : path);

@@ -184,6 +184,15 @@ int landlock_check_net(const struct landlock_features *f, const struct stepbox_c
 {
 	if (cfg->net != NET_TCP || f->net)
 		return 0;
+	if (f->cap >= 0 && f->cap < f->kernel_abi) {
+		/* the kernel has it: only the cap hides it, and that is what to change */
+		err_set(err, ERR_UNAVAILABLE, 0,
+			"a TCP port policy needs Landlock ABI 4; STEPBOX_LANDLOCK_ABI caps it to %d "
+			"(this kernel gives %d)", f->abi, f->kernel_abi);
+		err_hint(err, "unset STEPBOX_LANDLOCK_ABI or raise it to 4, or use --net none or "
+			      "--net allow");
+		return -EOPNOTSUPP;
+	}
 	err_set(err, ERR_UNAVAILABLE, 0,
 		"a TCP port policy needs Landlock ABI 4; this kernel gives ABI %d", f->abi);
 	err_hint(err, "use --net none or --net allow here, or run on Linux 6.7 or newer");

@@ -45,6 +45,7 @@ static const char synopsis[] =
 static const char options_text[] =
 	"Options:\n"
 	"  -p, --policy FILE      JSON policy (version 1); '-' reads standard input\n"
+	"                         (not mcp's: its standard input is the protocol)\n"
 	"      --consume          delete FILE after reading it\n"
 	"  -r, --read PATH        grant read and execute beneath PATH (repeatable)\n"
 	"  -w, --write PATH       grant read, write and execute beneath PATH (repeatable)\n"

@@ -103,13 +103,34 @@ static bool ports_equal(const struct policy_ports *a, const struct policy_ports 
  * Record a network policy; a second one that differs is a contradiction
  * (flags add to a policy file, they never silently override it).
  */
+/* A network policy as --net writes it: allow, none, tcp:443,80 (bind:8080). */
+static void net_text(enum policy_net net, const struct policy_ports *connect,
+		     const struct policy_ports *bind, char *buf, size_t cap)
+{
+	if (net != NET_TCP) {
+		snprintf(buf, cap, "%s", net == NET_NONE ? "none" : "allow");
+		return;
+	}
+	size_t n = (size_t)snprintf(buf, cap, "tcp:");
+	for (unsigned i = 0; i < connect->n && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%u", i ? "," : "", (unsigned)connect->v[i]);
+	for (unsigned i = 0; i < bind->n && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%u", i ? "," : " bind:", (unsigned)bind->v[i]);
+}
+
 int policy_net_merge(struct stepbox_config *cfg, enum policy_net net,
 		     const struct policy_ports *connect, const struct policy_ports *bind,
 		     struct stepbox_err *err)
 {
 	if (cfg->net_set && (cfg->net != net || !ports_equal(&cfg->connect_tcp, connect) ||
-			     !ports_equal(&cfg->bind_tcp, bind)))
-		return err_set(err, ERR_USAGE, 0, "two network policies asked for");
+			     !ports_equal(&cfg->bind_tcp, bind))) {
+		char was[160], now[160];
+		net_text(cfg->net, &cfg->connect_tcp, &cfg->bind_tcp, was, sizeof(was));
+		net_text(net, connect, bind, now, sizeof(now));
+		err_set(err, ERR_USAGE, 0, "two network policies asked for: '%s' and '%s'", was, now);
+		err_hint(err, "give one: a flag adds to the policy file, it never replaces it");
+		return -EINVAL;
+	}
 	cfg->net = net;
 	cfg->net_set = true;
 	cfg->connect_tcp = *connect;

@@ -109,6 +109,9 @@ fi
 if [ "$BACKEND" = landlock ]; then
 	export STEPBOX_LANDLOCK_ABI=3
 	expect "ABI 3 with a port policy: SANDBOX_UNAVAILABLE" 125 "needs Landlock ABI 4" -- run --net "tcp:$P1" -- true
+	grep -q "STEPBOX_LANDLOCK_ABI caps it to 3" "$T/out/err" && grep -q "^hint: unset STEPBOX_LANDLOCK_ABI" "$T/out/err" &&
+		ok "... naming the cap, not the kernel, and how to lift it" ||
+		notok "... naming the cap, not the kernel, and how to lift it" "$(cat "$T/out/err")"
 	probe "ABI 3: none still enforced (seccomp)" refused --net none -- connect "$P1"
 	unset STEPBOX_LANDLOCK_ABI
 fi
@@ -123,4 +126,4 @@ run_sb guide --backend landlock --net "tcp:$P1"
 echo "$OUT" | grep -q "Network: TCP only, connecting to port $P1" && ok "guide says which ports" || notok "guide says which ports"
 run_sb run --net none --report "$T/r.json" -- true
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["network"] == "none"' "$T/r.json" && ok "report names the network policy" || notok "report names the network policy"
-expect "two network policies are an error" 125 "two network policies" -- run --net none --net allow -- true
+expect "two network policies are an error, naming both" 125 "two network policies asked for: 'none' and 'allow'" -- run --net none --net allow -- true

@@ -93,6 +93,11 @@ for d in /usr/local /var /; do
 		notok "-C ${d%/}/NEW: refused, nothing made" "exit $RC"
 	[ -d "$d/$n" ] && rm -rf "${d:?}/$n"
 done
+: >"$T/afile"
+run_sb run -C "$T/afile" -- true
+[ "$RC" = 125 ] && grep -q "workdir '$T/afile': '$T/afile' is not a folder" "$T/out/err" &&
+	grep -q "^hint: give a folder" "$T/out/err" && ! grep -q SANDBOX_UNAVAILABLE "$T/out/err" &&
+	ok "-C FILE: a usage error naming it, with a hint" || notok "-C FILE: a usage error naming it, with a hint" "$(cat "$T/out/err")"
 run_sb run -C "$T/newwd" -- true
 [ "$RC" = 0 ] && [ -d "$T/newwd" ] && ok "-C a missing folder of the user's own: made" ||
 	notok "-C a missing folder of the user's own: made" "exit $RC"

@@ -127,7 +127,7 @@ int main(void)
 	CHECK(cfg.net == NET_TCP && cfg.connect_tcp.n == 2 && cfg.connect_tcp.v[1] == 53 &&
 	      cfg.bind_tcp.n == 1 && cfg.bind_tcp.v[0] == 8080);
 	CHECK(policy_set_net(&cfg, "none", &err) < 0); /* contradicts the file */
-	CHECK_HAS(err.msg, "two network policies");
+	CHECK_HAS(err.msg, "two network policies asked for: 'tcp:443,53 bind:8080' and 'none'");
 	policy_release(&cfg);
 	policy_init(&cfg);
 	CHECK(policy_set_net(&cfg, "tcp:443,53", &err) == 0 && cfg.net == NET_TCP &&
