@@ -80,8 +80,8 @@ for _ in range(8): threading.Thread(target=lambda: libc.sendmmsg(a.fileno(), vec
 time.sleep(60)" &
 sbp=$!
 sleep 4
-rss=$(ps -o rss= -C stepbox | sort -n | tail -1)
-[ -z "$rss" ] && rss=$(ps -o rss= -C sb | sort -n | tail -1)
+# this run's stepbox (the subshell's child), not any other on the host
+rss=$(for p in $(pgrep -P "$sbp"); do ps -o rss= -p "$p"; done | sort -n | tail -1)
 wait "$sbp"
 [ -n "$rss" ] && [ "$rss" -lt 102400 ] && ok "parked sendmmsg of 4 GiB each: stepbox holds ${rss} KiB" || notok "parked sendmmsg: stepbox memory bounded" "rss=$rss KiB"
 
