@@ -78,7 +78,7 @@ int backend_fall_back(const struct stepbox_config *cfg, struct backend_host *hos
 		at++;
 	assert(backend_table[at]);
 	/* the start was the better probe; the rest are asked for real now */
-	host->probe_ns = true;
+	backend_host_probe_all(host);
 	return choose_from(at + 1, cfg, host, tried, n + 1, b, err);
 }
 

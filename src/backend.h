@@ -1,9 +1,12 @@
 /*
  * backend: one interface over every sandbox stepbox can apply, each backend
  * a struct of operations, chosen and described here and nowhere else:
- *   probe     can it enforce cfg on this host? (what auto tries in order)
+ *   probe     can it enforce cfg on this host? (what auto tries in order);
+ *             it fills the layer plan (struct backend_layers), which is all
+ *             that run, launch, the report and doctor read of a backend
  *   plan      in stepbox, once the step's folders exist: everything apply
- *             needs (rulesets, the mount plan, the profile)
+ *             needs (rulesets, the mount plan, the profile: the build's own
+ *             struct backend_built, which nothing outside the backend reads)
  *   apply     in the step's own processes, before any of its code runs:
  *             BACKEND_IN_INIT in the step's first process (its new root),
  *             BACKEND_IN_COMMAND in the command's, just before exec
@@ -26,33 +29,39 @@
 #include "grants.h"
 #include "policy.h"
 #include "strv.h"
-#ifdef STEPBOX_LINUX
-#include "landlock.h"
-#include "mountns.h"
-#endif
 
-/* What the backends were told about this host (probed once per command). */
-struct backend_host {
-#ifdef STEPBOX_LINUX
-	struct landlock_features features;
-	bool probe_ns; /* try the namespaces in a short-lived child (check, policy) */
-#else
-	const char *runner; /* what applies a profile (sandbox-exec) */
-#endif
+/*
+ * What the build's backends were told about this host (probed once per
+ * command), and what a backend's plan made: each defined with the build's
+ * backends (src/layers.h, src/seatbelt.h), opaque here.
+ */
+struct backend_host;
+struct backend_built;
+
+/*
+ * The layer plan: what the chosen backend gives here, decided by its probe
+ * and read by everything after it. The portable words for it: a layer a
+ * build does not have is false there.
+ */
+struct backend_layers {
+	bool ns;             /* namespaces: the step's own /proc, /tmp, /dev/shm, PIDs, IPC;
+			      * ungranted paths absent */
+	bool userns;         /* ... made through a user namespace (mapping the caller) */
+	bool landlock;       /* per-right kernel rules (create, refer, truncate, TCP ports) */
+	bool supervise;      /* socket addresses (and, without ns, metadata) go to the supervisor */
+	bool supervise_nofd; /* ... which cannot copy the step's fds here (SUPERVISE_NO_GETFD) */
+	bool refuse_sysv;    /* no IPC namespace: System V IPC refused */
 };
 
-/* What a plan is made from. */
+/* What a plan is made from (each build reads its own). */
 struct backend_input {
 	const struct stepbox_config *cfg;
 	const struct grants *grants;
-#ifdef STEPBOX_LINUX
-	uint64_t tmp_size; /* the private /tmp and /dev/shm, bytes */
+	uint64_t tmp_size; /* the private /tmp and /dev/shm, bytes (namespaces) */
 	int idmap_userns;  /* root's /etc idmapped (mountns_idmap_userns), or -1 */
-#else
-	const char *file;  /* the command, resolved */
+	const char *file;  /* the command, resolved (Seatbelt's runner execs it) */
 	char *const *argv;
 	char *const *envp; /* its whole environment */
-#endif
 };
 
 /* Why apply failed in the child: what it could not do, on which path. */
@@ -103,23 +112,8 @@ struct backend {
 	/* what auto tried before this one, in table order (-v, the report) */
 	struct backend_tried tried[BACKEND_TRIED_MAX];
 	size_t ntried;
-#ifdef STEPBOX_LINUX
-	bool ns;             /* mount, PID, IPC namespaces and a tmpfs root */
-	bool landlock;       /* a Landlock ruleset in the command */
-	bool supervise;      /* socket addresses go to the supervisor */
-	bool supervise_nofd; /* ... which cannot copy the step's fds here (SUPERVISE_NO_GETFD) */
-	bool refuse_sysv;    /* no IPC namespace: System V IPC refused */
-	/* the plan */
-	bool planned;
-	struct mountns_plan mountns; /* ns */
-	int ruleset;                 /* landlock: the grants' ruleset, or -1 */
-	int net_ruleset;             /* landlock, TCP ports: the supervisor's own, or -1 */
-	uint32_t restrict_flags;     /* landlock_restrict_self's */
-#else
-	char *profile;           /* the plan: the profile, as sandbox-exec -p takes it */
-	struct strv runner_argv; /* the runner's command line, the command's after it */
-	char *const *envp;       /* the command's environment */
-#endif
+	struct backend_layers layers; /* the probe's: what everything after reads */
+	struct backend_built *built;  /* the plan's, the backend's own; NULL before */
 };
 
 /* The backends of this build, strongest first (auto's order), NULL-ended. */
@@ -165,6 +159,10 @@ void backend_say(FILE *out, const struct backend *b, size_t ngrants);
  */
 int backend_none_usable(const struct backend_host *host, const struct stepbox_err *e, size_t n,
 			struct stepbox_err *err);
+
+/* From now on a probe tries for real what it would otherwise take on trust
+ * (Linux: the namespaces, made in a short-lived child): after a failed start. */
+void backend_host_probe_all(struct backend_host *host);
 
 /* The same, for a backend this build does not have. */
 int backend_not_here(enum policy_backend name, struct stepbox_err *err);

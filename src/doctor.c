@@ -58,8 +58,8 @@ static void check_backends(struct doctor *d, const struct stepbox_config *cfg,
 	strbuf_init(&sb, missing, sizeof(missing));
 	strbuf_join(&sb, (const char *const *)m.v, m.n, ", ");
 	strv_release(&m);
-	verdict(d, pick.ns ? OK : WARN, "backends",
-		pick.ns ? NULL
+	verdict(d, pick.layers.ns ? OK : WARN, "backends",
+		pick.layers.ns ? NULL
 			: "make user namespaces available (see stepbox check) for the stacked "
 			  "backend",
 		"auto picks %s; missing here: %s", what, missing[0] ? missing : "nothing");

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "command.h"
-#include "mountns.h"
+#include "layers.h"
 #include "supervise.h"
 #include "tracer.h"
 
@@ -290,7 +290,7 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 	int r = s->limits && !joined ? limit_join(s->limits, 0) : 0;
 	if (r < 0)
 		child_fail(fd, STEP_LIMITS, -r);
-	if (!s->backend->ns) {
+	if (!s->backend->layers.ns) {
 		/* held until the wait below takes it: its default action is death */
 		sigset_t death;
 		sigemptyset(&death);
@@ -323,7 +323,7 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 	pid_t cmd = start_command(&cs);
 	if (cmd < 0)
 		child_fail(fd, STEP_FORK, errno);
-	if (!s->backend->ns) {
+	if (!s->backend->layers.ns) {
 		/* for --explain's audit records: the domain's creator */
 		struct child_report rep = {STEP_PID, (int)cmd, "", "", false};
 		if (write(fd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
@@ -462,7 +462,7 @@ static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set
 	 * (often at first, then each second), since a fork bomb at its limit may
 	 * burn down before the timeout says why it ended.
 	 */
-	bool pidns = s->backend->ns;
+	bool pidns = s->backend->layers.ns;
 	double interval = 0.05;
 	double next_look = deadline && s->limits && limit_count_tasks(s->limits, pid, pidns, 0) == 0
 				   ? now_s() + interval
@@ -595,7 +595,7 @@ static void pipes_close(struct pipes *p)
 /* Every sandbox runs its command under an init; --backend none does not. */
 static bool uses_init(const struct launch_spec *s)
 {
-	return s->backend->ns || s->backend->landlock || s->supervise;
+	return s->backend->layers.ns || s->backend->layers.landlock || s->supervise;
 }
 
 static int pipes_open(struct pipes *p, const struct launch_spec *s, struct stepbox_err *err)
@@ -603,7 +603,7 @@ static int pipes_open(struct pipes *p, const struct launch_spec *s, struct stepb
 	memset(p, 0xff, sizeof(*p)); /* every fd -1 */
 	int r = pipe2(p->report, O_CLOEXEC);
 	/* the child waits on sync until its maps are written and it is traced */
-	if (r == 0 && (s->backend->ns || s->explain))
+	if (r == 0 && (s->backend->layers.ns || s->explain))
 		r = pipe2(p->sync, O_CLOEXEC);
 	if (r == 0 && uses_init(s))
 		r = pipe2(p->status, O_CLOEXEC);
@@ -706,7 +706,7 @@ static int take_listener(const struct launch_spec *s, pid_t pid, int n, int ack,
 	struct supervise_config c = *s->supervise;
 	c.diag_fd = diag;
 	struct mountns_mounts mm = {0};
-	int r = s->backend->ns ? mountns_read_mounts(&s->backend->mountns, pid, &mm) : 0;
+	int r = layers_read_mounts(s->backend, pid, &mm);
 	if (r < 0) {
 		close(l);
 		if (diag >= 0)
@@ -743,7 +743,7 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 {
 	int r = 0;
 	if (p->sync[1] >= 0) {
-		r = s->backend->ns ? mountns_write_maps(&s->backend->mountns, pid, err) : 0;
+		r = layers_child_born(s->backend, pid, err);
 		if (r == 0 && s->explain && (r = tracer_seize(pid)) < 0) {
 			err_set(err, ERR_UNAVAILABLE, -r, "--explain: cannot trace the command");
 			err_hint(err, "a ptrace restriction (Yama ptrace_scope 3, a container) forbids "
@@ -797,18 +797,8 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 		err_set(err, ERR_UNAVAILABLE, rep.errnum, "cannot %s", what);
 	if (rep.hint[0])
 		err_hint(err, "%s", rep.hint);
-	/* the causes the probe names (check), with the same words: the first mount
-	 * of all refused, or the new procfs */
-	bool first = strstr(rep.detail, "make the mounts private") != NULL;
-	if (rep.step == STEP_LAYERS && rep.errnum == EPERM &&
-	    (first || strstr(rep.detail, "new /proc"))) {
-		struct stepbox_err why = {0};
-		if (first)
-			mountns_mount_refused(EPERM, &why);
-		else
-			mountns_proc_failed(EPERM, &why);
-		memcpy(err->hint, why.hint, sizeof(err->hint));
-	}
+	if (rep.step == STEP_LAYERS)
+		layers_failure_hint(rep.errnum, rep.detail, err);
 	return -(rep.errnum ? rep.errnum : EINVAL);
 }
 
@@ -837,7 +827,7 @@ static pid_t clone_init(const struct launch_spec *s, bool *born_in)
 	int cg = s->limits ? limit_cgroup_fd(s->limits) : -1;
 	if (cg >= 0) {
 		struct clone3_args a = {
-			.flags = (uint64_t)s->backend->mountns.clone_flags | CLONE_INTO_CGROUP,
+			.flags = (uint64_t)layers_clone_flags(s->backend) | CLONE_INTO_CGROUP,
 			.exit_signal = SIGCHLD,
 			.cgroup = (uint64_t)cg,
 		};
@@ -847,9 +837,9 @@ static pid_t clone_init(const struct launch_spec *s, bool *born_in)
 			return pid;
 		}
 	}
-	if (!s->backend->ns)
+	if (!s->backend->layers.ns)
 		return fork();
-	return (pid_t)syscall(SYS_clone, SIGCHLD | s->backend->mountns.clone_flags, NULL, NULL,
+	return (pid_t)syscall(SYS_clone, SIGCHLD | layers_clone_flags(s->backend), NULL, NULL,
 			      NULL, NULL);
 }
 
@@ -900,12 +890,8 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 	struct supervisor *sup = NULL;
 	if (pid < 0) {
 		int e = errno;
-		/* the kernel's word on namespaces here; EAGAIN or ENOMEM (a sibling's
-		 * fork bomb, memory) would make them as well a moment later */
-		res->ns_refused = s->backend->ns && (e == EPERM || e == EACCES || e == ENOSPC ||
-						     e == EUSERS || e == EINVAL || e == ENOSYS);
-		r = s->backend->ns ? mountns_unavailable(&s->backend->mountns, e, err)
-			       : err_set(err, ERR_UNAVAILABLE, e, "fork");
+		res->ns_refused = layers_clone_failed(s->backend, e, err);
+		r = -e;
 	} else {
 		close_fd(&p.report[1]);
 		close_fd(&p.sync[0]);

@@ -1,6 +1,7 @@
 /* layers: see layers.h. */
 #include "layers.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,10 +68,11 @@ static const char *landlock_hint(const struct landlock_features *f)
  * knows limits pathname UNIX sockets: Landlock ABI 9). */
 static void stack(struct backend *b, bool ns, bool landlock)
 {
-	b->ns = ns;
-	b->landlock = landlock;
-	b->supervise = true;
-	b->refuse_sysv = !ns;
+	b->layers.ns = ns;
+	b->layers.userns = ns && mountns_userns();
+	b->layers.landlock = landlock;
+	b->layers.supervise = true;
+	b->layers.refuse_sysv = !ns;
 }
 
 /* A refusal in the words of the backend that asked, with e's hint. */
@@ -110,7 +112,7 @@ static int need_supervisor(struct backend *b, struct stepbox_err *err)
 {
 	struct stepbox_err e = {0};
 	int sup = supervise_probe(&e);
-	b->supervise_nofd = sup == SUPERVISE_NO_GETFD;
+	b->layers.supervise_nofd = sup == SUPERVISE_NO_GETFD;
 	if (sup >= 0)
 		return 0;
 	err_set(err, ERR_UNAVAILABLE, 0, "%s: the supervisor cannot run: %s",
@@ -173,28 +175,31 @@ static int probe_none(struct backend *b, const struct stepbox_config *cfg,
 	(void)cfg;
 	(void)err;
 	stack(b, false, false);
-	b->supervise = false;
-	b->refuse_sysv = false;
+	b->layers.supervise = false;
+	b->layers.refuse_sysv = false;
 	return 0;
 }
 
 static int plan_none(struct backend *b, const struct backend_input *in, struct stepbox_err *err)
 {
 	(void)in;
-	(void)err;
-	b->planned = true;
-	b->ruleset = b->net_ruleset = -1;
+	assert(!b->built);
+	if (!(b->built = calloc(1, sizeof(*b->built))))
+		return err_set(err, ERR_UNAVAILABLE, ENOMEM, "plan the layers");
+	b->built->ruleset = b->built->net_ruleset = -1;
+	b->built->mountns.idmap_userns = -1;
 	return 0;
 }
 
 /* The namespaces: the mounts of the new root, planned purely. */
 static int plan_ns(struct backend *b, const struct backend_input *in, struct stepbox_err *err)
 {
-	int r = mountns_plan(&b->mountns, in->cfg, in->grants);
+	struct mountns_plan *m = &b->built->mountns;
+	int r = mountns_plan(m, in->cfg, in->grants);
 	if (r < 0)
 		return err_set(err, ERR_UNAVAILABLE, -r, "plan the mounts");
-	mountns_set_tmp_size(&b->mountns, in->tmp_size);
-	b->mountns.idmap_userns = in->idmap_userns;
+	mountns_set_tmp_size(m, in->tmp_size);
+	m->idmap_userns = in->idmap_userns;
 	return 0;
 }
 
@@ -204,50 +209,52 @@ static int plan_landlock(struct backend *b, const struct backend_input *in,
 {
 	const struct landlock_features *f = &b->host->features;
 	const struct stepbox_config *cfg = in->cfg;
-	b->ruleset = landlock_build(f, in->grants, cfg, err);
-	if (b->ruleset < 0)
-		return b->ruleset;
+	struct backend_built *l = b->built;
+	l->ruleset = landlock_build(f, in->grants, cfg, err);
+	if (l->ruleset < 0)
+		return l->ruleset;
 	/* the supervisor connects for the step under the step's own port rules */
-	if (cfg->net == NET_TCP && (b->net_ruleset = landlock_build_net(f, cfg, err)) < 0)
-		return b->net_ruleset;
+	if (cfg->net == NET_TCP && (l->net_ruleset = landlock_build_net(f, cfg, err)) < 0)
+		return l->net_ruleset;
 	/* --explain: the kernel logs denials after exec too (audit, ABI 7) */
-	b->restrict_flags = cfg->explain ? landlock_log_flags(f) : 0;
+	l->restrict_flags = cfg->explain ? landlock_log_flags(f) : 0;
 	return 0;
 }
 
 static int plan_stacked(struct backend *b, const struct backend_input *in,
 			struct stepbox_err *err)
 {
-	plan_none(b, in, err);
-	int r = plan_ns(b, in, err);
+	int r = plan_none(b, in, err);
+	r = r < 0 ? r : plan_ns(b, in, err);
 	return r < 0 ? r : plan_landlock(b, in, err);
 }
 
 static int plan_landlock_alone(struct backend *b, const struct backend_input *in,
 			       struct stepbox_err *err)
 {
-	plan_none(b, in, err);
-	return plan_landlock(b, in, err);
+	int r = plan_none(b, in, err);
+	return r < 0 ? r : plan_landlock(b, in, err);
 }
 
 static int plan_mountns(struct backend *b, const struct backend_input *in,
 			struct stepbox_err *err)
 {
-	plan_none(b, in, err);
-	return plan_ns(b, in, err);
+	int r = plan_none(b, in, err);
+	return r < 0 ? r : plan_ns(b, in, err);
 }
 
 static void release(struct backend *b)
 {
-	if (!b->planned)
+	struct backend_built *l = b->built;
+	if (!l)
 		return;
-	mountns_release(&b->mountns);
-	if (b->ruleset >= 0)
-		close(b->ruleset);
-	if (b->net_ruleset >= 0)
-		close(b->net_ruleset);
-	b->ruleset = b->net_ruleset = -1;
-	b->planned = false;
+	mountns_release(&l->mountns);
+	if (l->ruleset >= 0)
+		close(l->ruleset);
+	if (l->net_ruleset >= 0)
+		close(l->net_ruleset);
+	free(l);
+	b->built = NULL;
 }
 
 /* A bounded copy that allocates nothing (the command's process, before exec). */
@@ -271,10 +278,11 @@ static int apply_root(const struct backend *b, struct backend_failure *why)
 {
 	const char *what = NULL, *path = NULL;
 	bool refused = false;
-	int r = mountns_setup_root(&b->mountns, &what, &path, &refused);
+	const struct mountns_plan *m = &b->built->mountns;
+	int r = mountns_setup_root(m, &what, &path, &refused);
 	/* no step needs it; root could enter it (its owner) */
-	if (b->mountns.idmap_userns >= 0)
-		close(b->mountns.idmap_userns);
+	if (m->idmap_userns >= 0)
+		close(m->idmap_userns);
 	if (r < 0) {
 		why->errnum = -r;
 		why->layers = true;
@@ -298,16 +306,17 @@ static const char enforce_hint[] = "try a lower STEPBOX_LANDLOCK_ABI, or check `
 static int private_rules(const struct backend *b)
 {
 	const struct landlock_features *f = &b->host->features;
-	int r = landlock_add_path(b->ruleset, f, "/", 0);
-	for (size_t i = 0; r == 0 && i < b->mountns.n; i++) {
-		const struct mountns_entry *e = &b->mountns.v[i];
+	const struct backend_built *l = b->built;
+	int r = landlock_add_path(l->ruleset, f, "/", 0);
+	for (size_t i = 0; r == 0 && i < l->mountns.n; i++) {
+		const struct mountns_entry *e = &l->mountns.v[i];
 		unsigned access = e->kind == MNT_PROC	 ? GRANT_READ
 				  : e->kind == MNT_DEVPTS ? GRANT_READ | GRANT_WRITE | GRANT_DEV
 				  : e->kind == MNT_TMPFS  ? GRANT_READ | GRANT_WRITE | GRANT_EXEC
 				  : e->kind == MNT_MQUEUE ? GRANT_READ | GRANT_WRITE
 							  : 0;
 		if (access)
-			r = landlock_add_path(b->ruleset, f, e->path, access);
+			r = landlock_add_path(l->ruleset, f, e->path, access);
 		if (r == -ENOENT && e->kind == MNT_MQUEUE)
 			r = 0; /* not made: a host /dev granted whole has no place for it */
 	}
@@ -331,7 +340,7 @@ static int apply_stacked(const struct backend *b, enum backend_stage stage,
 	if (r == 0 && (r = private_rules(b)) < 0)
 		return fail(why, r, "cannot add Landlock rules for the private mounts",
 			    enforce_hint);
-	if (r == 0 && (r = landlock_enforce(b->ruleset, b->restrict_flags)) < 0)
+	if (r == 0 && (r = landlock_enforce(b->built->ruleset, b->built->restrict_flags)) < 0)
 		return fail(why, r, "cannot enforce the Landlock ruleset", enforce_hint);
 	return r;
 }
@@ -340,7 +349,9 @@ static int apply_stacked(const struct backend *b, enum backend_stage stage,
 static int apply_landlock(const struct backend *b, enum backend_stage stage,
 			  struct backend_failure *why)
 {
-	int r = stage == BACKEND_IN_COMMAND ? landlock_enforce(b->ruleset, b->restrict_flags) : 0;
+	int r = stage == BACKEND_IN_COMMAND
+			? landlock_enforce(b->built->ruleset, b->built->restrict_flags)
+			: 0;
 	return r < 0 ? fail(why, r, "cannot enforce the Landlock ruleset", enforce_hint) : 0;
 }
 
@@ -363,21 +374,21 @@ static int missing(const struct backend *b, struct strv *out)
 {
 	const struct landlock_features *f = &b->host->features;
 	int r = 0;
-	for (unsigned i = 0; b->landlock && r == 0 && i < landlock_feature_count; i++) {
+	for (unsigned i = 0; b->layers.landlock && r == 0 && i < landlock_feature_count; i++) {
 		const struct landlock_feature_info *fi = &landlock_feature_table[i];
 		/* the supervisor gives unix-path on every ABI; PID and network
 		 * namespaces and the supervisor give what scope would */
 		if (fi->abi <= f->abi || fi->abi > LANDLOCK_ABI_KNOWN ||
-		    (b->ns && strcmp(fi->name, "scope") == 0))
+		    (b->layers.ns && strcmp(fi->name, "scope") == 0))
 			continue;
 		r = strv_push(out, fi->name);
 	}
-	if (r == 0 && !b->ns) {
+	if (r == 0 && !b->layers.ns) {
 		const char *const alone[] = {"private-proc", "private-tmp", "pid-namespace"};
 		for (size_t i = 0; r == 0 && i < 3; i++)
 			r = strv_push(out, alone[i]);
 	}
-	if (r == 0 && !b->landlock) {
+	if (r == 0 && !b->layers.landlock) {
 		const char *const alone[] = {"tcp", "per-right"};
 		for (size_t i = 0; r == 0 && i < 2; i++)
 			r = strv_push(out, alone[i]);
@@ -394,18 +405,19 @@ static int missing_none(const struct backend *b, struct strv *out)
 static void describe(const struct backend *b, char *buf, size_t cap)
 {
 	const struct landlock_features *f = &b->host->features;
+	const struct backend_layers *l = &b->layers;
 	struct strbuf sb;
 	strbuf_init(&sb, buf, cap);
 	strbuf_add(&sb, "%s: %s%s%s%s", policy_backend_name(b->name),
-		 b->ns ? (geteuid() ? "user, mount, PID and IPC namespaces" :
+		 l->ns ? (l->userns ? "user, mount, PID and IPC namespaces" :
 				      "mount, PID and IPC namespaces")
 		       : "",
-		 b->ns && b->landlock ? " + " : "", b->landlock ? "Landlock" : "",
-		 !b->supervise ? ""
-		 : b->supervise_nofd ? " + supervisor (without pidfd_getfd: connects re-made, UNIX "
+		 l->ns && l->landlock ? " + " : "", l->landlock ? "Landlock" : "",
+		 !l->supervise ? ""
+		 : l->supervise_nofd ? " + supervisor (without pidfd_getfd: connects re-made, UNIX "
 				       "datagram sockets refused)"
 				     : " + supervisor");
-	if (b->landlock)
+	if (l->landlock)
 		strbuf_add(&sb, " (Landlock ABI %d, kernel %d)", f->abi, f->kernel_abi);
 }
 
@@ -455,4 +467,58 @@ int backend_not_here(enum policy_backend name, struct stepbox_err *err)
 	err_hint(err, "here: auto, stacked, landlock or mountns; `stepbox policy --format "
 		      "sbpl` prints the profile a Mac would enforce");
 	return -EOPNOTSUPP;
+}
+
+void backend_host_probe_all(struct backend_host *host)
+{
+	host->probe_ns = true;
+}
+
+int layers_net_ruleset(const struct backend *b)
+{
+	return b->built ? b->built->net_ruleset : -1;
+}
+
+int layers_clone_flags(const struct backend *b)
+{
+	return b->layers.ns ? b->built->mountns.clone_flags : 0;
+}
+
+int layers_child_born(const struct backend *b, pid_t child, struct stepbox_err *err)
+{
+	return b->layers.ns ? mountns_write_maps(&b->built->mountns, child, err) : 0;
+}
+
+bool layers_clone_failed(const struct backend *b, int e, struct stepbox_err *err)
+{
+	if (!b->layers.ns) {
+		err_set(err, ERR_UNAVAILABLE, e, "fork");
+		return false;
+	}
+	mountns_unavailable(&b->built->mountns, e, err);
+	/* the kernel's word on namespaces here; EAGAIN or ENOMEM (a sibling's
+	 * fork bomb, memory) would make them as well a moment later */
+	return e == EPERM || e == EACCES || e == ENOSPC || e == EUSERS || e == EINVAL ||
+	       e == ENOSYS;
+}
+
+int layers_read_mounts(const struct backend *b, pid_t child, struct mountns_mounts *mm)
+{
+	memset(mm, 0, sizeof(*mm));
+	return b->layers.ns ? mountns_read_mounts(&b->built->mountns, child, mm) : 0;
+}
+
+void layers_failure_hint(int errnum, const char *detail, struct stepbox_err *err)
+{
+	/* the causes the probe names (check), with the same words: the first mount
+	 * of all refused, or the new procfs */
+	bool first = strstr(detail, "make the mounts private") != NULL;
+	if (errnum != EPERM || !(first || strstr(detail, "new /proc")))
+		return;
+	struct stepbox_err why = {0};
+	if (first)
+		mountns_mount_refused(EPERM, &why);
+	else
+		mountns_proc_failed(EPERM, &why);
+	memcpy(err->hint, why.hint, sizeof(err->hint));
 }

@@ -46,8 +46,8 @@ static void check_backends(json_t *o, FILE *out, const struct backend_host *host
 		bool ok = backend_choose(&one, host, &b, &e) == 0;
 		const char *name = policy_backend_name(one.backend);
 		if (o) {
-			const char *sup = !ok || !b.supervise ? NULL
-					  : b.supervise_nofd ? "without pidfd_getfd"
+			const char *sup = !ok || !b.layers.supervise ? NULL
+					  : b.layers.supervise_nofd ? "without pidfd_getfd"
 							     : "full";
 			json_object_set_new(o, name,
 					    json_pack("{s:b, s:o, s:o, s:s?}", "available", ok, "error",
@@ -80,7 +80,7 @@ bool report_check(FILE *out, const struct backend_host *host,
 	/* the limits a step of auto's layers would get here */
 	struct limit_plan lp;
 	struct stepbox_err lerr = {0};
-	bool lim_ok = picked && limit_plan(&cfg->limits, pick.ns && mountns_userns(), pick.ns,
+	bool lim_ok = picked && limit_plan(&cfg->limits, pick.layers.userns, pick.layers.ns,
 					   false, NULL, &lp, &lerr) == 0;
 	if (json) {
 		json_t *feats = json_array(), *backends = json_object();
@@ -142,7 +142,7 @@ bool report_check(FILE *out, const struct backend_host *host,
 		fprintf(out, "%s%s%s", i ? ", " : "auto cannot give here: ", m.v[i],
 			i + 1 == m.n ? "\n" : "");
 	strv_release(&m);
-	if (!pick.ns)
+	if (!pick.layers.ns)
 		fputs("note: without namespaces the host's /proc stays visible (other processes' "
 		      "command lines), System V IPC and the host's /dev/shm are refused\n", out);
 	return picked;
@@ -201,8 +201,9 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 	}
 	if (root)
 		json_object_set_new(root, "layers",
-				    json_pack("{s:b, s:b, s:b}", "namespaces", backend->ns, "landlock",
-					      backend->landlock, "supervisor", backend->supervise));
+				    json_pack("{s:b, s:b, s:b}", "namespaces", backend->layers.ns, "landlock",
+					      backend->layers.landlock, "supervisor",
+					      backend->layers.supervise));
 	if (root)
 		json_object_set_new(root, "auto_tried", tried_json(backend));
 	return reportfile_write(path, "--report", dir, root, err);

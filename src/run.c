@@ -71,7 +71,7 @@ static int plan_limits(const struct stepbox_config *cfg, struct run_ctx *ctx, bo
 		       const char *mountinfo, struct stepbox_err *err)
 {
 	const struct backend *b = &ctx->backend;
-	return limit_plan(&cfg->limits, b->ns && mountns_userns(), b->ns, create, mountinfo,
+	return limit_plan(&cfg->limits, b->layers.userns, b->layers.ns, create, mountinfo,
 			  &ctx->limits, err);
 }
 
@@ -108,11 +108,11 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 	 */
 	const char *want_idmap = getenv("STEPBOX_IDMAP");
 	dev_t idmap_dev = 0;
-	if (ctx->backend.ns && hide_etc && geteuid() == 0 &&
+	if (ctx->backend.layers.ns && hide_etc && geteuid() == 0 &&
 	    !(want_idmap && strcmp(want_idmap, "0") == 0))
 		ctx->idmap_userns = mountns_idmap_userns("/etc", &idmap_dev);
 	/* Landlock alone has no nodev: every device mount is walked (a chroot's /dev) */
-	if (!ctx->backend.ns && ctx->backend.landlock)
+	if (!ctx->backend.layers.ns && ctx->backend.layers.landlock)
 		r = mountinfo ? landlock_dev_mounts(mountinfo, &ctx->dev_mounts) : -mountinfo_err;
 	free(mountinfo);
 	if (r < 0) {
@@ -127,10 +127,10 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 		.hide_etc_secrets = hide_etc,
 		.idmap = ctx->idmap_userns >= 0,
 		.idmap_dev = idmap_dev,
-		.keep_links = ctx->backend.ns,
-		.bind_entries = ctx->backend.ns && !ctx->backend.landlock,
-		.open_fds = ctx->backend.landlock,
-		.namespaces = ctx->backend.ns,
+		.keep_links = ctx->backend.layers.ns,
+		.bind_entries = ctx->backend.layers.ns && !ctx->backend.layers.landlock,
+		.open_fds = ctx->backend.layers.landlock,
+		.namespaces = ctx->backend.layers.ns,
 		.home = getenv("HOME"),
 		.ttys = own_ttys(ctx),
 		.dev_mounts = (const char *const *)ctx->dev_mounts.v,
@@ -287,7 +287,7 @@ static int output_pipes(const struct limit_plan *lp, int out[4], struct limit_pu
 static bool explain_by_audit(const struct stepbox_config *cfg, const struct run_ctx *ctx,
 			     struct audit *au, struct explain *x)
 {
-	if (!ctx->backend.landlock || ctx->backend.ns)
+	if (!ctx->backend.layers.landlock || ctx->backend.layers.ns)
 		return false;
 	bool use = false;
 	if (geteuid() != 0)
@@ -366,9 +366,9 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	grants_close_fds(&ctx->grants); /* the rules hold what they need: none for the child */
 	struct harden_opts ho = {
 		.traced = cfg->explain && !use_audit,
-		.refuse_sysv = b->refuse_sysv,
-		.supervise = b->supervise,
-		.supervise_nofd = b->supervise_nofd,
+		.refuse_sysv = b->layers.refuse_sysv,
+		.supervise = b->layers.supervise,
+		.supervise_nofd = b->layers.supervise_nofd,
 	};
 	harden_prepare(&h, cfg, &ho);
 	struct strv write = STRV_INIT, unix_dirs = STRV_INIT;
@@ -389,19 +389,19 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.nwrite = write.n,
 		.unix_dirs = unix_dirs.v,
 		.nunix = unix_dirs.n,
-		.by_mount = b->ns,
-		.own_netns = b->ns && cfg->net == NET_NONE,
+		.by_mount = b->layers.ns,
+		.own_netns = b->layers.ns && cfg->net == NET_NONE,
 		.host_names = cfg->net == NET_ALLOW,
-		.no_getfd = b->supervise_nofd,
+		.no_getfd = b->layers.supervise_nofd,
 		.diag_fd = -1, /* the child's, taken with the listener */
-		.net_ruleset = b->net_ruleset,
+		.net_ruleset = layers_net_ruleset(b),
 	};
 	struct launch_spec spec = {
 		.argv = argv,
 		.envp = ctx->env.env.v,
 		.workdir = ctx->grants.workdir,
 		.backend = b,
-		.supervise = b->supervise ? &sc : NULL,
+		.supervise = b->layers.supervise ? &sc : NULL,
 		.harden = &h,
 		.grants = &ctx->grants,
 		.timeout_s = cfg->timeout_s,

@@ -133,20 +133,24 @@ static int probe(struct backend *b, const struct stepbox_config *cfg, struct ste
 static int plan(struct backend *b, const struct backend_input *in, struct stepbox_err *err)
 {
 	size_t len = 0;
-	FILE *f = open_memstream(&b->profile, &len);
+	struct backend_built *p = calloc(1, sizeof(*p));
+	if (!p)
+		return err_set(err, ERR_UNAVAILABLE, ENOMEM, "seatbelt: plan");
+	b->built = p;
+	FILE *f = open_memstream(&p->profile, &len);
 	if (!f)
 		return err_set(err, ERR_UNAVAILABLE, errno, "seatbelt: build the profile");
 	int r = sbpl_write(f, in->cfg, in->grants, err);
 	if (fclose(f) != 0 && r == 0)
 		r = err_set(err, ERR_UNAVAILABLE, errno, "seatbelt: build the profile");
-	const char *const head[] = {"sandbox-exec", "-p", b->profile, "--", in->file};
+	const char *const head[] = {"sandbox-exec", "-p", p->profile, "--", in->file};
 	for (size_t i = 0; r == 0 && i < sizeof(head) / sizeof(*head); i++)
-		r = strv_push(&b->runner_argv, head[i]);
+		r = strv_push(&p->runner_argv, head[i]);
 	for (size_t i = 1; r == 0 && in->argv[i]; i++)
-		r = strv_push(&b->runner_argv, in->argv[i]);
+		r = strv_push(&p->runner_argv, in->argv[i]);
 	if (r == -ENOMEM)
 		err_set(err, ERR_UNAVAILABLE, ENOMEM, "seatbelt: the command line");
-	b->envp = in->envp;
+	p->envp = in->envp;
 	return r;
 }
 
@@ -155,7 +159,7 @@ static int apply(const struct backend *b, enum backend_stage stage, struct backe
 {
 	if (stage != BACKEND_IN_COMMAND)
 		return 0;
-	execve(b->host->runner, b->runner_argv.v, b->envp);
+	execve(b->host->runner, b->built->runner_argv.v, b->built->envp);
 	why->errnum = errno;
 	snprintf(why->detail, sizeof(why->detail), "cannot start %s", b->host->runner);
 	return -why->errnum;
@@ -177,9 +181,12 @@ static int missing(const struct backend *b, struct strv *out)
 
 static void release(struct backend *b)
 {
-	free(b->profile);
-	b->profile = NULL;
-	strv_release(&b->runner_argv);
+	if (!b->built)
+		return;
+	free(b->built->profile);
+	strv_release(&b->built->runner_argv);
+	free(b->built);
+	b->built = NULL;
 }
 
 static const struct backend_ops seatbelt = {
@@ -187,6 +194,11 @@ static const struct backend_ops seatbelt = {
 };
 
 const struct backend_ops *const backend_table[] = {&seatbelt, NULL};
+
+void backend_host_probe_all(struct backend_host *host)
+{
+	(void)host; /* the probe asks everything already */
+}
 
 int backend_none_usable(const struct backend_host *host, const struct stepbox_err *e, size_t n,
 			struct stepbox_err *err)
@@ -410,7 +422,8 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 		err_print(&err);
 		goto report;
 	}
-	struct backend_input in = {cfg, &ctx->grants, file, argv, ctx->env.env.v};
+	struct backend_input in = {.cfg = cfg, .grants = &ctx->grants, .idmap_userns = -1,
+				   .file = file, .argv = argv, .envp = ctx->env.env.v};
 	if (backend_plan(&ctx->backend, &in, &err) < 0)
 		goto fail;
 	if (cfg->explain && cfg->verbosity >= 0)

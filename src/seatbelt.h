@@ -24,11 +24,24 @@
 #include "err.h"
 #include "grants.h"
 #include "policy.h"
+#include "strv.h"
 
 /* Where sandbox-exec is (a test build names a stand-in: tests/seatbelt). */
 #ifndef STEPBOX_SANDBOX_EXEC
 #define STEPBOX_SANDBOX_EXEC "/usr/bin/sandbox-exec"
 #endif
+
+/* What the Seatbelt backend was told about this host (backend.h). */
+struct backend_host {
+	const char *runner; /* what applies a profile (sandbox-exec) */
+};
+
+/* What its plan made (backend.h): the profile and the runner's command line. */
+struct backend_built {
+	char *profile;           /* the profile, as sandbox-exec -p takes it */
+	struct strv runner_argv; /* the runner's command line, the command's after it */
+	char *const *envp;       /* the command's environment */
+};
 
 struct seatbelt_ctx {
 	struct backend_host host;

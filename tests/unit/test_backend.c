@@ -16,6 +16,8 @@
 #include "tap.h"
 #ifdef STEPBOX_LINUX
 #include "layers.h"
+#else
+#include "seatbelt.h"
 #endif
 
 static char root[64];
@@ -105,7 +107,8 @@ static void linux_backends(void)
 	cfg.backend = BACKEND_AUTO;
 	memset(&err, 0, sizeof(err));
 	CHECK(backend_choose(&cfg, &bare, &b, &err) == 0);
-	CHECK(b.name == BACKEND_MOUNTNS && b.ns && !b.landlock && b.refuse_sysv == false);
+	CHECK(b.name == BACKEND_MOUNTNS && b.layers.ns && !b.layers.landlock &&
+	      b.layers.refuse_sysv == false);
 	/* ... recording what it passed over, and why */
 	CHECK(b.ntried == 2 && b.tried[0].name == BACKEND_STACKED &&
 	      b.tried[1].name == BACKEND_LANDLOCK && !b.tried[0].at_start);
@@ -144,7 +147,7 @@ static void linux_backends(void)
 	}
 	cfg.backend = BACKEND_LANDLOCK;
 	CHECK(backend_choose(&cfg, &host, &b, &err) == 0);
-	CHECK(b.name == BACKEND_LANDLOCK && b.landlock && !b.ns && b.refuse_sysv);
+	CHECK(b.name == BACKEND_LANDLOCK && b.layers.landlock && !b.layers.ns && b.layers.refuse_sysv);
 	char what[256];
 	backend_describe(&b, what, sizeof(what));
 	CHECK_HAS(what, "landlock: Landlock");
@@ -160,7 +163,7 @@ static void linux_backends(void)
 	struct grants g = {0};
 	grant(&g, at("in"), GRANT_READ);
 	struct backend_input in = {.cfg = &cfg, .grants = &g, .idmap_userns = -1};
-	CHECK(backend_plan(&b, &in, &err) == 0 && b.ruleset >= 0);
+	CHECK(backend_plan(&b, &in, &err) == 0 && b.built && b.built->ruleset >= 0);
 	pid_t pid = fork();
 	if (pid == 0) {
 		struct backend_failure why = {0};
@@ -181,20 +184,22 @@ static void linux_backends(void)
 
 	/* a failure names what, and how to go on */
 	struct backend broken = b;
-	broken.ruleset = -1;
+	struct backend_built none_built = *b.built;
+	none_built.ruleset = -1;
+	broken.built = &none_built;
 	struct backend_failure why = {0};
 	CHECK(broken.ops->apply(&broken, BACKEND_IN_COMMAND, &why) == -EBADF);
 	CHECK(why.errnum == EBADF && !why.layers);
 	CHECK_HAS(why.detail, "cannot enforce the Landlock ruleset");
 	CHECK_HAS(why.hint, "STEPBOX_LANDLOCK_ABI");
 	backend_release(&b);
-	CHECK(b.ruleset == -1 && !b.planned);
+	CHECK(b.built == NULL);
 	backend_release(&b); /* twice: nothing left to release */
 	grants_release(&g);
 
 	/* none: chosen only when asked, and says what it lacks */
 	cfg.backend = BACKEND_NONE;
-	CHECK(backend_choose(&cfg, &host, &b, &err) == 0 && !b.ns && !b.landlock);
+	CHECK(backend_choose(&cfg, &host, &b, &err) == 0 && !b.layers.ns && !b.layers.landlock);
 	CHECK(backend_missing(&b, &m) == 0 && m.n == 1 && strcmp(m.v[0], "filesystem") == 0);
 	strv_release(&m);
 }
@@ -225,9 +230,11 @@ static void seatbelt_backend(void)
 	struct grants g = {0};
 	grant(&g, root, GRANT_READ);
 	char *argv[] = {"echo", "hi", NULL}, *envp[] = {"PATH=/usr/bin:/bin", NULL};
-	struct backend_input in = {&cfg, &g, "/bin/echo", argv, envp};
+	struct backend_input in = {.cfg = &cfg, .grants = &g, .idmap_userns = -1,
+				   .file = "/bin/echo", .argv = argv, .envp = envp};
 	CHECK(backend_plan(&b, &in, &err) == 0);
-	CHECK_HAS(b.profile, "(deny default)");
+	CHECK(b.built != NULL);
+	CHECK_HAS(b.built->profile, "(deny default)");
 	int p[2];
 	CHECK(pipe(p) == 0);
 	pid_t pid = fork();
@@ -246,7 +253,7 @@ static void seatbelt_backend(void)
 	char *kept = NULL;
 	size_t len = 0;
 	FILE *f = fopen(at("runner.profile"), "r");
-	CHECK(f && getdelim(&kept, &len, '\0', f) > 0 && strcmp(kept, b.profile) == 0);
+	CHECK(f && getdelim(&kept, &len, '\0', f) > 0 && strcmp(kept, b.built->profile) == 0);
 	if (f)
 		fclose(f);
 	free(kept);
@@ -257,11 +264,12 @@ static void seatbelt_backend(void)
 	CHECK(gone.ops->apply(&gone, BACKEND_IN_COMMAND, &why) == -ENOENT);
 	CHECK_HAS(why.detail, "no-runner");
 	backend_release(&b);
-	CHECK(b.profile == NULL && b.runner_argv.n == 0);
+	CHECK(b.built == NULL);
 	grants_release(&g);
 }
 #endif
 
+#ifdef STEPBOX_LINUX
 /*
  * auto's second chance: stacked failed to start for a cause the probe
  * names; the next backend is Landlock alone, and the record says why.
@@ -284,7 +292,7 @@ static void fall_back(void)
 	CHECK(b.name == BACKEND_STACKED && b.ntried == 0);
 	err_set(&why, ERR_UNAVAILABLE, EPERM, "namespaces: cannot mount a new /proc");
 	CHECK(backend_fall_back(&cfg, &host, &b, &why, &err) == 0);
-	CHECK(b.name == BACKEND_LANDLOCK && b.landlock && !b.ns && host.probe_ns);
+	CHECK(b.name == BACKEND_LANDLOCK && b.layers.landlock && !b.layers.ns && host.probe_ns);
 	CHECK(b.ntried == 1 && b.tried[0].name == BACKEND_STACKED && b.tried[0].at_start);
 	CHECK_HAS(b.tried[0].why.msg, "stacked: namespaces: cannot mount a new /proc");
 
@@ -302,6 +310,7 @@ static void fall_back(void)
 	CHECK_HAS(err.msg, "landlock: this kernel has no Landlock");
 	CHECK_HAS(err.msg, "mountns: cannot create user and mount namespaces");
 }
+#endif
 
 int main(void)
 {
