@@ -170,7 +170,7 @@ bool audit_field(const char *text, const char *key, char *out, size_t cap)
 
 static const struct {
 	const char *blocker;
-	enum explain_op op;
+	enum denial_op op;
 } blockers[] = {
 	{"fs.execute", OP_EXECUTE},	{"fs.write_file", OP_WRITE},   {"fs.read_file", OP_READ},
 	{"fs.read_dir", OP_READ},	{"fs.remove_dir", OP_DELETE},  {"fs.remove_file", OP_DELETE},
@@ -184,7 +184,7 @@ static void add_denial(struct explain *x, const char *text, const struct record 
 	char b[128], path[4096] = "", v[64] = "", comm[16] = "";
 	if (!audit_field(text, "blockers", b, sizeof(b)))
 		return;
-	enum explain_op op = OP_READ;
+	enum denial_op op = OP_READ;
 	for (size_t i = 0; i < sizeof(blockers) / sizeof(blockers[0]); i++)
 		if (!strncmp(b, blockers[i].blocker, strlen(blockers[i].blocker))) {
 			op = blockers[i].op;

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *explain_op_name(enum explain_op op)
+const char *explain_op_name(enum denial_op op)
 {
 	static const char *const names[] = {"read", "write", "create", "delete", "rename", "link",
 					    "truncate", "execute", "connect", "bind", "signal",
@@ -76,7 +76,7 @@ static bool is_write(const struct explain_denial *d)
 	return d->op != OP_READ && d->op != OP_EXECUTE;
 }
 
-static bool same(const struct explain_denial *d, enum explain_op op, const char *path, int port)
+static bool same(const struct explain_denial *d, enum denial_op op, const char *path, int port)
 {
 	return d->op == op && d->port == port &&
 	       ((!d->path && !path) || (d->path && path && strcmp(d->path, path) == 0));
@@ -323,7 +323,18 @@ static void describe(FILE *out, const struct explain_denial *d)
 	fputs(": ", out);
 }
 
-void explain_add(struct explain *x, enum explain_op op, const char *program, pid_t pid,
+static void sink_add(void *ctx, enum denial_op op, const char *program, pid_t pid,
+		     const char *path, int port)
+{
+	explain_add(ctx, op, program, pid, path, port);
+}
+
+struct denial_sink explain_sink(struct explain *x)
+{
+	return (struct denial_sink){sink_add, x};
+}
+
+void explain_add(struct explain *x, enum denial_op op, const char *program, pid_t pid,
 		 const char *path, int port)
 {
 	struct explain_call t;
@@ -433,7 +444,7 @@ void explain_print(FILE *out, const struct explain *x)
 	}
 }
 
-static json_t *ports(const struct policy_ports *have, const struct explain *x, enum explain_op op);
+static json_t *ports(const struct policy_ports *have, const struct explain *x, enum denial_op op);
 
 /* Append s to the array under key in o (made if missing) unless there; 1 if added. */
 /* Whether path lies beneath one of the strings of the array a. */
@@ -588,7 +599,7 @@ int explain_learn(const struct explain *x, json_t *policy, struct strv *refused)
 	return added;
 }
 
-static json_t *ports(const struct policy_ports *have, const struct explain *x, enum explain_op op)
+static json_t *ports(const struct policy_ports *have, const struct explain *x, enum denial_op op)
 {
 	json_t *a = json_array();
 	for (unsigned i = 0; a && i < have->n; i++)

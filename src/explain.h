@@ -14,20 +14,14 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "denial.h"
 #include "grants.h"
 #include "policy.h"
 
-#define EXPLAIN_MAX 200 /* denials kept; the rest are counted */
-
-/*
- * OP_NOFD: a use of sockets the supervisor refuses only because this host
- * refuses it pidfd_getfd (path says which); no grant would allow it.
- */
-enum explain_op { OP_READ, OP_WRITE, OP_CREATE, OP_DELETE, OP_RENAME, OP_LINK, OP_TRUNCATE,
-		  OP_EXECUTE, OP_CONNECT, OP_BIND, OP_SIGNAL, OP_METADATA, OP_NOFD, OP_SETID };
+#define EXPLAIN_MAX DENIAL_KEEP /* denials kept; the rest are counted */
 
 struct explain_denial {
-	enum explain_op op;
+	enum denial_op op;
 	char program[16];
 	pid_t pid;
 	char *path;   /* canonical as far as it exists; NULL for network and signals */
@@ -41,7 +35,7 @@ struct explain_denial {
 /* One call the sandbox may have refused, as the tracer read it at its seccomp stop. */
 struct explain_call {
 	pid_t tid;
-	enum explain_op op;
+	enum denial_op op;
 	char path[PATH_MAX];  /* the object, absolute as the tracee saw it; "" for none */
 	char path2[PATH_MAX]; /* rename, link: the destination */
 	int port;             /* connect, bind: the TCP port, or -1 (UNIX: path); signal: pid */
@@ -102,8 +96,11 @@ void explain_forget_dirs(struct explain *x);
  * Add a denial the kernel reported (audit): path is the object Landlock
  * checked (for a create or delete, the folder); program may be "".
  */
-void explain_add(struct explain *x, enum explain_op op, const char *program, pid_t pid,
+void explain_add(struct explain *x, enum denial_op op, const char *program, pid_t pid,
 		 const char *path, int port);
+
+/* The sink the layers report their refusals to: explain_add on x. */
+struct denial_sink explain_sink(struct explain *x);
 
 /* The list on stderr, deduplicated, capped, each with the grant that would allow it. */
 void explain_print(FILE *out, const struct explain *x);
@@ -123,6 +120,6 @@ int explain_learn(const struct explain *x, struct json_t *policy, struct strv *r
 /* The denials as a JSON array (the run report); the caller owns it. */
 struct json_t *explain_json(const struct explain *x);
 
-const char *explain_op_name(enum explain_op op);
+const char *explain_op_name(enum denial_op op);
 
 #endif

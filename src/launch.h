@@ -25,7 +25,7 @@ struct launch_spec {
 	const struct backend *backend; /* chosen and planned: applied in the step */
 	const struct supervise_config *supervise; /* the supervisor, or NULL */
 	struct explain *explain;   /* --explain: the tracer's record, or NULL */
-	struct explain *denials;   /* --explain: where the supervisor's refusals go, or NULL */
+	const struct denial_sink *denials; /* --explain: where the layers' refusals go, or NULL */
 	const struct harden *harden;
 	const struct grants *grants; /* to explain an exec denial */
 	long timeout_s;            /* 0: none */

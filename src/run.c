@@ -396,6 +396,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.diag_fd = -1, /* the child's, taken with the listener */
 		.net_ruleset = layers_net_ruleset(b),
 	};
+	struct denial_sink sink = explain_sink(&x); /* the layers' refusals, for --explain */
 	struct launch_spec spec = {
 		.argv = argv,
 		.envp = ctx->env.env.v,
@@ -407,7 +408,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.timeout_s = cfg->timeout_s,
 		.grace_s = cfg->grace_s,
 		.explain = cfg->explain && !use_audit ? &x : NULL,
-		.denials = cfg->explain ? &x : NULL,
+		.denials = cfg->explain ? &sink : NULL,
 		.limits = &ctx->limits,
 		.output = {out[1], out[3]},
 	};

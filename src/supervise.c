@@ -62,7 +62,7 @@ struct sup_name {
 
 /* A refusal, kept until the owner takes it (explain is not thread-safe). */
 struct sup_denial {
-	enum explain_op op;
+	enum denial_op op;
 	char program[16];
 	pid_t pid;
 	char *path; /* NULL for a TCP port */
@@ -193,7 +193,7 @@ static bool allowed_place(const struct call *c, int fd, const char *path, bool u
 	return beneath_any(&s->write, path) || (unix_too && beneath_any(&s->unix_dirs, path));
 }
 
-static void note_denial(const struct call *c, enum explain_op op, const char *path, int port)
+static void note_denial(const struct call *c, enum denial_op op, const char *path, int port)
 {
 	char p[64], comm[32] = "";
 	snprintf(p, sizeof(p), "/proc/%d/comm", (int)c->v.tid);
@@ -206,7 +206,7 @@ static void note_denial(const struct call *c, enum explain_op op, const char *pa
 	}
 	struct supervisor *s = c->s;
 	pthread_mutex_lock(&s->lock);
-	if (s->ndenied < EXPLAIN_MAX &&
+	if (s->ndenied < DENIAL_KEEP &&
 	    strv_grow(&s->denied, &s->capdenied, s->ndenied, sizeof(*s->denied), 16) == 0) {
 		struct sup_denial *d = &s->denied[s->ndenied];
 		d->op = op;
@@ -1453,7 +1453,7 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 	return err_set(err, ERR_UNAVAILABLE, -r, "start the supervisor");
 }
 
-void supervise_stop(struct supervisor *s, struct explain *x)
+void supervise_stop(struct supervisor *s, const struct denial_sink *sink)
 {
 	if (!s)
 		return;
@@ -1461,9 +1461,9 @@ void supervise_stop(struct supervisor *s, struct explain *x)
 	pthread_join(s->thread, NULL);
 	close(s->stop[0]);
 	pthread_mutex_lock(&s->lock);
-	for (size_t i = 0; x && i < s->ndenied; i++)
-		explain_add(x, s->denied[i].op, s->denied[i].program, s->denied[i].pid,
-			    s->denied[i].path, s->denied[i].port);
+	for (size_t i = 0; sink && i < s->ndenied; i++)
+		sink->add(sink->ctx, s->denied[i].op, s->denied[i].program, s->denied[i].pid,
+			  s->denied[i].path, s->denied[i].port);
 	pthread_mutex_unlock(&s->lock);
 	sup_unref(s);
 }

@@ -34,8 +34,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "denial.h"
 #include "err.h"
-#include "explain.h"
 
 struct supervise_config {
 	char *const *write_dirs; /* canonical, as the step sees them */
@@ -87,6 +87,6 @@ int supervise_start(struct supervisor **out, const struct supervise_config *c, i
  * connect that waits for its peer) finishes on its own thread; what it
  * shares is freed by whichever of them ends last. NULL is a no-op.
  */
-void supervise_stop(struct supervisor *s, struct explain *x);
+void supervise_stop(struct supervisor *s, const struct denial_sink *sink);
 
 #endif

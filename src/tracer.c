@@ -158,7 +158,7 @@ enum arg_kind { K_PATH, K_OPEN, K_OPENAT2, K_SOCKET, K_SIGNAL };
 struct decoder {
 	long nr;
 	enum arg_kind kind;
-	enum explain_op op; /* K_OPEN: decided by the flags */
+	enum denial_op op; /* K_OPEN: decided by the flags */
 	signed char dirfd, path, dirfd2, path2, flags; /* argument indexes; -1: none */
 	int fixed_flags;    /* creat: what its flags are */
 };

@@ -33,7 +33,7 @@ static void file(const char *rel)
 }
 
 /* Judge one call on root/rel (rel2: a rename's destination) failed with errnum. */
-static void judge(struct explain *x, enum explain_op op, const char *rel, const char *rel2,
+static void judge(struct explain *x, enum denial_op op, const char *rel, const char *rel2,
 		  int port, int errnum)
 {
 	struct explain_call c;

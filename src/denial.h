@@ -1,0 +1,35 @@
+/*
+ * denial: how a layer says what it refused, without knowing who listens.
+ * The supervisor (and the layers to come: a proxy, protected paths) hand
+ * each refusal to a sink that diagnostics (explain) gives them; no layer
+ * includes explain.h, so the arrows run from diagnostics down to the layers.
+ */
+#ifndef STEPBOX_DENIAL_H
+#define STEPBOX_DENIAL_H
+
+#include <sys/types.h>
+
+/* Refusals a layer keeps before its owner takes them; the rest are dropped. */
+#define DENIAL_KEEP 200
+
+/*
+ * What was refused. OP_NOFD: a use of sockets the supervisor refuses only
+ * because this host refuses it pidfd_getfd (path says which); no grant
+ * would allow it.
+ */
+enum denial_op { OP_READ, OP_WRITE, OP_CREATE, OP_DELETE, OP_RENAME, OP_LINK, OP_TRUNCATE,
+		 OP_EXECUTE, OP_CONNECT, OP_BIND, OP_SIGNAL, OP_METADATA, OP_NOFD, OP_SETID };
+
+/*
+ * Where refusals go: add(ctx, ...) once for each, from the thread that owns
+ * the sink (a layer keeps its own until then). program: the process's name;
+ * path: canonical as far as it exists, or NULL; port: the TCP port of a
+ * connect or bind, a signal's target pid, or -1.
+ */
+struct denial_sink {
+	void (*add)(void *ctx, enum denial_op op, const char *program, pid_t pid, const char *path,
+		    int port);
+	void *ctx;
+};
+
+#endif
