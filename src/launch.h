@@ -13,9 +13,7 @@
 #include "grants.h"
 #include "explain.h"
 #include "harden.h"
-#include "landlock.h"
 #include "limit.h"
-#include "mountns.h"
 #include "supervise.h"
 
 struct launch_spec {
