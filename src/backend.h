@@ -50,6 +50,8 @@ struct backend_layers {
 	bool landlock;       /* per-right kernel rules (create, refer, truncate, TCP ports) */
 	bool supervise;      /* socket addresses (and, without ns, metadata) go to the supervisor */
 	bool supervise_nofd; /* ... which cannot copy the step's fds here (SUPERVISE_NO_GETFD) */
+	bool outer_supervisor; /* nested: the sandbox stepbox runs in supervises instead, by
+				* its grants (SUPERVISE_NESTED); supervise is false */
 	bool refuse_sysv;    /* no IPC namespace: System V IPC refused */
 };
 

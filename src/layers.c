@@ -22,6 +22,7 @@ int layers_host(struct backend_host *host, bool probe_ns, struct stepbox_err *er
 {
 	memset(host, 0, sizeof(*host));
 	host->probe_ns = probe_ns;
+	host->supervisor = supervise_probe(&host->supervisor_err);
 	return landlock_probe(&host->features, layers_abi_cap(), err);
 }
 
@@ -107,18 +108,24 @@ static int need_landlock(const struct backend *b, const struct stepbox_config *c
 	return landlock_check_net(f, cfg, err);
 }
 
-/* The supervisor, and how it works here (SUPERVISE_NO_GETFD is not a failure). */
+/*
+ * The supervisor, and how it works here: SUPERVISE_NO_GETFD is not a
+ * failure, and neither is SUPERVISE_NESTED, where the sandbox stepbox runs
+ * in supervises the step by its own grants (said at every run: run.c).
+ */
 static int need_supervisor(struct backend *b, struct stepbox_err *err)
 {
-	struct stepbox_err e = {0};
-	int sup = supervise_probe(&e);
+	const struct stepbox_err *e = &b->host->supervisor_err;
+	int sup = b->host->supervisor;
 	b->layers.supervise_nofd = sup == SUPERVISE_NO_GETFD;
+	b->layers.outer_supervisor = sup == SUPERVISE_NESTED;
+	b->layers.supervise = sup != SUPERVISE_NESTED;
 	if (sup >= 0)
 		return 0;
 	err_set(err, ERR_UNAVAILABLE, 0, "%s: the supervisor cannot run: %s",
-		policy_backend_name(b->name), e.msg);
-	err->errnum = e.errnum;
-	err_hint(err, "%s", e.hint);
+		policy_backend_name(b->name), e->msg);
+	err->errnum = e->errnum;
+	err_hint(err, "%s", e->hint);
 	return -EOPNOTSUPP;
 }
 
@@ -388,6 +395,8 @@ static int missing(const struct backend *b, struct strv *out)
 		for (size_t i = 0; r == 0 && i < 3; i++)
 			r = strv_push(out, alone[i]);
 	}
+	if (r == 0 && b->layers.outer_supervisor)
+		r = strv_push(out, "own-supervisor");
 	if (r == 0 && !b->layers.landlock) {
 		const char *const alone[] = {"tcp", "per-right"};
 		for (size_t i = 0; r == 0 && i < 2; i++)
@@ -413,7 +422,9 @@ static void describe(const struct backend *b, char *buf, size_t cap)
 				      "mount, PID and IPC namespaces")
 		       : "",
 		 l->ns && l->landlock ? " + " : "", l->landlock ? "Landlock" : "",
-		 !l->supervise ? ""
+		 l->outer_supervisor ? " + the outer sandbox's supervisor (nested: its rules "
+				       "decide UNIX sockets and metadata)"
+		 : !l->supervise ? ""
 		 : l->supervise_nofd ? " + supervisor (without pidfd_getfd: connects re-made, UNIX "
 				       "datagram sockets refused)"
 				     : " + supervisor");

@@ -22,6 +22,8 @@
 struct backend_host {
 	struct landlock_features features;
 	bool probe_ns; /* try the namespaces in a short-lived child (check, policy, a fallback) */
+	int supervisor; /* supervise_probe's answer, asked once */
+	struct stepbox_err supervisor_err;
 };
 
 /* What a Linux backend's plan made (backend.h): read by the layers alone. */

@@ -46,9 +46,11 @@ static void check_backends(json_t *o, FILE *out, const struct backend_host *host
 		bool ok = backend_choose(&one, host, &b, &e) == 0;
 		const char *name = policy_backend_name(one.backend);
 		if (o) {
-			const char *sup = !ok || !b.layers.supervise ? NULL
+			const char *sup = !ok ? NULL
+					  : b.layers.outer_supervisor ? "the outer sandbox's (nested)"
+					  : !b.layers.supervise ? NULL
 					  : b.layers.supervise_nofd ? "without pidfd_getfd"
-							     : "full";
+								    : "full";
 			json_object_set_new(o, name,
 					    json_pack("{s:b, s:o, s:o, s:s?}", "available", ok, "error",
 						      ok ? json_null() : json_string(e.msg),
@@ -201,9 +203,10 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 	}
 	if (root)
 		json_object_set_new(root, "layers",
-				    json_pack("{s:b, s:b, s:b}", "namespaces", backend->layers.ns, "landlock",
-					      backend->layers.landlock, "supervisor",
-					      backend->layers.supervise));
+				    json_pack("{s:b, s:b, s:b, s:b}", "namespaces", backend->layers.ns,
+					      "landlock", backend->layers.landlock, "supervisor",
+					      backend->layers.supervise, "outer_supervisor",
+					      backend->layers.outer_supervisor));
 	if (root)
 		json_object_set_new(root, "auto_tried", tried_json(backend));
 	return reportfile_write(path, "--report", dir, root, err);

@@ -194,6 +194,14 @@ static void say_what_is_missing(const struct stepbox_config *cfg, const struct r
 	/* names and reasons only: a dropped value may be the secret itself */
 	for (size_t i = 0; cfg->verbosity > 0 && i < ctx->env.dropped.n; i++)
 		fprintf(stderr, "stepbox: env: dropped %s\n", ctx->env.dropped.v[i]);
+	/* once a run: an attempt before a fallback said it already */
+	bool said = false;
+	for (size_t i = 0; i < ctx->backend.ntried; i++)
+		said |= ctx->backend.tried[i].at_start;
+	if (ctx->backend.layers.outer_supervisor && cfg->verbosity >= 0 && !said)
+		fprintf(stderr, "stepbox: nested in another sandbox: its supervisor, not this one, "
+				"decides the step's UNIX socket connects and metadata changes, by its "
+				"own rules (every other layer here is this step's)\n");
 	if (ctx->backend.name == BACKEND_NONE) {
 		fprintf(stderr, "stepbox: WARNING: --backend none: the command runs WITHOUT a "
 				"filesystem sandbox (debugging only)\n");

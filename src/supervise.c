@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <arpa/inet.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <linux/fs.h>
 #include <linux/netlink.h>
@@ -26,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -1362,6 +1364,38 @@ static void *dispatch(void *arg)
 	return NULL;
 }
 
+/* Whether a seccomp filter is in force here ("Seccomp_filters:" above 0). */
+static bool filtered(void)
+{
+	char *text = path_read_file("/proc/self/status", 1 << 16);
+	const char *n = text ? strstr(text, "\nSeccomp_filters:\t") : NULL;
+	bool yes = n && strtol(n + 18, NULL, 10) > 0;
+	free(text);
+	return yes;
+}
+
+/* Whether a new listener is refused because one holds the chain (EBUSY). */
+static bool listener_taken(void)
+{
+	if (!filtered())
+		return false;
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+		struct sock_fprog prog = {1, &allow};
+		_exit(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+			      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+				      SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog) < 0 &&
+			      errno == EBUSY
+		      ? 1
+		      : 0);
+	}
+	int st;
+	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1;
+}
+
 int supervise_probe(struct stepbox_err *err)
 {
 	struct seccomp_notif_sizes sz;
@@ -1384,6 +1418,14 @@ int supervise_probe(struct stepbox_err *err)
 			      "datagram sockets and listen() under a port list; allow pidfd_getfd "
 			      "in the container's seccomp profile for all of it");
 		return SUPERVISE_NO_GETFD;
+	}
+	if (listener_taken()) {
+		err_set(err, ERR_UNAVAILABLE, EBUSY, "nested in another sandbox whose supervisor "
+			"holds this process's seccomp filters (the kernel allows one)");
+		err_hint(err, "whatever holds the listener (an outer stepbox, a runtime's "
+			      "interception) decides this step's UNIX socket connects and metadata "
+			      "changes, by its own rules");
+		return SUPERVISE_NESTED;
 	}
 	return 0;
 }

@@ -70,6 +70,14 @@ struct supervisor;
  * step's place (SECCOMP_IOCTL_NOTIF_ADDFD, Linux 5.9).
  */
 #define SUPERVISE_NO_GETFD 1
+/*
+ * SUPERVISE_NESTED: a listener already holds this process's filter chain
+ * (stepbox run inside a sandbox that supervises, stepbox's own included),
+ * and the kernel allows one: the outer supervisor decides this step's
+ * sockets and metadata, by its own grants (err says so). Probed with a
+ * filter in a short-lived child, only where a filter is in force.
+ */
+#define SUPERVISE_NESTED 2
 int supervise_probe(struct stepbox_err *err);
 
 /*
