@@ -26,6 +26,7 @@ with tempfile.TemporaryDirectory() as tmp:
     result = json.load(open(report))
 print("exit", done.returncode)
 print(done.stdout, end="")
+print(done.stderr, end="", file=sys.stderr)  # the command's, and stepbox's own "stepbox: " lines
 if result.get("error"):  # the sandbox could not be applied (exit 125)
     print("stepbox:", result["error"]["message"])
 for d in result.get("denials") or []:

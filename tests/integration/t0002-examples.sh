@@ -23,11 +23,34 @@ if grep -q "^exit 0" "$T/out/py" && grep -q "hello from a step" "$T/out/py" && g
 else
 	notok "examples/run_step.py: a step with the policy on stdin, its output and its denials" "$(cat "$T/out/py")"
 fi
-node "$EX/run_step.mjs" "$T/srv/wf/runs/7" "$T/srv/wf/.sandbox-cache" 'echo hello from node' >"$T/out/js" 2>&1
-grep -q "^exit 0" "$T/out/js" && grep -q "hello from node" "$T/out/js" &&
-	ok "examples/run_step.mjs: the same from Node" || notok "examples/run_step.mjs: the same from Node" "$(cat "$T/out/js")"
-grep -q "^ExecStart=.*stepbox run" "$EX/nightly-report.service" && grep -q "^OnCalendar=" "$EX/nightly-report.timer" &&
-	ok "examples: a systemd service and timer" || notok "examples: a systemd service and timer"
+grep -q "^stepbox: explain" "$T/out/py" && ok "examples/run_step.py: stepbox's and the command's stderr are shown" ||
+	notok "examples/run_step.py: stepbox's and the command's stderr are shown" "$(cat "$T/out/py")"
+node "$EX/run_step.mjs" "$T/srv/wf/runs/7" "$T/srv/wf/.sandbox-cache" 'echo hello from node; cat /etc/shadow >/dev/null 2>&1; touch /usr/x 2>/dev/null; true' >"$T/out/js" 2>&1
+grep -q "^exit 0" "$T/out/js" && grep -q "hello from node" "$T/out/js" && grep -q "^denied: " "$T/out/js" &&
+	ok "examples/run_step.mjs: the same from Node, with its denials" ||
+	notok "examples/run_step.mjs: the same from Node, with its denials" "$(cat "$T/out/js")"
+grep -q "^OnCalendar=" "$EX/nightly-report.timer" && ok "examples: a systemd timer" || notok "examples: a systemd timer"
+# the service's ExecStart as systemd runs it (the job's paths moved into the
+# test's folder, stepbox where the .deb puts it: this one, with auto), its
+# User and WorkingDirectory set as the unit sets them: the job reads its two
+# files, installs nothing (an empty requirements file), writes its report
+R="$T/srv/reports"
+mkdir -p "$R/runs"
+echo "# nothing to install" >"$R/requirements.txt"
+echo "open('report.txt', 'w').write('the report')" >"$R/make_report.py"
+exec_start=$(sed -n '/^ExecStart=/,/[^\\]$/p' "$EX/nightly-report.service" | sed -e 's/^ExecStart=//' -e 's/\\$//' | tr -d '\n' |
+	sed -e "s|/srv/|$T/srv/|g" -e "s|/usr/bin/stepbox|\"\$STEPBOX\"|")
+grep -q "^ExecStart=/usr/bin/stepbox run" "$EX/nightly-report.service" || notok "the service names /usr/bin/stepbox, where the .deb installs it"
+a=$(abi)
+if [ "$a" -ge 4 ]; then
+	(cd "$R/runs" && eval "env PIP_NO_INDEX=1 $exec_start") >"$T/out/out" 2>"$T/out/err"
+	RC=$?
+	[ "$RC" = 0 ] && [ "$(cat "$R/runs/report.txt" 2>/dev/null)" = "the report" ] && [ -s "$R/last-run.json" ] &&
+		ok "examples/nightly-report.service: its ExecStart runs the job as written" ||
+		notok "examples/nightly-report.service: its ExecStart runs the job as written" "exit $RC" "$(tail -3 "$T/out/err")"
+else
+	skip "examples/nightly-report.service: its ExecStart" "its port list needs Landlock ABI 4 (here $a)"
+fi
 
 # every example of the man page runs as written (paths moved into the test's
 # folder, each command replaced by true): the flags it shows exist and go
