@@ -11,7 +11,7 @@ _stepbox()
 	local options="--policy --consume --read --write --workdir --workdir-readonly
 		--allow-broad-grants --persist --persist-shared --persist-wait --unix --home-file
 		--net --backend --env --unset --clean-env --timeout --grace --explain
-		--enable-audit --report --verbose --quiet --help"
+		--enable-audit --report --limit --no-limits --verbose --quiet --help"
 	if [ "$cword" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help -V --version" -- "$cur"))
 		return
@@ -39,6 +39,10 @@ _stepbox()
 		;;
 	--net)
 		COMPREPLY=($(compgen -W "allow none tcp:" -- "$cur"))
+		return
+		;;
+	--limit)
+		COMPREPLY=($(compgen -W "memory= tasks= cpu_s= file_size= open_files= output= tmp=" -- "$cur"))
 		return
 		;;
 	--format)

@@ -18,7 +18,12 @@ trap 'rm -rf "$stage"' EXIT
 DESTDIR="$stage" meson install -C "$bdir" --strip >/dev/null
 gzip -9n "$stage/usr/share/man/man1/stepbox.1"
 doc="$stage/usr/share/doc/stepbox"
-mkdir -p "$doc"
+mkdir -p "$doc/docs" "$doc/examples"
+# what the man page and README point to: the docs and the examples, as in the tree
+cp "$top/README.md" "$doc/"
+cp "$top"/docs/*.md "$doc/docs/"
+cp "$top"/examples/*.* "$doc/examples/"
+chmod 644 "$doc/README.md" "$doc"/docs/* "$doc"/examples/*
 {
 	echo "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
 	echo "Upstream-Name: stepbox"

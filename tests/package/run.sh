@@ -23,7 +23,12 @@ for f in ./usr/bin/stepbox ./usr/share/man/man1/stepbox.1.gz ./usr/share/bash-co
 	./usr/share/doc/stepbox/copyright ./usr/share/doc/stepbox/changelog.Debian.gz; do
 	grep -q " $f\$" "$T/contents" || missing="$missing $f"
 done
-[ -z "$missing" ] && ok "it holds the binary, the compressed man page, bash completion, copyright" ||
+for f in ./usr/share/doc/stepbox/README.md ./usr/share/doc/stepbox/docs/mcp.md \
+	./usr/share/doc/stepbox/docs/security.md ./usr/share/doc/stepbox/examples/run_step.py \
+	./usr/share/doc/stepbox/examples/nightly-report.service; do
+	grep -q " $f\$" "$T/contents" || missing="$missing $f"
+done
+[ -z "$missing" ] && ok "it holds the binary, the compressed man page, bash completion, copyright, the docs and examples the man page names" ||
 	notok "it holds the binary, the compressed man page, bash completion, copyright" "missing:$missing"
 dpkg-deb -x "$deb" "$T/root"
 file "$T/root/usr/bin/stepbox" | grep -q "stripped" && ! file "$T/root/usr/bin/stepbox" | grep -q "not stripped" &&
@@ -35,6 +40,12 @@ file "$T/root/usr/bin/stepbox" | grep -q "stripped" && ! file "$T/root/usr/bin/s
 	ok "the packaged stepbox runs a step" || notok "the packaged stepbox runs a step"
 bash -c ". '$T/root/usr/share/bash-completion/completions/stepbox' && complete -p stepbox" >/dev/null 2>&1 &&
 	ok "bash completion loads" || notok "bash completion loads"
+got=$(bash -c ". '$T/root/usr/share/bash-completion/completions/stepbox'
+	COMP_WORDS=(stepbox run --no-l); COMP_CWORD=2; _stepbox; echo \"\${COMPREPLY[*]}\"
+	COMP_WORDS=(stepbox run --limit ''); COMP_CWORD=3; _stepbox; echo \"\${COMPREPLY[*]}\"" 2>&1)
+echo "$got" | grep -q -- "--no-limits" && echo "$got" | grep -q "memory= tasks=" &&
+	ok "bash completion knows --limit and --no-limits, and the limits' names" ||
+	notok "bash completion knows --limit and --no-limits, and the limits' names" "$got"
 zcat "$T/root/usr/share/man/man1/stepbox.1.gz" | grep -q "^.SH POLICY KEYS" &&
 	ok "the man page is there, compressed" || notok "the man page is there, compressed"
 if command -v lintian >/dev/null; then
