@@ -42,7 +42,7 @@ build() { # DIR [MESON-OPTIONS...]
 		ninja -C "$dir" >"$stage/ninja.log" 2>&1; then
 		ok "the portable core builds alone ($*)"
 	else
-		notok "the portable core builds alone ($*)" "$(tail -5 "$stage/setup.log" "$stage/ninja.log")"
+		notok "the portable core builds alone ($*)" "$(cat "$stage/setup.log" "$stage/ninja.log" | tail -5)"
 		return 1
 	fi
 }
