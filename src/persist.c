@@ -1,6 +1,9 @@
 #include "persist.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -129,7 +132,7 @@ static bool same_file(int dfd, int fd)
  * Wait for the lock on fd: F_OFD_SETLKW, woken by SIGALRM to speak after a
  * second and to give up at the deadline. 0, 1 at the deadline, or -errno.
  */
-static int wait_lock(struct persist_lock *l, struct flock *fl, const char *dir, long wait_s,
+static int wait_lock(int fd, const char *holder, struct flock *fl, const char *dir, long wait_s,
 		     bool quiet, double start)
 {
 	struct sigaction sa, old;
@@ -155,12 +158,12 @@ static int wait_lock(struct persist_lock *l, struct flock *fl, const char *dir, 
 			}
 			if (!said && !quiet)
 				fprintf(stderr, "stepbox: waiting for the workflow cache %s, held by %s\n",
-					dir, l->holder[0] ? l->holder : "another step");
+					dir, holder[0] ? holder : "another step");
 			said = true;
 			continue;
 		}
 		arm(wake ? wake - t : 0);
-		r = fcntl(l->fd, F_OFD_SETLKW, fl);
+		r = fcntl(fd, F_OFD_SETLKW, fl);
 		arm(0);
 		if (r == 0)
 			break;
@@ -191,16 +194,100 @@ static void say_killed(const char *dir, const struct persist_lock *lock, bool qu
 	strv_release(&aside);
 }
 
+/* A folder of ours alone: not a link, ours, written by no one else. */
+static bool ours_alone(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	       (st.st_mode & 022) == 0;
+}
+
+/*
+ * The folder of the path locks, made 0700 if missing: in the user's
+ * runtime folder (XDG_RUNTIME_DIR), in /run for root, else
+ * /tmp/stepbox-locks-UID; taken only when it is ours alone. 0, or -1 when
+ * none is (the path lock is then not taken: docs/persistence.md).
+ */
+static int locks_dir(char *out, size_t cap)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int n;
+	if (xdg && xdg[0] == '/' && ours_alone(xdg))
+		n = snprintf(out, cap, "%s/stepbox-locks", xdg);
+	else if (geteuid() == 0)
+		n = snprintf(out, cap, "/run/stepbox-locks");
+	else
+		n = snprintf(out, cap, "/tmp/stepbox-locks-%u", (unsigned)geteuid());
+	if (n < 0 || (size_t)n >= cap || (mkdir(out, 0700) < 0 && errno != EEXIST))
+		return -1;
+	return ours_alone(out) ? 0 : -1;
+}
+
+/*
+ * The path lock: the same lock on a file named after dir's path, outside
+ * every place a step may reach. The lock in P is found by P's path; a step
+ * that may rename P (Landlock alone cannot refuse it beneath a write grant)
+ * could make a new P that the next step locks at once. Keyed by the path,
+ * the next step waits for this one whatever became of the folder. Taken
+ * first by every step, so no two wait on each other. Where no such folder
+ * is, -1 and no wait (the lock in P stands alone, as before).
+ */
+static int path_lock(struct persist_lock *l, int dfd, const char *dir, long wait_s, bool quiet,
+		     double start, struct stepbox_err *err)
+{
+	bool shared = l->shared;
+	char path[PATH_MAX];
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a of the canonical path */
+	for (const char *p = dir; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	if (locks_dir(path, sizeof(path) - 24) < 0)
+		return -1;
+	size_t n = strlen(path);
+	snprintf(path + n, sizeof(path) - n, "/%016" PRIx64 ".lock", h);
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+	if (fd < 0)
+		return -1;
+	struct flock fl = {.l_type = shared ? F_RDLCK : F_WRLCK, .l_whence = SEEK_SET};
+	int r = fcntl(fd, F_OFD_SETLK, &fl) == 0 ? 0 : -errno;
+	if (r == -EAGAIN || r == -EACCES) {
+		/* who holds it, for the message: the lock in P says */
+		int in_p = openat(dfd, PERSIST_LOCK_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (in_p >= 0) {
+			read_holder(in_p, fl.l_type, l->holder, sizeof(l->holder));
+			close(in_p);
+		}
+		r = wait_lock(fd, l->holder, &fl, dir, wait_s, quiet, start);
+	}
+	if (r == 1) {
+		err_set(err, ERR_UNAVAILABLE, 0,
+			"the workflow cache '%s' is still held by %s after %ld s (--persist-wait)",
+			dir, l->holder[0] ? l->holder : "another step", wait_s);
+		err_hint(err, "another step is using it: wait longer, or run a step that only "
+			      "uses what is installed with --persist-shared");
+	}
+	if (r != 0) {
+		close(fd);
+		return r == 1 ? -ETIMEDOUT : -1; /* a lock it could not take: as if none */
+	}
+	return fd;
+}
+
 int persist_lock(struct persist_lock *l, const char *dir, bool shared, long wait_s, bool quiet,
 		 struct stepbox_err *err)
 {
 	memset(l, 0, sizeof(*l));
-	l->fd = -1;
+	l->fd = l->path_fd = -1;
 	l->shared = shared;
 	int dfd = path_open_nofollow(dir, O_DIRECTORY);
 	if (dfd < 0)
 		return err_set(err, ERR_UNAVAILABLE, -dfd, "open the persistent folder '%s'", dir);
 	double start = now_s();
+	l->path_fd = path_lock(l, dfd, dir, wait_s, quiet, start, err);
+	if (l->path_fd == -ETIMEDOUT) {
+		close(dfd);
+		l->path_fd = -1;
+		return -ETIMEDOUT;
+	}
 	int r = 0;
 	/* a holder that removed the file frees a lock nobody else will see: try again */
 	for (int tries = 0; tries < 100; tries++) {
@@ -212,7 +299,7 @@ int persist_lock(struct persist_lock *l, const char *dir, bool shared, long wait
 		r = fcntl(l->fd, F_OFD_SETLK, &fl) == 0 ? 0 : -errno;
 		if (r == -EAGAIN || r == -EACCES) {
 			read_holder(l->fd, fl.l_type, l->holder, sizeof(l->holder));
-			r = wait_lock(l, &fl, dir, wait_s, quiet, start);
+			r = wait_lock(l->fd, l->holder, &fl, dir, wait_s, quiet, start);
 		}
 		if (r == 1) {
 			err_set(err, ERR_UNAVAILABLE, 0,
@@ -274,7 +361,9 @@ void persist_unlock(struct persist_lock *l)
 		write_slot(l->fd, false, "ended");
 	if (l->fd >= 0)
 		close(l->fd);
-	l->fd = -1;
+	if (l->path_fd >= 0)
+		close(l->path_fd);
+	l->fd = l->path_fd = -1;
 }
 
 /*

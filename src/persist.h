@@ -21,6 +21,7 @@
 
 struct persist_lock {
 	int fd;          /* the locked file, or -1 */
+	int path_fd;     /* the same lock keyed by P's path, outside P (persist.c), or -1 */
 	bool shared;
 	double waited_s; /* how long another step held it */
 	char holder[160];/* who held it when we started waiting, or "" */

@@ -361,7 +361,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	struct limit_pump *pump = NULL;
 	bool retry = false;
 	struct backend *b = &ctx->backend;
-	struct persist_lock lock = {.fd = -1};
+	struct persist_lock lock = {.fd = -1, .path_fd = -1};
 	int rc = env_prepare_step(cfg, &ctx->grants, &ctx->env, &lock, &err);
 	struct backend_input in = {
 		.cfg = cfg,

@@ -406,7 +406,7 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 		 char *const *argv)
 {
 	struct stepbox_err err = {0}, rerr = {0};
-	struct persist_lock lock = {.fd = -1};
+	struct persist_lock lock = {.fd = -1, .path_fd = -1};
 	char *file = NULL;
 	const char *reached = NULL;
 	struct outcome o = {.code = 125, .status = -1};
