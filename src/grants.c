@@ -475,7 +475,8 @@ static const char *broad_kind(const struct build *b, const char *path)
 		return "a top-level system folder";
 	/* every user's scratch: `cd /tmp && stepbox run` wrote the host's whole
 	 * /tmp, where the step's own /tmp is private */
-	static const char *const shared_scratch[] = {"/tmp", "/var/tmp", "/dev/shm"};
+	static const char *const shared_scratch[] = {"/tmp", "/var/tmp", "/dev/shm", "/run/lock",
+						     "/var/lock"};
 	for (size_t i = 0; i < sizeof(shared_scratch) / sizeof(shared_scratch[0]); i++)
 		if (strcmp(path, shared_scratch[i]) == 0)
 			return "a scratch folder every user of this host shares";
@@ -1270,7 +1271,16 @@ static int add_home_files(struct build *b)
 			const char *name = lists[l].list->v[i];
 			char *path = strv_fmt("%s/%s", b->home_norm, name);
 			int r = path ? 0 : -ENOMEM;
-			/* files one by one: a folder holding keys hands them all over */
+			/* files one by one: HOME itself, or a folder holding keys, hands
+			 * them all over */
+			char norm[PATH_MAX];
+			if (r == 0 && path_normalize(path, norm, sizeof(norm)) == 0 &&
+			    strcmp(norm, b->home_norm) == 0) {
+				err_set(b->err, ERR_USAGE, 0, "home file '%s' is HOME itself", name);
+				err_hint(b->err, "name the files the step needs one by one "
+					 "(--home-file .gitconfig)");
+				r = -EPERM;
+			}
 			if (r == 0 && grants_holds_keys(path)) {
 				err_set(b->err, ERR_USAGE, 0, "home file '%s': '%s' is a folder "
 					"holding keys or credentials", name, path);

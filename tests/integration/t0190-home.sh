@@ -79,6 +79,8 @@ run_sb run -C "$T/wf/r1" --home-file .ssh -- cat "$H/.ssh/id_ed25519"
 [ "$RC" = 125 ] && grep -q "folder holding keys or credentials" "$T/out/err" && grep -q "one by one" "$T/out/err" &&
 	! echo "$OUT" | grep -q zq-key && ok "--home-file .ssh (a key inside): 125, named, never read" ||
 	notok "--home-file .ssh (a key inside): 125, named, never read" "rc=$RC" "$OUT"
+expect "--home-file . (HOME itself): 125, named" 125 "is HOME itself" -- run -C "$T/wf/r1" --home-file . -- true
+expect "--home-file ./ (HOME itself): 125" 125 "is HOME itself" -- run -C "$T/wf/r1" --home-file ./ -- true
 in_box "--home-file .ssh/config: that file is read (the control)" "grep -q HostName '$H/.ssh/config'" \
 	-C "$T/wf/r1" --home-file .ssh/config
 

@@ -65,6 +65,7 @@ broad "--persist /var" --persist /var
 broad "-w /tmp" -w /tmp
 broad "-w /var/tmp" -w /var/tmp
 broad "-w /dev/shm" -w /dev/shm
+broad "-w /run/lock" -w /run/lock
 broad "-w /tmp/ (normalized)" -w /tmp/
 rm -f "$T_RAN"
 (cd /tmp && "$SB" run -w "$T/mark" -- touch "$T_RAN" >"$T/out/out" 2>"$T/out/err")
