@@ -11,6 +11,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "path.h"
+
 /* harden_filter_* arrays compiled by tools/seccomp-gen.c at build time */
 #include "seccomp_filters.h"
 
@@ -61,6 +63,14 @@ int harden_cloexec_fds(void)
 	for (int fd = 3; fd < max; fd++)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 	return 0;
+}
+
+bool harden_filtered(void)
+{
+	char *text = path_read_file("/proc/self/status", 1 << 16);
+	bool yes = text && strstr(text, "\nSeccomp:\t2") != NULL;
+	free(text);
+	return yes;
 }
 
 bool harden_has_cap(int cap)

@@ -44,6 +44,9 @@ int harden_cloexec_fds(void); /* every fd but 0, 1, 2 closes at exec */
 int harden_drop_caps(void);
 /* Whether the calling thread holds cap (CAP_*) in its effective set. */
 bool harden_has_cap(int cap);
+
+/* Whether a seccomp filter is in force on this process (/proc/self/status "Seccomp: 2"). */
+bool harden_filtered(void);
 int harden_no_new_privs(void);
 int harden_seccomp(const struct harden *h); /* every filter but the supervisor's */
 /*

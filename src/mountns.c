@@ -547,15 +547,6 @@ static long sysctl_or(const char *path, long dflt)
 	return v;
 }
 
-/* Whether a seccomp filter is on this process (/proc/self/status "Seccomp: 2"). */
-static bool seccomp_filtered(void)
-{
-	char *text = path_read_file("/proc/self/status", 1 << 16);
-	bool yes = text && strstr(text, "\nSeccomp:\t2") != NULL;
-	free(text);
-	return yes;
-}
-
 /*
  * The first steps of every new root, the probe's and a run's alike: nothing
  * propagates back to the host, and a scratch tmpfs becomes the root with the
@@ -696,7 +687,7 @@ int mountns_unavailable(const struct mountns_plan *p, int e, struct stepbox_err 
 		err_hint(err, "root without CAP_SYS_ADMIN tried a user namespace: a container's "
 			      "seccomp profile (Docker's default) or an LSM refuses it; allow unshare "
 			      "there, or use --backend landlock");
-	else if (p->userns && e == EPERM && sysctls_allow && seccomp_filtered())
+	else if (p->userns && e == EPERM && sysctls_allow && harden_filtered())
 		err_hint(err, "the sysctls allow user namespaces, so it is this process's seccomp "
 			      "filter (a container's profile: Docker's and containerd's default "
 			      "refuse unshare without CAP_SYS_ADMIN): run the container with a "

@@ -31,6 +31,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "harden.h"
 #include "landlock.h"
 #include "path.h"
 #include "stepview.h"
@@ -1364,20 +1365,10 @@ static void *dispatch(void *arg)
 	return NULL;
 }
 
-/* Whether a seccomp filter is in force here ("Seccomp_filters:" above 0). */
-static bool filtered(void)
-{
-	char *text = path_read_file("/proc/self/status", 1 << 16);
-	const char *n = text ? strstr(text, "\nSeccomp_filters:\t") : NULL;
-	bool yes = n && strtol(n + 18, NULL, 10) > 0;
-	free(text);
-	return yes;
-}
-
 /* Whether a new listener is refused because one holds the chain (EBUSY). */
 static bool listener_taken(void)
 {
-	if (!filtered())
+	if (!harden_filtered())
 		return false;
 	pid_t pid = fork();
 	if (pid == 0) {
