@@ -53,6 +53,12 @@ struct backend_layers {
 	bool outer_supervisor; /* nested: the sandbox stepbox runs in supervises instead, by
 				* its grants (SUPERVISE_NESTED); supervise is false */
 	bool refuse_sysv;    /* no IPC namespace: System V IPC refused */
+	/*
+	 * no private /dev/shm (Landlock alone) and no grant to write the host's:
+	 * the supervisor serves POSIX shared memory and semaphores from a folder
+	 * of the step's own (supervise.h)
+	 */
+	bool serve_shm;
 };
 
 /* What a plan is made from (each build reads its own). */

@@ -43,12 +43,15 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg,
 	h->filters[h->n++] = hardening[net][o->refuse_sysv];
 	if (o->traced)
 		h->filters[h->n++] = PROG(harden_filter_trace);
-	if (o->supervise && o->supervise_nofd)
-		h->notify = cfg->net == NET_TCP ? PROG(harden_filter_notify_nofd_listen)
-						: PROG(harden_filter_notify_nofd);
-	else if (o->supervise)
-		h->notify = cfg->net == NET_TCP ? PROG(harden_filter_notify_listen)
-						: PROG(harden_filter_notify);
+	/* the supervisor's: [without pidfd_getfd][listen() under a port list][/dev/shm] */
+	static const struct sock_fprog notify[2][2][2] = {
+		{{FPROG(harden_filter_notify), FPROG(harden_filter_notify_shm)},
+		 {FPROG(harden_filter_notify_listen), FPROG(harden_filter_notify_listen_shm)}},
+		{{FPROG(harden_filter_notify_nofd), FPROG(harden_filter_notify_nofd_shm)},
+		 {FPROG(harden_filter_notify_nofd_listen), FPROG(harden_filter_notify_nofd_listen_shm)}},
+	};
+	if (o->supervise)
+		h->notify = notify[o->supervise_nofd][cfg->net == NET_TCP][o->serve_shm];
 }
 
 int harden_cloexec_fds(void)

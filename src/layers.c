@@ -240,6 +240,8 @@ static int plan_landlock_alone(struct backend *b, const struct backend_input *in
 			       struct stepbox_err *err)
 {
 	int r = plan_none(b, in, err);
+	b->layers.serve_shm = b->layers.supervise &&
+			      !grants_covers(in->grants, "/dev/shm", GRANT_WRITE);
 	return r < 0 ? r : plan_landlock(b, in, err);
 }
 
@@ -430,6 +432,8 @@ static void describe(const struct backend *b, char *buf, size_t cap)
 				     : " + supervisor");
 	if (l->landlock)
 		strbuf_add(&sb, " (Landlock ABI %d, kernel %d)", f->abi, f->kernel_abi);
+	if (l->serve_shm)
+		strbuf_add(&sb, "; /dev/shm: a folder of the step's own, served by the supervisor");
 }
 
 static const struct backend_ops stacked = {

@@ -203,10 +203,11 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 	}
 	if (root)
 		json_object_set_new(root, "layers",
-				    json_pack("{s:b, s:b, s:b, s:b}", "namespaces", backend->layers.ns,
-					      "landlock", backend->layers.landlock, "supervisor",
-					      backend->layers.supervise, "outer_supervisor",
-					      backend->layers.outer_supervisor));
+				    json_pack("{s:b, s:b, s:b, s:b, s:b}", "namespaces",
+					      backend->layers.ns, "landlock", backend->layers.landlock,
+					      "supervisor", backend->layers.supervise, "outer_supervisor",
+					      backend->layers.outer_supervisor, "served_shm",
+					      backend->layers.serve_shm));
 	if (root)
 		json_object_set_new(root, "auto_tried", tried_json(backend));
 	return reportfile_write(path, "--report", dir, root, err);

@@ -19,6 +19,7 @@
 #include "persist.h"
 #include "path.h"
 #include "report.h"
+#include "shm.h"
 
 /*
  * The step's own terminal: a terminal on stdin, stdout or stderr, by name
@@ -377,11 +378,15 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.refuse_sysv = b->layers.refuse_sysv,
 		.supervise = b->layers.supervise,
 		.supervise_nofd = b->layers.supervise_nofd,
+		.serve_shm = b->layers.serve_shm,
 	};
 	harden_prepare(&h, cfg, &ho);
 	struct strv write = STRV_INIT, unix_dirs = STRV_INIT;
+	struct shm_place shm = {.dirfd = -1};
 	if (rc == 0)
 		rc = supervised_places(ctx, &write, &unix_dirs, &err);
+	if (rc == 0 && b->layers.serve_shm)
+		rc = shm_place_make(&shm, &err);
 	if (rc < 0)
 		goto out;
 	if (rc == 0)
@@ -403,6 +408,8 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.no_getfd = b->layers.supervise_nofd,
 		.diag_fd = -1, /* the child's, taken with the listener */
 		.net_ruleset = layers_net_ruleset(b),
+		.shm_dir = shm.dirfd,
+		.judge = ho.traced,
 	};
 	struct denial_sink sink = explain_sink(&x); /* the layers' refusals, for --explain */
 	struct launch_spec spec = {
@@ -462,6 +469,7 @@ out:
 	backend_release(b); /* the step's rulesets and mount plan: a retry plans anew */
 	strv_release(&write);
 	strv_release(&unix_dirs);
+	shm_place_remove(&shm);
 	audit_release(&au);
 	explain_release(&x);
 	return retry ? fall_back(cfg, ctx, argv, learn, &err) : code;

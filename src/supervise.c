@@ -34,6 +34,7 @@
 #include "harden.h"
 #include "landlock.h"
 #include "path.h"
+#include "shm.h"
 #include "stepview.h"
 #include "strv.h"
 
@@ -86,6 +87,8 @@ struct supervisor {
 	int diag;      /* with it: sock_diag in the step's network namespace (dispatcher only) */
 	bool broken; /* its credentials could not be narrowed: refuse everything */
 	int net_ruleset;
+	int shm_dir;  /* the step's own /dev/shm (Landlock alone), or -1 */
+	bool judge;   /* --explain by the tracer: a call let go on is judged here */
 	struct sup_denial *denied; /* what was refused, for --explain and the report */
 	size_t ndenied, capdenied;
 	struct sup_name *names;
@@ -111,6 +114,8 @@ static void sup_unref(struct supervisor *s)
 		return;
 	if (s->net_ruleset >= 0)
 		close(s->net_ruleset);
+	if (s->shm_dir >= 0)
+		close(s->shm_dir);
 	if (s->diag >= 0)
 		close(s->diag);
 	strv_release(&s->write);
@@ -1270,6 +1275,14 @@ static void serve_meta(struct call *c)
 	respond(c, 0, -r);
 }
 
+/* Whether an open makes a file with a set-id bit (notify_setid_rules' shape). */
+static bool setid_make(const struct seccomp_notif *req)
+{
+	bool at = req->data.nr == SYS_openat;
+	uint64_t flags = req->data.args[at + 1], mode = req->data.args[at + 2];
+	return (flags & (O_CREAT | __O_TMPFILE)) && (mode & (S_ISUID | S_ISGID));
+}
+
 /* A file made with a set-id bit (notify_setid_rules): refused, and said. */
 static void serve_setid_make(struct call *c)
 {
@@ -1281,6 +1294,115 @@ static void serve_setid_make(struct call *c)
 		snprintf(path, sizeof(path), "?");
 	note_denial(c, OP_SETID, path, -1);
 	respond(c, 0, EPERM);
+}
+
+/* ---- /dev/shm (Landlock alone) ------------------------------------------ */
+
+/* Let the call go on: the kernel performs it, and Landlock judges it. */
+static void go_on(const struct call *c)
+{
+	struct seccomp_notif_resp resp = {.id = c->req->id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE};
+	while (ioctl(c->s->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * --explain by the tracer: a call sent here never stops in it, so one let
+ * go on is judged here as Landlock will judge it, by the folder it writes
+ * (parent: the folder path lies in) or the file it writes. A read is not
+ * judged: Landlock alone's read rules are not the supervisor's to know.
+ */
+static void judge(struct call *c, enum denial_op op, uint64_t dirfd, const char *path,
+		  bool parent)
+{
+	if (!c->s->judge)
+		return;
+	char dir[PATH_MAX];
+	const char *at = path;
+	if (parent) {
+		const char *slash = strrchr(path, '/');
+		if (!slash)
+			at = ".";
+		else if (slash == path)
+			at = "/";
+		else
+			at = dir, snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	}
+	int fd = stepview_resolve(&c->v, dirfd, at, parent);
+	char where[PATH_MAX];
+	if (fd >= 0 && stepview_held_path(fd, where, sizeof(where)) == 0 &&
+	    !allowed_place(c, fd, where, false))
+		note_denial(c, op, where, -1);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* What a file in the step's /dev/shm may be opened with; anything else is Landlock's. */
+#define SHM_OPEN_FLAGS                                                                     \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |    \
+	 O_APPEND | O_NOCTTY | O_LARGEFILE)
+
+/*
+ * open, openat, link, linkat, unlink and unlinkat (harden_filter_notify_shm):
+ * on /dev/shm/NAME, performed in the step's own folder from our copy of the
+ * path (no second look at the step's memory), the new file with the step's
+ * umask and given to the step as its own fd; any other path goes on.
+ */
+static void serve_shm(struct call *c)
+{
+	const uint64_t *a = (const uint64_t *)c->req->data.args;
+	int nr = c->req->data.nr;
+	bool at = nr == SYS_openat || nr == SYS_linkat || nr == SYS_unlinkat;
+	uint64_t dirfd = at ? a[0] : (uint64_t)(unsigned)AT_FDCWD;
+	char p1[PATH_MAX], p2[PATH_MAX];
+	const char *n1 = NULL, *n2 = NULL;
+	bool two = nr == SYS_link || nr == SYS_linkat;
+	if (stepview_read_str(&c->v, a[at], p1, sizeof(p1)) == 0)
+		n1 = shm_name(p1);
+	if (two && stepview_read_str(&c->v, a[at ? 3 : 1], p2, sizeof(p2)) == 0)
+		n2 = shm_name(p2);
+	if (nr == SYS_open || nr == SYS_openat) {
+		int flags = (int)a[at + 1];
+		if (!n1 || (flags & ~SHM_OPEN_FLAGS)) {
+			if (flags & O_CREAT)
+				judge(c, OP_CREATE, dirfd, p1, true);
+			else if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
+				judge(c, OP_WRITE, dirfd, p1, false);
+			go_on(c);
+			return;
+		}
+		mode_t mode = (mode_t)a[at + 2] & 0777 & ~step_umask(c);
+		int fd = openat(c->s->shm_dir, n1, (flags & SHM_OPEN_FLAGS) | O_NOFOLLOW | O_CLOEXEC,
+				mode);
+		if (fd < 0) {
+			respond(c, 0, errno);
+			return;
+		}
+		struct seccomp_notif_addfd add = {
+			.id = c->req->id, .srcfd = (uint32_t)fd,
+			.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0,
+		};
+		int newfd = ioctl(c->s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+		int e = errno;
+		close(fd);
+		respond(c, newfd, newfd < 0 ? e : 0);
+		return;
+	}
+	if (two && n1 && n2 && !(nr == SYS_linkat && (a[4] & AT_EMPTY_PATH))) {
+		respond(c, 0, linkat(c->s->shm_dir, n1, c->s->shm_dir, n2, 0) < 0 ? errno : 0);
+		return;
+	}
+	if (!two && n1) {
+		respond(c, 0, unlinkat(c->s->shm_dir, n1, 0) < 0 ? errno : 0);
+		return;
+	}
+	if (two) {
+		/* the new name's folder is where Landlock's rule is met first */
+		judge(c, OP_LINK, at ? a[2] : (uint64_t)(unsigned)AT_FDCWD, p2, true);
+	} else {
+		judge(c, OP_DELETE, dirfd, p1, true);
+	}
+	go_on(c);
 }
 
 /* ---- the dispatcher ----------------------------------------------------- */
@@ -1319,8 +1441,12 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 			/* without pidfd_getfd: a UNIX datagram socket (harden_filter_notify_nofd) */
 			note_denial(&c, OP_NOFD, "a UNIX datagram socket", -1);
 			respond(&c, 0, EACCES);
-		} else if (nr == SYS_creat || nr == SYS_open || nr == SYS_openat ||
-			   nr == SYS_mknod || nr == SYS_mknodat) {
+		} else if ((nr == SYS_open || nr == SYS_openat) && setid_make(req)) {
+			serve_setid_make(&c);
+		} else if (nr == SYS_open || nr == SYS_openat || nr == SYS_link ||
+			   nr == SYS_linkat || nr == SYS_unlink || nr == SYS_unlinkat) {
+			serve_shm(&c); /* harden_filter_notify_shm */
+		} else if (nr == SYS_creat || nr == SYS_mknod || nr == SYS_mknodat) {
 			serve_setid_make(&c); /* only with a set-id bit (harden_filter_notify) */
 		} else if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto ||
 			 nr == SYS_sendmsg || nr == SYS_sendmmsg || nr == SYS_listen) {
@@ -1443,6 +1569,8 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 		s->listener = listener;
 		s->stop[0] = s->stop[1] = -1;
 		s->net_ruleset = -1;
+		s->shm_dir = -1;
+		s->judge = cfg->judge;
 		s->own_netns = cfg->own_netns;
 		s->host_names = cfg->host_names;
 		s->no_getfd = cfg->no_getfd;
@@ -1463,6 +1591,9 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 		r = copy_ids(&s->all_mnt, &s->nall_mnt, cfg->all_mnt, cfg->nall_mnt);
 	if (r == 0 && cfg->net_ruleset >= 0 &&
 	    (s->net_ruleset = fcntl(cfg->net_ruleset, F_DUPFD_CLOEXEC, 3)) < 0)
+		r = -errno;
+	if (r == 0 && cfg->shm_dir >= 0 &&
+	    (s->shm_dir = fcntl(cfg->shm_dir, F_DUPFD_CLOEXEC, 3)) < 0)
 		r = -errno;
 	if (r == 0 && syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &s->sizes) < 0)
 		r = -errno;

@@ -56,6 +56,8 @@ struct supervise_config {
 	 * namespace, taken over by supervise_start (closed there), or -1 */
 	int diag_fd;
 	int net_ruleset; /* Landlock ruleset handling TCP for on-behalf connects, or -1 */
+	int shm_dir;     /* the step's own /dev/shm folder (shm.h) whose calls are served, or -1 */
+	bool judge;      /* --explain by the tracer: say what a call let go on will meet */
 };
 
 struct supervisor;

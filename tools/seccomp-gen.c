@@ -370,14 +370,45 @@ static void notify_setid_rules(scmp_filter_ctx ctx)
 }
 
 /*
+ * Landlock alone: POSIX shared memory and semaphores. glibc makes them in
+ * /dev/shm, a path no program chooses, which Landlock alone cannot give the
+ * step a private copy of; the supervisor serves those calls from a folder of
+ * the step's own and lets every other one go on (Landlock judges it). The
+ * calls glibc makes there, by their shape, so that plain reads and what
+ * walks a tree by folder fds (rm -r, find) never stop: each names an
+ * absolute path from AT_FDCWD; shm_open and sem_open open with O_NOFOLLOW |
+ * O_CLOEXEC, sem_open makes a new semaphore under a temporary name (O_CREAT
+ * | O_EXCL), links it to its name and unlinks the temporary one;
+ * shm_unlink and sem_unlink unlink.
+ */
+static void notify_shm_rules(scmp_filter_ctx ctx)
+{
+	/* the kernel reads the dirfd as an int: the upper half of the register is not looked at */
+	struct scmp_arg_cmp cwd = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)AT_FDCWD);
+	const scmp_datum_t shapes[] = {O_CREAT | O_EXCL, O_NOFOLLOW | O_CLOEXEC};
+	for (size_t k = 0; k < 2; k++) {
+		struct scmp_arg_cmp open_c = SCMP_A1(SCMP_CMP_MASKED_EQ, shapes[k], shapes[k]);
+		struct scmp_arg_cmp openat_c[2] = {cwd, SCMP_A2(SCMP_CMP_MASKED_EQ, shapes[k], shapes[k])};
+		add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(open), "open", 1, &open_c);
+		add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(openat), "openat", 2, openat_c);
+	}
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(link), "link", 0, NULL);
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(linkat), "linkat", 1, &cwd);
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(unlink), "unlink", 0, NULL);
+	/* not rmdir's form: AT_REMOVEDIR */
+	struct scmp_arg_cmp file[2] = {cwd, SCMP_A2(SCMP_CMP_MASKED_EQ, AT_REMOVEDIR, 0)};
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(unlinkat), "unlinkat", 2, file);
+}
+
+/*
  * A notification goes to the listener of the filter that asked for it, and a
  * task gets one listener per filter: so the supervisor's calls are one
  * filter, with listen() under a port list (Landlock has no hook for it: an
- * unbound socket that listens takes an ephemeral port nobody allowed).
+ * unbound socket that listens takes an ephemeral port nobody allowed), and
+ * /dev/shm's calls under Landlock alone (notify_shm_rules).
  */
-enum filter {
-	F_TRACE, F_NOTIFY, F_NOTIFY_LISTEN, F_NOTIFY_NOFD, F_NOTIFY_NOFD_LISTEN,
-};
+enum filter { F_TRACE, F_NOTIFY };
+enum { N_NOFD = 1, N_LISTEN = 2, N_SHM = 4 };
 
 /* The hardening filter's network layer. */
 enum net_layer { NET_LAYER_NONE, NET_LAYER_NO_NET, NET_LAYER_TCP };
@@ -469,29 +500,22 @@ static void emit_harden(const char *name, enum net_layer net, bool alone)
 	export(ctx, name);
 }
 
-static void emit(const char *name, enum filter which)
+static void emit(const char *name, enum filter which, unsigned notify)
 {
 	scmp_filter_ctx ctx = new_ctx(false);
-	switch (which) {
-	case F_TRACE:
+	if (which == F_TRACE) {
 		add_names(ctx, SCMP_ACT_TRACE(0), traced);
-		break;
-	case F_NOTIFY:
-	case F_NOTIFY_LISTEN:
-		notify_net_rules(ctx);
+	} else {
+		if (notify & N_NOFD)
+			notify_nofd_net_rules(ctx);
+		else
+			notify_net_rules(ctx);
 		notify_meta_rules(ctx);
 		notify_setid_rules(ctx);
-		if (which == F_NOTIFY_LISTEN)
+		if (notify & N_LISTEN)
 			add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), "listen", 0, NULL);
-		break;
-	case F_NOTIFY_NOFD:
-	case F_NOTIFY_NOFD_LISTEN:
-		notify_nofd_net_rules(ctx);
-		notify_meta_rules(ctx);
-		notify_setid_rules(ctx);
-		if (which == F_NOTIFY_NOFD_LISTEN)
-			add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), "listen", 0, NULL);
-		break;
+		if (notify & N_SHM)
+			notify_shm_rules(ctx);
 	}
 	export(ctx, name);
 }
@@ -523,10 +547,12 @@ int main(int argc, char **argv)
 				 alone ? "_alone" : "");
 			emit_harden(name, (enum net_layer)net, alone);
 		}
-	emit("harden_filter_trace", F_TRACE);
-	emit("harden_filter_notify", F_NOTIFY);
-	emit("harden_filter_notify_listen", F_NOTIFY_LISTEN);
-	emit("harden_filter_notify_nofd", F_NOTIFY_NOFD);
-	emit("harden_filter_notify_nofd_listen", F_NOTIFY_NOFD_LISTEN);
+	emit("harden_filter_trace", F_TRACE, 0);
+	for (unsigned n = 0; n < 8; n++) {
+		char name[64];
+		snprintf(name, sizeof(name), "harden_filter_notify%s%s%s", n & N_NOFD ? "_nofd" : "",
+			 n & N_LISTEN ? "_listen" : "", n & N_SHM ? "_shm" : "");
+		emit(name, F_NOTIFY, n);
+	}
 	return 0;
 }

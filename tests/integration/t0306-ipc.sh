@@ -103,6 +103,89 @@ print(sid >= 0, ctypes.get_errno() if sid < 0 else 0)'
 	denied "a host process is not there" "cat /proc/$victim/status"
 fi
 
+# POSIX shared memory and semaphores (glibc's /dev/shm, a path no program
+# chooses) work on every backend: a private tmpfs under the namespaces, a
+# folder of the step's own served by the supervisor under Landlock alone.
+# The host's objects stay out of reach by name, and nothing is left behind.
+cat >"$T/w/mp.py" <<'PY'
+import multiprocessing as mp, os, sys
+from multiprocessing import shared_memory
+def sq(x): return x * x
+if __name__ == "__main__":
+    q = mp.Queue(); q.put(41)
+    with mp.Pool(2) as p: total = sum(p.map(sq, range(10)))
+    sm = shared_memory.SharedMemory(create=True, size=64); sm.buf[0] = 7
+    again = shared_memory.SharedMemory(name=sm.name)
+    print(q.get() + 1, total, again.buf[0])
+    again.close(); sm.close(); sm.unlink()
+    # as shm_open does (multiprocessing's tracker would unlink what it opens):
+    # one left for the end of the step, and the host's by its name
+    shape = os.O_NOFOLLOW | os.O_CLOEXEC
+    os.open("/dev/shm/stepbox-left-%s" % sys.argv[1], os.O_RDWR | os.O_CREAT | os.O_EXCL | shape, 0o600)
+    try:
+        os.open("/dev/shm/" + sys.argv[2], os.O_RDONLY | shape)
+        print("HOST-OBJECT-OPENED")
+    except FileNotFoundError:
+        print("host object: not there")
+PY
+host_obj=stepbox-host-$$
+printf 'host-secret' >/dev/shm/$host_obj 2>/dev/null && chmod 666 /dev/shm/$host_obj
+before=$(ls -A /dev/shm | grep -c '^stepbox-shm\.')
+# positive control: the same program outside opens the host's object
+python3 -c "import os; print(os.read(os.open('/dev/shm/$host_obj', os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), 4))" >"$T/out/ctl" 2>&1
+grep -q "b'host'" "$T/out/ctl" && ok "the host's shared memory object opens outside (positive control)" ||
+	notok "the host's shared memory object opens outside (positive control)" "$(cat "$T/out/ctl")"
+run_sb run -- python3 mp.py $$ $host_obj
+[ "$RC" = 0 ] && [ "$OUT" = "$(printf '42 285 7\nhost object: not there')" ] &&
+	ok "multiprocessing's Queue, Pool and shared_memory work; the host's objects are not there" ||
+	notok "multiprocessing's Queue, Pool and shared_memory work; the host's objects are not there" "rc=$RC $OUT" "$ERR"
+[ ! -e /dev/shm/stepbox-left-$$ ] && [ "$(cat /dev/shm/$host_obj)" = host-secret ] &&
+	[ "$(ls -A /dev/shm | grep -c '^stepbox-shm\.')" = "$before" ] &&
+	ok "nothing the step made in /dev/shm outlives it, on the host" ||
+	{ rm -f /dev/shm/stepbox-left-$$; notok "nothing the step made in /dev/shm outlives it, on the host" "$(ls -A /dev/shm)"; }
+if [ -x "${FIXTURES:-/nonexistent}/kprobe" ]; then
+	"$FIXTURES/kprobe" deny-getfd "$SB" run -- python3 mp.py $$ $host_obj >"$T/out/out" 2>"$T/out/err"
+	[ "$?" = 0 ] && [ "$(head -1 "$T/out/out")" = "42 285 7" ] &&
+		ok "shared memory works where pidfd_getfd is refused (a container's profile)" ||
+		notok "shared memory works where pidfd_getfd is refused (a container's profile)" "$(cat "$T/out/out")"
+fi
+rm -f /dev/shm/$host_obj
+if [ "$BACKEND" = landlock ]; then
+	# only glibc's shapes are served, and only /dev/shm/NAME: the same calls
+	# elsewhere are Landlock's, which refuses them outside the write grants
+	# (their positive control: the workdir)
+	run_sb run -- python3 -c '
+import os
+for p in ("/usr/stepbox-t0306", "/dev/shm/../../usr/stepbox-t0306", "/dev/shm/x/../../../usr/stepbox-t0306"):
+    try:
+        os.close(os.open(p, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC)); print("MADE", p)
+    except OSError as e:
+        print(e.errno)
+os.close(os.open("mine", os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC))
+os.link("mine", "mine2"); os.unlink("mine"); os.unlink("mine2"); print("workdir ok")'
+	[ "$RC" = 0 ] && [ "$OUT" = "$(printf '13\n13\n2\nworkdir ok')" ] && [ ! -e /usr/stepbox-t0306 ] &&
+		ok "Landlock alone: served calls reach /dev/shm/NAME alone; elsewhere Landlock judges" ||
+		notok "Landlock alone: served calls reach /dev/shm/NAME alone; elsewhere Landlock judges" "rc=$RC $OUT"
+	# a folder a killed run left is removed by the next; one whose run holds it is not
+	stale=$(mktemp -d /dev/shm/stepbox-shm.XXXXXX) && : >"$stale/sem.x"
+	live=$(mktemp -d /dev/shm/stepbox-shm.XXXXXX)
+	python3 -c 'import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX); print("held", flush=True); time.sleep(30)' "$live" >"$T/out/held" &
+	holder=$!
+	BG_PIDS="$BG_PIDS $holder"
+	for _ in $(seq 50); do [ -s "$T/out/held" ] && break; sleep 0.1; done
+	run_sb run -- true
+	[ ! -e "$stale" ] && [ -d "$live" ] && ok "a folder a killed run left in /dev/shm is removed; a held one stays" ||
+		notok "a folder a killed run left in /dev/shm is removed; a held one stays" "$(ls -A /dev/shm)"
+	kill $holder 2>/dev/null
+	rm -rf "$stale" "$live"
+	# --explain sees a creation the supervisor let go on (tracer or audit)
+	run_sb run --explain -- python3 -c 'import tempfile; tempfile.mkstemp(dir="/usr")'
+	[ "$RC" != 0 ] && grep -q "/usr" "$T/out/err" && grep -qi "denied\|refused" "$T/out/err" &&
+		ok "--explain names a creation the supervisor let Landlock refuse" ||
+		notok "--explain names a creation the supervisor let Landlock refuse" "rc=$RC $ERR"
+fi
+
 # POSIX message queues and other processes by pid (limits, priority, affinity)
 mq=stepbox-mq-$$
 python3 -c "import ctypes, os; l = ctypes.CDLL(None); assert l.mq_open(b'/$mq', os.O_CREAT | os.O_RDWR, 0o666, None) >= 0"
