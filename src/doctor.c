@@ -176,52 +176,22 @@ static void walk_etc(int dfd, const char *path, const struct grants *g, int dept
 	closedir(dir);
 }
 
-/*
- * The dotfiles everyday tools read from HOME: each that exists and no grant
- * covers is named with what it breaks inside, so a deployment can hand over
- * the ones it means to (--home-file), never a secret by accident.
- */
+/* The dotfiles everyday tools read from HOME that no grant covers (env.c). */
 static void check_dotfiles(struct doctor *d, const struct run_ctx *ctx)
 {
-	static const struct {
-		const char *name, *breaks;
-	} dotfiles[] = {
-		{".gitconfig", "git commits carry no identity of the user's"},
-		{".config/git/config", "git commits carry no identity of the user's"},
-		{".npmrc", "the user's npm registry and its login are not used"},
-		{".yarnrc", "the user's yarn settings are not used"},
-		{".ssh/config", "ssh does not know the user's host aliases"},
-		{".config/pip/pip.conf", "the user's pip index settings are not used"},
-		{".pip/pip.conf", "the user's pip index settings are not used"},
-		{".cargo/config.toml", "the user's cargo settings are not used"},
-		{".gemrc", "the user's gem settings are not used"},
-		{".netrc", "logins that curl and git read from it are not used"},
-	};
-	const char *home = env_get(ctx->env.env.v, "HOME");
-	char list[1024] = "";
-	int n = 0;
-	for (size_t i = 0; home && i < sizeof(dotfiles) / sizeof(dotfiles[0]); i++) {
-		char path[PATH_MAX];
-		struct stat st;
-		if (snprintf(path, sizeof(path), "%s/%s", home, dotfiles[i].name) >= (int)sizeof(path) ||
-		    lstat(path, &st) < 0)
-			continue;
-		char *canon = realpath(path, NULL);
-		if (canon && !grants_covers(&ctx->grants, canon, GRANT_READ)) {
-			size_t l = strlen(list);
-			snprintf(list + l, sizeof(list) - l, "%s~/%s (%s)", n++ ? "; " : "",
-				 dotfiles[i].name, dotfiles[i].breaks);
-		}
-		free(canon);
-	}
-	if (!n)
+	const struct strv *u = &ctx->env.unseen;
+	char list[1024];
+	struct strbuf sb;
+	strbuf_init(&sb, list, sizeof(list));
+	strbuf_join(&sb, (const char *const *)u->v, u->n, "; ");
+	if (!u->n)
 		verdict(d, OK, "HOME dotfiles", NULL, "no tool dotfile in HOME is left out");
 	else
 		verdict(d, WARN, "HOME dotfiles",
 			"--home-file NAME (or home_files) for those a step needs; never a file "
 			"holding a secret the step must not have",
-			"%d tool dotfile%s in HOME cannot be read inside: %s", n, n == 1 ? "" : "s",
-			list);
+			"%zu tool dotfile%s in HOME cannot be read inside: %s", u->n,
+			u->n == 1 ? "" : "s", list);
 }
 
 static void check_etc(struct doctor *d, const struct run_ctx *ctx, const char *etc)

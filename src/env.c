@@ -666,6 +666,39 @@ static char *npm_own_prefix(const char *path)
 }
 
 /*
+ * The dotfiles everyday tools read from HOME, and what goes without one the
+ * sandbox keeps from the step: nothing in the step says why (git: "unable
+ * to auto-detect email address"), so stepbox does (-v, --explain, the
+ * report, doctor), and a deployment hands over those it means to
+ * (--home-file), never a secret by accident.
+ */
+static const struct {
+	const char *name, *breaks;
+} home_dotfiles[] = {
+	{".gitconfig", "git commits carry no identity of the user's"},
+	{".config/git/config", "git commits carry no identity of the user's"},
+	{".npmrc", "the user's npm registry and its login are not used"},
+	{".yarnrc", "the user's yarn settings are not used"},
+	{".ssh/config", "ssh does not know the user's host aliases"},
+	{".config/pip/pip.conf", "the user's pip index settings are not used"},
+	{".pip/pip.conf", "the user's pip index settings are not used"},
+	{".cargo/config.toml", "the user's cargo settings are not used"},
+	{".gemrc", "the user's gem settings are not used"},
+	{".netrc", "logins that curl and git read from it are not used"},
+};
+
+static int note_unseen(struct env_result *r, const struct grants *g, const char *home)
+{
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < sizeof(home_dotfiles) / sizeof(home_dotfiles[0]); i++)
+		if (home_has(home, home_dotfiles[i].name) &&
+		    !home_granted(g, home, home_dotfiles[i].name))
+			rc = strv_push_owned(&r->unseen, strv_fmt("~/%s (%s)", home_dotfiles[i].name,
+								  home_dotfiles[i].breaks));
+	return rc;
+}
+
+/*
  * Where tools keep their user-level configuration. Reads and writes land in
  * P/config (else R/.config), so `git config --global`, `npm config set` and
  * `pip config set` persist for the workflow, and the dotfiles in HOME are
@@ -674,14 +707,22 @@ static char *npm_own_prefix(const char *path)
  * (-r ~/.gitconfig, the user's identity handed over on purpose) is read as
  * usual. System-wide configuration is never moved: with npm's prefix
  * routed, its globalconfig stays the etc/npmrc of npm's own prefix (a
- * registry mirror's cafile lives there).
+ * registry mirror's cafile lives there). Where nothing is enforced
+ * (--backend none) the user's files are readable: routing would hide them,
+ * and routing changes where tools write, never what they read, so the
+ * configuration stays as it is there.
  */
 static int route_config(struct env_result *r, const struct grants *g, const char *P,
-			const char *R)
+			const char *R, bool enforced)
 {
 	const char *home = env_get(r->env.v, "HOME");
 	if (!home || home[0] != '/')
 		home = NULL;
+	if (enforced && home) {
+		int rc = note_unseen(r, g, home);
+		if (rc < 0)
+			return rc;
+	}
 	/* nowhere to write: the tools read an empty file instead of the user's */
 	char *base = P ? strv_fmt("%s/config", P) : R ? strv_fmt("%s/.config", R) : NULL;
 	char *git = base ? strv_fmt("%s/git", base) : NULL;
@@ -691,7 +732,7 @@ static int route_config(struct env_result *r, const struct grants *g, const char
 	const char *xdg = env_get(r->env.v, "XDG_CONFIG_HOME");
 	bool xdg_granted = xdg && xdg[0] == '/' ? home_granted(g, xdg, ".")
 			   : home && home_granted(g, home, ".config");
-	if (rc == 0 && !xdg_granted && base)
+	if (rc == 0 && enforced && !xdg_granted && base)
 		rc = set_var(&r->env, "XDG_CONFIG_HOME", base);
 	/* the same for the data tools keep (gem --user-install, uv, pipx's older homes) */
 	const char *xdata = env_get(r->env.v, "XDG_DATA_HOME");
@@ -706,10 +747,10 @@ static int route_config(struct env_result *r, const struct grants *g, const char
 			rc = strv_push(&r->dirs, share);
 	}
 	free(share);
-	if (rc == 0 && !(home && (home_granted(g, home, ".gitconfig") ||
+	if (rc == 0 && enforced && !(home && (home_granted(g, home, ".gitconfig") ||
 				  (xdg_granted && home_granted(g, home, ".config/git/config")))))
 		rc = set_var(&r->env, "GIT_CONFIG_GLOBAL", gitcfg);
-	if (rc == 0 && !(home && home_granted(g, home, ".npmrc"))) {
+	if (rc == 0 && enforced && !(home && home_granted(g, home, ".npmrc"))) {
 		rc = set_var(&r->env, "npm_config_userconfig", npmrc);
 		if (rc == 0)
 			rc = drop_npm_rivals(r, "npm_config_userconfig");
@@ -731,7 +772,8 @@ static int route_config(struct env_result *r, const struct grants *g, const char
 	 * (which honours it) and `cargo new` makes no repository. Under the
 	 * namespaces HOME is private, and nothing needs to change.
 	 */
-	if (rc == 0 && home && !home_private(g, home) && !home_granted(g, home, ".gitconfig") &&
+	if (rc == 0 && enforced && home && !home_private(g, home) &&
+	    !home_granted(g, home, ".gitconfig") &&
 	    (home_has(home, ".gitconfig") || home_has(home, ".config/git/config"))) {
 		rc = set_if_unset(&r->env, "CARGO_NET_GIT_FETCH_WITH_CLI", "true");
 		if (rc == 0)
@@ -764,7 +806,7 @@ int env_build(const struct stepbox_config *cfg, const struct grants *g, char *co
 			rc = route(out, P, R, cfg->persist_shared);
 	}
 	if (rc == 0)
-		rc = route_config(out, g, P, R);
+		rc = route_config(out, g, P, R, cfg->backend != BACKEND_NONE || cfg->plan_only);
 	/*
 	 * TCP port lists refuse UDP, so DNS can only work over TCP: when port 53
 	 * is allowed, glibc's resolver is told to use it (RES_OPTIONS use-vc).
@@ -799,6 +841,7 @@ void env_release(struct env_result *r)
 {
 	strv_release(&r->env);
 	strv_release(&r->dropped);
+	strv_release(&r->unseen);
 	strv_release(&r->dirs);
 	free(r->persist);
 	free(r->run_base);

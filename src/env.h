@@ -16,6 +16,9 @@ struct env_result {
 	struct strv env;     /* NAME=VALUE, what execve gets */
 	struct strv dropped; /* "NAME: reason" for inherited variables left out */
 	struct strv dirs;    /* routed folders to create before the command */
+	/* "~/NAME (what goes without it)": the dotfiles of HOME that tools read
+	 * and no grant covers (none under --backend none, which hides nothing) */
+	struct strv unseen;
 	char *persist;       /* P, or NULL */
 	char *run_base;      /* R, or NULL */
 };

@@ -454,8 +454,10 @@ static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cl
 	bool doctor = strcmp(cmd, "doctor") == 0;
 	cfg->explain |= learn;
 	/* doctor reports on every backend, and a Mac's profile on none of these */
-	if (doctor || cli->sbpl)
+	if (doctor || cli->sbpl) {
 		cfg->backend = BACKEND_NONE;
+		cfg->plan_only = true;
+	}
 	if (run_prepare(cfg, environ, is_run, &ctx, &err) < 0)
 		return is_run ? fail_report(cfg, &err) : fail(&err);
 	if (learn)

@@ -73,6 +73,9 @@ struct stepbox_config {
 	long timeout_s; /* 0: none */
 	struct limit_config limits; /* limits / --limit, --no-limits */
 	enum policy_backend backend;
+	/* doctor, policy --sbpl: BACKEND_NONE stands for "no backend planned",
+	 * not for a run without a sandbox (which hides nothing: env.c) */
+	bool plan_only;
 	bool backend_set;
 	int verbosity; /* -1 quiet, 0 normal, 1 verbose */
 	char *report_file;

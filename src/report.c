@@ -173,7 +173,7 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 	const struct landlock_features *f = &backend->host->features;
 	json_t *cmd = show_list_json((const char *const *)argv);
 	json_t *root = json_pack(
-		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:f, s:s, s:i, s:i, s:o, s:o, s:o, s:o, s:o}",
+		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:f, s:s, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o}",
 		"version", 1, "command", cmd, "started", res->started, "exit_code",
 		res->exit_code, "status", res->status >= 0 ? json_integer(res->status) : json_null(),
 		"signal", res->signal ? json_integer(res->signal) : json_null(), "timed_out",
@@ -183,7 +183,8 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 		backend_missing_json(backend),
 		"denials", x ? explain_json(x) : json_null(), "denials_source",
 		x ? json_string(x->source) : json_string("none: run with --explain to record them"),
-		"env_dropped", show_dropped_json(&env->dropped));
+		"env_dropped", show_dropped_json(&env->dropped), "home_unseen",
+		show_strv_json(&env->unseen));
 	if (root && env->persist)
 		json_object_set_new(root, "persistent",
 				    json_pack("{s:s, s:s, s:f, s:o}", "path", env->persist, "mode",

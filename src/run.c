@@ -195,6 +195,8 @@ static void say_what_is_missing(const struct stepbox_config *cfg, const struct r
 	/* names and reasons only: a dropped value may be the secret itself */
 	for (size_t i = 0; cfg->verbosity > 0 && i < ctx->env.dropped.n; i++)
 		fprintf(stderr, "stepbox: env: dropped %s\n", ctx->env.dropped.v[i]);
+	for (size_t i = 0; cfg->verbosity > 0 && i < ctx->env.unseen.n; i++)
+		fprintf(stderr, "stepbox: not granted from HOME: %s\n", ctx->env.unseen.v[i]);
 	/* once a run: an attempt before a fallback said it already */
 	bool said = false;
 	for (size_t i = 0; i < ctx->backend.ntried; i++)
@@ -341,6 +343,12 @@ static void after_run(const struct stepbox_config *cfg, struct run_ctx *ctx, cha
 					said++ ? "  "
 					       : "stepbox: explain: not passed on from the environment:\n  ",
 					ctx->env.dropped.v[i]);
+		/* nor a file: a config the step's tools went without, unread */
+		for (size_t i = 0; i < ctx->env.unseen.n; i++)
+			fprintf(stderr, "%s%s\n",
+				i ? "  " : "stepbox: explain: dotfiles of HOME the step's tools ran "
+					   "without (--home-file NAME grants one read-only):\n  ",
+				ctx->env.unseen.v[i]);
 	}
 	if (cfg->report_file && report_run(cfg->report_file, ctx->report_dir, cfg, argv,
 					   &ctx->backend, &ctx->env, res, lock, &ctx->limits,

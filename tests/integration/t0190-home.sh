@@ -57,6 +57,24 @@ run_sb run -C "$T/wf/r2" --persist "$P" -- git config --global user.name
 [ "$(git config --file "$H/.gitconfig" user.name)" = "Real User" ] && ok "the user's own .gitconfig is untouched" ||
 	notok "the user's own .gitconfig is untouched"
 
+# a commit without the user's identity says why, in --explain and the report;
+# --home-file .gitconfig (below) is its positive control
+run_sb run -C "$T/wf/r1" --explain --report "$T/out/unseen.json" -- sh -c 'git init -q noid && git -C noid commit -q --allow-empty -m x'
+[ "$RC" != 0 ] && grep -q "unable to auto-detect email address" "$T/out/err" &&
+	grep -A3 "dotfiles of HOME the step's tools ran without" "$T/out/err" | grep -q "~/.gitconfig (git commits carry no identity" &&
+	python3 -c 'import json, sys; u = json.load(open(sys.argv[1]))["home_unseen"]; assert any(x.startswith("~/.gitconfig (") for x in u), u' "$T/out/unseen.json" &&
+	ok "a commit without the user's identity: --explain and the report name ~/.gitconfig" ||
+	notok "a commit without the user's identity: --explain and the report name ~/.gitconfig" "rc=$RC" "$ERR"
+rm -rf "$T/wf/r1/noid"
+# --backend none hides nothing: git reads the user's own file (routing moves
+# where tools write, never what they read)
+if [ "$BACKEND" = stacked ]; then
+	run_sb run -C "$T/wf/r1" --backend none -- sh -c 'echo "global=${GIT_CONFIG_GLOBAL:-unset}"; git config user.email'
+	[ "$RC" = 0 ] && [ "$OUT" = "$(printf 'global=unset\nreal@example.org')" ] &&
+		ok "--backend none: git reads the user's .gitconfig (nothing routed over it)" ||
+		notok "--backend none: git reads the user's .gitconfig (nothing routed over it)" "rc=$RC" "$OUT"
+fi
+
 # the user's identity handed over on purpose, read-only: a file grant, or home_files
 run_sb run -C "$T/wf/r1" --home-file .gitconfig -- sh -c 'git init -q id && git -C id commit -q --allow-empty -m x && git -C id log --format="%an"; git config --global user.name changed 2>/dev/null && echo WROTE; true'
 [ "$RC" = 0 ] && [ "$(echo "$OUT" | head -1)" = "Real User" ] && ! echo "$OUT" | grep -q WROTE &&

@@ -104,6 +104,8 @@ int main(void)
 	e[4] = strdup("NOT_A_PATH=relative/thing");
 	for (int i = 0; i < 5; i++)
 		strv_push_owned(&ctx.env.env, e[i]);
+	/* what env_build finds of HOME's dotfiles (test_env) */
+	strv_push(&ctx.env.unseen, "~/.gitconfig (git commits carry no identity of the user's)");
 	ctx.grants.skipped = calloc(1, sizeof(*ctx.grants.skipped));
 	ctx.grants.skipped[0] = (struct grant_skip){strdup(at("gone")), ORIGIN_POLICY,
 						    strdup("does not exist"), true};

@@ -328,9 +328,62 @@ static void test_config_grants(void)
 	policy_release(&cfg);
 }
 
+/*
+ * The dotfiles a sandbox keeps from the step are named (doctor, --explain,
+ * the report); --backend none keeps nothing and routes no config over them.
+ */
+static void test_unseen(void)
+{
+	char home[] = "/tmp/stepbox-env-home.XXXXXX";
+	CHECK(mkdtemp(home) != NULL);
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/.gitconfig", home);
+	FILE *f = fopen(path, "w");
+	CHECK(f && fputs("[user]\n", f) >= 0 && fclose(f) == 0);
+	char *homevar = strv_fmt("HOME=%s", home);
+	char *inh[] = {homevar, "PATH=/usr/bin:/bin", NULL};
+	struct grants gr = {0};
+	gr.workdir = strdup("/w");
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	struct env_result r;
+	CHECK(env_build(&cfg, &gr, inh, &r, NULL) == 0);
+	CHECK(r.unseen.n == 1 && strncmp(r.unseen.v[0], "~/.gitconfig (git commits", 25) == 0);
+	CHECK(env_get(r.env.v, "GIT_CONFIG_GLOBAL") != NULL);
+	env_release(&r);
+	/* granted: read as usual, nothing unseen */
+	gr.v = calloc(1, sizeof(*gr.v));
+	gr.v[gr.n++] = (struct grant){.path = strdup(path), .requested = strdup(path),
+				     .access = GRANT_READ, .origin = ORIGIN_FLAG, .exists = true};
+	CHECK(env_build(&cfg, &gr, inh, &r, NULL) == 0);
+	CHECK(r.unseen.n == 0 && env_get(r.env.v, "GIT_CONFIG_GLOBAL") == NULL);
+	env_release(&r);
+	grants_release(&gr);
+	/* nothing enforced: nothing hidden, no config routed over the user's */
+	memset(&gr, 0, sizeof(gr));
+	gr.workdir = strdup("/w");
+	cfg.backend = BACKEND_NONE;
+	CHECK(env_build(&cfg, &gr, inh, &r, NULL) == 0);
+	CHECK(r.unseen.n == 0 && env_get(r.env.v, "GIT_CONFIG_GLOBAL") == NULL &&
+	      env_get(r.env.v, "XDG_CONFIG_HOME") == NULL &&
+	      env_get(r.env.v, "npm_config_userconfig") == NULL);
+	env_release(&r);
+	/* ... unless none only stands for "no backend planned" (doctor) */
+	cfg.plan_only = true;
+	CHECK(env_build(&cfg, &gr, inh, &r, NULL) == 0);
+	CHECK(r.unseen.n == 1 && env_get(r.env.v, "GIT_CONFIG_GLOBAL") != NULL);
+	env_release(&r);
+	grants_release(&gr);
+	policy_release(&cfg);
+	unlink(path);
+	rmdir(home);
+	free(homevar);
+}
+
 int main(void)
 {
 	test_config_grants();
+	test_unseen();
 	struct stepbox_config cfg;
 	policy_init(&cfg);
 
