@@ -270,6 +270,14 @@ static const struct token_rule token_rules[] = {
 	TOKEN("sntrys_", TOK_B64URL, 40, 0, "a Sentry token"),
 	TOKEN("sntryu_", TOK_HEX, 64, 64, "a Sentry token"),
 	TOKEN("AGE-SECRET-KEY-1", TOK_UPNUM, 50, 0, "an age secret key"),
+	TOKEN("shpat_", TOK_HEX, 32, 32, "a Shopify token"),
+	TOKEN("shpca_", TOK_HEX, 32, 32, "a Shopify token"),
+	TOKEN("shppa_", TOK_HEX, 32, 32, "a Shopify token"),
+	TOKEN("shpss_", TOK_HEX, 32, 32, "a Shopify secret"),
+	TOKEN("whsec_", TOK_B64URL, 24, 0, "a webhook signing secret"),
+	TOKEN("lin_api_", TOK_ALNUM, 32, 0, "a Linear key"),
+	TOKEN("ATATT", TOK_B64URL, 40, 0, "an Atlassian API token"),
+	TOKEN("ATCTT", TOK_B64URL, 40, 0, "an Atlassian API token"),
 };
 #undef TOKEN
 
@@ -286,12 +294,65 @@ static bool is_jwt(const char *s)
 }
 
 /*
- * Settings that carry a password inside a longer value: ODBC and ADO.NET
- * connection strings (Password=, Pwd=), URL queries (?password=), Azure
- * storage connection strings (AccountKey=, SharedAccessKey=).
+ * Settings that carry a password inside a longer value, at a word's start:
+ * ODBC and ADO.NET connection strings (Password=, Pwd=), URL queries
+ * (?password=, ?token=, ?access_token=, ?api_key=), Azure storage
+ * connection strings (AccountKey=, SharedAccessKey=) and SAS URLs (sig=).
  */
-static const char *const password_keys[] = {"password=", "passwd=", "pwd=", "accountkey=",
-					     "sharedaccesskey="};
+static const char *const password_keys[] = {
+	"password=", "passwd=", "pwd=",          "accountkey=", "sharedaccesskey=",
+	"sig=",      "token=",  "access_token=", "api_key=",    "api-key=",
+	"apikey=",   "secret=", "client_secret=",
+};
+
+/*
+ * A password as a property inside a longer word, where no word starts:
+ * -Dhttp.proxyPassword=... in MAVEN_OPTS or JAVA_TOOL_OPTIONS.
+ */
+static bool embedded_password(const char *v)
+{
+	static const char *const keys[] = {"password=", "passwd="};
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		for (const char *p = strcasestr(v, keys[k]); p; p = strcasestr(p + 1, keys[k])) {
+			char c = p[strlen(keys[k])];
+			if (c && !strchr(";& \t\r\n", c))
+				return true;
+		}
+	return false;
+}
+
+/*
+ * An HTTP header that signs in, as OTEL_EXPORTER_OTLP_HEADERS
+ * ("Authorization=Bearer ..."), GIT_CONFIG_VALUE_n ("Authorization: Basic
+ * ...") or a curl header list carry one: an Authorization header with a
+ * value, or a Bearer or Basic credential of some length.
+ */
+static bool auth_header(const char *v)
+{
+	for (const char *p = strcasestr(v, "authorization"); p;
+	     p = strcasestr(p + 1, "authorization")) {
+		const char *q = p + 13;
+		q += strspn(q, " \t");
+		if (*q == ':' || *q == '=') {
+			q++;
+			q += strspn(q, " \t");
+			if (*q && !strchr(";,&\r\n", *q))
+				return true;
+		}
+	}
+	static const char *const schemes[] = {"bearer ", "bearer%20", "basic ", "basic%20",
+					      "token "};
+	for (size_t k = 0; k < sizeof(schemes) / sizeof(schemes[0]); k++)
+		for (const char *p = strcasestr(v, schemes[k]); p; p = strcasestr(p + 1, schemes[k])) {
+			const char *t = p + strlen(schemes[k]);
+			size_t n = 0;
+			while (t[n] && (in_class(t[n], TOK_B64URL) || strchr("+/=.~", t[n])))
+				n++;
+			if ((p == v || !is_alnum(p[-1])) && n >= 16)
+				return true;
+		}
+	return false;
+}
 
 static const char *word_reason(const char *s)
 {
@@ -333,27 +394,42 @@ static bool url_with_password(const char *v)
 		const char *colon = at ? memchr(a, ':', (size_t)(at - a)) : NULL;
 		if (colon && colon + 1 < at)
 			return true;
+		/* a token as the user name (https://TOKEN@github.com/...): no
+		 * name is 20 token characters long with no separator */
+		if (at && !colon && run_len(a, TOK_B64URL) == (size_t)(at - a) && at - a >= 20)
+			return true;
 	}
 	return false;
 }
 
 /*
  * A webhook URL: whoever holds it may post (Slack's hooks.slack.com/services/
- * T/B/SECRET, Discord's /api/webhooks/ID/SECRET, Teams' webhook.office.com):
- * a URL whose host or path says "hook" and whose path holds a segment of at
- * least 20 token characters. A link to a page about hooks has no such part.
+ * T/B/SECRET, Discord's /api/webhooks/ID/SECRET, Teams' webhook.office.com,
+ * Zapier's hooks.zapier.com/hooks/catch/ID/SECRET/): a URL whose host says
+ * "hook" and whose path holds a segment of at least 6 token characters (a
+ * hook host serves nothing else), or whose path says "hook" and holds a
+ * segment of at least 20. A link to a page about hooks has no such part.
  */
 static bool webhook_url(const char *v)
 {
 	for (const char *s = strstr(v, "://"); s; s = strstr(s + 3, "://")) {
 		const char *a = s + 3, *end = a + strcspn(a, "?# \t\r\n");
 		const char *path = memchr(a, '/', (size_t)(end - a));
-		bool hook = false;
+		const char *host_end = path ? path : end;
+		bool host_hook = false, hook = false;
 		for (const char *p = a; !hook && p + 4 <= end; p++)
-			hook = strncasecmp(p, "hook", 4) == 0;
-		for (const char *p = path; hook && p && p < end; p = memchr(p + 1, '/', (size_t)(end - p - 1)))
-			if (run_len(p + 1, TOK_B64URL) >= 20)
+			if (strncasecmp(p, "hook", 4) == 0)
+				hook = true, host_hook = p + 4 <= host_end;
+		size_t need = host_hook ? 6 : 20;
+		for (const char *p = path; hook && p && p < end; p = memchr(p + 1, '/', (size_t)(end - p - 1))) {
+			size_t n = run_len(p + 1, TOK_B64URL);
+			/* a segment that is a word of letters alone ("catch", "hooks") names */
+			bool letters = true;
+			for (size_t i = 0; i < n; i++)
+				letters &= (p[1 + i] >= 'a' && p[1 + i] <= 'z') || (p[1 + i] >= 'A' && p[1 + i] <= 'Z');
+			if (n >= need && (n >= 20 || !letters))
 				return true;
+		}
 	}
 	return false;
 }
@@ -371,6 +447,7 @@ static const char *value_reason(const char *v)
 		return "value looks secret (a URL with a password)";
 	if (webhook_url(v))
 		return "value looks secret (a webhook URL)";
+
 	for (size_t i = 0; v[i]; i++) {
 		/* a token starts a word: "sk-" inside desk-... is not a key */
 		if (i > 0 && is_alnum(v[i - 1]))
@@ -379,6 +456,10 @@ static const char *value_reason(const char *v)
 		if (why)
 			return why;
 	}
+	if (auth_header(v))
+		return "value looks secret (an Authorization header or credential)";
+	if (embedded_password(v))
+		return "value looks secret (a password= setting)";
 	return NULL;
 }
 

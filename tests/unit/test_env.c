@@ -153,6 +153,23 @@ static void test_values(void)
 		{"DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc==;",
 		 "a password= setting"},
 		{"-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXk=\\n", "a PEM block"},
+		/* the shapes a red team found missed */
+		{"Authorization=Bearer%20abc.def", "an Authorization header"}, /* OTLP headers */
+		{"api-name=x,Authorization=Basic dXNlcjpwYXNz", "an Authorization header"},
+		{"Authorization: Basic dXNlcjpwYXNzd29yZA==", "an Authorization header"}, /* GIT_CONFIG_VALUE_0 */
+		{"X-Trace: 1\nAuthorization:token abcdef", "an Authorization header"}, /* CURL_HEADERS */
+		{"Bearer 0123456789abcdefABCDEF", "an Authorization header"},
+		{"-Xmx1g -Dhttp.proxyPassword=hunter2 -Dx=y", "a password= setting"}, /* MAVEN_OPTS */
+		{"https://acct.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig=AbCd%2Bef%3D",
+		 "a password= setting"}, /* Azure SAS */
+		{"https://x.example/api?token=abcdef", "a password= setting"},
+		{"https://0123456789abcdef0123456789abcdef01234567@github.com/o/r.git",
+		 "a URL with a password"}, /* a token as the user */
+		{"https://hooks.zapier.com/hooks/catch/123456/abc12de/", "a webhook URL"},
+		{"shpat_0123456789abcdef0123456789abcdef", "a Shopify token"},
+		{"whsec_abcdefghijklmnopqrstuvwxyz012345", "a webhook signing secret"},
+		{"lin_api_abcdefghijklmnopqrstuvwxyz0123456789AB", "a Linear key"},
+		{"ATATT3xFfGF0abcdefghijklmnopqrstuvwxyz0123456789_-ABCDEF", "an Atlassian API token"},
 	};
 	for (size_t i = 0; i < sizeof(tokens) / sizeof(tokens[0]); i++) {
 		const char *r = why("PLAIN_NAME", tokens[i].value);
@@ -177,6 +194,13 @@ static void test_values(void)
 		"eyJub3QiOiJhIEpXVCJ9",
 		"/usr/local/share/ca-certificates/BEGIN",
 		"C.UTF-8",
+		"https://github.com/org/repo/settings/hooks", /* a page about hooks */
+		"https://hooks.example.org/docs/catch",       /* words, not ids */
+		"https://builder@ci.example.org/job",          /* a name as the user */
+		"the token expired",
+		"Authorization header not set",
+		"basic authentication",
+		"-Dhttp.proxyUser=app -Dhttp.proxyPassword=",
 		"",
 	};
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
