@@ -53,6 +53,9 @@ struct backend_layers {
 	bool outer_supervisor; /* nested: the sandbox stepbox runs in supervises instead, by
 				* its grants (SUPERVISE_NESTED); supervise is false */
 	bool refuse_sysv;    /* no IPC namespace: System V IPC refused */
+	/* an IPC namespace whose System V limits cannot be set (a user namespace
+	 * mapping the caller to itself) and no cgroup: System V IPC refused */
+	bool unbounded_sysv;
 	/*
 	 * no private /dev/shm (Landlock alone) and no grant to write the host's:
 	 * the supervisor serves POSIX shared memory and semaphores from a folder

@@ -34,13 +34,16 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg,
 {
 	memset(h, 0, sizeof(*h));
 	/* one filter: the base with the network mode's and Landlock alone's rules merged in */
-	static const struct sock_fprog hardening[3][2] = {
-		{FPROG(harden_filter_base), FPROG(harden_filter_base_alone)},
-		{FPROG(harden_filter_base_net_none), FPROG(harden_filter_base_net_none_alone)},
-		{FPROG(harden_filter_base_net_tcp), FPROG(harden_filter_base_net_tcp_alone)},
+	static const struct sock_fprog hardening[3][3] = {
+		{FPROG(harden_filter_base), FPROG(harden_filter_base_alone),
+		 FPROG(harden_filter_base_sysv)},
+		{FPROG(harden_filter_base_net_none), FPROG(harden_filter_base_net_none_alone),
+		 FPROG(harden_filter_base_net_none_sysv)},
+		{FPROG(harden_filter_base_net_tcp), FPROG(harden_filter_base_net_tcp_alone),
+		 FPROG(harden_filter_base_net_tcp_sysv)},
 	};
 	int net = cfg->net == NET_NONE ? 1 : cfg->net == NET_TCP ? 2 : 0;
-	h->filters[h->n++] = hardening[net][o->refuse_sysv];
+	h->filters[h->n++] = hardening[net][o->refuse_sysv ? 1 : o->refuse_unbounded_sysv ? 2 : 0];
 	if (o->traced)
 		h->filters[h->n++] = PROG(harden_filter_trace);
 	/* the supervisor's: [without pidfd_getfd][listen() under a port list][/dev/shm] */

@@ -434,6 +434,9 @@ static void describe(const struct backend *b, char *buf, size_t cap)
 		strbuf_add(&sb, " (Landlock ABI %d, kernel %d)", f->abi, f->kernel_abi);
 	if (l->serve_shm)
 		strbuf_add(&sb, "; /dev/shm: a folder of the step's own, served by the supervisor");
+	if (l->unbounded_sysv)
+		strbuf_add(&sb, "; System V IPC refused (its limits cannot be set in this user "
+				"namespace, and no cgroup bounds its memory)");
 }
 
 static const struct backend_ops stacked = {

@@ -133,6 +133,7 @@ bool report_check(FILE *out, const struct backend_host *host,
 	}
 	fprintf(out, "auto: %s\n", policy_backend_name(pick.name));
 	char said[1024];
+	bool sysv_unbounded = lim_ok && pick.layers.userns && lp.how[LIMIT_MEMORY] != LIMIT_CGROUP;
 	if (lim_ok) {
 		limit_describe(&lp, said, sizeof(said));
 		limit_release(&lp);
@@ -146,7 +147,12 @@ bool report_check(FILE *out, const struct backend_host *host,
 	strv_release(&m);
 	if (!pick.layers.ns)
 		fputs("note: without namespaces the host's /proc stays visible (other processes' "
-		      "command lines), System V IPC and the host's /dev/shm are refused\n", out);
+		      "command lines), System V IPC is refused, and /dev/shm is a folder of the "
+		      "step's own that the supervisor serves\n", out);
+	else if (sysv_unbounded)
+		fputs("note: System V IPC is refused: its limits cannot be set in a user namespace "
+		      "that maps this user to itself, and no cgroup bounds its memory (run as "
+		      "root, or with a delegated cgroup2)\n", out);
 	return picked;
 }
 
@@ -204,11 +210,13 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 	}
 	if (root)
 		json_object_set_new(root, "layers",
-				    json_pack("{s:b, s:b, s:b, s:b, s:b}", "namespaces",
+				    json_pack("{s:b, s:b, s:b, s:b, s:b, s:b}", "namespaces",
 					      backend->layers.ns, "landlock", backend->layers.landlock,
 					      "supervisor", backend->layers.supervise, "outer_supervisor",
 					      backend->layers.outer_supervisor, "served_shm",
-					      backend->layers.serve_shm));
+					      backend->layers.serve_shm, "sysv_refused",
+					      backend->layers.refuse_sysv ||
+						      backend->layers.unbounded_sysv));
 	if (root)
 		json_object_set_new(root, "auto_tried", tried_json(backend));
 	return reportfile_write(path, "--report", dir, root, err);

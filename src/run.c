@@ -380,10 +380,20 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	};
 	if (rc == 0)
 		rc = backend_plan(b, &in, &err);
+	/*
+	 * The IPC namespace's System V limits follow the tmp limit only where a
+	 * root it maps sets them (mountns.c): under a user namespace that maps
+	 * the caller to itself they stay the kernel's, and message queues and
+	 * detached segments are kernel memory that only a cgroup charges. With
+	 * neither, System V IPC is refused, as under Landlock alone.
+	 */
+	if (rc == 0 && b->layers.userns && ctx->limits.how[LIMIT_MEMORY] != LIMIT_CGROUP)
+		b->layers.unbounded_sysv = true;
 	grants_close_fds(&ctx->grants); /* the rules hold what they need: none for the child */
 	struct harden_opts ho = {
 		.traced = cfg->explain && !use_audit,
 		.refuse_sysv = b->layers.refuse_sysv,
+		.refuse_unbounded_sysv = b->layers.unbounded_sysv,
 		.supervise = b->layers.supervise,
 		.supervise_nofd = b->layers.supervise_nofd,
 		.serve_shm = b->layers.serve_shm,

@@ -70,8 +70,12 @@ static const char *const denied[] = {
 /*
  * System V IPC and POSIX message queues: shared across the host unless an IPC
  * namespace hides them (mq_open and mq_unlink act on the host's queues before
- * Landlock's open hook could refuse anything).
+ * Landlock's open hook could refuse anything). The System V calls come first:
+ * they alone are refused in an IPC namespace whose limits nothing sets (its
+ * segments and queues are kernel memory only a cgroup charges, where POSIX
+ * queues count against RLIMIT_MSGQUEUE).
  */
+#define SYSV_ONLY 12
 static const char *const sysv[] = {
 	"shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
 	"semget", "semop", "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend",
@@ -434,6 +438,16 @@ static void alone_rules(scmp_filter_ctx ctx)
 	add(ctx, eperm, SCMP_SYS(ioprio_set), "ioprio_set who", 1, &not_zero);
 }
 
+/* In an IPC namespace whose System V limits nothing sets: System V IPC alone. */
+static void unbounded_sysv_rules(scmp_filter_ctx ctx)
+{
+	for (size_t i = 0; i < SYSV_ONLY; i++) {
+		int nr = seccomp_syscall_resolve_name(sysv[i]);
+		if (nr != __NR_SCMP_ERROR)
+			add(ctx, SCMP_ACT_ERRNO(EPERM), nr, sysv[i], 0, NULL);
+	}
+}
+
 static scmp_filter_ctx new_ctx(bool judge_arch)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -484,7 +498,10 @@ static void export(scmp_filter_ctx ctx, const char *name)
  * on a 2-core VM), and every call runs every filter: one is cheaper than
  * three, and decides the same (the layers name disjoint calls, see claim).
  */
-static void emit_harden(const char *name, enum net_layer net, bool alone)
+/* What the hardening filter adds for the IPC the step would share or could not bound. */
+enum ipc_layer { IPC_OWN, IPC_ALONE, IPC_UNBOUNDED_SYSV };
+
+static void emit_harden(const char *name, enum net_layer net, enum ipc_layer ipc)
 {
 	scmp_filter_ctx ctx = new_ctx(true);
 	nnamed = 0;
@@ -494,8 +511,10 @@ static void emit_harden(const char *name, enum net_layer net, bool alone)
 	if (net != NET_LAYER_NONE)
 		net_rules(ctx, net == NET_LAYER_NO_NET);
 	layer = 3;
-	if (alone)
+	if (ipc == IPC_ALONE)
 		alone_rules(ctx);
+	else if (ipc == IPC_UNBOUNDED_SYSV)
+		unbounded_sysv_rules(ctx);
 	layer = 0;
 	export(ctx, name);
 }
@@ -540,12 +559,12 @@ int main(int argc, char **argv)
 	names("harden_filter_sysv", sysv);
 	names("harden_filter_metadata", metadata);
 	static const char *const nets[] = {"", "_net_none", "_net_tcp"};
+	static const char *const ipcs[] = {"", "_alone", "_sysv"};
 	for (int net = NET_LAYER_NONE; net <= NET_LAYER_TCP; net++)
-		for (int alone = 0; alone < 2; alone++) {
+		for (int ipc = IPC_OWN; ipc <= IPC_UNBOUNDED_SYSV; ipc++) {
 			char name[64];
-			snprintf(name, sizeof(name), "harden_filter_base%s%s", nets[net],
-				 alone ? "_alone" : "");
-			emit_harden(name, (enum net_layer)net, alone);
+			snprintf(name, sizeof(name), "harden_filter_base%s%s", nets[net], ipcs[ipc]);
+			emit_harden(name, (enum net_layer)net, (enum ipc_layer)ipc);
 		}
 	emit("harden_filter_trace", F_TRACE, 0);
 	for (unsigned n = 0; n < 8; n++) {

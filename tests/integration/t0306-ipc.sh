@@ -63,9 +63,25 @@ if l.shmget(0, 4096, 0o1600) < 0: raise OSError(ctypes.get_errno(), os.strerror(
 	skip "host processes hidden" "Landlock alone: the host's /proc stays visible (docs/security.md)"
 	denied "/proc/PID/environ of a host process" "cat /proc/$victim/environ"
 else
-	in_box "System V IPC of its own works (an IPC namespace)" "python3 -c '
-import ctypes; l = ctypes.CDLL(None, use_errno=True)
-assert l.shmget(0, 4096, 0o1600) >= 0'"
+	# System V IPC of its own where something bounds it: the IPC namespace's
+	# limits (set by a root it maps) or a cgroup; refused otherwise
+	run_sb run --report "$T/out/sysv.json" -- true
+	by=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["limits"]["memory"]["enforced_by"], d["layers"]["sysv_refused"])' "$T/out/sysv.json")
+	sysv='import ctypes, os; l = ctypes.CDLL(None, use_errno=True)
+if l.shmget(0, 4096, 0o1600) < 0: raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))'
+	if is_root || [ "${by%% *}" = cgroup ]; then
+		[ "${by##* }" = False ] && ok "System V IPC is not refused where its limits hold (${by})" ||
+			notok "System V IPC is not refused where its limits hold" "$by"
+		in_box "System V IPC of its own works (an IPC namespace)" "python3 -c '$sysv'"
+	else
+		python3 -c "$sysv" && ok "System V IPC works outside (positive control)" ||
+			notok "System V IPC works outside (positive control)"
+		[ "${by##* }" = True ] && ok "System V IPC is refused where nothing bounds it (the report says so)" ||
+			notok "System V IPC is refused where nothing bounds it (the report says so)" "$by"
+		denied "a System V segment is refused where nothing bounds it" "python3 -c '$sysv'"
+		"$SB" run -v -- true 2>&1 | grep -q "System V IPC refused (its limits cannot be set" &&
+			ok "-v says why System V IPC is refused" || notok "-v says why System V IPC is refused"
+	fi
 	in_box "a private /dev/shm works" 'echo x > /dev/shm/stepbox-private && python3 -c "
 import multiprocessing as m; l = m.Lock(); l.acquire(); l.release()"'
 	[ ! -e /dev/shm/stepbox-private ] && ok "the private /dev/shm does not reach the host" || { rm -f /dev/shm/stepbox-private; notok "the private /dev/shm does not reach the host"; }
