@@ -18,7 +18,9 @@ if [ "${1:-}" = --test ] || [ "${1:-}" = --bench ]; then
 	# the Seatbelt profiles' Scheme reader (tests/sbpl)
 	tools="$tools guile:guile-3.0"
 	# the container family (tests/containers): a rootfs, Docker, Podman, gVisor
-	tools="$tools debootstrap:debootstrap dockerd:docker.io podman:podman runsc:runsc"
+	tools="$tools debootstrap:debootstrap dockerd:docker.io podman:podman runsc:runsc catatonit:catatonit"
+	# the Kubernetes Job example played as its pod (tests/containers/job.sh)
+	libs="$libs python3-yaml"
 fi
 # make bench also compares firejail (a setuid peer: not installed for make check)
 [ "${1:-}" != --bench ] || tools="$tools firejail:firejail"

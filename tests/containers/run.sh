@@ -144,6 +144,8 @@ if command -v podman >/dev/null; then
 		else
 			matrix "podman runtime=runsc" none - "gVisor" "${pg[@]}" -- --rootfs "$rootfs:O"
 		fi
+		# the Kubernetes Job example, played as its pod
+		bash "$here/job.sh" "$cache" "$rootfs"
 	fi
 else
 	skip "podman: podman is not installed (scripts/deps.sh --test)"
