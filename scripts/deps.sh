@@ -17,8 +17,10 @@ if [ "${1:-}" = --test ] || [ "${1:-}" = --bench ]; then
 	tools="$tools qemu-system-x86_64:qemu-system-x86 cpio:cpio busybox:busybox-static file:file"
 	# the Seatbelt profiles' Scheme reader (tests/sbpl)
 	tools="$tools guile:guile-3.0"
-	# the container family (tests/containers): a rootfs, Docker, Podman
-	tools="$tools debootstrap:debootstrap dockerd:docker.io podman:podman"
+	# the container family (tests/containers): a rootfs, Docker, Podman, gVisor
+	tools="$tools debootstrap:debootstrap dockerd:docker.io podman:podman runsc:runsc catatonit:catatonit"
+	# the Kubernetes Job example played as its pod (tests/containers/job.sh)
+	libs="$libs python3-yaml"
 fi
 # make bench also compares firejail (a setuid peer: not installed for make check)
 [ "${1:-}" != --bench ] || tools="$tools firejail:firejail"

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "path.h"
@@ -77,6 +78,13 @@ bool harden_filtered(void)
 	bool yes = text && strstr(text, "\nSeccomp:\t2") != NULL;
 	free(text);
 	return yes;
+}
+
+bool harden_gvisor(void)
+{
+	struct utsname u;
+	return uname(&u) == 0 && strcmp(u.release, "4.4.0") == 0 &&
+	       strcmp(u.version, "#1 SMP Sun Jan 10 15:06:54 PST 2016") == 0;
 }
 
 bool harden_has_cap(int cap)

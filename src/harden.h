@@ -49,6 +49,14 @@ bool harden_has_cap(int cap);
 
 /* Whether a seccomp filter is in force on this process (/proc/self/status "Seccomp: 2"). */
 bool harden_filtered(void);
+/*
+ * Whether this process runs under gVisor (runsc): its Sentry answers the
+ * calls, not Linux, and says so only through uname (the release 4.4.0 and
+ * the version string every gVisor reports). The hints name it: what it
+ * lacks (Landlock, seccomp user notification, the mount calls of the
+ * namespace layers) is gVisor's, not an old kernel's.
+ */
+bool harden_gvisor(void);
 int harden_no_new_privs(void);
 int harden_seccomp(const struct harden *h); /* every filter but the supervisor's */
 /*

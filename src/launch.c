@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "harden.h"
 #include "layers.h"
 #include "supervise.h"
 #include "tracer.h"
@@ -867,6 +868,9 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 	/* orphaned descendants come back to us, so the whole tree can be killed */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
 		r = err_set(err, ERR_UNAVAILABLE, errno, "become the tree's subreaper");
+		if (harden_gvisor())
+			err_hint(err, "gVisor (runsc) does not implement PR_SET_CHILD_SUBREAPER, "
+				      "without which the step's whole tree cannot be killed");
 		pipes_close(&p);
 		free(file);
 		return r;

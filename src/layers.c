@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "harden.h"
 #include "path.h"
 #include "strbuf.h"
 #include "supervise.h"
@@ -45,7 +46,8 @@ static void landlock_why(const struct landlock_features *f, char *buf, size_t ca
 	else if (f->kernel_errno == EPERM)
 		snprintf(buf, cap, "the Landlock calls are refused here (%s)", strerror(EPERM));
 	else
-		snprintf(buf, cap, "this kernel has no Landlock (%s)", strerror(f->kernel_errno));
+		snprintf(buf, cap, "%s has no Landlock (%s)",
+			 harden_gvisor() ? "gVisor" : "this kernel", strerror(f->kernel_errno));
 }
 
 /* What would give Landlock here, from how landlock_create_ruleset failed. */
@@ -60,6 +62,8 @@ static const char *landlock_hint(const struct landlock_features *f)
 		       "profile): allow landlock_create_ruleset, landlock_add_rule and "
 		       "landlock_restrict_self in it";
 	default: /* ENOSYS: before 5.13, built without it, or gVisor */
+		if (harden_gvisor())
+			return "gVisor (runsc) implements no Landlock";
 		return "Landlock needs Linux 5.13 or newer built with CONFIG_SECURITY_LANDLOCK "
 		       "(gVisor has none)";
 	}
@@ -99,6 +103,10 @@ static int need_landlock(const struct backend *b, const struct stepbox_config *c
 			err_hint(err, "unset STEPBOX_LANDLOCK_ABI (or raise it) to use this "
 				      "kernel's Landlock ABI %d; the mountns backend works without "
 				      "Landlock", f->kernel_abi);
+		else if (harden_gvisor())
+			err_hint(err, "%s, nor what the mountns backend needs (`stepbox check` "
+				      "says what): run stepbox where Linux answers the step's calls "
+				      "(a runc or crun container, or the host)", landlock_hint(f));
 		else
 			err_hint(err, "%s; the mountns backend works without it (`stepbox check` "
 				      "says what this host can run)", landlock_hint(f));
@@ -461,6 +469,17 @@ int backend_none_usable(const struct backend_host *host, const struct stepbox_er
 {
 	/* stacked fails for what one of the two alone fails for: say those two */
 	const struct stepbox_err *ll = n > 1 ? &e[1] : &e[0], *ns = n > 2 ? &e[2] : ll;
+	if (harden_gvisor()) {
+		/* none of it an old kernel's or a setting's: no advice to change one */
+		err_set(err, ERR_UNAVAILABLE, 0, "no sandbox backend under gVisor: %.300s; %.300s",
+			ll->msg, ns->msg);
+		err_hint(err, "gVisor (runsc) gives no Landlock, no seccomp user notification (the "
+			      "supervisor) and none of the mount calls the namespace layers build "
+			      "the step's root with: run stepbox where Linux answers the step's "
+			      "calls (a runc or crun container: Docker's, Podman's and containerd's "
+			      "default runtime; or the host), docs/containers.md");
+		return -EOPNOTSUPP;
+	}
 	err_set(err, ERR_UNAVAILABLE, 0, "no sandbox backend here: %.300s; %.300s", ll->msg,
 		ns->msg);
 	/*

@@ -573,6 +573,13 @@ static int scratch_root(const char **what)
 	return 0;
 }
 
+/* gVisor's mount namespaces, measured (runsc 20221219, docs/containers.md) */
+#define GVISOR_MOUNTS_HINT                                                                      \
+	"gVisor (runsc) makes mount namespaces but not the root stepbox builds in them "        \
+	"(pivot_root and MS_PRIVATE: EINVAL; open_tree, move_mount, mount_setattr: not "        \
+	"implemented; a bind cannot be made read-only): run stepbox where Linux answers the "   \
+	"step's calls (a runc or crun container, or the host)"
+
 /* A new procfs that the host refuses (a masked /proc): the probe's second question. */
 static bool proc_refused(int e)
 {
@@ -637,9 +644,12 @@ int mountns_probe(const struct mountns_plan *p, struct stepbox_err *err)
 		return mountns_proc_failed(e - 128, err);
 	if (e >= PROBE_ROOT) {
 		err_set(err, ERR_UNAVAILABLE, e - PROBE_ROOT, "namespaces: cannot make a new root");
-		err_hint(err, "pivot_root is refused here: a chroot whose root is not a mount point "
-			      "(bind it onto itself first) or a security module; or use --backend "
-			      "landlock (auto does)");
+		if (harden_gvisor())
+			err_hint(err, "%s", GVISOR_MOUNTS_HINT);
+		else
+			err_hint(err, "pivot_root is refused here: a chroot whose root is not a mount "
+				      "point (bind it onto itself first) or a security module; or use "
+				      "--backend landlock (auto does)");
 		return -(e - PROBE_ROOT);
 	}
 	return e == 0 ? 0 : mountns_unavailable(p, e, err);
@@ -648,7 +658,9 @@ int mountns_probe(const struct mountns_plan *p, struct stepbox_err *err)
 int mountns_mount_refused(int e, struct stepbox_err *err)
 {
 	err_set(err, ERR_UNAVAILABLE, e, "namespaces: the new mount namespace refuses mounts");
-	if (sysctl_or("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 0) == 1)
+	if (harden_gvisor())
+		err_hint(err, "%s", GVISOR_MOUNTS_HINT);
+	else if (sysctl_or("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 0) == 1)
 		err_hint(err, "Ubuntu's AppArmor makes unprivileged user namespaces without "
 			      "capabilities (kernel.apparmor_restrict_unprivileged_userns=1): give "
 			      "stepbox an AppArmor profile with the 'userns,' rule, or set the sysctl "

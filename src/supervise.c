@@ -1518,7 +1518,12 @@ int supervise_probe(struct stepbox_err *err)
 	struct seccomp_notif_sizes sz;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
 		err_set(err, ERR_UNAVAILABLE, errno, "seccomp user notification is missing");
-		err_hint(err, "the supervisor needs Linux 5.6 or newer");
+		if (harden_gvisor())
+			err_hint(err, "gVisor (runsc) does not implement seccomp user notification, "
+				      "which every backend's supervisor needs: run stepbox where Linux "
+				      "answers the step's calls (a runc or crun container, or the host)");
+		else
+			err_hint(err, "the supervisor needs Linux 5.6 or newer");
 		return -ENOSYS;
 	}
 	/* a bad pidfd is EBADF; ENOSYS and EPERM come before it is looked at */

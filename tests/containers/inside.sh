@@ -2,7 +2,7 @@
 # tests/containers/inside.sh: run inside a container (tests/containers/run.sh)
 # as the user under test. Prints one test line each. Environment:
 #   SB       stepbox (static)         SETTING  the setting's name, for the lines
-#   AUTO     the backend auto must pick here
+#   AUTO     the backend auto must pick here; none: no backend (gVisor)
 #   SUP      the supervisor check must name: full | without pidfd_getfd
 #   CAUSE    a regex the refusal of each unavailable backend must match
 set -u
@@ -30,10 +30,12 @@ t "control: the host's socket is reached without stepbox" \
 
 "$SB" check --json >"$T/check.json" 2>"$T/check.err"
 q() { python3 -c "import json,sys; d=json.load(open('$T/check.json')); print($1)"; }
-auto=$(q 'd["auto_backend"]')
+auto=$(q 'd["auto_backend"] or "none"')
 t "check: auto is $AUTO" '[ "$auto" = "$AUTO" ]' "auto is $auto"
-sup=$(q "d['backends']['$AUTO'].get('supervisor')" 2>/dev/null)
-t "check: the supervisor is $SUP" '[ "$sup" = "$SUP" ]' "supervisor: $sup"
+if [ "$AUTO" != none ]; then
+	sup=$(q "d['backends']['$AUTO'].get('supervisor')" 2>/dev/null)
+	t "check: the supervisor is $SUP" '[ "$sup" = "$SUP" ]' "supervisor: $sup"
+fi
 
 for b in stacked landlock mountns; do
 	avail=$(q "d['backends']['$b']['available']")
@@ -55,6 +57,25 @@ for b in stacked landlock mountns; do
 	fi
 	rm -f inside
 done
+
+# no backend (gVisor): every run refused before the command, saying why,
+# and doctor failing on it; the control above wrote where the step would
+if [ "$AUTO" = none ]; then
+	for how in "" "--backend none"; do
+		rm -f "$T/host/z"
+		"$SB" run -q $how -- sh -c "echo y >'$T/host/z'; echo in >inside" >/dev/null 2>"$T/run.err"
+		rc=$?
+		t "no backend: run ${how:-(auto)} is 125 and names the cause (exit $rc)" \
+			'[ $rc = 125 ] && grep -qE "$CAUSE" "$T/run.err"' "$(head -3 "$T/run.err")"
+		t "no backend: run ${how:-(auto)} ran nothing" '[ ! -e "$T/host/z" ] && [ ! -e inside ]'
+	done
+	"$SB" doctor >"$T/doctor.txt" 2>&1
+	t "no backend: doctor fails on the backends, naming the cause" \
+		'grep -A1 "FAIL  backends" "$T/doctor.txt" | grep -qE "$CAUSE"' "$(grep -A1 backends "$T/doctor.txt")"
+	kill $hostpid 2>/dev/null
+	rm -rf "$T"
+	exit 0
+fi
 
 # the supervisor under the backend auto picked: the step's own sockets and
 # TCP reached, the host's refused, datagram sockets as the mode says

@@ -6,7 +6,9 @@
 # seccomp unconfined, /proc unmasked), as root and as uid 65534; inside,
 # tests/containers/inside.sh checks what stepbox says and does there. A
 # dockerd is started where none answers (no bridge, no iptables, its own data
-# root), and only the one started here is stopped. Needs root.
+# root), and only the one started here is stopped. gVisor (runsc) is run as
+# Docker's and Podman's runtime and through its own `runsc do`: stepbox must
+# refuse every backend there and say it is gVisor's doing. Needs root.
 set -u
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 sb=$(realpath "$1")
@@ -71,7 +73,15 @@ matrix() {
 if command -v dockerd >/dev/null && command -v docker >/dev/null; then
 	sock=$runroot/docker.sock
 	export DOCKER_HOST=unix://$sock
-	dockerd --bridge=none --iptables=false --ip6tables=false --data-root "$cache/docker" \
+	# gVisor as a runtime, where it is installed: runsc sets up no network of its
+	# own (it refuses to, in the root network namespace this dockerd leaves it)
+	conf=$runroot/daemon.json
+	if command -v runsc >/dev/null; then
+		echo '{"runtimes": {"runsc": {"path": "'"$(command -v runsc)"'", "runtimeArgs": ["--network=none"]}}}'
+	else
+		echo '{}'
+	fi >"$conf"
+	dockerd --config-file "$conf" --bridge=none --iptables=false --ip6tables=false --data-root "$cache/docker" \
 		--exec-root "$runroot/exec" -H "$DOCKER_HOST" --pidfile "$runroot/docker.pid" \
 		>"$runroot/dockerd.log" 2>&1 &
 	started=$!
@@ -93,6 +103,14 @@ if command -v dockerd >/dev/null && command -v docker >/dev/null; then
 		matrix "docker seccomp=unconfined systempaths=unconfined" stacked full "^$" \
 			"${d[@]}" --security-opt seccomp=unconfined --security-opt systempaths=unconfined \
 			-- "$image"
+		if ! command -v runsc >/dev/null; then
+			skip "docker: gVisor: runsc is not installed (scripts/deps.sh --test)"
+		elif ! out=$(docker run --rm --network none --runtime runsc "$image" true 2>&1); then
+			skip "docker: gVisor: runsc does not start a container here: $(echo "$out" | tail -1)"
+		else
+			# no Landlock, no user notification, no usable mount calls: every backend refused
+			matrix "docker runtime=runsc" none - "gVisor" "${d[@]}" --runtime runsc -- "$image"
+		fi
 	fi
 	kill "$started" 2>/dev/null
 	for _ in $(seq 100); do kill -0 "$started" 2>/dev/null || break; sleep 0.1; done
@@ -116,7 +134,54 @@ if command -v podman >/dev/null; then
 			-- --rootfs "$rootfs:O"
 		matrix "podman unmask=ALL" stacked full "^$" "${p[@]}" --security-opt unmask=ALL \
 			-- --rootfs "$rootfs:O"
+		# gVisor as the runtime (its own network off: it refuses to set one up here)
+		pg=(podman --root "$cache/podman" --runroot /run/stepbox-containers-podman --log-level=error
+			--runtime "$(command -v runsc)" --runtime-flag network=none "${p[@]:6}")
+		if ! command -v runsc >/dev/null; then
+			skip "podman: gVisor: runsc is not installed (scripts/deps.sh --test)"
+		elif ! out=$("${pg[@]}" --rootfs "$rootfs:O" true 2>&1); then
+			skip "podman: gVisor: runsc does not start a container here: $(echo "$out" | tail -1)"
+		else
+			matrix "podman runtime=runsc" none - "gVisor" "${pg[@]}" -- --rootfs "$rootfs:O"
+		fi
+		# the Kubernetes Job example, played as its pod
+		bash "$here/job.sh" "$cache" "$rootfs"
 	fi
 else
 	skip "podman: podman is not installed (scripts/deps.sh --test)"
+fi
+
+# gVisor's own launcher: runsc do, on the host's root (read-only under a tmpfs
+# overlay of runsc's) and on the rootfs (an overlay of ours, the staged files
+# in it); as root, and as uid 65534 through setpriv inside the sandbox
+if command -v runsc >/dev/null; then
+	gv=(runsc --root "$runroot/runsc" --network=none do)
+	gvroot=$runroot/gv-root
+	mkdir -p "$runroot/runsc" "$runroot/gv-up" "$runroot/gv-work" "$gvroot"
+	if ! out=$("${gv[@]}" true 2>&1); then
+		skip "runsc do: does not start a sandbox here: $(echo "$out" | tail -1)"
+	else
+		ok "runsc do: a gVisor sandbox starts"
+		rooted=
+		if mount -t overlay overlay -o "lowerdir=$rootfs,upperdir=$runroot/gv-up,workdir=$runroot/gv-work" \
+			"$gvroot" 2>/dev/null && mkdir -p "$gvroot/opt/sb" && cp -a "$stage/." "$gvroot/opt/sb/"; then
+			rooted=yes
+		else
+			skip "runsc do: the rootfs: no overlay of it can be made here"
+		fi
+		for where in host rootfs; do
+			[ "$where" = host ] || [ -n "$rooted" ] || continue
+			if [ "$where" = host ]; then r=(-cwd /) sbd=$stage; else r=(-root "$gvroot" -cwd /) sbd=/opt/sb; fi
+			for user in 0 65534; do
+				as=()
+				[ "$user" = 0 ] || as=(setpriv --reuid "$user" --regid "$user" --clear-groups)
+				"${gv[@]}" "${r[@]}" env SB=$sbd/stepbox "SETTING=runsc do on the $where, uid $user" \
+					AUTO=none SUP=- CAUSE=gVisor "${as[@]}" sh "$sbd/inside.sh" 2>&1 |
+					grep -E '^(ok|not ok|skip|#)'
+				[ "${PIPESTATUS[0]}" = 0 ] || notok "[runsc do on the $where, uid $user] the sandbox ran"
+			done
+		done
+	fi
+else
+	skip "runsc do: runsc is not installed (scripts/deps.sh --test)"
 fi
