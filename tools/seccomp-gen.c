@@ -67,6 +67,9 @@ static const char *const denied[] = {
 #define NR_REMOVEXATTRAT 466
 #define NR_FILE_SETATTR 469
 
+/* The largest extended attribute value a step may set (base_rules). */
+#define XATTR_VALUE_MAX 4096
+
 /*
  * System V IPC and POSIX message queues: shared across the host unless an IPC
  * namespace hides them (mq_open and mq_unlink act on the host's queues before
@@ -209,6 +212,19 @@ static void base_rules(scmp_filter_ctx ctx)
 	struct scmp_arg_cmp linux_ = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX);
 	add(ctx, eperm, SCMP_SYS(ioctl), "TIOCSTI", 1, &sti);
 	add(ctx, eperm, SCMP_SYS(ioctl), "TIOCLINUX", 1, &linux_);
+	/*
+	 * An extended attribute's value past 4 KiB (what ext4 keeps in a block):
+	 * a POSIX ACL on a tmpfs is kernel memory that neither the tmpfs size
+	 * nor a cgroup charges, and 64 KiB ACLs on each inode of a 16 MiB /tmp
+	 * held about 1 GiB; 4 KiB ones hold at most twice the tmpfs (one inode
+	 * per page). E2BIG, as the kernel answers past its own bound.
+	 * setxattrat hides the size behind a pointer: ENOSYS, libc has setxattr.
+	 */
+	struct scmp_arg_cmp big = SCMP_A3(SCMP_CMP_GT, XATTR_VALUE_MAX, 0);
+	add(ctx, SCMP_ACT_ERRNO(E2BIG), SCMP_SYS(setxattr), "setxattr over 4 KiB", 1, &big);
+	add(ctx, SCMP_ACT_ERRNO(E2BIG), SCMP_SYS(lsetxattr), "lsetxattr over 4 KiB", 1, &big);
+	add(ctx, SCMP_ACT_ERRNO(E2BIG), SCMP_SYS(fsetxattr), "fsetxattr over 4 KiB", 1, &big);
+	add(ctx, SCMP_ACT_ERRNO(ENOSYS), NR_SETXATTRAT, "setxattrat", 0, NULL);
 }
 
 #ifndef IPPROTO_MPTCP
