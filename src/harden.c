@@ -43,12 +43,16 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg,
 	h->filters[h->n++] = hardening[net][o->refuse_sysv];
 	if (o->traced)
 		h->filters[h->n++] = PROG(harden_filter_trace);
-	if (o->supervise && o->supervise_nofd)
-		h->notify = cfg->net == NET_TCP ? PROG(harden_filter_notify_nofd_listen)
-						: PROG(harden_filter_notify_nofd);
-	else if (o->supervise)
-		h->notify = cfg->net == NET_TCP ? PROG(harden_filter_notify_listen)
-						: PROG(harden_filter_notify);
+	/* [nofd][listen][alone]: Landlock alone also sends access(2) (supervise.h) */
+	static const struct sock_fprog notify[2][2][2] = {
+		{{FPROG(harden_filter_notify), FPROG(harden_filter_notify_alone)},
+		 {FPROG(harden_filter_notify_listen), FPROG(harden_filter_notify_listen_alone)}},
+		{{FPROG(harden_filter_notify_nofd), FPROG(harden_filter_notify_nofd_alone)},
+		 {FPROG(harden_filter_notify_nofd_listen),
+		  FPROG(harden_filter_notify_nofd_listen_alone)}},
+	};
+	if (o->supervise)
+		h->notify = notify[o->supervise_nofd][cfg->net == NET_TCP][o->supervise_access];
 }
 
 int harden_cloexec_fds(void)

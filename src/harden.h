@@ -21,6 +21,7 @@ struct harden_opts {
 	bool refuse_sysv;    /* no PID or IPC namespace: the host's IPC and processes */
 	bool supervise;      /* socket addresses and metadata calls go to the supervisor */
 	bool supervise_nofd; /* ... which cannot copy the step's fds (supervise.h) */
+	bool supervise_access; /* ... and access(2) too: Landlock alone (supervise.h) */
 };
 
 struct harden {

@@ -51,6 +51,7 @@
 #define NR_SETXATTRAT 463
 #define NR_REMOVEXATTRAT 466
 #define NR_FILE_SETATTR 469
+#define NR_FACCESSAT2 439
 
 /*
  * An abstract name a process of the step bound, and the socket holding it;
@@ -78,6 +79,7 @@ struct supervisor {
 	int listener;
 	int stop[2]; /* the owner closes stop[1] to end the dispatcher */
 	struct strv write, unix_dirs;
+	struct strv readable, writable, executable; /* Landlock alone's, for access(2) */
 	bool by_mount;
 	int *write_mnt, *unix_mnt, *all_mnt;
 	size_t nwrite_mnt, nunix_mnt, nall_mnt;
@@ -115,6 +117,9 @@ static void sup_unref(struct supervisor *s)
 		close(s->diag);
 	strv_release(&s->write);
 	strv_release(&s->unix_dirs);
+	strv_release(&s->readable);
+	strv_release(&s->writable);
+	strv_release(&s->executable);
 	free(s->write_mnt);
 	free(s->unix_mnt);
 	free(s->all_mnt);
@@ -1283,6 +1288,62 @@ static void serve_setid_make(struct call *c)
 	respond(c, 0, EPERM);
 }
 
+/* ---- access (Landlock alone) ------------------------------------------- */
+
+/*
+ * Landlock does not mediate access(2): alone, the kernel answers by the
+ * file's mode, and calls a file readable that the step cannot open (HOME's
+ * ~/.gitconfig). libgit2 and git skip an unreadable config file by asking
+ * access(R_OK) first; told "readable", they open it and take the EACCES as
+ * fatal (cargo with a git dependency). The answer here is the kernel's own,
+ * made with the step's credentials on the object the step names, and
+ * EACCES for a right that no grant beneath which the object lies gives.
+ * Searching a folder is not a right Landlock restricts. An object with no
+ * path (a pipe's magic link) gets the kernel's answer. Nothing is noted as
+ * a denial: an access call is a question, the open that may follow is what
+ * --explain names.
+ */
+static void serve_access(struct call *c)
+{
+	const uint64_t *a = (const uint64_t *)c->req->data.args;
+	int nr = c->req->data.nr;
+	bool at = nr != SYS_access;
+	uint64_t dirfd = at ? a[0] : (uint64_t)(unsigned)AT_FDCWD;
+	int mode = (int)(at ? a[2] : a[1]);
+	int flags = nr == NR_FACCESSAT2 ? (int)a[3] : 0;
+	char path[PATH_MAX];
+	int r = stepview_read_str(&c->v, at ? a[1] : a[0], path, sizeof(path));
+	if (r == 0 && ((mode & ~(R_OK | W_OK | X_OK)) ||
+		       (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))))
+		r = -EINVAL;
+	int fd = -1;
+	if (r == 0 && !path[0] && !(flags & AT_EMPTY_PATH)) {
+		r = -ENOENT;
+	} else if (r == 0 && !path[0]) {
+		/* "" with AT_EMPTY_PATH: the dirfd is the object */
+		char what[32];
+		snprintf(what, sizeof(what), "fd/%d", (int)dirfd);
+		fd = (int)dirfd < 0 ? -EBADF : stepview_proc_open(&c->v, what, O_PATH);
+		r = fd == -ENOENT ? -EBADF : fd < 0 ? fd : 0;
+	} else if (r == 0) {
+		fd = stepview_resolve(&c->v, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW));
+		r = fd < 0 ? fd : 0;
+	}
+	if (r == 0 && faccessat(fd, "", mode, AT_EMPTY_PATH | (flags & AT_EACCESS)) < 0)
+		r = -errno;
+	char where[PATH_MAX];
+	struct stat st;
+	if (r == 0 && mode != F_OK && stepview_held_path(fd, where, sizeof(where)) == 0 &&
+	    fstat(fd, &st) == 0 &&
+	    (((mode & R_OK) && !beneath_any(&c->s->readable, where)) ||
+	     ((mode & W_OK) && !beneath_any(&c->s->writable, where)) ||
+	     ((mode & X_OK) && !S_ISDIR(st.st_mode) && !beneath_any(&c->s->executable, where))))
+		r = -EACCES;
+	if (fd >= 0)
+		close(fd);
+	respond(c, 0, -r);
+}
+
 /* ---- the dispatcher ----------------------------------------------------- */
 
 /*
@@ -1325,6 +1386,8 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 		} else if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto ||
 			 nr == SYS_sendmsg || nr == SYS_sendmmsg || nr == SYS_listen) {
 			serve_net(&c); /* takes req and the pidfd */
+		} else if (nr == SYS_access || nr == SYS_faccessat || nr == NR_FACCESSAT2) {
+			serve_access(&c); /* Landlock alone (harden_filter_notify*_alone) */
 		} else {
 			serve_meta(&c);
 		}
@@ -1454,6 +1517,12 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 		r = strv_push(&s->write, cfg->write_dirs[i]);
 	for (size_t i = 0; r == 0 && i < cfg->nunix; i++)
 		r = strv_push(&s->unix_dirs, cfg->unix_dirs[i]);
+	for (size_t i = 0; r == 0 && i < cfg->nread; i++)
+		r = strv_push(&s->readable, cfg->read_dirs[i]);
+	for (size_t i = 0; r == 0 && i < cfg->nwritable; i++)
+		r = strv_push(&s->writable, cfg->writable_dirs[i]);
+	for (size_t i = 0; r == 0 && i < cfg->nexec; i++)
+		r = strv_push(&s->executable, cfg->exec_dirs[i]);
 	s->by_mount = cfg->by_mount;
 	if (r == 0)
 		r = copy_ids(&s->write_mnt, &s->nwrite_mnt, cfg->write_mnt, cfg->nwrite_mnt);

@@ -63,6 +63,7 @@ static const char *const denied[] = {
  */
 #define NR_OPEN_TREE_ATTR 467
 #define NR_FCHMODAT2 452
+#define NR_FACCESSAT2 439
 #define NR_SETXATTRAT 463
 #define NR_REMOVEXATTRAT 466
 #define NR_FILE_SETATTR 469
@@ -469,9 +470,24 @@ static void emit_harden(const char *name, enum net_layer net, bool alone)
 	export(ctx, name);
 }
 
-static void emit(const char *name, enum filter which)
+/*
+ * Landlock alone: access(2) is not Landlock's to answer, and alone it says
+ * "readable" of what the step cannot open; the supervisor answers instead.
+ * Under the namespaces what is not granted is not there: the kernel's
+ * answer holds, and costs no round trip.
+ */
+static void notify_access_rules(scmp_filter_ctx ctx)
+{
+	static const char *const access_calls[] = {"access", "faccessat", NULL};
+	add_names(ctx, SCMP_ACT_NOTIFY, access_calls);
+	add(ctx, SCMP_ACT_NOTIFY, NR_FACCESSAT2, "faccessat2", 0, NULL);
+}
+
+static void emit(const char *name, enum filter which, bool alone)
 {
 	scmp_filter_ctx ctx = new_ctx(false);
+	if (alone)
+		notify_access_rules(ctx);
 	switch (which) {
 	case F_TRACE:
 		add_names(ctx, SCMP_ACT_TRACE(0), traced);
@@ -523,10 +539,18 @@ int main(int argc, char **argv)
 				 alone ? "_alone" : "");
 			emit_harden(name, (enum net_layer)net, alone);
 		}
-	emit("harden_filter_trace", F_TRACE);
-	emit("harden_filter_notify", F_NOTIFY);
-	emit("harden_filter_notify_listen", F_NOTIFY_LISTEN);
-	emit("harden_filter_notify_nofd", F_NOTIFY_NOFD);
-	emit("harden_filter_notify_nofd_listen", F_NOTIFY_NOFD_LISTEN);
+	emit("harden_filter_trace", F_TRACE, false);
+	for (int alone = 0; alone < 2; alone++) {
+		const char *sfx = alone ? "_alone" : "";
+		char name[64];
+		snprintf(name, sizeof(name), "harden_filter_notify%s", sfx);
+		emit(name, F_NOTIFY, alone);
+		snprintf(name, sizeof(name), "harden_filter_notify_listen%s", sfx);
+		emit(name, F_NOTIFY_LISTEN, alone);
+		snprintf(name, sizeof(name), "harden_filter_notify_nofd%s", sfx);
+		emit(name, F_NOTIFY_NOFD, alone);
+		snprintf(name, sizeof(name), "harden_filter_notify_nofd_listen%s", sfx);
+		emit(name, F_NOTIFY_NOFD_LISTEN, alone);
+	}
 	return 0;
 }
