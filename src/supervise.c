@@ -555,7 +555,8 @@ static int install_sock(const struct net_op *op)
 		.srcfd = (uint32_t)op->sock, .newfd = (uint32_t)op->install,
 		.newfd_flags = op->install_cloexec ? O_CLOEXEC : 0,
 	};
-	return op->install < 0 || ioctl(op->c.s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) == 0
+	/* the ioctl returns the fd it installed (newfd): only -1 is a failure */
+	return op->install < 0 || ioctl(op->c.s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0
 		       ? 0
 		       : errno;
 }
