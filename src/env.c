@@ -38,6 +38,12 @@ const struct env_route env_routes[] = {
 	{"YARN_CACHE_FOLDER", "yarn/cache", NULL, "yarn"},
 	{"YARN_GLOBAL_FOLDER", "yarn/berry", NULL, "yarn berry"},
 	{"PNPM_HOME", "pnpm", NULL, "pnpm"},
+	/*
+	 * pnpm 11 and later (its Rust CLI) keep the store by the project's
+	 * mount unless told: the workdir and P are separate mounts under the
+	 * namespaces, so it went into the run folder and was lost with it
+	 */
+	{"pnpm_config_store_dir", "pnpm/store", NULL, "pnpm store"},
 	{"BUN_INSTALL", "bun", NULL, "bun"},
 	{"BUN_INSTALL_CACHE_DIR", "bun/cache", NULL, "bun"},
 	{"GEM_HOME", "gem", NULL, "gem"},
@@ -47,6 +53,12 @@ const struct env_route env_routes[] = {
 	{"DENO_INSTALL_ROOT", "deno", NULL, "deno install"},
 	{"PLAYWRIGHT_BROWSERS_PATH", "ms-playwright", NULL, "playwright"},
 	{"TMPDIR", NULL, ".tmp", "scratch (never in P)"},
+	/*
+	 * the per-user runtime folder, where locks go whatever TMPDIR says
+	 * (pnpm's store locks, else in /tmp: not writable under Landlock
+	 * alone); the caller's, in /run/user, is not the step's
+	 */
+	{"XDG_RUNTIME_DIR", NULL, ".tmp/run", "runtime folder (never in P)"},
 	{NULL, NULL, NULL, NULL},
 };
 
@@ -594,10 +606,13 @@ static const char *run_base(const struct grants *g)
 	return first;
 }
 
-/* npm reads npm_config_* case-insensitively: no upper-case rival of a routed name. */
+/*
+ * npm reads npm_config_* case-insensitively, and pnpm pnpm_config_*: no
+ * upper-case rival of a routed name.
+ */
 static int drop_npm_rivals(struct env_result *r, const char *name)
 {
-	if (strncmp(name, "npm_config_", 11) != 0)
+	if (strncmp(name, "npm_config_", 11) != 0 && strncmp(name, "pnpm_config_", 12) != 0)
 		return 0;
 	for (size_t k = 0; k < r->env.n;) {
 		const char *e = r->env.v[k];
@@ -939,7 +954,10 @@ int env_prepare_dirs(const struct env_result *r, struct stepbox_err *err)
 		 * there (P/python -> /root/.ssh) must not make stepbox, with the
 		 * caller's rights, create folders wherever it points.
 		 */
-		int fd = path_mkdir_nofollow(d, 0755, bad, sizeof(bad));
+		/* a runtime folder is its user's alone (XDG Base Directory) */
+		const char *run = env_get(r->env.v, "XDG_RUNTIME_DIR");
+		int fd = path_mkdir_nofollow(d, run && !strcmp(run, d) ? 0700 : 0755, bad,
+					     sizeof(bad));
 		if (fd == -ELOOP) {
 			err_set(err, ERR_UNAVAILABLE, 0,
 				"cannot create routed folder '%s': '%s' is a symbolic link", d,

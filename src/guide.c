@@ -149,7 +149,7 @@ void guide_write(FILE *out, const struct stepbox_config *cfg, const struct grant
 		fprintf(out, "\nTemporary files: `$TMPDIR` (`%s`)%s.\n", tmp,
 			ns ? "; `/tmp` is a private folder of this step"
 			   : "; `/tmp` itself is not writable here, so a tool that ignores "
-			     "`$TMPDIR` (pnpm's store locks) fails");
+			     "`$TMPDIR` and `$XDG_RUNTIME_DIR` fails");
 	guide_network(out, cfg);
 	guide_limits(out, lp);
 	fprintf(out, "\n## Not available\n\n"

@@ -47,15 +47,17 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg,
 	h->filters[h->n++] = hardening[net][o->refuse_sysv ? 1 : o->refuse_unbounded_sysv ? 2 : 0];
 	if (o->traced)
 		h->filters[h->n++] = PROG(harden_filter_trace);
-	/* the supervisor's: [without pidfd_getfd][listen() under a port list][/dev/shm] */
+	/* the supervisor's: [without pidfd_getfd][listen() under a port list][Landlock
+	 * alone: access(2) and /dev/shm's calls too (supervise.h)] */
 	static const struct sock_fprog notify[2][2][2] = {
-		{{FPROG(harden_filter_notify), FPROG(harden_filter_notify_shm)},
-		 {FPROG(harden_filter_notify_listen), FPROG(harden_filter_notify_listen_shm)}},
-		{{FPROG(harden_filter_notify_nofd), FPROG(harden_filter_notify_nofd_shm)},
-		 {FPROG(harden_filter_notify_nofd_listen), FPROG(harden_filter_notify_nofd_listen_shm)}},
+		{{FPROG(harden_filter_notify), FPROG(harden_filter_notify_alone)},
+		 {FPROG(harden_filter_notify_listen), FPROG(harden_filter_notify_listen_alone)}},
+		{{FPROG(harden_filter_notify_nofd), FPROG(harden_filter_notify_nofd_alone)},
+		 {FPROG(harden_filter_notify_nofd_listen),
+		  FPROG(harden_filter_notify_nofd_listen_alone)}},
 	};
 	if (o->supervise)
-		h->notify = notify[o->supervise_nofd][cfg->net == NET_TCP][o->serve_shm];
+		h->notify = notify[o->supervise_nofd][cfg->net == NET_TCP][o->supervise_alone];
 }
 
 int harden_cloexec_fds(void)

@@ -22,7 +22,7 @@ struct harden_opts {
 	bool refuse_unbounded_sysv; /* an IPC namespace whose System V IPC nothing bounds */
 	bool supervise;      /* socket addresses and metadata calls go to the supervisor */
 	bool supervise_nofd; /* ... which cannot copy the step's fds (supervise.h) */
-	bool serve_shm;      /* ... and /dev/shm's calls (Landlock alone: layers.h) */
+	bool supervise_alone; /* ... and, Landlock alone, access(2) and /dev/shm's calls */
 };
 
 struct harden {

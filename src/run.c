@@ -271,6 +271,22 @@ static int supervised_places(const struct run_ctx *ctx, struct strv *out, struct
 }
 
 /*
+ * What Landlock alone lets a step read, write and execute, for the
+ * supervisor's answers to access(2): every grant's path by its rights.
+ */
+static int access_places(const struct run_ctx *ctx, struct strv rights[3],
+			 struct stepbox_err *err)
+{
+	static const unsigned bit[3] = {GRANT_READ, GRANT_WRITE, GRANT_EXEC};
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < ctx->grants.n; i++)
+		for (int k = 0; r == 0 && k < 3; k++)
+			if (ctx->grants.v[i].access & bit[k])
+				r = strv_push(&rights[k], ctx->grants.v[i].path);
+	return r < 0 ? err_set(err, ERR_UNAVAILABLE, -r, "list the granted places") : 0;
+}
+
+/*
  * The output limit: two pipes (out[0..1] stdout, out[2..3] stderr) and the
  * thread that passes them on.
  */
@@ -396,13 +412,16 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.refuse_unbounded_sysv = b->layers.unbounded_sysv,
 		.supervise = b->layers.supervise,
 		.supervise_nofd = b->layers.supervise_nofd,
-		.serve_shm = b->layers.serve_shm,
+		.supervise_alone = b->layers.landlock && !b->layers.ns,
 	};
 	harden_prepare(&h, cfg, &ho);
 	struct strv write = STRV_INIT, unix_dirs = STRV_INIT;
+	struct strv rights[3] = {STRV_INIT, STRV_INIT, STRV_INIT};
 	struct shm_place shm = {.dirfd = -1};
 	if (rc == 0)
 		rc = supervised_places(ctx, &write, &unix_dirs, &err);
+	if (rc == 0 && ho.supervise_alone)
+		rc = access_places(ctx, rights, &err);
 	if (rc == 0 && b->layers.serve_shm)
 		rc = shm_place_make(&shm, &err);
 	if (rc < 0)
@@ -428,6 +447,12 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.net_ruleset = layers_net_ruleset(b),
 		.shm_dir = shm.dirfd,
 		.judge = ho.traced,
+		.read_dirs = rights[0].v,
+		.nread = rights[0].n,
+		.writable_dirs = rights[1].v,
+		.nwritable = rights[1].n,
+		.exec_dirs = rights[2].v,
+		.nexec = rights[2].n,
 	};
 	struct denial_sink sink = explain_sink(&x); /* the layers' refusals, for --explain */
 	struct launch_spec spec = {
@@ -488,6 +513,8 @@ out:
 	strv_release(&write);
 	strv_release(&unix_dirs);
 	shm_place_remove(&shm);
+	for (int k = 0; k < 3; k++)
+		strv_release(&rights[k]);
 	audit_release(&au);
 	explain_release(&x);
 	return retry ? fall_back(cfg, ctx, argv, learn, &err) : code;

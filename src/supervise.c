@@ -52,6 +52,7 @@
 #define NR_SETXATTRAT 463
 #define NR_REMOVEXATTRAT 466
 #define NR_FILE_SETATTR 469
+#define NR_FACCESSAT2 439
 
 /*
  * An abstract name a process of the step bound, and the socket holding it;
@@ -79,6 +80,7 @@ struct supervisor {
 	int listener;
 	int stop[2]; /* the owner closes stop[1] to end the dispatcher */
 	struct strv write, unix_dirs;
+	struct strv readable, writable, executable; /* Landlock alone's, for access(2) */
 	bool by_mount;
 	int *write_mnt, *unix_mnt, *all_mnt;
 	size_t nwrite_mnt, nunix_mnt, nall_mnt;
@@ -120,6 +122,9 @@ static void sup_unref(struct supervisor *s)
 		close(s->diag);
 	strv_release(&s->write);
 	strv_release(&s->unix_dirs);
+	strv_release(&s->readable);
+	strv_release(&s->writable);
+	strv_release(&s->executable);
 	free(s->write_mnt);
 	free(s->unix_mnt);
 	free(s->all_mnt);
@@ -555,7 +560,8 @@ static int install_sock(const struct net_op *op)
 		.srcfd = (uint32_t)op->sock, .newfd = (uint32_t)op->install,
 		.newfd_flags = op->install_cloexec ? O_CLOEXEC : 0,
 	};
-	return op->install < 0 || ioctl(op->c.s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) == 0
+	/* the ioctl returns the fd it installed (newfd): only -1 is a failure */
+	return op->install < 0 || ioctl(op->c.s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0
 		       ? 0
 		       : errno;
 }
@@ -1309,8 +1315,7 @@ static void go_on(const struct call *c)
 /*
  * --explain by the tracer: a call sent here never stops in it, so one let
  * go on is judged here as Landlock will judge it, by the folder it writes
- * (parent: the folder path lies in) or the file it writes. A read is not
- * judged: Landlock alone's read rules are not the supervisor's to know.
+ * in (parent: the folder path lies in), or the file it reads or writes.
  */
 static void judge(struct call *c, enum denial_op op, uint64_t dirfd, const char *path,
 		  bool parent)
@@ -1331,7 +1336,7 @@ static void judge(struct call *c, enum denial_op op, uint64_t dirfd, const char 
 	int fd = stepview_resolve(&c->v, dirfd, at, parent);
 	char where[PATH_MAX];
 	if (fd >= 0 && stepview_held_path(fd, where, sizeof(where)) == 0 &&
-	    !allowed_place(c, fd, where, false))
+	    !(op == OP_READ ? beneath_any(&c->s->readable, where) : allowed_place(c, fd, where, false)))
 		note_denial(c, op, where, -1);
 	if (fd >= 0)
 		close(fd);
@@ -1343,10 +1348,11 @@ static void judge(struct call *c, enum denial_op op, uint64_t dirfd, const char 
 	 O_APPEND | O_NOCTTY | O_LARGEFILE)
 
 /*
- * open, openat, link, linkat, unlink and unlinkat (harden_filter_notify_shm):
+ * open, openat, link, linkat, unlink and unlinkat (harden_filter_notify*_alone):
  * on /dev/shm/NAME, performed in the step's own folder from our copy of the
  * path (no second look at the step's memory), the new file with the step's
- * umask and given to the step as its own fd; any other path goes on.
+ * umask and given to the step as its own fd; any other path goes on, and so
+ * does every call where the step was granted the host's /dev/shm (no folder).
  */
 static void serve_shm(struct call *c)
 {
@@ -1357,9 +1363,10 @@ static void serve_shm(struct call *c)
 	char p1[PATH_MAX], p2[PATH_MAX];
 	const char *n1 = NULL, *n2 = NULL;
 	bool two = nr == SYS_link || nr == SYS_linkat;
-	if (stepview_read_str(&c->v, a[at], p1, sizeof(p1)) == 0)
+	if (stepview_read_str(&c->v, a[at], p1, sizeof(p1)) == 0 && c->s->shm_dir >= 0)
 		n1 = shm_name(p1);
-	if (two && stepview_read_str(&c->v, a[at ? 3 : 1], p2, sizeof(p2)) == 0)
+	if (two && stepview_read_str(&c->v, a[at ? 3 : 1], p2, sizeof(p2)) == 0 &&
+	    c->s->shm_dir >= 0)
 		n2 = shm_name(p2);
 	if (nr == SYS_open || nr == SYS_openat) {
 		int flags = (int)a[at + 1];
@@ -1368,6 +1375,8 @@ static void serve_shm(struct call *c)
 				judge(c, OP_CREATE, dirfd, p1, true);
 			else if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
 				judge(c, OP_WRITE, dirfd, p1, false);
+			else
+				judge(c, OP_READ, dirfd, p1, false);
 			go_on(c);
 			return;
 		}
@@ -1403,6 +1412,62 @@ static void serve_shm(struct call *c)
 		judge(c, OP_DELETE, dirfd, p1, true);
 	}
 	go_on(c);
+}
+
+/* ---- access (Landlock alone) ------------------------------------------- */
+
+/*
+ * Landlock does not mediate access(2): alone, the kernel answers by the
+ * file's mode, and calls a file readable that the step cannot open (HOME's
+ * ~/.gitconfig). libgit2 and git skip an unreadable config file by asking
+ * access(R_OK) first; told "readable", they open it and take the EACCES as
+ * fatal (cargo with a git dependency). The answer here is the kernel's own,
+ * made with the step's credentials on the object the step names, and
+ * EACCES for a right that no grant beneath which the object lies gives.
+ * Searching a folder is not a right Landlock restricts. An object with no
+ * path (a pipe's magic link) gets the kernel's answer. Nothing is noted as
+ * a denial: an access call is a question, the open that may follow is what
+ * --explain names.
+ */
+static void serve_access(struct call *c)
+{
+	const uint64_t *a = (const uint64_t *)c->req->data.args;
+	int nr = c->req->data.nr;
+	bool at = nr != SYS_access;
+	uint64_t dirfd = at ? a[0] : (uint64_t)(unsigned)AT_FDCWD;
+	int mode = (int)(at ? a[2] : a[1]);
+	int flags = nr == NR_FACCESSAT2 ? (int)a[3] : 0;
+	char path[PATH_MAX];
+	int r = stepview_read_str(&c->v, at ? a[1] : a[0], path, sizeof(path));
+	if (r == 0 && ((mode & ~(R_OK | W_OK | X_OK)) ||
+		       (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))))
+		r = -EINVAL;
+	int fd = -1;
+	if (r == 0 && !path[0] && !(flags & AT_EMPTY_PATH)) {
+		r = -ENOENT;
+	} else if (r == 0 && !path[0]) {
+		/* "" with AT_EMPTY_PATH: the dirfd is the object */
+		char what[32];
+		snprintf(what, sizeof(what), "fd/%d", (int)dirfd);
+		fd = (int)dirfd < 0 ? -EBADF : stepview_proc_open(&c->v, what, O_PATH);
+		r = fd == -ENOENT ? -EBADF : fd < 0 ? fd : 0;
+	} else if (r == 0) {
+		fd = stepview_resolve(&c->v, dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW));
+		r = fd < 0 ? fd : 0;
+	}
+	if (r == 0 && faccessat(fd, "", mode, AT_EMPTY_PATH | (flags & AT_EACCESS)) < 0)
+		r = -errno;
+	char where[PATH_MAX];
+	struct stat st;
+	if (r == 0 && mode != F_OK && stepview_held_path(fd, where, sizeof(where)) == 0 &&
+	    fstat(fd, &st) == 0 &&
+	    (((mode & R_OK) && !beneath_any(&c->s->readable, where)) ||
+	     ((mode & W_OK) && !beneath_any(&c->s->writable, where)) ||
+	     ((mode & X_OK) && !S_ISDIR(st.st_mode) && !beneath_any(&c->s->executable, where))))
+		r = -EACCES;
+	if (fd >= 0)
+		close(fd);
+	respond(c, 0, -r);
 }
 
 /* ---- the dispatcher ----------------------------------------------------- */
@@ -1445,12 +1510,14 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 			serve_setid_make(&c);
 		} else if (nr == SYS_open || nr == SYS_openat || nr == SYS_link ||
 			   nr == SYS_linkat || nr == SYS_unlink || nr == SYS_unlinkat) {
-			serve_shm(&c); /* harden_filter_notify_shm */
+			serve_shm(&c); /* Landlock alone (harden_filter_notify*_alone) */
 		} else if (nr == SYS_creat || nr == SYS_mknod || nr == SYS_mknodat) {
 			serve_setid_make(&c); /* only with a set-id bit (harden_filter_notify) */
 		} else if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto ||
 			 nr == SYS_sendmsg || nr == SYS_sendmmsg || nr == SYS_listen) {
 			serve_net(&c); /* takes req and the pidfd */
+		} else if (nr == SYS_access || nr == SYS_faccessat || nr == NR_FACCESSAT2) {
+			serve_access(&c); /* Landlock alone (harden_filter_notify*_alone) */
 		} else {
 			serve_meta(&c);
 		}
@@ -1587,6 +1654,12 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 		r = strv_push(&s->write, cfg->write_dirs[i]);
 	for (size_t i = 0; r == 0 && i < cfg->nunix; i++)
 		r = strv_push(&s->unix_dirs, cfg->unix_dirs[i]);
+	for (size_t i = 0; r == 0 && i < cfg->nread; i++)
+		r = strv_push(&s->readable, cfg->read_dirs[i]);
+	for (size_t i = 0; r == 0 && i < cfg->nwritable; i++)
+		r = strv_push(&s->writable, cfg->writable_dirs[i]);
+	for (size_t i = 0; r == 0 && i < cfg->nexec; i++)
+		r = strv_push(&s->executable, cfg->exec_dirs[i]);
 	s->by_mount = cfg->by_mount;
 	if (r == 0)
 		r = copy_ids(&s->write_mnt, &s->nwrite_mnt, cfg->write_mnt, cfg->nwrite_mnt);

@@ -26,7 +26,11 @@
  *  - TCP connects as the step's own Landlock ruleset allows (the thread doing
  *    them is restricted by the same network rules);
  *  - metadata changes (Landlock alone) only beneath write grants other than
- *    device nodes; otherwise EACCES.
+ *    device nodes; otherwise EACCES;
+ *  - access(2) (Landlock alone, which does not mediate it): the kernel's
+ *    answer, and EACCES for a right no grant beneath which the object lies
+ *    gives, so that what asks before it opens (libgit2 and git skip an
+ *    unreadable config file that way) is told the truth.
  */
 #ifndef STEPBOX_SUPERVISE_H
 #define STEPBOX_SUPERVISE_H
@@ -58,6 +62,13 @@ struct supervise_config {
 	int net_ruleset; /* Landlock ruleset handling TCP for on-behalf connects, or -1 */
 	int shm_dir;     /* the step's own /dev/shm folder (shm.h) whose calls are served, or -1 */
 	bool judge;      /* --explain by the tracer: say what a call let go on will meet */
+	/*
+	 * Landlock alone: access(2) is answered here (harden's notify filters
+	 * "_alone"), by the kernel's answer and these grants, canonical: what
+	 * the step may read, write (device nodes included) and execute.
+	 */
+	char *const *read_dirs, *const *writable_dirs, *const *exec_dirs;
+	size_t nread, nwritable, nexec;
 };
 
 struct supervisor;

@@ -63,6 +63,7 @@ static const char *const denied[] = {
  */
 #define NR_OPEN_TREE_ATTR 467
 #define NR_FCHMODAT2 452
+#define NR_FACCESSAT2 439
 #define NR_SETXATTRAT 463
 #define NR_REMOVEXATTRAT 466
 #define NR_FILE_SETATTR 469
@@ -425,10 +426,10 @@ static void notify_shm_rules(scmp_filter_ctx ctx)
  * task gets one listener per filter: so the supervisor's calls are one
  * filter, with listen() under a port list (Landlock has no hook for it: an
  * unbound socket that listens takes an ephemeral port nobody allowed), and
- * /dev/shm's calls under Landlock alone (notify_shm_rules).
+ * /dev/shm's calls and access(2) under Landlock alone.
  */
 enum filter { F_TRACE, F_NOTIFY };
-enum { N_NOFD = 1, N_LISTEN = 2, N_SHM = 4 };
+enum { N_NOFD = 1, N_LISTEN = 2, N_ALONE = 4 }; /* N_ALONE: Landlock alone */
 
 /* The hardening filter's network layer. */
 enum net_layer { NET_LAYER_NONE, NET_LAYER_NO_NET, NET_LAYER_TCP };
@@ -535,6 +536,19 @@ static void emit_harden(const char *name, enum net_layer net, enum ipc_layer ipc
 	export(ctx, name);
 }
 
+/*
+ * Landlock alone: access(2) is not Landlock's to answer, and alone it says
+ * "readable" of what the step cannot open; the supervisor answers instead.
+ * Under the namespaces what is not granted is not there: the kernel's
+ * answer holds, and costs no round trip.
+ */
+static void notify_access_rules(scmp_filter_ctx ctx)
+{
+	static const char *const access_calls[] = {"access", "faccessat", NULL};
+	add_names(ctx, SCMP_ACT_NOTIFY, access_calls);
+	add(ctx, SCMP_ACT_NOTIFY, NR_FACCESSAT2, "faccessat2", 0, NULL);
+}
+
 static void emit(const char *name, enum filter which, unsigned notify)
 {
 	scmp_filter_ctx ctx = new_ctx(false);
@@ -549,8 +563,10 @@ static void emit(const char *name, enum filter which, unsigned notify)
 		notify_setid_rules(ctx);
 		if (notify & N_LISTEN)
 			add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), "listen", 0, NULL);
-		if (notify & N_SHM)
+		if (notify & N_ALONE) {
 			notify_shm_rules(ctx);
+			notify_access_rules(ctx);
+		}
 	}
 	export(ctx, name);
 }
@@ -586,7 +602,7 @@ int main(int argc, char **argv)
 	for (unsigned n = 0; n < 8; n++) {
 		char name[64];
 		snprintf(name, sizeof(name), "harden_filter_notify%s%s%s", n & N_NOFD ? "_nofd" : "",
-			 n & N_LISTEN ? "_listen" : "", n & N_SHM ? "_shm" : "");
+			 n & N_LISTEN ? "_listen" : "", n & N_ALONE ? "_alone" : "");
 		emit(name, F_NOTIFY, n);
 	}
 	return 0;

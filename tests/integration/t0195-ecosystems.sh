@@ -58,6 +58,31 @@ if need cargo "cargo: new, install and build --offline"; then
 	fi
 fi
 
+# cargo with a git dependency: a local repository read through a read grant.
+# libgit2 opens cargo's git database and skips HOME's .gitconfig only when
+# access(R_OK) says it is unreadable (under Landlock alone the supervisor
+# answers access). Control: the .gitconfig itself stays unreadable.
+if need cargo "cargo: a git dependency" && need git "cargo: a git dependency"; then
+	mkdir -p "$src/rtdep/src" "$src/rtapp/src"
+	printf '[package]\nname = "rtdep"\nversion = "0.1.0"\nedition = "2021"\n' >"$src/rtdep/Cargo.toml"
+	printf 'pub fn hi() -> &%sstatic str { "rtdep works" }\n' "'" >"$src/rtdep/src/lib.rs"
+	(cd "$src/rtdep" && git init -q && git add . &&
+		git -c user.name=t -c user.email=t@example.org commit -qm init) >/dev/null 2>&1
+	printf '[package]\nname = "rtapp"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\nrtdep = { git = "file://%s/rtdep" }\n' \
+		"$src" >"$src/rtapp/Cargo.toml"
+	printf 'fn main() { println!("{}", rtdep::hi()); }\n' >"$src/rtapp/src/main.rs"
+	gitdep="cp -r '$src/rtapp' . && cd rtapp && cargo build -q && ./target/debug/rtapp"
+	run1 "$gitdep"
+	if [ "$RC" = 0 ] && [ "$OUT" = "rtdep works" ] && ls -d "$P"/cargo/git/db/rtdep-* >/dev/null 2>&1; then
+		run2 "$gitdep; if cat \"\$HOME/.gitconfig\" >/dev/null 2>&1; then echo GITCONFIG-READ; fi"
+		[ "$RC" = 0 ] && [ "$OUT" = "rtdep works" ] &&
+			ok "cargo: a git dependency (file://, a read grant) in run 1 and, with no network, run 2; ~/.gitconfig still unreadable" ||
+			notok "cargo: a git dependency in run 2, ~/.gitconfig still unreadable" "rc=$RC" "$OUT" "$ERR"
+	else
+		notok "cargo: run 1 builds with a git dependency into P/cargo/git" "rc=$RC" "$OUT" "$ERR"
+	fi
+fi
+
 # gem: a local gem with an executable, installed into GEM_HOME
 if need gem "gem: install and require"; then
 	mkdir -p "$src/sbgem/lib" "$src/sbgem/bin"
@@ -143,3 +168,33 @@ if [ "$RC" = 0 ] && [ "$(echo "$OUT" | wc -l)" = 5 ]; then
 else
 	notok "npm install -g yarn pnpm esbuild bun deno in run 1" "rc=$RC" "$OUT" "$ERR"
 fi
+
+# pnpm, twice on the workflow cache: run 1 adds a package, run 2 (no network)
+# installs it from the lockfile out of the store. pnpm 9 (JavaScript) keeps
+# the store in PNPM_HOME; pnpm 12 (Rust) beside the project's mount unless
+# pnpm_config_store_dir says (the run folder under the namespaces, lost with
+# it), and its store locks in XDG_RUNTIME_DIR, else /tmp (not writable under
+# Landlock alone). Controls: the store is P's, the locks the run folder's.
+mkdir -p "$src/pnproj"
+printf '{"name":"pnproj","version":"1.0.0","license":"MIT"}\n' >"$src/pnproj/package.json"
+for v in 9 12; do
+	Pv="$T/pn$v/.sandbox-cache"
+	mkdir -p "$T/pn$v/r1" "$T/pn$v/r2"
+	run_sb run -C "$T/pn$v/r1" -r "$src" --persist "$Pv" -w "$npmcache" -- sh -c \
+		"npm install -g --cache '$npmcache' pnpm@$v >/dev/null 2>&1 && cp -r '$src/pnproj' . && cd pnproj &&
+		pnpm add is-number@7 >/dev/null && pnpm store path && ls \"\$XDG_RUNTIME_DIR\" && echo \"RUNTIME=\$XDG_RUNTIME_DIR\""
+	if [ "$RC" != 0 ] || ! echo "$OUT" | grep -q "^$Pv/pnpm/store/" || ! echo "$OUT" | grep -qx "RUNTIME=$T/pn$v/r1/.tmp/run" ||
+		{ [ "$v" = 12 ] && ! echo "$OUT" | grep -q '^pnpm-store-operation-locks-'; }; then
+		notok "pnpm $v add in run 1: the store in P, its locks in the run folder" "rc=$RC" "$OUT" "$ERR"
+		continue
+	fi
+	cp "$T/pn$v/r1/pnproj/package.json" "$T/pn$v/r1/pnproj/pnpm-lock.yaml" "$src/pnproj/"
+	run_sb run -C "$T/pn$v/r2" -r "$src" --persist "$Pv" --net none -- sh -c \
+		"cp -r '$src/pnproj' . && cd pnproj && pnpm install --offline --frozen-lockfile >/dev/null &&
+		node -e 'console.log(require(\"is-number\")(7))' && pnpm add --offline is-number@7 >/dev/null && echo ADD-OK"
+	[ "$RC" = 0 ] && echo "$OUT" | grep -qx true && echo "$OUT" | grep -qx ADD-OK &&
+		ok "pnpm $v: add in run 1, install and add --offline from P's store in run 2 (no network)" ||
+		notok "pnpm $v: add in run 1, install and add --offline from P's store in run 2 (no network)" "rc=$RC" "$OUT" "$ERR"
+	rm -f "$src/pnproj/pnpm-lock.yaml"
+	printf '{"name":"pnproj","version":"1.0.0","license":"MIT"}\n' >"$src/pnproj/package.json"
+done

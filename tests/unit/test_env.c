@@ -23,7 +23,8 @@ static void grant(const char *path, unsigned access, enum grant_origin o)
 static char *const inherited[] = {
 	"PATH=/usr/bin:/bin", "HOME=/home/u", "AWS_SECRET_ACCESS_KEY=s", "GITHUB_TOKEN=t",
 	"db_password=p", "MY_CREDENTIALS=c", "LD_PRELOAD=/x.so", "LANG=C", "LC_ALL=C",
-	"NPM_CONFIG_PREFIX=/usr/local", "NPM_CONFIG_CACHE=/root/.npm", "FOO=bar", "FOO=second",
+	"NPM_CONFIG_PREFIX=/usr/local", "NPM_CONFIG_CACHE=/root/.npm", "PNPM_CONFIG_STORE_DIR=/s",
+	"XDG_RUNTIME_DIR=/run/user/1000", "FOO=bar", "FOO=second",
 	"PIP_FIND_LINKS=/opt/wheels", "MAVEN_OPTS=-Xmx1g", NULL,
 };
 
@@ -433,6 +434,12 @@ int main(void)
 	CHECK_STR(env_get(e, "PIPX_BIN_DIR"), "/wf/.sandbox-cache/bin");
 	CHECK_STR(env_get(e, "UV_TOOL_BIN_DIR"), "/wf/.sandbox-cache/bin");
 	CHECK_STR(env_get(e, "TMPDIR"), "/wf/runs/1/.tmp"); /* never in P */
+	/* locks that ignore TMPDIR (pnpm's): the step's, never the caller's /run/user */
+	CHECK_STR(env_get(e, "XDG_RUNTIME_DIR"), "/wf/runs/1/.tmp/run");
+	CHECK(strv_find(&r.dirs, "/wf/runs/1/.tmp/run") >= 0);
+	/* pnpm 11+'s store in P, not beside the run folder's mount */
+	CHECK_STR(env_get(e, "pnpm_config_store_dir"), "/wf/.sandbox-cache/pnpm/store");
+	CHECK(!env_get(e, "PNPM_CONFIG_STORE_DIR") && dropped(&r, "PNPM_CONFIG_STORE_DIR"));
 	CHECK_STR(env_get(e, "SANDBOX_PERSISTENT_DIR"), "/wf/.sandbox-cache");
 	CHECK_STR(env_get(e, "HOME"), "/home/u"); /* never changed */
 	/* user configuration: read and written in P, never HOME's dotfiles */
