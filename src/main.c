@@ -15,21 +15,12 @@
 #include "jsonmem.h"
 #include "policy.h"
 #include "policyfile.h"
-#include "reportfile.h"
-#include "sbpl.h"
-#include "show.h"
+#include "subcmd.h"
 #ifdef STEPBOX_LINUX
-#include "doctor.h"
-#include "guide.h"
-#include "learn.h"
-#include "mcp.h"
-#include "report.h"
-#include "run.h"
+#include "landlock.h"
 #else
 #include "seatbelt.h"
 #endif
-
-extern char **environ;
 
 static const char synopsis[] =
 	"usage: stepbox run [OPTIONS] [--] COMMAND [ARG...]\n"
@@ -97,54 +88,7 @@ static const char exit_text[] =
 	"127 if not found; 125 if stepbox failed and the command never started.\n"
 	"See stepbox(1).\n";
 
-/* Each command: its synopsis, what it does, and whether it takes the policy options. */
-static const struct command {
-	const char *name, *synopsis, *what;
-	bool options;
-} commands[] = {
-	{"run", "stepbox run [OPTIONS] [--] COMMAND [ARG...]",
-	 "Run COMMAND in a sandbox that grants only what the policy says.", true},
-	{"learn", "stepbox learn [OPTIONS] [-o FILE] [--rounds N] [--] COMMAND [ARG...]",
-	 "Run COMMAND with --explain, then print the policy (the one given, with -p and\n"
-	 "the flags) with the narrowest grants that allow what was denied, for review:\n"
-	 "the file itself, a file of HOME as home_files, never a hidden /etc entry, HOME\n"
-	 "or a folder holding keys. --rounds N runs again, up to N times, until nothing\n"
-	 "new is denied (the command runs each time). The command's own output goes to\n"
-	 "stderr; the policy to stdout, or to FILE with -o.", true},
-	{"check", "stepbox check [--json]",
-	 "Say what this kernel and host give: Landlock's ABI and features, the namespaces,\n"
-	 "each backend, and the one auto would choose. Exits 1 when none is usable.", false},
-	{"policy", "stepbox policy [OPTIONS] [--format json|sbpl]",
-	 "Print the effective policy as JSON: every path canonical, with its origin, what\n"
-	 "was skipped and why. The output is valid input for -p. --format sbpl prints the\n"
-	 "macOS Seatbelt profile a Mac would enforce for it instead, on any OS.", true},
-	{"env", "stepbox env [OPTIONS] [--json | -0]",
-	 "Print the environment the command would get, and what was dropped and why;\n"
-	 "--json as an object, -0 NUL-separated.", true},
-	{"guide", "stepbox guide [OPTIONS]",
-	 "Print, for an agent, where it may write, where installs go and whether they\n"
-	 "persist, the network, and what is not available.", true},
-	{"doctor", "stepbox doctor [OPTIONS] [--json]",
-	 "Check a deployment: PATH, HOME and its dotfiles, /etc secrets, resolv.conf, the\n"
-	 "environment. Exits 1 when a check fails.", true},
-	{"mcp", "stepbox mcp [OPTIONS] [--max-parallel N]",
-	 "Serve MCP over stdio (JSON-RPC 2.0, a message a line): a tool, run, that runs a\n"
-	 "shell command line (or an argv) as a step, each call a fresh sandbox with this\n"
-	 "policy, fixed for the server's life and checked before the handshake (exit 125\n"
-	 "when it is bad). The result: exit status, stdout and stderr (each capped at\n"
-	 "64 KiB), the duration, and what the sandbox denied. Up to N calls run at once\n"
-	 "(default 4); the policy cannot come from standard input, the protocol's.", true},
-};
-
-static const struct command *find_command(const char *name)
-{
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(commands[i].name, name) == 0)
-			return &commands[i];
-	return NULL;
-}
-
-static void print_help(const struct command *c)
+static void print_help(const struct subcmd *c)
 {
 	if (!c) {
 		fputs(synopsis, stdout);
@@ -160,7 +104,7 @@ static void print_help(const struct command *c)
 		fputs(options_text, stdout);
 		fputs(environment_text, stdout);
 	}
-	if (strcmp(c->name, "run") == 0 || strcmp(c->name, "learn") == 0)
+	if (c->operands == SUBCMD_COMMAND)
 		fputs(exit_text, stdout);
 }
 
@@ -229,21 +173,6 @@ static const struct option options[] = {
 	{NULL, 0, NULL, 0},
 };
 
-static int fail(const struct stepbox_err *err)
-{
-	err_print(err);
-	return 125;
-}
-
-/* The same, and the run report says it too: --report is written on 125 as well. */
-static int fail_report(const struct stepbox_config *cfg, const struct stepbox_err *err)
-{
-	struct stepbox_err rerr = {0};
-	if (cfg->report_file && reportfile_error(cfg->report_file, cfg, err, &rerr) < 0)
-		err_print(&rerr);
-	return fail(err);
-}
-
 /* A path flag: absolute against the current folder, pushed to list. */
 static int add_path(struct strv *list, const char *arg, const char *what,
 		    struct stepbox_err *err)
@@ -270,19 +199,9 @@ static int set_once(char **slot, const char *arg, const char *what, struct stepb
 	return 0;
 }
 
-/* Parse options into cfg; returns optind of the first operand, or -1. */
-/* What the command line asks of the output, and how many policy options it gave. */
-struct cli {
-	bool json, nul;
-	int policy_options;
-	const char *output; /* learn -o FILE */
-	long rounds;        /* learn --rounds N */
-	long max_parallel;  /* mcp --max-parallel N */
-	bool sbpl;          /* policy --format sbpl */
-	bool format;        /* --format was given */
-};
+/* Parse options into cfg and cli; returns optind of the first operand, or -1. */
 
-static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *cli,
+static int parse(int argc, char **argv, struct stepbox_config *cfg, struct subcmd_cli *cli,
 		 struct stepbox_err *err)
 {
 	int c, r = 0;
@@ -406,7 +325,7 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *
 			cfg->verbosity = -1;
 			break;
 		case 'h':
-			print_help(find_command(argv[0]));
+			print_help(subcmd_find(argv[0]));
 			exit(0);
 		default:
 			err_set(err, ERR_USAGE, 0, "unknown or incomplete option '%s'",
@@ -432,117 +351,6 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct cli *
 	return optind;
 }
 
-#ifdef STEPBOX_LINUX
-/* After the arguments: each command of the Linux build. */
-static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cli *cli,
-		    char **operands)
-{
-	struct stepbox_err err = {0};
-	struct run_ctx ctx;
-	int code;
-	if (strcmp(cmd, "check") == 0) {
-		if (layers_host(&ctx.host, true, &err) < 0)
-			return fail(&err);
-		return report_check(stdout, &ctx.host, cfg, cli->json) ? 0 : 1;
-	}
-	if (strcmp(cmd, "mcp") == 0) {
-		struct mcp_opts mo = {(int)cli->max_parallel, 64 * 1024};
-		return mcp_main(cfg, &mo);
-	}
-	bool learn = strcmp(cmd, "learn") == 0;
-	bool is_run = strcmp(cmd, "run") == 0 || learn;
-	bool doctor = strcmp(cmd, "doctor") == 0;
-	cfg->explain |= learn;
-	/* doctor reports on every backend, and a Mac's profile on none of these */
-	if (doctor || cli->sbpl) {
-		cfg->backend = BACKEND_NONE;
-		cfg->plan_only = true;
-	}
-	if (run_prepare(cfg, environ, is_run, &ctx, &err) < 0)
-		return is_run ? fail_report(cfg, &err) : fail(&err);
-	if (learn)
-		code = learn_run(cfg, &ctx, operands, cli->output, cli->rounds);
-	else if (is_run)
-		code = run_exec(cfg, &ctx, operands, NULL);
-	else if (strcmp(cmd, "policy") == 0 && cli->sbpl)
-		code = sbpl_write(stdout, cfg, &ctx.grants, &err) < 0 ? fail(&err) : 0;
-	else if (strcmp(cmd, "policy") == 0)
-		code = show_policy(stdout, cfg, &ctx.grants, &ctx.env,
-				   policy_backend_name(ctx.backend.name)) < 0 ? 125 : 0;
-	else if (doctor)
-		code = doctor_run(stdout, cfg, &ctx, "/etc", cli->json) ? 1 : 0;
-	else if (strcmp(cmd, "guide") == 0) {
-		guide_write(stdout, cfg, &ctx.grants, &ctx.env, &ctx.limits);
-		code = 0;
-	} else {
-		code = show_env(stdout, &ctx.env, cli->json, cli->nul) < 0 ? 125 : 0;
-	}
-	run_release(&ctx);
-	return code;
-}
-#else
-/* After the arguments: each command of the portable build (the Seatbelt backend). */
-static int dispatch(const char *cmd, struct stepbox_config *cfg, const struct cli *cli,
-		    char **operands)
-{
-	struct stepbox_err err = {0};
-	bool is_run = strcmp(cmd, "run") == 0;
-	if (strcmp(cmd, "learn") == 0 || strcmp(cmd, "doctor") == 0 || strcmp(cmd, "mcp") == 0 ||
-	    strcmp(cmd, "guide") == 0) {
-		err_set(&err, ERR_USAGE, 0, "'%s' is not in this build (the Seatbelt backend)", cmd);
-		err_hint(&err, "this build has run, check, policy and env; the Linux build has "
-			       "every command");
-		return fail(&err);
-	}
-	if (strcmp(cmd, "check") == 0)
-		return seatbelt_check(stdout, cfg, cli->json) ? 0 : 1;
-	if (cfg->backend != BACKEND_AUTO && !backend_find(cfg->backend) && !cli->sbpl) {
-		backend_not_here(cfg->backend, &err);
-		return is_run ? fail_report(cfg, &err) : fail(&err);
-	}
-	struct seatbelt_ctx ctx;
-	if (seatbelt_prepare(cfg, environ, &ctx, &err) < 0)
-		return is_run ? fail_report(cfg, &err) : fail(&err);
-	int code;
-	if (is_run)
-		code = seatbelt_run(cfg, &ctx, operands);
-	else if (strcmp(cmd, "policy") == 0 && cli->sbpl)
-		code = sbpl_write(stdout, cfg, &ctx.grants, &err) < 0 ? fail(&err) : 0;
-	else if (strcmp(cmd, "policy") == 0)
-		code = show_policy(stdout, cfg, &ctx.grants, &ctx.env, "seatbelt") < 0 ? 125 : 0;
-	else
-		code = show_env(stdout, &ctx.env, cli->json, cli->nul) < 0 ? 125 : 0;
-	seatbelt_release(&ctx);
-	return code;
-}
-#endif
-
-/* What each command takes besides options, the same in every build. */
-static int check_operands(const char *cmd, int noperands, const struct cli *cli,
-			  struct stepbox_err *err)
-{
-	bool is_run = strcmp(cmd, "run") == 0 || strcmp(cmd, "learn") == 0;
-	if (strcmp(cmd, "check") == 0) {
-		if (noperands == 0 && cli->policy_options == 0)
-			return 0;
-		err_set(err, ERR_USAGE, 0, "check takes no arguments but --json");
-		err_hint(err, "stepbox check [--json]");
-		return -EINVAL;
-	}
-	if (strcmp(cmd, "mcp") == 0) {
-		if (noperands == 0)
-			return 0;
-		err_set(err, ERR_USAGE, 0, "mcp takes no command");
-		err_hint(err, "stepbox mcp [-p POLICY.json] [OPTIONS] [--max-parallel N]");
-		return -EINVAL;
-	}
-	if (is_run == (noperands > 0))
-		return 0;
-	err_set(err, ERR_USAGE, 0, is_run ? "run: no command given" : "%s takes no command", cmd);
-	err_hint(err, "stepbox run [OPTIONS] -- COMMAND [ARG...]");
-	return -EINVAL;
-}
-
 /* Inherited fds 0-2 may be closed; an fd stepbox opens must never land there. */
 static void ensure_std_fds(void)
 {
@@ -561,41 +369,40 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
-		print_help(argc > 2 ? find_command(argv[2]) : NULL);
+		print_help(argc > 2 ? subcmd_find(argv[2]) : NULL);
 		return 0;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
 		print_version();
 		return 0;
 	}
-	const char *cmd = argv[1];
+	const struct subcmd *cmd = subcmd_find(argv[1]);
 	struct stepbox_config cfg;
 	struct stepbox_err err = {0};
-	struct cli cli = {false, false, 0, NULL, 1, 4, false, false};
+	struct subcmd_cli cli = {false, false, 0, NULL, 1, 4, false, false};
 	int code = 125;
 	policy_init(&cfg);
-	if (!find_command(cmd)) {
-		err_set(&err, ERR_USAGE, 0, "unknown command '%s'", cmd);
-		err_hint(&err, "commands: run, learn, check, policy, env, guide, doctor, mcp; see "
-			       "stepbox --help");
-		code = fail(&err);
+	if (!cmd) {
+		err_set(&err, ERR_USAGE, 0, "unknown command '%s'", argv[1]);
+		err_hint(&err, "commands: %s; see stepbox --help", subcmd_names());
+		code = subcmd_fail(NULL, &err);
 		goto out;
 	}
 	int first = parse(argc - 1, argv + 1, &cfg, &cli, &err);
 	if (first < 0) {
-		code = fail_report(&cfg, &err);
+		code = subcmd_fail(&cfg, &err);
 		goto out;
 	}
-	if (cli.format && strcmp(cmd, "policy") != 0) {
+	if (cli.format && strcmp(cmd->name, "policy") != 0) {
 		err_set(&err, ERR_USAGE, 0, "--format is an option of stepbox policy");
-		code = fail(&err);
+		code = subcmd_fail(NULL, &err);
 		goto out;
 	}
-	if (check_operands(cmd, argc - 1 - first, &cli, &err) < 0) {
-		code = fail(&err);
+	if (subcmd_check_operands(cmd, argc - 1 - first, &cli, &err) < 0) {
+		code = subcmd_fail(NULL, &err);
 		goto out;
 	}
-	code = dispatch(cmd, &cfg, &cli, argv + 1 + first);
+	code = cmd->run(&cfg, &cli, argv + 1 + first);
 out:
 	policy_release(&cfg);
 	return code;
