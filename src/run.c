@@ -18,6 +18,7 @@
 #include "landlock.h"
 #include "persist.h"
 #include "path.h"
+#include "prepare.h"
 #include "report.h"
 #include "shm.h"
 
@@ -95,11 +96,6 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 		free(mountinfo);
 		return r;
 	}
-	char cwd[PATH_MAX];
-	if (!getcwd(cwd, sizeof(cwd))) {
-		free(mountinfo);
-		return err_set(err, ERR_USAGE, errno, "cannot read the current folder");
-	}
 	bool hide_etc = grants_should_hide_etc();
 	/*
 	 * Root under the namespaces: /etc is bound through an idmapped mount
@@ -121,29 +117,18 @@ int run_prepare(const struct stepbox_config *cfg, char *const *inherited, bool f
 		return err_set(err, ERR_UNAVAILABLE, -r, "read /proc/self/mountinfo");
 	}
 	struct grants_host host = {
-		.root = "/",
-		.cwd = cwd,
-		.extra_paths = getenv("SANDBOX_EXTRA_SYSTEM_PATHS"),
-		.browser_exe = getenv("AGENT_BROWSER_EXECUTABLE_PATH"),
-		.hide_etc_secrets = hide_etc,
 		.idmap = ctx->idmap_userns >= 0,
 		.idmap_dev = idmap_dev,
 		.keep_links = ctx->backend.layers.ns,
 		.bind_entries = ctx->backend.layers.ns && !ctx->backend.layers.landlock,
 		.open_fds = ctx->backend.layers.landlock,
 		.namespaces = ctx->backend.layers.ns,
-		.home = getenv("HOME"),
 		.ttys = own_ttys(ctx),
 		.dev_mounts = (const char *const *)ctx->dev_mounts.v,
 		.cgroups = own_cgroups(ctx, &ctx->limits),
 	};
-	r = grants_build(cfg, &host, &ctx->grants, err);
-	if (r == 0)
-		r = env_build(cfg, &ctx->grants, inherited, &ctx->env, err);
-	/* the report's folder, before the step can plant anything on the way */
-	if (r == 0 && cfg->report_file)
-		r = reportfile_dir(cfg->report_file, "--report", &ctx->grants, &ctx->report_dir,
-				   err);
+	struct prepare_out out = {&ctx->grants, &ctx->env, &ctx->report_dir};
+	r = prepare_step(cfg, &host, hide_etc, inherited, &out, err);
 	if (r < 0)
 		run_release(ctx);
 	return r;

@@ -16,6 +16,7 @@
 #include "command.h"
 #include "limitcfg.h"
 #include "persist.h"
+#include "prepare.h"
 #include "reportfile.h"
 #include "sbpl.h"
 #include "show.h"
@@ -35,24 +36,9 @@ int seatbelt_prepare(const struct stepbox_config *cfg, char *const *inherited,
 {
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->host.runner = STEPBOX_SANDBOX_EXEC;
-	char cwd[PATH_MAX];
-	if (!getcwd(cwd, sizeof(cwd)))
-		return err_set(err, ERR_USAGE, errno, "cannot read the current folder");
-	struct grants_host host = {
-		.root = "/",
-		.cwd = cwd,
-		.extra_paths = getenv("SANDBOX_EXTRA_SYSTEM_PATHS"),
-		.browser_exe = getenv("AGENT_BROWSER_EXECUTABLE_PATH"),
-		.hide_etc_secrets = grants_should_hide_etc(),
-		.home = getenv("HOME"),
-	};
-	int r = grants_build(cfg, &host, &ctx->grants, err);
-	if (r == 0)
-		r = env_build(cfg, &ctx->grants, inherited, &ctx->env, err);
-	/* the report's folder, before the step can plant anything on the way */
-	if (r == 0 && cfg->report_file)
-		r = reportfile_dir(cfg->report_file, "--report", &ctx->grants, &ctx->report_dir,
-				   err);
+	struct grants_host host = {0};
+	struct prepare_out out = {&ctx->grants, &ctx->env, &ctx->report_dir};
+	int r = prepare_step(cfg, &host, -1, inherited, &out, err);
 	if (r < 0)
 		seatbelt_release(ctx);
 	return r;
