@@ -2,7 +2,7 @@
  * command: finding the step's command as execvp would, and the word when it
  * cannot run (incident 1: a refused exec that nothing explained). Portable:
  * every backend's launcher shares it, so "command not found", "the sandbox
- * refused it" and the exit statuses (DESIGN.md: 126, 127, 128+N) read the
+ * refused it" and the exit statuses (126, 127, 128+N: stepbox(1)) read the
  * same on Linux and macOS.
  */
 #ifndef STEPBOX_COMMAND_H

@@ -95,46 +95,36 @@ void landlock_degrade(struct landlock_features *f)
 	f->scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
 	f->restrict_flags_ok = LL_RESTRICT_SELF_LOG_SAME_EXEC_OFF |
 			       LL_RESTRICT_SELF_LOG_NEW_EXEC_ON | LL_RESTRICT_SELF_LOG_SUBDOMAINS_OFF;
-	/* newest to oldest, each case removing what its ABI added */
+	if (f->abi <= 0) {
+		f->fs = f->net = f->scoped = 0;
+		f->restrict_flags_ok = 0;
+		return;
+	}
+	/*
+	 * Oldest to newest: each ABI removes what the next one added, and falls
+	 * through to the next; 7 and up (8: TSYNC, 9: pathname UNIX sockets,
+	 * neither a handled right here) keep everything above.
+	 */
 	switch (f->abi) {
-	default:
-		if (f->abi <= 0) {
-			f->fs = f->net = f->scoped = 0;
-			f->restrict_flags_ok = 0;
-			break;
-		}
-		/* fall through: 8 and up use what 7 gives */
-	case 7:
-		break;
+	case 1:
+		f->fs &= ~LL_FS_REFER;
+		__attribute__((fallthrough));
+	case 2:
+		f->fs &= ~LL_FS_TRUNCATE;
+		__attribute__((fallthrough));
+	case 3:
+		f->net = 0;
+		__attribute__((fallthrough));
+	case 4:
+		f->fs &= ~LL_FS_IOCTL_DEV;
+		__attribute__((fallthrough));
+	case 5:
+		f->scoped = 0;
+		__attribute__((fallthrough));
 	case 6:
 		f->restrict_flags_ok = 0;
 		break;
-	case 5:
-		f->restrict_flags_ok = 0;
-		f->scoped = 0;
-		break;
-	case 4:
-		f->restrict_flags_ok = 0;
-		f->scoped = 0;
-		f->fs &= ~LL_FS_IOCTL_DEV;
-		break;
-	case 3:
-		f->restrict_flags_ok = 0;
-		f->scoped = 0;
-		f->fs &= ~LL_FS_IOCTL_DEV;
-		f->net = 0;
-		break;
-	case 2:
-		f->restrict_flags_ok = 0;
-		f->scoped = 0;
-		f->fs &= ~(LL_FS_IOCTL_DEV | LL_FS_TRUNCATE);
-		f->net = 0;
-		break;
-	case 1:
-		f->restrict_flags_ok = 0;
-		f->scoped = 0;
-		f->fs &= ~(LL_FS_IOCTL_DEV | LL_FS_TRUNCATE | LL_FS_REFER);
-		f->net = 0;
+	default:
 		break;
 	}
 }

@@ -1,7 +1,9 @@
 /*
- * landlock: the default Linux backend. Probes the kernel's ABI once, degrades
- * the handled rights from newest to oldest in one switch (as the kernel's
- * sample does), builds the ruleset in the parent, and restricts the child.
+ * landlock: the Landlock layer, alone (the landlock backend) or stacked on
+ * the namespaces (stacked, auto's first choice). Probes the kernel's ABI
+ * once, takes away the rights an older ABI lacks in one switch that falls
+ * through from the oldest (as the kernel's sandboxer sample does), builds
+ * the ruleset in the parent, and restricts the child.
  */
 #ifndef STEPBOX_LANDLOCK_H
 #define STEPBOX_LANDLOCK_H

@@ -11,8 +11,9 @@
 #include <unistd.h>
 
 #include "harden.h"
+#include "layers.h"
+#include "mountns.h"
 #include "path.h"
-#include "run.h"
 
 static json_t *missing_json(const struct landlock_features *f)
 {

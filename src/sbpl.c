@@ -11,7 +11,7 @@
 #include "strv.h"
 
 /*
- * The baseline on macOS's folders (DESIGN.md's baseline, mapped): the
+ * The baseline on macOS's folders (the Linux baseline, mapped: grants.c): the
  * system's programs and libraries, the dyld shared cache (in the Preboot
  * cryptex on macOS 13 and later), Homebrew's prefixes, the command line
  * tools; the /etc entries tools read, one by one (never all of /etc:

@@ -1,4 +1,4 @@
-/* launch.c: finding the command as execvp would, relative to the workdir. */
+/* command.c: finding the command as execvp would, relative to the workdir. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
