@@ -169,6 +169,7 @@ int main(void)
 	free(ctx.grants.skipped[0].reason);
 	free(ctx.grants.skipped);
 	strv_release(&ctx.env.env);
+	strv_release(&ctx.env.unseen);
 	policy_release(&cfg);
 	unlink(at("home/.gitconfig"));
 	unlink(at("etc/world"));
