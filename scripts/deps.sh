@@ -13,6 +13,8 @@ if [ "${1:-}" = --test ] || [ "${1:-}" = --bench ]; then
 	tools="$tools /usr/bin/go:golang-go /usr/bin/cargo:cargo /usr/bin/gem:ruby /usr/bin/pipx:pipx git:git"
 	# the Debian package's check (tests/package)
 	tools="$tools lintian:lintian"
+	# the lint of tests/run.sh: scripts, C style, static analysis
+	tools="$tools shellcheck:shellcheck clang-format:clang-format cppcheck:cppcheck"
 	# the kernel matrix (tests/kernels): Debian kernels booted under QEMU
 	tools="$tools qemu-system-x86_64:qemu-system-x86 cpio:cpio busybox:busybox-static file:file"
 	# the Seatbelt profiles' Scheme reader (tests/sbpl)

@@ -73,6 +73,15 @@ else
 	count build <<<"skip - cppcheck: not installed"
 fi
 
+if command -v shellcheck >/dev/null; then
+	check "shellcheck: every shell script, warnings and up" sh -c "cd '$top' &&
+		git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck -S warning"
+else
+	count build <<<"skip - shellcheck: not installed (scripts/deps.sh --test)"
+fi
+check "the debug build (-O0) builds" sh -c "cd '$top' && { [ -f build-debug/build.ninja ] ||
+	meson setup build-debug --buildtype=debug >/dev/null; } && ninja -C build-debug"
+
 echo "== unit tests"
 for t in "$build"/test_*; do
 	[ -f "$t" ] && [ -x "$t" ] && run_tap "unit/$(basename "$t")" "$t"

@@ -9,7 +9,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d /tmp/sbct.XXXXXX)
 mkdir -p "$T/w" "$T/host"
-cd "$T/w"
+cd "$T/w" || exit 1
 ok() { echo "ok - [$SETTING] $1"; }
 notok() { echo "not ok - [$SETTING] $1"; shift; for l in "$@"; do echo "# $l"; done; }
 t() { if eval "$2"; then ok "$1"; else notok "$1" "$3"; fi; }
@@ -48,6 +48,7 @@ for b in stacked landlock mountns; do
 		"$SB" run -q --backend "$b" -- sh -c "echo y >'$T/host/z'" >/dev/null 2>&1
 		t "$b: a write outside every grant is refused" '[ ! -e "$T/host/z" ]'
 	else
+		# shellcheck disable=SC2034 # read by the check's condition, which t evaluates
 		msg=$(q "d['backends']['$b']['error']")
 		t "$b: check says unavailable, and run is 125 (exit $rc)" '[ $rc = 125 ]' "$(head -3 "$T/run.err")"
 		"$SB" check >"$T/check.txt" 2>&1

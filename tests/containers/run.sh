@@ -155,7 +155,7 @@ fi
 # overlay of runsc's) and on the rootfs (an overlay of ours, the staged files
 # in it); as root, and as uid 65534 through setpriv inside the sandbox
 if command -v runsc >/dev/null; then
-	gv=(runsc --root "$runroot/runsc" --network=none do)
+	gv=(runsc --root "$runroot/runsc" --network=none "do")
 	gvroot=$runroot/gv-root
 	mkdir -p "$runroot/runsc" "$runroot/gv-up" "$runroot/gv-work" "$gvroot"
 	if ! out=$("${gv[@]}" true 2>&1); then

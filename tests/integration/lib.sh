@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # what is set here, the tests that source it read
 # lib.sh: sourced by every tNNNN-*.sh. Each test prints one line:
 # "ok - NAME", "not ok - NAME" (with "# ..." detail lines) or "skip - NAME: WHY".
 # tests/run.sh counts them. Environment: STEPBOX (the binary), FIXTURES
@@ -35,7 +37,7 @@ export HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8
 unset SANDBOX_EXTRA_SYSTEM_PATHS AGENT_BROWSER_EXECUTABLE_PATH STEPBOX_LANDLOCK_ABI STEPBOX_IDMAP \
 	PIP_FIND_LINKS PIP_INDEX_URL PIP_CONFIG_FILE LD_PRELOAD PYTHONUSERBASE TMPDIR \
 	npm_config_prefix NPM_CONFIG_PREFIX npm_config_cache NPM_CONFIG_CACHE XDG_CACHE_HOME
-cd "$T/w"
+cd "$T/w" || exit 1
 
 is_root() { [ "$(id -u)" = 0 ]; }
 abi() { "$SB" check --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["landlock_abi"])'; }

@@ -326,7 +326,7 @@ cat '$T/secret/file'; echo x > '$T/secret/new'; rm -f '$T/secret/file'
 	BG_PIDS="$BG_PIDS $!"
 	for _ in $(seq 50); do [ -s "$T/aport" ] && break; sleep 0.1; done
 	AP=$(cat "$T/aport")
-	for i in 1 2 3; do # several pids: odd and even digit counts alike
+	for _ in 1 2 3; do # several pids: odd and even digit counts alike
 		run_sb run --explain --enable-audit --net tcp:1 -- python3 -c "import socket; socket.socket().connect(('127.0.0.1', $AP))"
 		grep -q "python3\[[0-9]*\] connect tcp port $AP: not allowed by the network policy" "$T/out/err" || break
 	done

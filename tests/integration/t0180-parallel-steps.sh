@@ -114,7 +114,7 @@ fi
 c3="$T/wf/c3/.sandbox-cache"
 for i in 1 2 3 4; do step "npm$i" "$c3" -- sh -c "npm install -g '$tgz' 2>&1 && cxpkg" & done
 wait
-files=$(ls "$c3"/npm-global/lib/node_modules/cxpkg/ 2>/dev/null | grep -c '^f[0-9]*\.js$')
+files=$(find "$c3"/npm-global/lib/node_modules/cxpkg/ -maxdepth 1 -name 'f[0-9]*.js' 2>/dev/null | wc -l)
 if all_zero npm1 npm2 npm3 npm4 && [ "$files" = 500 ] &&
 	! grep -q TAR_ENTRY_ERROR "$T"/wf/runs/npm*.out && [ "$(cat "$T"/wf/runs/npm*.out | grep -c 'cxpkg ran')" = 4 ]; then
 	ok "four parallel npm install -g of one tarball: all exit 0, every file there, the command runs"
@@ -206,7 +206,7 @@ else
 fi
 step shw "$c5" --persist-shared "$c5" --explain -- sh -c "$PY -m pip install --user --no-index --find-links '$src/small' small1"
 if [ "$(cat "$T/wf/runs/shw.rc")" != 0 ] && grep -q "the workflow cache is shared read-only in this step; install in a step that holds it" "$T/wf/runs/shw.err" &&
-	[ -z "$(ls "$c5"/python/lib/python3*/site-packages | grep small1)" ]; then
+	[ -z "$(find "$c5"/python/lib/python3*/site-packages -maxdepth 1 -name '*small1*')" ]; then
 	ok "a pip install in a shared step fails, and --explain says why"
 else
 	notok "a pip install in a shared step fails, and --explain says why" "rc=$(cat "$T/wf/runs/shw.rc")" "$(tail -4 "$T/wf/runs/shw.err")"
@@ -223,7 +223,7 @@ mkdir -p "$T/wf/runs/killed"
 	echo $! >"$T/kpid")
 kpid=$(cat "$T/kpid")
 for _ in $(seq 100); do
-	ls "$c6"/python/lib/python3*/site-packages/bigpkg 2>/dev/null | grep -q m0 && break
+	compgen -G "$c6/python/lib/python3*/site-packages/bigpkg/*m0*" >/dev/null && break
 	sleep 0.05
 done
 kill -KILL $kpid
@@ -252,7 +252,7 @@ for _ in $(seq 300); do [ -d "$c7/npm-global/lib/node_modules/cxpkg" ] && break;
 kill -KILL $kpid
 for _ in $(seq 100); do kill -0 "$kpid" 2>/dev/null || break; sleep 0.05; done
 step nrerun "$c7" --persist-wait 5 -- sh -c "npm install -g '$tgz' 2>&1 && cxpkg"
-files=$(ls "$c7"/npm-global/lib/node_modules/cxpkg/ 2>/dev/null | grep -c '^f[0-9]*\.js$')
+files=$(find "$c7"/npm-global/lib/node_modules/cxpkg/ -maxdepth 1 -name 'f[0-9]*.js' 2>/dev/null | wc -l)
 if [ "$(cat "$T/wf/runs/nrerun.rc")" = 0 ] && grep -q "cxpkg ran" "$T/wf/runs/nrerun.out" && [ "$files" = 500 ] &&
 	grep -q "was killed before it ended" "$T/wf/runs/nrerun.err"; then
 	ok "SIGKILL mid npm install -g: the next step is told, its install works, every file there"

@@ -4,6 +4,7 @@
 # shell start-up files): none of it reaches the step unless granted file by
 # file, git, npm and pip work and their config writes persist for the
 # workflow, and npm keeps its own system-wide npmrc.
+# shellcheck disable=SC2088 # "~/..." is the text stepbox prints
 . "$(dirname "$0")/lib.sh"
 
 PY=/usr/bin/python3
@@ -61,7 +62,7 @@ run_sb run -C "$T/wf/r2" --persist "$P" -- git config --global user.name
 # --home-file .gitconfig (below) is its positive control
 run_sb run -C "$T/wf/r1" --explain --report "$T/out/unseen.json" -- sh -c 'git init -q noid && git -C noid commit -q --allow-empty -m x'
 [ "$RC" != 0 ] && grep -q "unable to auto-detect email address" "$T/out/err" &&
-	grep -A3 "dotfiles of HOME the step's tools ran without" "$T/out/err" | grep -q "~/.gitconfig (git commits carry no identity" &&
+	grep -A3 "dotfiles of HOME the step's tools ran without" "$T/out/err" | grep -qF '~/.gitconfig (git commits carry no identity' &&
 	python3 -c 'import json, sys; u = json.load(open(sys.argv[1]))["home_unseen"]; assert any(x.startswith("~/.gitconfig (") for x in u), u' "$T/out/unseen.json" &&
 	ok "a commit without the user's identity: --explain and the report name ~/.gitconfig" ||
 	notok "a commit without the user's identity: --explain and the report name ~/.gitconfig" "rc=$RC" "$ERR"
@@ -157,8 +158,8 @@ else
 	notok "guide: what HOME is and where config writes go" "$(echo "$OUT" | head -12)"
 fi
 run_sb doctor
-echo "$OUT" | grep "HOME dotfiles" | grep -q "~/.gitconfig (git commits carry no identity" &&
-	echo "$OUT" | grep "HOME dotfiles" | grep -q "~/.npmrc" &&
+echo "$OUT" | grep "HOME dotfiles" | grep -qF '~/.gitconfig (git commits carry no identity' &&
+	echo "$OUT" | grep "HOME dotfiles" | grep -qF '~/.npmrc' &&
 	ok "doctor names the dotfiles left out, and what each breaks" ||
 	notok "doctor names the dotfiles left out, and what each breaks" "$(echo "$OUT" | grep -A1 dotfiles)"
 

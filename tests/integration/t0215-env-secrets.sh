@@ -38,6 +38,7 @@ declare -A WHY=(
 	[OIDC]="value looks secret (a JSON Web Token)"
 	[OLDPWD]="the caller's previous folder"
 )
+# shellcheck disable=SC2054 # a value with commas, not an array of them
 declare -A VAL=(
 	[DATABASE_URL]=postgres://app:zq1pw@db.internal:5432/app
 	[https_proxy]=http://proxyuser:zq2pw@proxy.internal:3128

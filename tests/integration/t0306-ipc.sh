@@ -146,7 +146,7 @@ if __name__ == "__main__":
 PY
 host_obj=stepbox-host-$$
 printf 'host-secret' >/dev/shm/$host_obj 2>/dev/null && chmod 666 /dev/shm/$host_obj
-before=$(ls -A /dev/shm | grep -c '^stepbox-shm\.')
+before=$(find /dev/shm -maxdepth 1 -name 'stepbox-shm.*' | wc -l)
 # positive control: the same program outside opens the host's object
 python3 -c "import os; print(os.read(os.open('/dev/shm/$host_obj', os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), 4))" >"$T/out/ctl" 2>&1
 grep -q "b'host'" "$T/out/ctl" && ok "the host's shared memory object opens outside (positive control)" ||
@@ -156,7 +156,7 @@ run_sb run -- python3 mp.py $$ $host_obj
 	ok "multiprocessing's Queue, Pool and shared_memory work; the host's objects are not there" ||
 	notok "multiprocessing's Queue, Pool and shared_memory work; the host's objects are not there" "rc=$RC $OUT" "$ERR"
 [ ! -e /dev/shm/stepbox-left-$$ ] && [ "$(cat /dev/shm/$host_obj)" = host-secret ] &&
-	[ "$(ls -A /dev/shm | grep -c '^stepbox-shm\.')" = "$before" ] &&
+	[ "$(find /dev/shm -maxdepth 1 -name 'stepbox-shm.*' | wc -l)" = "$before" ] &&
 	ok "nothing the step made in /dev/shm outlives it, on the host" ||
 	{ rm -f /dev/shm/stepbox-left-$$; notok "nothing the step made in /dev/shm outlives it, on the host" "$(ls -A /dev/shm)"; }
 if [ -x "${FIXTURES:-/nonexistent}/kprobe" ]; then

@@ -26,7 +26,6 @@ def spawn(depth):
 spawn(0)
 time.sleep(100)
 PY
-start=$(date +%s)
 run_sb run --timeout 2 -- python3 tree.py
 left=$(pgrep -f "sleep 7${m}" | wc -l)
 [ "$RC" = 124 ] && [ "$left" = 0 ] && ok "timeout: the whole tree is gone (wide, deep, setsid'd)" || {

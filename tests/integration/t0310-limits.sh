@@ -55,7 +55,7 @@ in_box "positive control: 40 processes under a tasks limit of 256" \
 mark="sleep 10$((RANDOM % 900 + 100))"
 before=$(pgrep -fc -- "$mark")
 run_sb run --limit tasks=256 --timeout 4 --report "$T/out/bomb.json" -- sh -c "f(){ f|f& }; f; $mark"
-for i in 1 2 3 4 5 6 7 8 9 10; do # what the kernel still reaps
+for _ in 1 2 3 4 5 6 7 8 9 10; do # what the kernel still reaps
 	after=$(pgrep -fc -- "$mark")
 	[ "$after" -le "$before" ] && break
 	sleep 0.5

@@ -2,6 +2,7 @@
 # ktests.sh: the kernel-level suite, needing only a POSIX shell (busybox) and
 # a static stepbox; run as root inside each QEMU guest, and on the host.
 # Prints "ok - NAME", "not ok - NAME", "skip - NAME: WHY" and "abi N".
+# shellcheck disable=SC2034 # lies: read by the condition t evaluates
 SB=$(realpath "${STEPBOX:-/usr/bin/stepbox}")
 PROBE=${PROBE:-/usr/bin/kprobe} # tests/kernels/probe.c, static
 T=${KTMP:-/tmp}/kt.$$

@@ -70,7 +70,8 @@ run_as() { # USER LABEL: every check as that user
 	mkdir -p "$w/work" "$w/home" "$w/out"
 	cp /bin/true "$w/out/outside-true"
 	chmod -R a+rwX "$w"
-	local sb="$stage/stepbox-mac" id=$([ "$user" = root ] && echo 0 || echo 65534)
+	local sb="$stage/stepbox-mac" id
+	id=$([ "$user" = root ] && echo 0 || echo 65534)
 	# the environment the results depend on, set here
 	sbx() { (cd "$w/work" && env -i HOME="$w/home" PATH=/usr/bin:/bin LANG=C.UTF-8 \
 		"${as[@]}" "$@"); }
