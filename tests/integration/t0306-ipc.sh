@@ -146,7 +146,6 @@ if __name__ == "__main__":
 PY
 host_obj=stepbox-host-$$
 printf 'host-secret' >/dev/shm/$host_obj 2>/dev/null && chmod 666 /dev/shm/$host_obj
-before=$(find /dev/shm -maxdepth 1 -name 'stepbox-shm.*' | wc -l)
 # positive control: the same program outside opens the host's object
 python3 -c "import os; print(os.read(os.open('/dev/shm/$host_obj', os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), 4))" >"$T/out/ctl" 2>&1
 grep -q "b'host'" "$T/out/ctl" && ok "the host's shared memory object opens outside (positive control)" ||
@@ -155,8 +154,26 @@ run_sb run -- python3 mp.py $$ $host_obj
 [ "$RC" = 0 ] && [ "$OUT" = "$(printf '42 285 7\nhost object: not there')" ] &&
 	ok "multiprocessing's Queue, Pool and shared_memory work; the host's objects are not there" ||
 	notok "multiprocessing's Queue, Pool and shared_memory work; the host's objects are not there" "rc=$RC $OUT" "$ERR"
+# a step's folder that outlived it has no run holding it (other runs' stay held)
+orphans() {
+	python3 -c 'import fcntl, glob, os
+n = 0
+for d in glob.glob("/dev/shm/stepbox-shm.*"):
+    if os.path.exists(d + "/planted-by-t0306"):
+        continue  # the stale folder planted below, by this test beside us
+    try:
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        continue
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); n += os.stat(d).st_uid == os.getuid()
+    except OSError:
+        pass
+    os.close(fd)
+print(n)'
+}
 [ ! -e /dev/shm/stepbox-left-$$ ] && [ "$(cat /dev/shm/$host_obj)" = host-secret ] &&
-	[ "$(find /dev/shm -maxdepth 1 -name 'stepbox-shm.*' | wc -l)" = "$before" ] &&
+	[ "$(orphans)" = 0 ] &&
 	ok "nothing the step made in /dev/shm outlives it, on the host" ||
 	{ rm -f /dev/shm/stepbox-left-$$; notok "nothing the step made in /dev/shm outlives it, on the host" "$(ls -A /dev/shm)"; }
 if [ -x "${FIXTURES:-/nonexistent}/kprobe" ]; then
@@ -183,7 +200,7 @@ os.link("mine", "mine2"); os.unlink("mine"); os.unlink("mine2"); print("workdir 
 		ok "Landlock alone: served calls reach /dev/shm/NAME alone; elsewhere Landlock judges" ||
 		notok "Landlock alone: served calls reach /dev/shm/NAME alone; elsewhere Landlock judges" "rc=$RC $OUT"
 	# a folder a killed run left is removed by the next; one whose run holds it is not
-	stale=$(mktemp -d /dev/shm/stepbox-shm.XXXXXX) && : >"$stale/sem.x"
+	stale=$(mktemp -d /dev/shm/stepbox-shm.XXXXXX) && : >"$stale/sem.x" && : >"$stale/planted-by-t0306"
 	live=$(mktemp -d /dev/shm/stepbox-shm.XXXXXX)
 	python3 -c 'import fcntl, os, sys, time
 fd = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX); print("held", flush=True); time.sleep(30)' "$live" >"$T/out/held" &
