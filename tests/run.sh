@@ -26,6 +26,13 @@ count() { # read test lines on stdin, echo them, count them
 	done
 }
 
+# a family's heading, and how long the one before took (what to speed up next)
+section() {
+	[ -z "${sec_name:-}" ] || echo "   ($sec_name: $((SECONDS - sec_start)) s)"
+	sec_name=${1%%:*} sec_start=$SECONDS
+	[ -z "$1" ] || echo "== $1"
+}
+
 run_tap() { # a TAP program; a crash counts as a failure
 	local suite=$1
 	shift
@@ -38,7 +45,7 @@ run_tap() { # a TAP program; a crash counts as a failure
 	fi
 }
 
-echo "== builds and lint"
+section "builds and lint"
 check() { # NAME COMMAND...: one test line from a command's success
 	local name=$1
 	shift
@@ -82,7 +89,7 @@ fi
 check "the debug build (-O0) builds" sh -c "cd '$top' && { [ -f build-debug/build.ninja ] ||
 	meson setup build-debug --buildtype=debug >/dev/null; } && ninja -C build-debug"
 
-echo "== unit tests"
+section "unit tests"
 for t in "$build"/test_*; do
 	[ -f "$t" ] && [ -x "$t" ] && run_tap "unit/$(basename "$t")" "$t"
 done
@@ -101,7 +108,7 @@ if [ -d "$asan" ]; then
 	rm -rf "$fz"
 fi
 
-echo "== policy cases"
+section "policy cases"
 count policy < <(STEPBOX=$build/stepbox bash "$top/tests/policy/run-cases.sh" 2>&1)
 
 # A world-readable copy: CI's clone may sit where uid 65534 cannot enter.
@@ -148,22 +155,41 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	users="$users unprivileged"
 fi
 backends=${BACKENDS:-stacked landlock mountns}
-for backend in $backends; do
-for user in $users; do
-	echo "== integration tests: $backend backend, as $user"
+# one family: every integration test on one backend as one user, each test's
+# lines to a file of its own in the folder out
+family() {
+	local backend=$1 user=$2 out=$3 t
+	mkdir -p "$out"
 	for t in "$stage"/tests/integration/t[0-9]*.sh; do
-		name=$(basename "$t" .sh)
-		suite="$backend/$user/$name"
-		envs=(env STEPBOX="$stage/bin/stepbox" FIXTURES="$stage/fixtures" TMPDIR="$stage/tmp"
-			TEST_USER="$user" STEPBOX_TEST_BACKEND="$backend" PATH=/usr/local/bin:/usr/bin:/bin)
+		local envs=(env STEPBOX="$stage/bin/stepbox" FIXTURES="$stage/fixtures"
+			TMPDIR="$stage/tmp" TEST_USER="$user" STEPBOX_TEST_BACKEND="$backend"
+			PATH=/usr/local/bin:/usr/bin:/bin)
 		if [ "$user" = unprivileged ]; then
-			count "$suite" < <(cd "$stage/tmp" && setpriv --reuid=65534 \
-				--regid=65534 --clear-groups "${envs[@]}" timeout 600 bash "$t" 2>&1)
+			(cd "$stage/tmp" && setpriv --reuid=65534 --regid=65534 --clear-groups \
+				"${envs[@]}" timeout 600 bash "$t" 2>&1)
 		else
-			count "$suite" < <(cd "$stage/tmp" && "${envs[@]}" timeout 600 bash "$t" 2>&1)
-		fi
+			(cd "$stage/tmp" && "${envs[@]}" timeout 600 bash "$t" 2>&1)
+		fi >"$out/$(basename "$t" .sh)"
 	done
-done
+}
+# A backend's families run side by side, one per user: they share no state
+# (each test its own folders, ports and keys; the unprivileged user's task
+# count and root's audit records are each one family's), and a 2-core
+# machine runs the two in about the time of one. Their lines are counted
+# afterwards, in order.
+for backend in $backends; do
+	start=$(date +%s)
+	for user in $users; do
+		family "$backend" "$user" "$stage/out-$backend-$user" &
+	done
+	wait
+	for user in $users; do
+		echo "== integration tests: $backend backend, as $user"
+		for f in "$stage/out-$backend-$user"/t[0-9]*; do
+			count "$backend/$user/$(basename "$f")" <"$f"
+		done
+	done
+	echo "== $backend: $(($(date +%s) - start)) s"
 done
 if [ "$(id -u)" != 0 ]; then
 	count setup <<<"skip - integration as unprivileged: needs root to switch user"
@@ -171,20 +197,20 @@ fi
 [ -z "$stage_mount" ] || { umount "$stage_mount" && rm -rf "$rootonly"; }
 rm -rf "$stage"
 
-echo "== the macOS Seatbelt profiles (tests/sbpl): golden, read by Guile, checked"
+section "the macOS Seatbelt profiles (tests/sbpl): golden, read by Guile, checked"
 count sbpl < <(bash "$top/tests/sbpl/run.sh" "$build/stepbox" 2>&1)
 if [ -x "$asan/stepbox" ]; then
 	count asan/sbpl < <(ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		bash "$top/tests/sbpl/run.sh" "$asan/stepbox" 2>&1)
 fi
 
-echo "== the portable core alone and the Seatbelt backend's launcher (tests/seatbelt)"
+section "the portable core alone and the Seatbelt backend's launcher (tests/seatbelt)"
 count seatbelt < <(bash "$top/tests/seatbelt/run.sh" "$build/stepbox" 2>&1)
 
-echo "== the Debian package (make deb)"
+section "the Debian package (make deb)"
 count package < <(bash "$top/tests/package/run.sh" 2>&1)
 
-echo "== real kernels (tests/kernels): QEMU guests and the host"
+section "real kernels (tests/kernels): QEMU guests and the host"
 static=${STATIC_BUILD:-$top/build-static}/stepbox
 if [ "$(id -u)" = 0 ] && [ -x "$static" ]; then
 	count kernels < <(bash "$top/tests/kernels/run.sh" "$static" 2>&1)
@@ -192,16 +218,18 @@ else
 	count kernels <<<"skip - kernel matrix: needs root and a static build (make static)"
 fi
 
-echo "== containers (tests/containers): Docker and Podman, in each engine's settings"
+section "containers (tests/containers): Docker and Podman, in each engine's settings"
 if [ "$(id -u)" = 0 ] && [ -x "$static" ]; then
 	count containers < <(bash "$top/tests/containers/run.sh" "$static" 2>&1)
 else
 	count containers <<<"skip - containers: needs root and a static build (make static)"
 fi
 
-echo "== a fresh Debian 12 (tests/fresh): the README's first command as a newcomer runs it"
+section "a fresh Debian 12 (tests/fresh): the README's first command as a newcomer runs it"
 count fresh < <(bash "$top/tests/fresh/run.sh" 2>&1)
 
+section ""
+echo "   (all: $SECONDS s)"
 echo
 if [ -s "$log" ]; then
 	echo "Failures:"
