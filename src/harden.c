@@ -1,5 +1,6 @@
 #include "harden.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -58,6 +59,7 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg,
 	};
 	if (o->supervise)
 		h->notify = notify[o->supervise_nofd][cfg->net == NET_TCP][o->supervise_alone];
+	assert(h->n <= HARDEN_MAX_FILTERS);
 }
 
 int harden_cloexec_fds(void)

@@ -1,5 +1,6 @@
 #include "prepare.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 int prepare_step(const struct stepbox_config *cfg, struct grants_host *host, int hide_etc,
 		 char *const *inherited, const struct prepare_out *out, struct stepbox_err *err)
 {
+	assert(out->grants && out->env && (!cfg->report_file || out->report_dir));
 	char cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof(cwd)))
 		return err_set(err, ERR_USAGE, errno, "cannot read the current folder");

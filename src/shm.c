@@ -1,5 +1,6 @@
 #include "shm.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -120,6 +121,7 @@ void shm_place_remove(struct shm_place *p)
 	if (p->dirfd < 0)
 		return;
 	char *slash = strrchr(p->path, '/');
+	assert(slash); /* made by shm_place_make: always BASE/stepbox-shm.X */
 	*slash = '\0';
 	int base = open(p->path[0] ? p->path : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	*slash = '/';

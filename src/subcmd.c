@@ -1,5 +1,6 @@
 #include "subcmd.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -310,6 +311,7 @@ static const struct subcmd table[] = {
 
 const struct subcmd *subcmd_find(const char *name)
 {
+	assert(name);
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		if (strcmp(table[i].name, name) == 0)
 			return &table[i];
