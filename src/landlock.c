@@ -435,6 +435,24 @@ static bool overlay_of_devices(char *super, const struct dev_mounts *devs)
 	return false;
 }
 
+/*
+ * A device file system's own device a container masks files with (runc
+ * binds /dev/null over /proc/kcore and the like): every step may read and
+ * write it anyway (the baseline's), so it needs no walk of the folder it is
+ * bound in. Walking /proc for it froze the grant to the pids it held then
+ * (a nested step could not read its own /proc/self).
+ */
+static bool baseline_device_bind(const struct path_mount *m)
+{
+	static const char *const harmless[] = {"/null", "/zero", "/full", "/random", "/urandom"};
+	if (strcmp(m->fstype, "devtmpfs") != 0 || !m->root)
+		return false;
+	for (size_t i = 0; i < sizeof(harmless) / sizeof(harmless[0]); i++)
+		if (strcmp(m->root, harmless[i]) == 0)
+			return true;
+	return false;
+}
+
 int landlock_dev_mounts(const char *mountinfo, struct strv *out)
 {
 	/* device file systems first, then overlays of them (of overlays of them) */
@@ -454,7 +472,7 @@ int landlock_dev_mounts(const char *mountinfo, struct strv *out)
 							   strcmp(m.fstype, "devpts") == 0
 						 : strcmp(m.fstype, "overlay") == 0 && m.super &&
 							   overlay_of_devices(m.super, &found);
-			if (!of_devs)
+			if (!of_devs || baseline_device_bind(&m))
 				continue;
 			r = strv_push(out, m.mnt);
 			added = 1;

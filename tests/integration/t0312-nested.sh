@@ -32,3 +32,12 @@ PY
 run_sb run -w "$T/w" -- sh -c "echo x > '$T/w/other/theirs'"
 [ "$RC" = 0 ] && [ -s "$T/w/other/theirs" ] && ok "control: the outer step writes the sibling" ||
 	notok "control: the outer step writes the sibling" "rc=$RC"
+# the inner step reads its own /proc/self, whatever the outer layers mask in
+# /proc (runc-style binds of /dev/null: they froze the inner grant of /proc
+# to the pids it held when it was made); the control: a host process's entry
+# of the outer step, read inside too
+run_sb run -r "$bin" -w "$T/w" -- "$STEPBOX" run -C "$T/w/inner" -- sh -c \
+	'head -1 /proc/self/status; head -1 /proc/1/status >/dev/null && echo one-ok'
+[ "$RC" = 0 ] && echo "$OUT" | grep -q "^Name:" && echo "$OUT" | grep -qx one-ok &&
+	ok "nested: the inner step reads its own /proc/self" ||
+	notok "nested: the inner step reads its own /proc/self" "rc=$RC" "$OUT"

@@ -120,6 +120,9 @@ static void dev_mounts(void)
 		"upperdir=/var/u,workdir=/var/w\n"
 		/* /dev bound at "/srv/a,b:c d", an overlay of it with the layer's ',' and
 		 * ':' escaped as given, then octal-escaped by mountinfo */
+		/* a container's masks: /dev/null bound over /proc files; a disk is not one */
+		"70 1 0:5 /null /proc/kcore ro - devtmpfs udev rw\n"
+		"71 1 0:5 /zero /proc/keys ro - devtmpfs udev rw\n"
 		"60 1 0:5 / /srv/a,b:c\\040d rw - devtmpfs udev rw\n"
 		"61 1 0:49 / /srv/esc rw - overlay overlay rw,lowerdir=/srv/a\\134\\054b\\134:c"
 		"\\040d:/e,redirect_dir=on\n";
