@@ -364,23 +364,11 @@ static int record_bound(const char *dst, int src, const struct mountns_entry *e,
 }
 
 /*
- * Where the kernel cannot set a detached copy's flags (attach_copy: before
- * Linux 5.12, or a seccomp profile refusing mount_setattr), after the fact:
- * give every mount under NEWROOT that a grant's bind made or brought along
- * the flags of the deepest entry that covers it (a submount has flags of its
- * own, and a writable one inside a read-only grant would be a hole), plus
- * the flags it has (the kernel locks them in a user namespace, and a remount
- * that drops one fails). Mounts of our own (procfs, devpts, tmpfs, masks)
- * keep the flags they were made with. A remount goes by path, which reaches
- * the mount on top: a hidden one (our /dev/shm over the host's that -r /dev
- * brought along, a mask over a grant, a host's folder bound over itself) is
- * left alone, so the one on top keeps its own flags, and the step cannot
- * reach the one below. mountinfo is read whole, line by line (a mount's
- * source is anyone's text: a line cut short would be read as a second,
- * made-up mount); each mount is remounted once, in the order made.
+ * The mounts under NEWROOT, from mountinfo read whole, line by line, into
+ * *vp (*np of them, each mp to free, whatever is returned). 0 or -errno;
+ * *what once mountinfo is open.
  */
-static int remount_all(const struct mountns_plan *p, struct bound_set *bs, const char **what,
-		       const char **path)
+static int read_newroot(struct mount_line **vp, size_t *np, const char **what)
 {
 	/* after the first pivot the host's procfs is under OLDROOT; it shows our task */
 	FILE *f = fopen(OLDROOT "/proc/self/mountinfo", "re");
@@ -410,6 +398,33 @@ static int remount_all(const struct mountns_plan *p, struct bound_set *bs, const
 		r = -EIO;
 	free(line);
 	fclose(f);
+	*vp = v;
+	*np = n;
+	return r;
+}
+
+/*
+ * Where the kernel cannot set a detached copy's flags (attach_copy: before
+ * Linux 5.12, or a seccomp profile refusing mount_setattr), after the fact:
+ * give every mount under NEWROOT that a grant's bind made or brought along
+ * the flags of the deepest entry that covers it (a submount has flags of its
+ * own, and a writable one inside a read-only grant would be a hole), plus
+ * the flags it has (the kernel locks them in a user namespace, and a remount
+ * that drops one fails). Mounts of our own (procfs, devpts, tmpfs, masks)
+ * keep the flags they were made with. A remount goes by path, which reaches
+ * the mount on top: a hidden one (our /dev/shm over the host's that -r /dev
+ * brought along, a mask over a grant, a host's folder bound over itself) is
+ * left alone, so the one on top keeps its own flags, and the step cannot
+ * reach the one below. mountinfo is read whole, line by line (a mount's
+ * source is anyone's text: a line cut short would be read as a second,
+ * made-up mount); each mount is remounted once, in the order made.
+ */
+static int remount_all(const struct mountns_plan *p, struct bound_set *bs, const char **what,
+		       const char **path)
+{
+	struct mount_line *v = NULL;
+	size_t n = 0;
+	int r = read_newroot(&v, &n, what);
 	struct mount_index ix = {calloc(n + 1, sizeof(*ix.ids)), calloc(n + 1, sizeof(*ix.places)), n};
 	if (r == 0 && (!ix.ids || !ix.places))
 		r = -ENOMEM;
