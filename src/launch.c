@@ -273,7 +273,7 @@ static void init_start(const struct launch_spec *s, int fd, pid_t parent)
 		child_start(0, fd, SIGKILL);
 		return;
 	}
-	/* held until the wait below takes it: its default action is death */
+	/* held until init_reap's wait takes it: its default action is death */
 	sigset_t death;
 	sigemptyset(&death);
 	sigaddset(&death, INIT_DEATH_SIGNAL);
