@@ -1,11 +1,10 @@
 #include "launch.h"
+#include "launch_int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/netlink.h>
@@ -18,7 +17,6 @@
 #include <sys/uio.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "command.h"
@@ -26,8 +24,6 @@
 #include "layers.h"
 #include "supervise.h"
 #include "tracer.h"
-
-static void kill_children(void);
 
 #if defined(__SANITIZE_ADDRESS__)
 #define STEPBOX_ASAN 1
@@ -213,7 +209,7 @@ static void child_start(pid_t parent, int fd, int death)
 static void init_kill_all(void)
 {
 	for (;;) {
-		kill_children();
+		launch_kill_children();
 		if (waitpid(-1, NULL, __WALL) < 0 && errno != EINTR)
 			_exit(137);
 	}
@@ -268,6 +264,55 @@ static pid_t start_command(struct command_start *c)
 }
 
 /*
+ * The init's session and death signal. Without the namespaces it also
+ * becomes the step's subreaper, its death signal held for init_reap.
+ */
+static void init_start(const struct launch_spec *s, int fd, pid_t parent)
+{
+	if (s->backend->layers.ns) {
+		child_start(0, fd, SIGKILL);
+		return;
+	}
+	/* held until init_reap's wait takes it: its default action is death */
+	sigset_t death;
+	sigemptyset(&death);
+	sigaddset(&death, INIT_DEATH_SIGNAL);
+	if (sigprocmask(SIG_BLOCK, &death, NULL) < 0)
+		child_fail(fd, STEP_SIGMASK, errno);
+	child_start(parent, fd, INIT_DEATH_SIGNAL);
+	/* the listener needs no_new_privs without CAP_SYS_ADMIN; this never execs */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || harden_no_new_privs() < 0)
+		child_fail(fd, STEP_NNP, errno);
+}
+
+/*
+ * The init's wait: orphans reaped until the command (cmd) ends, its raw
+ * wait status passed back over status_fd. Never returns.
+ */
+static void init_reap(pid_t cmd, int status_fd)
+{
+	sigset_t wait_for;
+	sigemptyset(&wait_for);
+	sigaddset(&wait_for, SIGCHLD);
+	sigaddset(&wait_for, INIT_DEATH_SIGNAL);
+	for (;;) {
+		int st;
+		pid_t w;
+		while ((w = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
+			if (w == cmd) {
+				ssize_t n = write(status_fd, &st, sizeof(st));
+				_exit(n == (ssize_t)sizeof(st) ? 0 : 125);
+			}
+		}
+		if (w < 0 && errno == ECHILD)
+			_exit(125);
+		siginfo_t si;
+		if (sigwaitinfo(&wait_for, &si) == INIT_DEATH_SIGNAL)
+			init_kill_all(); /* stepbox is gone: so is the step */
+	}
+}
+
+/*
  * The init: stepbox's child, the command's parent. With the namespaces it is
  * PID 1 of the new PID namespace: once the maps are written (sync_fd) it
  * builds the new root; its exit kills every process in the namespace, so the
@@ -291,20 +336,7 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 	int r = s->limits && !joined ? limit_join(s->limits, 0) : 0;
 	if (r < 0)
 		child_fail(fd, STEP_LIMITS, -r);
-	if (!s->backend->layers.ns) {
-		/* held until the wait below takes it: its default action is death */
-		sigset_t death;
-		sigemptyset(&death);
-		sigaddset(&death, INIT_DEATH_SIGNAL);
-		if (sigprocmask(SIG_BLOCK, &death, NULL) < 0)
-			child_fail(fd, STEP_SIGMASK, errno);
-		child_start(parent, fd, INIT_DEATH_SIGNAL);
-		/* the listener needs no_new_privs without CAP_SYS_ADMIN; this never execs */
-		if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || (r = harden_no_new_privs()) < 0)
-			child_fail(fd, STEP_NNP, errno);
-	} else {
-		child_start(0, fd, SIGKILL);
-	}
+	init_start(s, fd, parent);
 	/* the backend's step in the init: the namespaces' new root (stacked: and
 	 * the Landlock domain the command inherits) */
 	struct backend_failure why = {0};
@@ -331,25 +363,7 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 			init_kill_all();
 	}
 	close(fd); /* the parent's read ends when the command has exec'd */
-	sigset_t wait_for;
-	sigemptyset(&wait_for);
-	sigaddset(&wait_for, SIGCHLD);
-	sigaddset(&wait_for, INIT_DEATH_SIGNAL);
-	for (;;) {
-		int st;
-		pid_t w;
-		while ((w = waitpid(-1, &st, WNOHANG | __WALL)) > 0) {
-			if (w == cmd) {
-				ssize_t n = write(status_fd, &st, sizeof(st));
-				_exit(n == (ssize_t)sizeof(st) ? 0 : 125);
-			}
-		}
-		if (w < 0 && errno == ECHILD)
-			_exit(125);
-		siginfo_t si;
-		if (sigwaitinfo(&wait_for, &si) == INIT_DEATH_SIGNAL)
-			init_kill_all(); /* stepbox is gone: so is the step */
-	}
+	init_reap(cmd, status_fd);
 }
 
 static bool may_exec(const void *grants, const char *canon)
@@ -364,192 +378,10 @@ static void close_pair(int p[2])
 			close(p[i]);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* SIGKILL every child of every thread of ours. */
-static void kill_children(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
-	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		char path[300];
-		snprintf(path, sizeof(path), "/proc/self/task/%.256s/children", de->d_name);
-		FILE *f = fopen(path, "re");
-		int pid;
-		while (f && fscanf(f, "%d", &pid) == 1)
-			kill(pid, SIGKILL);
-		if (f)
-			fclose(f);
-	}
-	if (d)
-		closedir(d);
-}
-
-/*
- * Kill what is left of the tree, however deep and however fast it forks.
- * stepbox is a child subreaper, so the orphans of each killed process come
- * back to it as children: each round kills every child there is and reaps
- * one, until none is left. A child's pid cannot be reused before stepbox
- * reaps it, so nothing outside the tree is ever signalled (a process group
- * id could be, once its leader is reaped: only live_pgid, whose leader is
- * still unreaped, is signalled as a group). Under a PID namespace the init
- * is the only child: its death takes the namespace with it.
- */
-static void kill_tree(pid_t live_pgid)
-{
-	if (live_pgid > 0)
-		kill(-live_pgid, SIGKILL);
-	for (;;) {
-		kill_children();
-		pid_t w = waitpid(-1, NULL, __WALL);
-		if (w < 0 && errno != EINTR)
-			return; /* ECHILD: nothing left */
-	}
-}
-
-/*
- * Reap what has changed: ptrace stops go to the tracer, the command's exit is
- * recorded. Returns true once the command (pid) has ended.
- */
-static bool reap(pid_t pid, int status_fd, struct explain *x, int *status)
-{
-	int st;
-	pid_t w;
-	bool done = false;
-	double look_until = 0, first = 0; /* after a ptrace stop: the next comes soon */
-	while ((w = waitpid(-1, &st, WNOHANG | __WALL)) >= 0) {
-		if (w == 0 && look_until && now_s() < look_until)
-			continue;
-		if (w == 0)
-			break;
-		if (x && tracer_stop(x, w, st)) {
-			double t = now_s();
-			first = first ? first : t;
-			/* a step that stops without end still gets its timeout and signals */
-			if (t - first > TRACER_SLICE_S)
-				break;
-			look_until = t + TRACER_SPIN_S;
-			continue;
-		}
-		if (w == pid) {
-			*status = st;
-			done = true;
-			/* mountns: the command's own status, from its init */
-			int cst;
-			if (status_fd >= 0 && read(status_fd, &cst, sizeof(cst)) == sizeof(cst))
-				*status = cst;
-		}
-	}
-	return done;
-}
-
-static int wait_loop(const struct launch_spec *s, pid_t pid, const sigset_t *set,
-		     int status_fd, struct launch_result *res)
-{
-	double deadline = s->timeout_s ? now_s() + (double)s->timeout_s : 0;
-	double grace_end = 0; /* a stop signal was passed on: the tree's last moment */
-	int status = 0, wait_errno = 0, stop_sig = 0;
-	bool reaped;
-	/*
-	 * Tasks bounded by an rlimit, which the kernel does not report reached:
-	 * with a timeout, the most the step had is looked for now and then
-	 * (often at first, then each second), since a fork bomb at its limit may
-	 * burn down before the timeout says why it ended.
-	 */
-	bool pidns = s->backend->layers.ns;
-	double interval = 0.05;
-	double next_look = deadline && s->limits && limit_count_tasks(s->limits, pid, pidns, 0) == 0
-				   ? now_s() + interval
-				   : 0;
-	long peak = -1;
-	/* reap before waiting: a SIGCHLD may have come and gone already */
-	while (!(reaped = reap(pid, status_fd, s->explain, &status))) {
-		siginfo_t si;
-		int sig;
-		double until = deadline;
-		if (grace_end && (!until || grace_end < until))
-			until = grace_end;
-		if (until && until - now_s() <= 0) {
-			res->timed_out = until == deadline;
-			res->graced = !res->timed_out;
-			break;
-		}
-		double wake = next_look && (!until || next_look < until) ? next_look : until;
-		if (wake) {
-			double left = wake - now_s();
-			left = left > 0 ? left : 0;
-			struct timespec ts = {(time_t)left,
-					      (long)((left - (double)(time_t)left) * 1e9)};
-			sig = sigtimedwait(set, &si, &ts);
-		} else {
-			sig = sigwaitinfo(set, &si);
-		}
-		if (next_look && now_s() >= next_look) {
-			int e = errno; /* sigtimedwait's, which the walk of /proc would change */
-			long n = limit_count_tasks(s->limits, pid, pidns, 1);
-			peak = n > peak ? n : peak;
-			interval = interval * 2 < 1 ? interval * 2 : 1;
-			next_look = now_s() + interval;
-			errno = e;
-		}
-		if (sig < 0 && errno == EINTR)
-			continue;
-		if (sig < 0 && errno == EAGAIN)
-			continue; /* the loop's head decides which deadline passed */
-		if (sig < 0) {
-			wait_errno = errno;
-			break;
-		}
-		if (sig == SIGCHLD)
-			continue;
-		kill(-pid, sig); /* its leader is not reaped: the group is still ours */
-		/* the engine wants the step gone: it gets its grace, then the tree dies */
-		if ((sig == SIGTERM || sig == SIGINT || sig == SIGHUP) && !grace_end) {
-			grace_end = now_s() + (double)s->grace_s;
-			stop_sig = sig;
-		}
-	}
-	if ((res->timed_out || res->graced) && s->limits) {
-		long n = limit_count_tasks(s->limits, pid, pidns, 20);
-		res->tasks_seen = n > peak ? n : peak;
-	} else {
-		res->tasks_seen = -1;
-	}
-	kill_tree(reaped ? 0 : pid);
-	if (wait_errno) { /* never report a status we did not see */
-		fprintf(stderr, "stepbox: lost track of the command: %s; killed its process tree\n",
-			strerror(wait_errno));
-		res->exit_code = 125;
-	} else if (res->timed_out) {
-		fprintf(stderr, "stepbox: timed out after %ld s: killed the command's process tree\n",
-			s->timeout_s);
-		res->exit_code = 124;
-	} else if (res->graced) {
-		fprintf(stderr, "stepbox: the command still ran %ld s after SIG%s was passed on "
-				"(--grace): killed its process tree\n", s->grace_s, sigabbrev_np(stop_sig));
-		res->signal = SIGKILL;
-		res->exit_code = 128 + SIGKILL;
-	} else if (WIFSIGNALED(status)) {
-		res->signal = WTERMSIG(status);
-		res->exit_code = 128 + res->signal;
-	} else {
-		res->status = WEXITSTATUS(status);
-		res->exit_code = res->status;
-	}
-	return 0;
-}
-
 /*
  * Read the child's report from the exec pipe (EOF: the command was exec'd).
  * With the tracer, the command's own execve stops in it, so ptrace stops are
- * served meanwhile; an exit is only peeked at (WNOWAIT), for wait_loop.
+ * served meanwhile; an exit is only peeked at (WNOWAIT), for launch_wait.
  */
 static ssize_t await_exec(int fd, struct child_report *rep, struct explain *x)
 {
@@ -733,6 +565,27 @@ static int take_listener(const struct launch_spec *s, pid_t pid, int n, int ack,
 	return r;
 }
 
+/* A step of the child's that failed, said in err: -errno (-EINVAL for none). */
+static int child_failed(struct child_report *rep, struct launch_result *res,
+			struct stepbox_err *err)
+{
+	const char *what = rep->step >= 0 && rep->step < STEP_LISTENER ? step_names[rep->step]
+								       : "set up the child";
+	rep->detail[sizeof(rep->detail) - 1] = rep->hint[sizeof(rep->hint) - 1] = '\0';
+	res->ns_refused = rep->step == STEP_LAYERS && rep->refused;
+	if (rep->step == STEP_LAYERS)
+		err_set(err, ERR_UNAVAILABLE, rep->errnum, "namespaces: %.250s", rep->detail);
+	else if (rep->step == STEP_BACKEND)
+		err_set(err, ERR_UNAVAILABLE, rep->errnum, "%.250s", rep->detail);
+	else
+		err_set(err, ERR_UNAVAILABLE, rep->errnum, "cannot %s", what);
+	if (rep->hint[0])
+		err_hint(err, "%s", rep->hint);
+	if (rep->step == STEP_LAYERS)
+		layers_failure_hint(rep->errnum, rep->detail, err);
+	return -(rep->errnum ? rep->errnum : EINVAL);
+}
+
 /*
  * Until the command is exec'd: write the maps, attach the tracer, serve the
  * listener. 0 once the command runs (or its exec failed: res says so);
@@ -786,21 +639,7 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 		res->exit_code = err_exit_code(&res->not_run);
 		return 0;
 	}
-	const char *what = rep.step >= 0 && rep.step < STEP_LISTENER ? step_names[rep.step]
-								     : "set up the child";
-	rep.detail[sizeof(rep.detail) - 1] = rep.hint[sizeof(rep.hint) - 1] = '\0';
-	res->ns_refused = rep.step == STEP_LAYERS && rep.refused;
-	if (rep.step == STEP_LAYERS)
-		err_set(err, ERR_UNAVAILABLE, rep.errnum, "namespaces: %.250s", rep.detail);
-	else if (rep.step == STEP_BACKEND)
-		err_set(err, ERR_UNAVAILABLE, rep.errnum, "%.250s", rep.detail);
-	else
-		err_set(err, ERR_UNAVAILABLE, rep.errnum, "cannot %s", what);
-	if (rep.hint[0])
-		err_hint(err, "%s", rep.hint);
-	if (rep.step == STEP_LAYERS)
-		layers_failure_hint(rep.errnum, rep.detail, err);
-	return -(rep.errnum ? rep.errnum : EINVAL);
+	return child_failed(&rep, res, err);
 }
 
 /* clone3's arguments (linux/sched.h, whose names clash with glibc's <sched.h>) */
@@ -844,7 +683,19 @@ static pid_t clone_init(const struct launch_spec *s, bool *born_in)
 			      NULL, NULL);
 }
 
-static int launch_tree(const struct launch_spec *s, struct launch_result *res,
+/* orphaned descendants come back to us, so the whole tree can be killed */
+static int become_subreaper(struct stepbox_err *err)
+{
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == 0)
+		return 0;
+	int r = err_set(err, ERR_UNAVAILABLE, errno, "become the tree's subreaper");
+	if (harden_gvisor())
+		err_hint(err, "gVisor (runsc) does not implement PR_SET_CHILD_SUBREAPER, "
+			      "without which the step's whole tree cannot be killed");
+	return r;
+}
+
+static int run_tree(const struct launch_spec *s, struct launch_result *res,
 		       struct stepbox_err *err)
 {
 	memset(res, 0, sizeof(*res));
@@ -865,12 +716,7 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 		free(file);
 		return r;
 	}
-	/* orphaned descendants come back to us, so the whole tree can be killed */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
-		r = err_set(err, ERR_UNAVAILABLE, errno, "become the tree's subreaper");
-		if (harden_gvisor())
-			err_hint(err, "gVisor (runsc) does not implement PR_SET_CHILD_SUBREAPER, "
-				      "without which the step's whole tree cannot be killed");
+	if ((r = become_subreaper(err)) < 0) {
 		pipes_close(&p);
 		free(file);
 		return r;
@@ -883,7 +729,7 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 		sigaddset(&set, forwarded[i]);
 	sigprocmask(SIG_BLOCK, &set, &oldmask);
 	pid_t parent = getpid();
-	double start = now_s();
+	double start = launch_now_s();
 	bool born_in = false;
 	/* an init born outside the step's cgroup is moved there by stepbox (start_child),
 	 * or on cgroup v1 moves itself */
@@ -903,14 +749,14 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 		close_fd(&p.ack[0]);
 		r = start_child(s, pid, &p, file, may_move && !born_in, &sup, res, err);
 		if (r < 0 || res->exit_code) {
-			kill_tree(pid);
+			launch_kill_tree(pid);
 		} else {
 			res->started = true;
 			res->child = pid;
 			if (!res->domain_creator)
 				res->domain_creator = pid; /* with the namespaces, the init */
-			r = wait_loop(s, pid, &set, p.status[0], res);
-			res->duration_s = now_s() - start;
+			r = launch_wait(s, pid, &set, p.status[0], res);
+			res->duration_s = launch_now_s() - start;
 		}
 	}
 	/* the tree is gone: nothing is left to supervise */
@@ -923,7 +769,7 @@ static int launch_tree(const struct launch_spec *s, struct launch_result *res,
 
 int launch_run(const struct launch_spec *s, struct launch_result *res, struct stepbox_err *err)
 {
-	int r = launch_tree(s, res, err);
+	int r = run_tree(s, res, err);
 	for (int i = 0; i < 2; i++)
 		if (s->output[i] >= 0)
 			close(s->output[i]);

@@ -383,7 +383,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		rc = backend_plan(b, &in, &err);
 	/*
 	 * The IPC namespace's System V limits follow the tmp limit only where a
-	 * root it maps sets them (mountns.c): under a user namespace that maps
+	 * root it maps sets them (mountns_apply.c): under a user namespace that maps
 	 * the caller to itself they stay the kernel's, and message queues and
 	 * detached segments are kernel memory that only a cgroup charges. With
 	 * neither, System V IPC is refused, as under Landlock alone.
