@@ -1,4 +1,5 @@
 #include "launch.h"
+#include "clock.h"
 #include "launch_int.h"
 
 #include <errno.h>
@@ -729,7 +730,7 @@ static int run_tree(const struct launch_spec *s, struct launch_result *res,
 		sigaddset(&set, forwarded[i]);
 	sigprocmask(SIG_BLOCK, &set, &oldmask);
 	pid_t parent = getpid();
-	double start = launch_now_s();
+	double start = clock_now_s();
 	bool born_in = false;
 	/* an init born outside the step's cgroup is moved there by stepbox (start_child),
 	 * or on cgroup v1 moves itself */
@@ -756,7 +757,7 @@ static int run_tree(const struct launch_spec *s, struct launch_result *res,
 			if (!res->domain_creator)
 				res->domain_creator = pid; /* with the namespaces, the init */
 			r = launch_wait(s, pid, &set, p.status[0], res);
-			res->duration_s = launch_now_s() - start;
+			res->duration_s = clock_now_s() - start;
 		}
 	}
 	/* the tree is gone: nothing is left to supervise */

@@ -12,7 +12,6 @@
 #include "launch.h"
 
 /* CLOCK_MONOTONIC, in seconds. */
-double launch_now_s(void);
 
 /* SIGKILL every child of every thread of ours. */
 void launch_kill_children(void);

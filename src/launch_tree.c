@@ -3,6 +3,7 @@
  * the signals passed on, the timeout and the grace enforced and the tasks
  * bounded by an rlimit counted, and what is left of the tree killed.
  */
+#include "clock.h"
 #include "launch_int.h"
 
 #include <dirent.h>
@@ -15,12 +16,6 @@
 
 #include "tracer.h"
 
-double launch_now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* SIGKILL every child of every thread of ours. */
 void launch_kill_children(void)
@@ -76,12 +71,12 @@ static bool reap(pid_t pid, int status_fd, struct explain *x, int *status)
 	bool done = false;
 	double look_until = 0, first = 0; /* after a ptrace stop: the next comes soon */
 	while ((w = waitpid(-1, &st, WNOHANG | __WALL)) >= 0) {
-		if (w == 0 && look_until && launch_now_s() < look_until)
+		if (w == 0 && look_until && clock_now_s() < look_until)
 			continue;
 		if (w == 0)
 			break;
 		if (x && tracer_stop(x, w, st)) {
-			double t = launch_now_s();
+			double t = clock_now_s();
 			first = first ? first : t;
 			/* a step that stops without end still gets its timeout and signals */
 			if (t - first > TRACER_SLICE_S)
@@ -116,7 +111,7 @@ static int wait_signal(const sigset_t *set, double wake)
 	siginfo_t si;
 	if (!wake)
 		return sigwaitinfo(set, &si);
-	double left = wake - launch_now_s();
+	double left = wake - clock_now_s();
 	left = left > 0 ? left : 0;
 	struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
 	return sigtimedwait(set, &si, &ts);
@@ -125,13 +120,13 @@ static int wait_signal(const sigset_t *set, double wake)
 /* Count the step's tasks if a look is due: the most it had, more seldom each time. */
 static void look_at_tasks(const struct launch_spec *s, pid_t pid, struct waiting *w)
 {
-	if (!w->next_look || launch_now_s() < w->next_look)
+	if (!w->next_look || clock_now_s() < w->next_look)
 		return;
 	int e = errno; /* sigtimedwait's, which the walk of /proc would change */
 	long n = limit_count_tasks(s->limits, pid, s->backend->layers.ns, 1);
 	w->peak = n > w->peak ? n : w->peak;
 	w->interval = w->interval * 2 < 1 ? w->interval * 2 : 1;
-	w->next_look = launch_now_s() + w->interval;
+	w->next_look = clock_now_s() + w->interval;
 	errno = e;
 }
 
@@ -164,7 +159,7 @@ static void report_end(const struct launch_spec *s, int status, int wait_errno, 
 int launch_wait(const struct launch_spec *s, pid_t pid, const sigset_t *set, int status_fd,
 		struct launch_result *res)
 {
-	struct waiting w = {.deadline = s->timeout_s ? launch_now_s() + (double)s->timeout_s : 0,
+	struct waiting w = {.deadline = s->timeout_s ? clock_now_s() + (double)s->timeout_s : 0,
 			    .interval = 0.05, .peak = -1};
 	int status = 0, wait_errno = 0;
 	bool reaped;
@@ -176,13 +171,13 @@ int launch_wait(const struct launch_spec *s, pid_t pid, const sigset_t *set, int
 	 */
 	bool pidns = s->backend->layers.ns;
 	if (w.deadline && s->limits && limit_count_tasks(s->limits, pid, pidns, 0) == 0)
-		w.next_look = launch_now_s() + w.interval;
+		w.next_look = clock_now_s() + w.interval;
 	/* reap before waiting: a SIGCHLD may have come and gone already */
 	while (!(reaped = reap(pid, status_fd, s->explain, &status))) {
 		double until = w.deadline;
 		if (w.grace_end && (!until || w.grace_end < until))
 			until = w.grace_end;
-		if (until && until - launch_now_s() <= 0) {
+		if (until && until - clock_now_s() <= 0) {
 			res->timed_out = until == w.deadline;
 			res->graced = !res->timed_out;
 			break;
@@ -203,7 +198,7 @@ int launch_wait(const struct launch_spec *s, pid_t pid, const sigset_t *set, int
 		kill(-pid, sig); /* its leader is not reaped: the group is still ours */
 		/* the engine wants the step gone: it gets its grace, then the tree dies */
 		if ((sig == SIGTERM || sig == SIGINT || sig == SIGHUP) && !w.grace_end) {
-			w.grace_end = launch_now_s() + (double)s->grace_s;
+			w.grace_end = clock_now_s() + (double)s->grace_s;
 			w.stop_sig = sig;
 		}
 	}

@@ -14,18 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "path.h"
 #include "strv.h"
 
 /* The holder's line: fixed size, rewritten in place, never truncated. */
 #define RECORD_SIZE 128
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void on_alarm(int sig)
 {
@@ -148,7 +143,7 @@ static int wait_lock(int fd, const char *holder, struct flock *fl, const char *d
 	bool said = false;
 	int r;
 	for (;;) {
-		double t = now_s(), wake = said ? deadline : start + 1;
+		double t = clock_now_s(), wake = said ? deadline : start + 1;
 		if (deadline && deadline < wake)
 			wake = deadline;
 		if (wake && t >= wake) {
@@ -281,7 +276,7 @@ int persist_lock(struct persist_lock *l, const char *dir, bool shared, long wait
 	int dfd = path_open_nofollow(dir, O_DIRECTORY);
 	if (dfd < 0)
 		return err_set(err, ERR_UNAVAILABLE, -dfd, "open the persistent folder '%s'", dir);
-	double start = now_s();
+	double start = clock_now_s();
 	l->path_fd = path_lock(l, dfd, dir, wait_s, quiet, start, err);
 	if (l->path_fd == -ETIMEDOUT) {
 		close(dfd);
@@ -326,7 +321,7 @@ int persist_lock(struct persist_lock *l, const char *dir, bool shared, long wait
 		return r < 0 ? r : err_set(err, ERR_UNAVAILABLE, EAGAIN, "lock the persistent "
 							     "folder '%s'", dir);
 	}
-	l->waited_s = now_s() - start;
+	l->waited_s = clock_now_s() - start;
 	if (l->waited_s < 0.001)
 		l->waited_s = 0;
 	if (!shared) {

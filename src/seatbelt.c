@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "command.h"
 #include "limitcfg.h"
 #include "persist.h"
@@ -251,12 +252,6 @@ static void child(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, bo
 	_exit(127);
 }
 
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* Wake in seconds (0: never). */
 static void alarm_in(double seconds)
@@ -275,14 +270,14 @@ static void alarm_in(double seconds)
 static void wait_command(const struct stepbox_config *cfg, pid_t pid, const sigset_t *set,
 			 struct outcome *o)
 {
-	double start = now_s(), grace_end = 0;
+	double start = clock_now_s(), grace_end = 0;
 	double timeout_end = cfg->timeout_s > 0 ? start + (double)cfg->timeout_s : 0;
 	int passed = 0, status = 0;
 	for (;;) {
 		double next = timeout_end;
 		if (grace_end && (!next || grace_end < next))
 			next = grace_end;
-		alarm_in(next ? next - now_s() : 0);
+		alarm_in(next ? next - clock_now_s() : 0);
 		int sig = 0;
 		if (sigwait(set, &sig) != 0)
 			continue;
@@ -292,7 +287,7 @@ static void wait_command(const struct stepbox_config *cfg, pid_t pid, const sigs
 			continue;
 		}
 		if (sig == SIGALRM) {
-			double t = now_s();
+			double t = clock_now_s();
 			o->timed_out = timeout_end && t >= timeout_end;
 			o->graced = !o->timed_out && grace_end && t >= grace_end;
 			if (!o->timed_out && !o->graced)
@@ -304,10 +299,10 @@ static void wait_command(const struct stepbox_config *cfg, pid_t pid, const sigs
 		/* SIGINT, SIGTERM, SIGHUP: the step's to handle, within --grace */
 		kill(-pid, sig);
 		if (!passed && cfg->grace_s > 0)
-			grace_end = now_s() + (double)cfg->grace_s;
+			grace_end = clock_now_s() + (double)cfg->grace_s;
 		passed = sig;
 	}
-	o->duration_s = now_s() - start;
+	o->duration_s = clock_now_s() - start;
 	o->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	o->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	o->code = command_status(status);
