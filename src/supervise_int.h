@@ -95,17 +95,23 @@ void sup_unref(struct supervisor *s);
 void sup_respond(const struct call *c, long val, int errnum);
 /* Keep a refusal for --explain and the report (path NULL: a TCP port). */
 void sup_note_denial(const struct call *c, enum denial_op op, const char *path, int port);
+/* Whether path lies beneath one of dirs. */
 bool sup_beneath_any(const struct strv *dirs, const char *path);
+/* Whether the object fd (at path) lies where the step may write (or, unix_too, connect). */
 bool sup_allowed_place(const struct call *c, int fd, const char *path, bool unix_too);
+/* The calling thread's umask, or 022. */
 mode_t sup_step_umask(const struct call *c);
 
 /* supervise_net.c: connect, bind, sendto, sendmsg, sendmmsg, listen (takes req and the pidfd) */
 void sup_serve_net(struct call *c);
 
 /* supervise_fs.c */
+/* chmod, chown, the times, xattrs, inode flags: checked and performed on the object */
 void sup_serve_meta(struct call *c);
+/* Whether an open makes a file with a set-id bit; such a make is refused, and said */
 bool sup_setid_make(const struct seccomp_notif *req);
 void sup_serve_setid_make(struct call *c);
+/* Landlock alone: open, link and unlink in the step's /dev/shm; access(2) */
 void sup_serve_shm(struct call *c);
 void sup_serve_access(struct call *c);
 
