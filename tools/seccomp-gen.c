@@ -316,7 +316,7 @@ static void notify_net_rules(scmp_filter_ctx ctx)
 /*
  * The same where pidfd_getfd is refused (a container's seccomp profile): the
  * supervisor cannot hold the step's socket, so it re-makes it for a connect
- * (supervise.c) and sends nothing for the step. What makes an addressed send
+ * (supervise_net.c) and sends nothing for the step. What makes an addressed send
  * harmless then is that no socket of the step can send to an address: a
  * stream or seqpacket socket ignores it (or refuses it), TCP Fast Open is
  * refused by flag, UDP exists only with --net allow; a UNIX datagram socket

@@ -1,0 +1,118 @@
+/*
+ * supervise_int: the supervisor's parts, shared by its three files and by
+ * nothing else (the rest of stepbox sees supervise.h).
+ *
+ *  - supervise.c: the supervisor itself (its lifetime, what it holds of the
+ *    policy), talking to the step (the answer, the denials kept, where an
+ *    object may be written), the dispatcher, the probe, start and stop;
+ *  - supervise_net.c: the socket calls (connect, bind, the sends, listen);
+ *  - supervise_fs.c: what Landlock alone cannot judge: metadata, a file
+ *    made with a set-id bit, the step's /dev/shm, and access(2).
+ *
+ * The dispatcher hands each call to one sup_serve_*, which answers it.
+ */
+#ifndef STEPBOX_SUPERVISE_INT_H
+#define STEPBOX_SUPERVISE_INT_H
+
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include "supervise.h"
+#include "stepview.h"
+#include "strv.h"
+
+/* Newer than Debian 12's headers; one number on every architecture. */
+#define NR_FCHMODAT2 452
+#define NR_SETXATTRAT 463
+#define NR_REMOVEXATTRAT 466
+#define NR_FILE_SETATTR 469
+#define NR_FACCESSAT2 439
+
+
+/*
+ * An abstract name a process of the step bound, and the socket holding it;
+ * len 0: any name that socket holds (without pidfd_getfd the kernel binds
+ * it, from what the step's memory says by then).
+ */
+struct sup_name {
+	char name[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	socklen_t len;
+	ino_t ino;
+};
+
+/* A refusal, kept until the owner takes it (explain is not thread-safe). */
+struct sup_denial {
+	enum denial_op op;
+	char program[16];
+	pid_t pid;
+	char *path; /* NULL for a TCP port */
+	int port;
+};
+
+struct supervisor {
+	pthread_mutex_t lock;
+	unsigned refs; /* the owner, the dispatcher and each worker */
+	int listener;
+	int stop[2]; /* the owner closes stop[1] to end the dispatcher */
+	struct strv write, unix_dirs;
+	struct strv readable, writable, executable; /* Landlock alone's, for access(2) */
+	bool by_mount;
+	int *write_mnt, *unix_mnt, *all_mnt;
+	size_t nwrite_mnt, nunix_mnt, nall_mnt;
+	bool own_netns, host_names;
+	bool no_getfd; /* pidfd_getfd refused: connects re-made, nothing sent for the step */
+	int diag;      /* with it: sock_diag in the step's network namespace (dispatcher only) */
+	bool broken; /* its credentials could not be narrowed: refuse everything */
+	int net_ruleset;
+	int shm_dir;  /* the step's own /dev/shm (Landlock alone), or -1 */
+	bool judge;   /* --explain by the tracer: a call let go on is judged here */
+	struct sup_denial *denied; /* what was refused, for --explain and the report */
+	size_t ndenied, capdenied;
+	struct sup_name *names;
+	size_t nnames, capnames;
+	unsigned workers;
+	struct seccomp_notif_sizes sizes;
+	pthread_t thread;
+};
+
+/* One notification being served. */
+struct call {
+	struct supervisor *s;
+	struct seccomp_notif *req;
+	struct stepview v; /* the calling thread, as its own process sees itself */
+};
+
+/* supervise.c */
+
+/* Drop a hold (the owner's, the dispatcher's or a worker's); the last frees s. */
+void sup_unref(struct supervisor *s);
+/* Answer the call: val, or the error errnum when it is not 0. */
+void sup_respond(const struct call *c, long val, int errnum);
+/* Keep a refusal for --explain and the report (path NULL: a TCP port). */
+void sup_note_denial(const struct call *c, enum denial_op op, const char *path, int port);
+/* Whether path lies beneath one of dirs. */
+bool sup_beneath_any(const struct strv *dirs, const char *path);
+/* Whether the object fd (at path) lies where the step may write (or, unix_too, connect). */
+bool sup_allowed_place(const struct call *c, int fd, const char *path, bool unix_too);
+/* The calling thread's umask, or 022. */
+mode_t sup_step_umask(const struct call *c);
+
+/* supervise_net.c: connect, bind, sendto, sendmsg, sendmmsg, listen (takes req and the pidfd) */
+void sup_serve_net(struct call *c);
+
+/* supervise_fs.c */
+/* chmod, chown, the times, xattrs, inode flags: checked and performed on the object */
+void sup_serve_meta(struct call *c);
+/* Whether an open makes a file with a set-id bit; such a make is refused, and said */
+bool sup_setid_make(const struct seccomp_notif *req);
+void sup_serve_setid_make(struct call *c);
+/* Landlock alone: open, link and unlink in the step's /dev/shm; access(2) */
+void sup_serve_shm(struct call *c);
+void sup_serve_access(struct call *c);
+
+#endif
