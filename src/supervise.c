@@ -151,7 +151,7 @@ void sup_note_denial(const struct call *c, enum denial_op op, const char *path, 
 		d->op = op;
 		d->pid = c->v.tid;
 		d->port = port;
-		snprintf(d->program, sizeof(d->program), "%s", comm);
+		snprintf(d->program, sizeof(d->program), "%.15s", comm); /* TASK_COMM_LEN */
 		d->path = path ? strdup(path) : NULL;
 		if (d->path || !path)
 			s->ndenied++;

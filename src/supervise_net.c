@@ -684,6 +684,8 @@ static struct net_op *net_op_new(struct call *c, int nr, const uint64_t *a)
 		return NULL;
 	}
 	op->m = calloc(op->nm, sizeof(*op->m)); /* NULL: net_take's ENOMEM */
+	if (!op->m)
+		op->nm = 0; /* nothing for op_free to release */
 	for (size_t i = 0; op->m && i < op->nm; i++)
 		op->m[i].target = -1;
 	return op;
