@@ -258,8 +258,12 @@ static bool routed(const char *name)
 	for (size_t i = 0; own[i]; i++)
 		if (!strcmp(name, own[i]))
 			return true;
+	/*
+	 * not a configuration file's: where a grant covers the user's own
+	 * dotfile it is not routed, and an inherited value is checked
+	 */
 	for (size_t i = 0; env_routes[i].name; i++)
-		if (!strcmp(name, env_routes[i].name))
+		if (!env_routes[i].config && !strcmp(name, env_routes[i].name))
 			return true;
 	return false;
 }

@@ -16,470 +16,76 @@
  * Where each tool writes, routed through the tool's own variable (HOME never
  * changes, so config lookups keep working). docs/environment.md says why each
  * variable was chosen. Incident 2 routed the first five into the run folder;
- * incident 3 moved installs into the workflow's persistent folder P.
+ * incident 3 moved installs into the workflow's persistent folder P. One row
+ * per variable: a new package manager is one row here (and its line in
+ * docs/environment.md).
+ *
+ * shared: with P shared (read-only in this step), what tools write while
+ * they only use what is installed goes to R instead, there.
+ *
+ * bin, path: P's bin folders lead PATH, DESIGN.md's P/bin first
+ * (ENV_PATH_FIRST), then ours in the table's order (ENV_PATH_NEXT); without
+ * P, the bin folder beneath R (R/.local/bin) where the row routes to R.
+ *
+ * config, dotfile, xdg_dotfile: user-level configuration (route_config),
+ * a file beneath P/config (R/.config), read and written in place of HOME's
+ * dotfile, unless a grant covers the dotfile (or xdg_dotfile, where a grant
+ * covers the XDG config folder too).
  */
+#define NONE NULL, NULL, NULL
 const struct env_route env_routes[] = {
-	{"PYTHONUSERBASE", "python", ".local", "pip --user"},
-	{"PIP_CACHE_DIR", "pip", ".cache/pip", "pip"},
-	{"XDG_CACHE_HOME", "cache", ".cache", "XDG caches"},
-	{"npm_config_cache", "npm", ".cache/npm", "npm"},
+	{"PYTHONUSERBASE", "python", ".local", NULL, "bin", ENV_PATH_NEXT, NONE, "pip --user"},
+	{"PIP_CACHE_DIR", "pip", ".cache/pip", ".cache/pip", NULL, 0, NONE, "pip"},
+	{"XDG_CACHE_HOME", "cache", ".cache", ".cache", NULL, 0, NONE, "XDG caches"},
+	{"npm_config_cache", "npm", ".cache/npm", ".cache/npm", NULL, 0, NONE, "npm"},
 	/* without P, -g installs into R/.local, whose bin is already on PATH */
-	{"npm_config_prefix", "npm-global", ".local", "npm install -g"},
-	{"GOPATH", "go", NULL, "go"},
-	{"GOCACHE", "go/cache", NULL, "go build cache"},
-	{"CARGO_HOME", "cargo", NULL, "cargo"},
-	{"RUSTUP_HOME", "rustup", NULL, "rustup"},
-	{"PIPX_HOME", "pipx", NULL, "pipx"},
-	{"PIPX_BIN_DIR", "bin", NULL, "pipx"},
-	{"UV_CACHE_DIR", "uv/cache", NULL, "uv"},
-	{"UV_TOOL_DIR", "uv/tools", NULL, "uv tool"},
-	{"UV_TOOL_BIN_DIR", "bin", NULL, "uv tool"},
-	{"UV_PYTHON_INSTALL_DIR", "uv/python", NULL, "uv python"},
-	{"YARN_CACHE_FOLDER", "yarn/cache", NULL, "yarn"},
-	{"YARN_GLOBAL_FOLDER", "yarn/berry", NULL, "yarn berry"},
-	{"PNPM_HOME", "pnpm", NULL, "pnpm"},
+	{"npm_config_prefix", "npm-global", ".local", NULL, "bin", ENV_PATH_NEXT, NONE,
+	 "npm install -g"},
+	{"GOPATH", "go", NULL, NULL, "bin", ENV_PATH_NEXT, NONE, "go"},
+	{"GOCACHE", "go/cache", NULL, ".cache/go-build", NULL, 0, NONE, "go build cache"},
+	{"CARGO_HOME", "cargo", NULL, NULL, "bin", ENV_PATH_NEXT, NONE, "cargo"},
+	{"RUSTUP_HOME", "rustup", NULL, NULL, NULL, 0, NONE, "rustup"},
+	{"PIPX_HOME", "pipx", NULL, NULL, NULL, 0, NONE, "pipx"},
+	{"PIPX_BIN_DIR", "bin", NULL, NULL, "", ENV_PATH_FIRST, NONE, "pipx"},
+	{"UV_CACHE_DIR", "uv/cache", NULL, ".cache/uv", NULL, 0, NONE, "uv"},
+	{"UV_TOOL_DIR", "uv/tools", NULL, NULL, NULL, 0, NONE, "uv tool"},
+	{"UV_TOOL_BIN_DIR", "bin", NULL, NULL, "", ENV_PATH_FIRST, NONE, "uv tool"},
+	{"UV_PYTHON_INSTALL_DIR", "uv/python", NULL, NULL, NULL, 0, NONE, "uv python"},
+	{"YARN_CACHE_FOLDER", "yarn/cache", NULL, ".cache/yarn", NULL, 0, NONE, "yarn"},
+	{"YARN_GLOBAL_FOLDER", "yarn/berry", NULL, NULL, NULL, 0, NONE, "yarn berry"},
+	{"PNPM_HOME", "pnpm", NULL, NULL, "", ENV_PATH_NEXT, NONE, "pnpm"},
 	/*
 	 * pnpm 11 and later (its Rust CLI) keep the store by the project's
 	 * mount unless told: the workdir and P are separate mounts under the
 	 * namespaces, so it went into the run folder and was lost with it
 	 */
-	{"pnpm_config_store_dir", "pnpm/store", NULL, "pnpm store"},
-	{"BUN_INSTALL", "bun", NULL, "bun"},
-	{"BUN_INSTALL_CACHE_DIR", "bun/cache", NULL, "bun"},
-	{"GEM_HOME", "gem", NULL, "gem"},
-	{"GEM_SPEC_CACHE", "gem/specs", NULL, "gem"},
-	{"GRADLE_USER_HOME", "gradle", NULL, "gradle"},
-	{"DENO_DIR", "deno", NULL, "deno cache"},
-	{"DENO_INSTALL_ROOT", "deno", NULL, "deno install"},
-	{"PLAYWRIGHT_BROWSERS_PATH", "ms-playwright", NULL, "playwright"},
-	{"TMPDIR", NULL, ".tmp", "scratch (never in P)"},
+	{"pnpm_config_store_dir", "pnpm/store", NULL, NULL, NULL, 0, NONE, "pnpm store"},
+	{"BUN_INSTALL", "bun", NULL, NULL, "bin", ENV_PATH_NEXT, NONE, "bun"},
+	{"BUN_INSTALL_CACHE_DIR", "bun/cache", NULL, ".cache/bun", NULL, 0, NONE, "bun"},
+	{"GEM_HOME", "gem", NULL, NULL, "bin", ENV_PATH_NEXT, NONE, "gem"},
+	{"GEM_SPEC_CACHE", "gem/specs", NULL, ".cache/gem-specs", NULL, 0, NONE, "gem"},
+	{"GRADLE_USER_HOME", "gradle", NULL, NULL, NULL, 0, NONE, "gradle"},
+	{"DENO_DIR", "deno", NULL, NULL, NULL, 0, NONE, "deno cache"},
+	{"DENO_INSTALL_ROOT", "deno", NULL, NULL, "bin", ENV_PATH_NEXT, NONE, "deno install"},
+	{"PLAYWRIGHT_BROWSERS_PATH", "ms-playwright", NULL, NULL, NULL, 0, NONE, "playwright"},
+	{"TMPDIR", NULL, ".tmp", NULL, NULL, 0, NONE, "scratch (never in P)"},
 	/*
 	 * the per-user runtime folder, where locks go whatever TMPDIR says
 	 * (pnpm's store locks, else in /tmp: not writable under Landlock
 	 * alone); the caller's, in /run/user, is not the step's
 	 */
-	{"XDG_RUNTIME_DIR", NULL, ".tmp/run", "runtime folder (never in P)"},
-	{NULL, NULL, NULL, NULL},
+	{"XDG_RUNTIME_DIR", NULL, ".tmp/run", NULL, NULL, 0, NONE, "runtime folder (never in P)"},
+	{"GIT_CONFIG_GLOBAL", NULL, NULL, NULL, NULL, 0, "git/config", ".gitconfig",
+	 ".config/git/config", "git config --global"},
+	{"npm_config_userconfig", NULL, NULL, NULL, NULL, 0, "npmrc", ".npmrc", NULL,
+	 "npm config set"},
+	{NULL, NULL, NULL, NULL, NULL, 0, NONE, NULL},
 };
-
-/*
- * With P shared (read-only in this step), what tools write while they only
- * use what is installed goes to R instead.
- */
-static const struct {
-	const char *name, *run_sub;
-} shared_caches[] = {
-	{"PIP_CACHE_DIR", ".cache/pip"},        {"XDG_CACHE_HOME", ".cache"},
-	{"npm_config_cache", ".cache/npm"},     {"GOCACHE", ".cache/go-build"},
-	{"UV_CACHE_DIR", ".cache/uv"},          {"YARN_CACHE_FOLDER", ".cache/yarn"},
-	{"BUN_INSTALL_CACHE_DIR", ".cache/bun"}, {"GEM_SPEC_CACHE", ".cache/gem-specs"},
-};
-
-static const char *shared_cache(const char *name)
-{
-	for (size_t i = 0; i < sizeof(shared_caches) / sizeof(shared_caches[0]); i++)
-		if (strcmp(shared_caches[i].name, name) == 0)
-			return shared_caches[i].run_sub;
-	return NULL;
-}
-
-/* P's bin folders, leading PATH in this order (DESIGN.md first, then ours). */
-static const char *const persist_bins[] = {
-	"bin", "python/bin", "npm-global/bin", "go/bin", "cargo/bin",
-	"pnpm", "bun/bin", "gem/bin", "deno/bin", NULL,
-};
+#undef NONE
 
 /* Kept by --clean-env. */
 static const char *const clean_keep[] = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "TERM", "TZ",
 					 NULL};
-
-/*
- * Names dropped whatever their value. A control socket lets the step drive a
- * process outside the sandbox: an agent signs in as the caller, the Docker or
- * Podman daemon starts containers as root, D-Bus reaches the session, a
- * terminal multiplexer or an editor types commands into the caller's
- * terminal. Landlock below ABI 9 does not control connecting to a socket
- * path; the default paths stay guessable, but tools no longer find and use
- * the caller's sockets on their own (git and ssh use SSH_AUTH_SOCK, docker
- * DOCKER_HOST, tmux TMUX).
- */
-static const struct {
-	const char *name, *why;
-} named_drops[] = {
-	{"LD_PRELOAD", "loader hook"},
-	{"LD_AUDIT", "loader hook"},
-	{"SSH_AUTH_SOCK", "credential agent socket"},
-	{"GPG_AGENT_INFO", "credential agent socket"},
-	{"DBUS_SESSION_BUS_ADDRESS", "control socket locator"},
-	{"DBUS_SYSTEM_BUS_ADDRESS", "control socket locator"},
-	{"DOCKER_HOST", "control socket locator"},
-	{"CONTAINER_HOST", "control socket locator"},
-	{"TMUX", "control socket locator"},
-	{"TMUX_PANE", "control socket locator"},
-	/* beyond DESIGN.md's list: the same escape through other terminals */
-	{"STY", "control socket locator"},
-	{"KITTY_LISTEN_ON", "control socket locator"},
-	{"NVIM", "control socket locator"},
-	{"NVIM_LISTEN_ADDRESS", "control socket locator"},
-	/* where the caller was before: none of the step's business (PWD is the workdir) */
-	{"OLDPWD", "the caller's previous folder"},
-};
-
-/* Words of a secret-looking name, in any case; PASSWORD before PASS. */
-static const struct {
-	const char *word, *why;
-} secret_words[] = {
-	{"KEY", "name looks secret (*KEY*)"},
-	{"SECRET", "name looks secret (*SECRET*)"},
-	{"TOKEN", "name looks secret (*TOKEN*)"},
-	{"PASSWORD", "name looks secret (*PASSWORD*)"},
-	{"CREDENTIAL", "name looks secret (*CREDENTIAL*)"},
-	{"PASS", "name looks secret (*PASS*)"},
-	{"PWD", "name looks secret (*PWD*)"},
-	{"DSN", "name looks secret (*DSN*)"},
-	{"AUTH", "name looks secret (*AUTH*)"},
-	{"COOKIE", "name looks secret (*COOKIE*)"},
-	{"SESSION", "name looks secret (*SESSION*)"},
-	/* a webhook URL is its own credential (SLACK_WEBHOOK_URL); CI_JOB_JWT */
-	{"WEBHOOK", "name looks secret (*WEBHOOK*)"},
-	{"JWT", "name looks secret (*JWT*)"},
-};
-
-/* ASCII only: a value's bytes are never read through the locale. */
-static bool is_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/* Whole words that hold a secret word and are no secret. */
-static const struct {
-	const char *word, *longer;
-} not_secret[] = {
-	{"AUTH", "AUTHOR"},  /* git's commit identity: GIT_AUTHOR_NAME, _EMAIL */
-	{"PASS", "PASSENV"}, /* tox: which names a test env passes on */
-};
-
-static bool has_word(const char *name, const char *word)
-{
-	for (const char *p = name; (p = strcasestr(p, word)); p++) {
-		bool excused = false;
-		for (size_t i = 0; i < sizeof(not_secret) / sizeof(not_secret[0]); i++) {
-			size_t ll = strlen(not_secret[i].longer);
-			excused |= strcmp(word, not_secret[i].word) == 0 &&
-				   strncasecmp(p, not_secret[i].longer, ll) == 0 &&
-				   !is_alnum(p[ll]);
-		}
-		if (!excused)
-			return true;
-	}
-	return false;
-}
-
-static const char *name_reason(const char *name)
-{
-	for (size_t i = 0; i < sizeof(named_drops) / sizeof(named_drops[0]); i++)
-		if (strcmp(name, named_drops[i].name) == 0)
-			return named_drops[i].why;
-	/* the shell's own working folder, which every tool reads (OLDPWD went above) */
-	bool shell_pwd = strcmp(name, "PWD") == 0;
-	for (size_t i = 0; i < sizeof(secret_words) / sizeof(secret_words[0]); i++) {
-		if (shell_pwd && strcmp(secret_words[i].word, "PWD") == 0)
-			continue;
-		if (has_word(name, secret_words[i].word))
-			return secret_words[i].why;
-	}
-	/* a personal access token: GH_PAT, AZURE_DEVOPS_PAT (PATH ends in H) */
-	size_t nl = strlen(name);
-	if (nl >= 3 && strcasecmp(name + nl - 3, "PAT") == 0)
-		return "name looks secret (*PAT)";
-	return NULL;
-}
-
-/* The characters a token's body is made of, after its prefix. */
-enum tok_class {
-	TOK_ALNUM,  /* A-Z a-z 0-9 */
-	TOK_WORD,   /* and _ */
-	TOK_B64URL, /* and _ - */
-	TOK_DASHED, /* and - */
-	TOK_UPNUM,  /* A-Z 0-9 */
-	TOK_HEX,    /* 0-9 a-f */
-};
-
-static bool in_class(char c, enum tok_class k)
-{
-	switch (k) {
-	case TOK_ALNUM:
-		return is_alnum(c);
-	case TOK_WORD:
-		return is_alnum(c) || c == '_';
-	case TOK_B64URL:
-		return is_alnum(c) || c == '_' || c == '-';
-	case TOK_DASHED:
-		return is_alnum(c) || c == '-';
-	case TOK_UPNUM:
-		return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-	case TOK_HEX:
-		return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-	}
-	return false;
-}
-
-static size_t run_len(const char *s, enum tok_class k)
-{
-	size_t n = 0;
-	while (s[n] && in_class(s[n], k))
-		n++;
-	return n;
-}
-
-/*
- * Well-known token formats: a fixed prefix at the start of a word, then a
- * body of at least min (at most max, when not 0) characters of one class.
- * The body's length is what keeps a path like /opt/sk-tools or a folder
- * named hf_cache from matching: no ordinary word is 30 characters long.
- */
-struct token_rule {
-	const char *prefix;
-	enum tok_class cls;
-	unsigned short min, max;
-	const char *why;
-};
-#define TOKEN(p, c, lo, hi, what) {p, c, lo, hi, "value looks secret (" what ")"}
-static const struct token_rule token_rules[] = {
-	TOKEN("ghp_", TOK_ALNUM, 36, 0, "a GitHub token"),
-	TOKEN("gho_", TOK_ALNUM, 36, 0, "a GitHub token"),
-	TOKEN("ghu_", TOK_ALNUM, 36, 0, "a GitHub token"),
-	TOKEN("ghs_", TOK_ALNUM, 36, 0, "a GitHub token"),
-	TOKEN("ghr_", TOK_ALNUM, 36, 0, "a GitHub token"),
-	TOKEN("github_pat_", TOK_WORD, 40, 0, "a GitHub token"),
-	TOKEN("glpat-", TOK_B64URL, 20, 0, "a GitLab token"),
-	TOKEN("gldt-", TOK_B64URL, 20, 0, "a GitLab token"),
-	TOKEN("glrt-", TOK_B64URL, 20, 0, "a GitLab token"),
-	TOKEN("glptt-", TOK_B64URL, 20, 0, "a GitLab token"),
-	TOKEN("xoxa-", TOK_DASHED, 10, 0, "a Slack token"),
-	TOKEN("xoxb-", TOK_DASHED, 10, 0, "a Slack token"),
-	TOKEN("xoxp-", TOK_DASHED, 10, 0, "a Slack token"),
-	TOKEN("xoxr-", TOK_DASHED, 10, 0, "a Slack token"),
-	TOKEN("xoxs-", TOK_DASHED, 10, 0, "a Slack token"),
-	TOKEN("xapp-", TOK_DASHED, 10, 0, "a Slack token"),
-	TOKEN("AKIA", TOK_UPNUM, 16, 16, "an AWS access key id"),
-	TOKEN("ASIA", TOK_UPNUM, 16, 16, "an AWS access key id"),
-	TOKEN("AIza", TOK_B64URL, 35, 0, "a Google API key"),
-	TOKEN("ya29.", TOK_B64URL, 30, 0, "a Google OAuth token"),
-	TOKEN("sk-", TOK_B64URL, 32, 0, "an OpenAI or Anthropic key"),
-	TOKEN("sk_live_", TOK_ALNUM, 16, 0, "a Stripe key"),
-	TOKEN("rk_live_", TOK_ALNUM, 16, 0, "a Stripe key"),
-	TOKEN("sk_test_", TOK_ALNUM, 16, 0, "a Stripe key"),
-	TOKEN("rk_test_", TOK_ALNUM, 16, 0, "a Stripe key"),
-	TOKEN("npm_", TOK_ALNUM, 36, 36, "an npm token"),
-	TOKEN("pypi-", TOK_B64URL, 50, 0, "a PyPI token"),
-	TOKEN("hf_", TOK_ALNUM, 30, 0, "a Hugging Face token"),
-	TOKEN("dckr_pat_", TOK_B64URL, 20, 0, "a Docker Hub token"),
-	TOKEN("rubygems_", TOK_HEX, 48, 48, "a RubyGems key"),
-	TOKEN("dop_v1_", TOK_HEX, 64, 64, "a DigitalOcean token"),
-	TOKEN("hvs.", TOK_B64URL, 24, 0, "a Vault token"),
-	TOKEN("SG.", TOK_B64URL, 20, 0, "a SendGrid key"),
-	TOKEN("sntrys_", TOK_B64URL, 40, 0, "a Sentry token"),
-	TOKEN("sntryu_", TOK_HEX, 64, 64, "a Sentry token"),
-	TOKEN("AGE-SECRET-KEY-1", TOK_UPNUM, 50, 0, "an age secret key"),
-	TOKEN("shpat_", TOK_HEX, 32, 32, "a Shopify token"),
-	TOKEN("shpca_", TOK_HEX, 32, 32, "a Shopify token"),
-	TOKEN("shppa_", TOK_HEX, 32, 32, "a Shopify token"),
-	TOKEN("shpss_", TOK_HEX, 32, 32, "a Shopify secret"),
-	TOKEN("whsec_", TOK_B64URL, 24, 0, "a webhook signing secret"),
-	TOKEN("lin_api_", TOK_ALNUM, 32, 0, "a Linear key"),
-	TOKEN("ATATT", TOK_B64URL, 40, 0, "an Atlassian API token"),
-	TOKEN("ATCTT", TOK_B64URL, 40, 0, "an Atlassian API token"),
-};
-#undef TOKEN
-
-/* A JSON Web Token: two base64url JSON objects ("eyJ" is '{"') and a dot. */
-static bool is_jwt(const char *s)
-{
-	if (strncmp(s, "eyJ", 3) != 0)
-		return false;
-	size_t n = run_len(s, TOK_B64URL);
-	if (n < 10 || s[n] != '.' || strncmp(s + n + 1, "eyJ", 3) != 0)
-		return false;
-	size_t m = run_len(s + n + 1, TOK_B64URL);
-	return m >= 10 && s[n + 1 + m] == '.';
-}
-
-/*
- * Settings that carry a password inside a longer value, at a word's start:
- * ODBC and ADO.NET connection strings (Password=, Pwd=), URL queries
- * (?password=, ?token=, ?access_token=, ?api_key=), Azure storage
- * connection strings (AccountKey=, SharedAccessKey=) and SAS URLs (sig=).
- */
-static const char *const password_keys[] = {
-	"password=", "passwd=", "pwd=",          "accountkey=", "sharedaccesskey=",
-	"sig=",      "token=",  "access_token=", "api_key=",    "api-key=",
-	"apikey=",   "secret=", "client_secret=",
-};
-
-/*
- * A password as a property inside a longer word, where no word starts:
- * -Dhttp.proxyPassword=... in MAVEN_OPTS or JAVA_TOOL_OPTIONS.
- */
-static bool embedded_password(const char *v)
-{
-	static const char *const keys[] = {"password=", "passwd="};
-	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-		for (const char *p = strcasestr(v, keys[k]); p; p = strcasestr(p + 1, keys[k])) {
-			char c = p[strlen(keys[k])];
-			if (c && !strchr(";& \t\r\n", c))
-				return true;
-		}
-	return false;
-}
-
-/*
- * An HTTP header that signs in, as OTEL_EXPORTER_OTLP_HEADERS
- * ("Authorization=Bearer ..."), GIT_CONFIG_VALUE_n ("Authorization: Basic
- * ...") or a curl header list carry one: an Authorization header with a
- * value, or a Bearer or Basic credential of some length.
- */
-static bool auth_header(const char *v)
-{
-	for (const char *p = strcasestr(v, "authorization"); p;
-	     p = strcasestr(p + 1, "authorization")) {
-		const char *q = p + 13;
-		q += strspn(q, " \t");
-		if (*q == ':' || *q == '=') {
-			q++;
-			q += strspn(q, " \t");
-			if (*q && !strchr(";,&\r\n", *q))
-				return true;
-		}
-	}
-	static const char *const schemes[] = {"bearer ", "bearer%20", "basic ", "basic%20",
-					      "token "};
-	for (size_t k = 0; k < sizeof(schemes) / sizeof(schemes[0]); k++)
-		for (const char *p = strcasestr(v, schemes[k]); p; p = strcasestr(p + 1, schemes[k])) {
-			const char *t = p + strlen(schemes[k]);
-			size_t n = 0;
-			while (t[n] && (in_class(t[n], TOK_B64URL) || strchr("+/=.~", t[n])))
-				n++;
-			if ((p == v || !is_alnum(p[-1])) && n >= 16)
-				return true;
-		}
-	return false;
-}
-
-static const char *word_reason(const char *s)
-{
-	for (size_t k = 0; k < sizeof(token_rules) / sizeof(token_rules[0]); k++) {
-		const struct token_rule *t = &token_rules[k];
-		size_t pl = strlen(t->prefix);
-		if (s[0] != t->prefix[0] || strncmp(s, t->prefix, pl) != 0)
-			continue;
-		size_t n = run_len(s + pl, t->cls);
-		if (n >= t->min && (t->max == 0 || n <= t->max))
-			return t->why;
-	}
-	if (is_jwt(s))
-		return "value looks secret (a JSON Web Token)";
-	for (size_t k = 0; k < sizeof(password_keys) / sizeof(password_keys[0]); k++) {
-		size_t kl = strlen(password_keys[k]);
-		if (strncasecmp(s, password_keys[k], kl) == 0 && s[kl] &&
-		    !strchr(";& \t\r\n", s[kl]))
-			return "value looks secret (a password= setting)";
-	}
-	return NULL;
-}
-
-/*
- * scheme://user:password@host (RFC 3986 3.2.1): the authority ends at the
- * first / ? # or blank, the userinfo at its last @. A user without a
- * password (https://user@host, ssh://git@host) is kept: it names, it does
- * not sign in.
- */
-static bool url_with_password(const char *v)
-{
-	for (const char *s = strstr(v, "://"); s; s = strstr(s + 3, "://")) {
-		if (s == v || !(is_alnum(s[-1]) || strchr("+-.", s[-1])))
-			continue; /* no scheme before it */
-		const char *a = s + 3, *end = a + strcspn(a, "/?# \t\r\n"), *at = NULL;
-		for (const char *p = a; p < end; p++)
-			if (*p == '@')
-				at = p;
-		const char *colon = at ? memchr(a, ':', (size_t)(at - a)) : NULL;
-		if (colon && colon + 1 < at)
-			return true;
-		/* a token as the user name (https://TOKEN@github.com/...): no
-		 * name is 20 token characters long with no separator */
-		if (at && !colon && run_len(a, TOK_B64URL) == (size_t)(at - a) && at - a >= 20)
-			return true;
-	}
-	return false;
-}
-
-/*
- * A webhook URL: whoever holds it may post (Slack's hooks.slack.com/services/
- * T/B/SECRET, Discord's /api/webhooks/ID/SECRET, Teams' webhook.office.com,
- * Zapier's hooks.zapier.com/hooks/catch/ID/SECRET/): a URL whose host says
- * "hook" and whose path holds a segment of at least 6 token characters (a
- * hook host serves nothing else), or whose path says "hook" and holds a
- * segment of at least 20. A link to a page about hooks has no such part.
- */
-static bool webhook_url(const char *v)
-{
-	for (const char *s = strstr(v, "://"); s; s = strstr(s + 3, "://")) {
-		const char *a = s + 3, *end = a + strcspn(a, "?# \t\r\n");
-		const char *path = memchr(a, '/', (size_t)(end - a));
-		const char *host_end = path ? path : end;
-		bool host_hook = false, hook = false;
-		for (const char *p = a; !hook && p + 4 <= end; p++)
-			if (strncasecmp(p, "hook", 4) == 0)
-				hook = true, host_hook = p + 4 <= host_end;
-		size_t need = host_hook ? 6 : 20;
-		for (const char *p = path; hook && p && p < end; p = memchr(p + 1, '/', (size_t)(end - p - 1))) {
-			size_t n = run_len(p + 1, TOK_B64URL);
-			/* a segment that is a word of letters alone ("catch", "hooks") names */
-			bool letters = true;
-			for (size_t i = 0; i < n; i++)
-				letters &= (p[1 + i] >= 'a' && p[1 + i] <= 'z') || (p[1 + i] >= 'A' && p[1 + i] <= 'Z');
-			if (n >= need && (n >= 20 || !letters))
-				return true;
-		}
-	}
-	return false;
-}
-
-/*
- * Why a value looks secret, or NULL. It reads the value and nothing more:
- * the reason names the rule, never the value, which is neither copied nor
- * printed, so that `stepbox env`, -v and the report cannot leak it.
- */
-static const char *value_reason(const char *v)
-{
-	if (strstr(v, "-----BEGIN"))
-		return "value looks secret (a PEM block)";
-	if (url_with_password(v))
-		return "value looks secret (a URL with a password)";
-	if (webhook_url(v))
-		return "value looks secret (a webhook URL)";
-
-	for (size_t i = 0; v[i]; i++) {
-		/* a token starts a word: "sk-" inside desk-... is not a key */
-		if (i > 0 && is_alnum(v[i - 1]))
-			continue;
-		const char *why = word_reason(v + i);
-		if (why)
-			return why;
-	}
-	if (auth_header(v))
-		return "value looks secret (an Authorization header or credential)";
-	if (embedded_password(v))
-		return "value looks secret (a password= setting)";
-	return NULL;
-}
-
-const char *env_drop_reason(const char *name, const char *value)
-{
-	const char *why = name_reason(name);
-	return why || !value ? why : value_reason(value);
-}
 
 const char *env_get(char *const *env, const char *name)
 {
@@ -639,15 +245,61 @@ static bool has_any_case(const struct strv *env, const char *name)
 	return false;
 }
 
+/*
+ * The bin folder of env_routes row rt, beneath P, or beneath R without P
+ * (R/.local/bin); NULL for none, or on ENOMEM (*nomem set).
+ */
+static char *bin_folder(const struct env_route *rt, const char *P, const char *R, bool *nomem)
+{
+	const char *base = P ? P : R, *sub = P ? rt->persist_sub : rt->run_sub;
+	if (!rt->bin || !sub)
+		return NULL;
+	char *d = strv_fmt("%s/%s%s%s", base, sub, rt->bin[0] ? "/" : "", rt->bin);
+	*nomem |= !d;
+	return d;
+}
+
+/* PATH: the routed bin folders first, each once, in env_routes' order. */
+static int route_path(struct env_result *r, const char *P, const char *R)
+{
+	struct strv bins = {0};
+	bool nomem = false;
+	for (enum env_path rank = ENV_PATH_FIRST; rank <= ENV_PATH_NEXT; rank++) {
+		for (size_t i = 0; env_routes[i].name && !nomem; i++) {
+			char *d = env_routes[i].path == rank ? bin_folder(&env_routes[i], P, R, &nomem)
+							      : NULL;
+			if (d && strv_find(&bins, d) < 0)
+				nomem |= strv_push_owned(&bins, d) < 0;
+			else
+				free(d);
+		}
+	}
+	const char *old = env_get(r->env.v, "PATH");
+	char *path = nomem ? NULL : strdup("");
+	for (size_t i = 0; i < bins.n && path; i++) {
+		char *n = strv_fmt("%s%s:", path, bins.v[i]);
+		free(path);
+		path = n;
+	}
+	strv_release(&bins);
+	char *full = path ? strv_fmt("%s%s", path, old ? old : "/usr/local/bin:/usr/bin:/bin") : NULL;
+	free(path);
+	if (!full)
+		return -ENOMEM;
+	int rc = set_var(&r->env, "PATH", full);
+	free(full);
+	return rc;
+}
+
 static int route(struct env_result *r, const char *P, const char *R, bool shared)
 {
 	int rc = 0;
 	for (size_t i = 0; env_routes[i].name && rc == 0; i++) {
 		const struct env_route *rt = &env_routes[i];
 		const char *base, *sub;
-		if (P && shared && R && shared_cache(rt->name)) {
+		if (P && shared && R && rt->shared_sub) {
 			base = R;
-			sub = shared_cache(rt->name);
+			sub = rt->shared_sub;
 		} else if (P && rt->persist_sub) {
 			base = P;
 			sub = rt->persist_sub;
@@ -670,28 +322,8 @@ static int route(struct env_result *r, const char *P, const char *R, bool shared
 	if (rc < 0)
 		return rc;
 	rc = set_var(&r->env, "PIP_BREAK_SYSTEM_PACKAGES", "1");
-	if (rc < 0)
-		return rc;
-
-	/* PATH: the routed bin folders first */
-	const char *old = env_get(r->env.v, "PATH");
-	char *path = strdup("");
-	for (size_t i = 0; P && persist_bins[i] && path; i++) {
-		char *n = strv_fmt("%s%s/%s:", path, P, persist_bins[i]);
-		free(path);
-		path = n;
-	}
-	if (!P && path) {
-		char *n = strv_fmt("%s/.local/bin:", R);
-		free(path);
-		path = n;
-	}
-	char *full = path ? strv_fmt("%s%s", path, old ? old : "/usr/local/bin:/usr/bin:/bin") : NULL;
-	free(path);
-	if (!full)
-		return -ENOMEM;
-	rc = set_var(&r->env, "PATH", full);
-	free(full);
+	if (rc == 0)
+		rc = route_path(r, P, R);
 	if (rc == 0 && P) {
 		rc = set_var(&r->env, "SANDBOX_PERSISTENT_DIR", P);
 		const char *mo = env_get(r->env.v, "MAVEN_OPTS");
@@ -795,6 +427,46 @@ static int note_unseen(struct env_result *r, const struct grants *g, const char 
 }
 
 /*
+ * env_routes' configuration files, beneath base (P/config, R/.config), or
+ * /dev/null with nowhere to write (the tools read an empty file instead of
+ * the user's): not where a grant covers the user's own.
+ */
+static int route_config_files(struct env_result *r, const struct grants *g, const char *home,
+			      const char *base, bool xdg_granted)
+{
+	int rc = 0;
+	for (size_t i = 0; env_routes[i].name && rc == 0; i++) {
+		const struct env_route *rt = &env_routes[i];
+		if (!rt->config || (home && (home_granted(g, home, rt->dotfile) ||
+					     (xdg_granted && rt->xdg_dotfile &&
+					      home_granted(g, home, rt->xdg_dotfile)))))
+			continue;
+		char *file = base ? strv_fmt("%s/%s", base, rt->config) : strdup("/dev/null");
+		rc = file ? set_var(&r->env, rt->name, file) : -ENOMEM;
+		if (rc == 0)
+			rc = drop_npm_rivals(r, rt->name);
+		free(file);
+	}
+	return rc;
+}
+
+/* base, and the folders of env_routes' configuration files beneath it, to create. */
+static int config_dirs(struct env_result *r, const char *base)
+{
+	int rc = strv_find(&r->dirs, base) < 0 ? strv_push(&r->dirs, base) : 0;
+	for (size_t i = 0; env_routes[i].name && rc == 0; i++) {
+		const char *slash = env_routes[i].config ? strrchr(env_routes[i].config, '/') : NULL;
+		if (!slash)
+			continue;
+		char *dir = strv_fmt("%s/%.*s", base, (int)(slash - env_routes[i].config),
+				     env_routes[i].config);
+		rc = !dir ? -ENOMEM : strv_find(&r->dirs, dir) < 0 ? strv_push(&r->dirs, dir) : 0;
+		free(dir);
+	}
+	return rc;
+}
+
+/*
  * Where tools keep their user-level configuration. Reads and writes land in
  * P/config (else R/.config), so `git config --global`, `npm config set` and
  * `pip config set` persist for the workflow, and the dotfiles in HOME are
@@ -821,10 +493,7 @@ static int route_config(struct env_result *r, const struct grants *g, const char
 	}
 	/* nowhere to write: the tools read an empty file instead of the user's */
 	char *base = P ? strv_fmt("%s/config", P) : R ? strv_fmt("%s/.config", R) : NULL;
-	char *git = base ? strv_fmt("%s/git", base) : NULL;
-	char *gitcfg = git ? strv_fmt("%s/config", git) : strdup("/dev/null");
-	char *npmrc = base ? strv_fmt("%s/npmrc", base) : strdup("/dev/null");
-	int rc = npmrc && gitcfg && (!(P || R) || git) ? 0 : -ENOMEM;
+	int rc = (P || R) && !base ? -ENOMEM : 0;
 	const char *xdg = env_get(r->env.v, "XDG_CONFIG_HOME");
 	bool xdg_granted = xdg && xdg[0] == '/' ? home_granted(g, xdg, ".")
 			   : home && home_granted(g, home, ".config");
@@ -843,14 +512,8 @@ static int route_config(struct env_result *r, const struct grants *g, const char
 			rc = strv_push(&r->dirs, share);
 	}
 	free(share);
-	if (rc == 0 && enforced && !(home && (home_granted(g, home, ".gitconfig") ||
-				  (xdg_granted && home_granted(g, home, ".config/git/config")))))
-		rc = set_var(&r->env, "GIT_CONFIG_GLOBAL", gitcfg);
-	if (rc == 0 && enforced && !(home && home_granted(g, home, ".npmrc"))) {
-		rc = set_var(&r->env, "npm_config_userconfig", npmrc);
-		if (rc == 0)
-			rc = drop_npm_rivals(r, "npm_config_userconfig");
-	}
+	if (rc == 0 && enforced)
+		rc = route_config_files(r, g, home, base, xdg_granted);
 	if (rc == 0 && env_get(r->env.v, "npm_config_prefix") &&
 	    !has_any_case(&r->env, "npm_config_globalconfig")) {
 		char *prefix = npm_own_prefix(env_get(r->env.v, "PATH"));
@@ -875,14 +538,9 @@ static int route_config(struct env_result *r, const struct grants *g, const char
 		if (rc == 0)
 			rc = set_if_unset(&r->env, "CARGO_CARGO_NEW_VCS", "none");
 	}
-	if (rc == 0 && base && strv_find(&r->dirs, base) < 0)
-		rc = strv_push(&r->dirs, base);
-	if (rc == 0 && git && strv_find(&r->dirs, git) < 0)
-		rc = strv_push(&r->dirs, git);
+	if (rc == 0 && base)
+		rc = config_dirs(r, base);
 	free(base);
-	free(git);
-	free(gitcfg);
-	free(npmrc);
 	return rc;
 }
 

@@ -62,11 +62,28 @@ const char *env_get(char *const *env, const char *name);
  */
 const char *env_drop_reason(const char *name, const char *value);
 
-/* One routed variable, for docs, the guide and tests. */
+/* Whether a routed folder's bin folder goes on PATH, and where. */
+enum env_path { ENV_PATH_NONE, ENV_PATH_FIRST, ENV_PATH_NEXT };
+
+/*
+ * One routed variable, for the routing, PATH, doctor, docs and tests: every
+ * row of env_routes (env.c) says all stepbox does with its variable.
+ */
 struct env_route {
 	const char *name;
 	const char *persist_sub; /* beneath P, or NULL: not routed with P */
 	const char *run_sub;     /* beneath R, or NULL: not routed without P */
+	/* beneath R when P is shared read-only (a cache), or NULL: stays in P */
+	const char *shared_sub;
+	/* its bin folder beneath where it is routed ("": the folder itself), or NULL */
+	const char *bin;
+	enum env_path path; /* whether bin goes on PATH, and where */
+	/*
+	 * A configuration file beneath P/config (R/.config) the variable names,
+	 * unless a grant covers HOME's dotfile (or xdg_dotfile, when a grant
+	 * covers the XDG config folder too); NULL: a folder route.
+	 */
+	const char *config, *dotfile, *xdg_dotfile;
 	const char *tool;
 };
 extern const struct env_route env_routes[];

@@ -1,7 +1,9 @@
 /*
  * grants: turns a config into the list of canonical grants a backend
  * applies, each with the origin that asked for it. Pure apart from reading
- * the file tree under host->root, so `stepbox policy` prints what `run` uses.
+ * the file tree under host->root, so `stepbox policy` prints what `run` uses
+ * (grants.c, grants_walk.c, grants_baseline.c; grants_int.h between them).
+ * Making the folders a step's grants name is grants_prepare_dirs' alone.
  */
 #ifndef STEPBOX_GRANTS_H
 #define STEPBOX_GRANTS_H
@@ -188,15 +190,10 @@ bool grants_holds_keys(const char *dir);
 bool grants_hidden(const struct grants *g, const char *path);
 
 /*
- * mkdir -p: parents 0755, the last component leaf_mode. 0 or -errno.
- * Follows symlinks: new code uses path_mkdir_nofollow (path.h).
- */
-int grants_mkdir_p(const char *path, unsigned leaf_mode);
-
-/*
- * Create the workdir and persistent folder (0700, with CACHEDIR.TAG) without
- * following any symlink: one met on the way is an error naming it. An
- * existing CACHEDIR.TAG (or anything by that name) is left alone.
+ * grants_dirs.c, the one part that writes: create the workdir and the
+ * persistent folder (0700, with CACHEDIR.TAG) without following any
+ * symlink: one met on the way is an error naming it. An existing
+ * CACHEDIR.TAG (or anything by that name) is left alone.
  */
 int grants_prepare_dirs(const struct grants *g, struct stepbox_err *err);
 

@@ -65,6 +65,7 @@ enum {
 };
 
 struct call {
+	const struct tool *tool; /* what it runs (tools[]) */
 	json_t *id;    /* the request's id */
 	json_t *token; /* its progressToken, or NULL */
 	json_t *args;  /* the tool's arguments */
@@ -155,7 +156,22 @@ __attribute__((format(printf, 4, 5))) static void reply_error(struct server *sv,
 			       id ? id : json_null(), "error", "code", code, "message", msg));
 }
 
-/* ---- the tool ---- */
+/*
+ * The tools this server offers, each a row with its functions beside it: a
+ * new tool is local. schema: its tools/list entry; check: its arguments,
+ * before the call waits its turn; start: what the call's forked worker runs
+ * (it never returns); finish: the answer, once the worker has ended and its
+ * output is read.
+ */
+struct tool {
+	const char *name;
+	json_t *(*schema)(const struct server *sv);
+	bool (*check)(struct server *sv, json_t *id, json_t *args, char **cwd);
+	void (*start)(struct server *sv, struct call *c);
+	void (*finish)(struct server *sv, struct call *c);
+};
+
+/* ---- the run tool ---- */
 
 static json_t *run_tool(const struct server *sv)
 {
@@ -188,6 +204,53 @@ static json_t *run_tool(const struct server *sv)
 	return t;
 }
 
+static bool check_argv(struct server *sv, json_t *id, json_t *v)
+{
+	bool good = json_is_array(v) && json_array_size(v) > 0 && json_array_size(v) <= MCP_LIST_MAX;
+	size_t bytes = 0;
+	for (size_t i = 0; good && i < json_array_size(v); i++) {
+		json_t *a = json_array_get(v, i);
+		good = json_is_string(a) && json_string_length(a) < MCP_ARG_MAX;
+		bytes += good ? json_string_length(a) + 1 : 0;
+	}
+	if (!good || bytes > MCP_LIST_BYTES) {
+		reply_error(sv, id, RPC_INVALID_PARAMS,
+			    "run: argv must be a non-empty array of at most %d strings, "
+			    "each under %u KiB, %u KiB in all", MCP_LIST_MAX,
+			    MCP_ARG_MAX >> 10, MCP_LIST_BYTES >> 10);
+		return false;
+	}
+	return true;
+}
+
+static bool check_env(struct server *sv, json_t *id, json_t *v)
+{
+	const char *name;
+	json_t *val;
+	size_t bytes = 0;
+	if (!json_is_object(v) || json_object_size(v) > MCP_LIST_MAX) {
+		reply_error(sv, id, RPC_INVALID_PARAMS,
+			    "run: env must be an object of at most %d variables", MCP_LIST_MAX);
+		return false;
+	}
+	json_object_foreach(v, name, val) {
+		if (!json_is_string(val) || !policy_env_name_ok(name) ||
+		    json_string_length(val) >= MCP_ARG_MAX) {
+			reply_error(sv, id, RPC_INVALID_PARAMS,
+				    "run: env '%.100s' must be a variable name with a "
+				    "string value under %u KiB", name, MCP_ARG_MAX >> 10);
+			return false;
+		}
+		bytes += strlen(name) + json_string_length(val) + 2;
+	}
+	if (bytes > MCP_LIST_BYTES) {
+		reply_error(sv, id, RPC_INVALID_PARAMS, "run: env holds %zu bytes: at most %u KiB",
+			    bytes, MCP_LIST_BYTES >> 10);
+		return false;
+	}
+	return true;
+}
+
 /* The arguments, checked before anything runs: a JSON-RPC error when they are wrong. */
 static bool check_args(struct server *sv, json_t *id, json_t *args)
 {
@@ -207,21 +270,8 @@ static bool check_args(struct server *sv, json_t *id, json_t *args)
 				return false;
 			}
 		} else if (strcmp(key, "argv") == 0) {
-			bool good = json_is_array(v) && json_array_size(v) > 0 &&
-				    json_array_size(v) <= MCP_LIST_MAX;
-			size_t bytes = 0;
-			for (size_t i = 0; good && i < json_array_size(v); i++) {
-				json_t *a = json_array_get(v, i);
-				good = json_is_string(a) && json_string_length(a) < MCP_ARG_MAX;
-				bytes += good ? json_string_length(a) + 1 : 0;
-			}
-			if (!good || bytes > MCP_LIST_BYTES) {
-				reply_error(sv, id, RPC_INVALID_PARAMS,
-					    "run: argv must be a non-empty array of at most %d strings, "
-					    "each under %u KiB, %u KiB in all", MCP_LIST_MAX,
-					    MCP_ARG_MAX >> 10, MCP_LIST_BYTES >> 10);
+			if (!check_argv(sv, id, v))
 				return false;
-			}
 		} else if (strcmp(key, "cwd") == 0 &&
 			   (!json_is_string(v) || json_string_length(v) >= PATH_MAX)) {
 			reply_error(sv, id, RPC_INVALID_PARAMS, "run: cwd must be a path (a string)");
@@ -234,31 +284,8 @@ static bool check_args(struct server *sv, json_t *id, json_t *args)
 				    POLICY_MAX_TIMEOUT);
 			return false;
 		} else if (strcmp(key, "env") == 0) {
-			const char *name;
-			json_t *val;
-			size_t bytes = 0;
-			if (!json_is_object(v) || json_object_size(v) > MCP_LIST_MAX) {
-				reply_error(sv, id, RPC_INVALID_PARAMS,
-					    "run: env must be an object of at most %d variables",
-					    MCP_LIST_MAX);
+			if (!check_env(sv, id, v))
 				return false;
-			}
-			json_object_foreach(v, name, val) {
-				if (!json_is_string(val) || !policy_env_name_ok(name) ||
-				    json_string_length(val) >= MCP_ARG_MAX) {
-					reply_error(sv, id, RPC_INVALID_PARAMS,
-						    "run: env '%.100s' must be a variable name with a "
-						    "string value under %u KiB", name, MCP_ARG_MAX >> 10);
-					return false;
-				}
-				bytes += strlen(name) + json_string_length(val) + 2;
-			}
-			if (bytes > MCP_LIST_BYTES) {
-				reply_error(sv, id, RPC_INVALID_PARAMS,
-					    "run: env holds %zu bytes: at most %u KiB", bytes,
-					    MCP_LIST_BYTES >> 10);
-				return false;
-			}
 		} else if (strcmp(key, "cwd") != 0 && strcmp(key, "timeout_s") != 0) {
 			reply_error(sv, id, RPC_INVALID_PARAMS, "run: unknown argument '%.100s'", key);
 			return false;
@@ -330,6 +357,13 @@ static __attribute__((noreturn)) void worker(struct server *sv, struct call *c, 
 	/* the protocol's stream and the other calls' pipes are not the step's */
 	syscall(SYS_close_range, 3U, ~0U, 0U);
 	jsonmem_cap(0); /* the step's own report is not the server's to bound */
+	c->tool->start(sv, c);
+	_exit(125);
+}
+
+/* The run tool's worker: the command, as `stepbox run` runs it. */
+static __attribute__((noreturn)) void run_start(struct server *sv, struct call *c)
+{
 	struct stepbox_config *cfg = sv->cfg;
 	struct stepbox_err e = {0};
 	cfg->report_file = c->report;
@@ -473,10 +507,9 @@ static char *denial_text(json_t *d)
 	return s;
 }
 
-static void finish(struct server *sv, struct call *c)
+/* The run tool's answer: the exit status, the streams, the denials. */
+static void run_finish(struct server *sv, struct call *c)
 {
-	if (c->cancelled) /* the client gave it up: no answer (MCP's cancellation) */
-		return;
 	int code = WIFEXITED(c->status)	  ? WEXITSTATUS(c->status)
 		   : WIFSIGNALED(c->status) ? 128 + WTERMSIG(c->status)
 					    : 125;
@@ -536,6 +569,35 @@ static void finish(struct server *sv, struct call *c)
 	json_decref(rep);
 }
 
+/*
+ * The run tool's arguments, checked before anything runs: false when
+ * answered, as a JSON-RPC error (malformed) or as the tool's error (a cwd or
+ * a variable the agent can fix); *cwd gets the folder to start in.
+ */
+static bool run_check(struct server *sv, json_t *id, json_t *args, char **cwd)
+{
+	char why[PATH_MAX + 128];
+	if (!check_args(sv, id, args))
+		return false;
+	if (refused(sv, args, cwd, why, sizeof(why))) {
+		tool_error(sv, id, why);
+		return false;
+	}
+	return true;
+}
+
+/* The tools this server offers (struct tool says what each row holds). */
+static const struct tool tools[] = {
+	{"run", run_tool, run_check, run_start, run_finish},
+};
+
+static void finish(struct server *sv, struct call *c)
+{
+	if (c->cancelled) /* the client gave it up: no answer (MCP's cancellation) */
+		return;
+	c->tool->finish(sv, c);
+}
+
 static void call_free(struct call *c)
 {
 	for (int i = 0; i < 2; i++) {
@@ -559,14 +621,20 @@ static void call_free(struct call *c)
 static void tools_call(struct server *sv, json_t *id, json_t *params)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
-	if (!name || strcmp(name, "run") != 0) {
-		reply_error(sv, id, RPC_INVALID_PARAMS, "unknown tool '%.100s' (stepbox has: run)",
-			    name ? name : "");
+	const struct tool *tool = NULL;
+	char names[256] = "";
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		if (name && strcmp(name, tools[i].name) == 0)
+			tool = &tools[i];
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 i ? ", " : "", tools[i].name);
+	}
+	if (!tool) {
+		reply_error(sv, id, RPC_INVALID_PARAMS, "unknown tool '%.100s' (stepbox has: %s)",
+			    name ? name : "", names);
 		return;
 	}
 	json_t *args = json_object_get(params, "arguments");
-	if (!check_args(sv, id, args))
-		return;
 	int waiting = 0;
 	for (struct call *o = sv->calls; o; o = o->next) {
 		if (json_equal(o->id, id)) {
@@ -581,18 +649,16 @@ static void tools_call(struct server *sv, json_t *id, json_t *params)
 			    sv->o.max_parallel);
 		return;
 	}
-	char why[PATH_MAX + 128];
 	char *cwd = NULL;
-	if (refused(sv, args, &cwd, why, sizeof(why))) {
-		tool_error(sv, id, why);
+	if (!tool->check(sv, id, args, &cwd))
 		return;
-	}
 	struct call *c = calloc(1, sizeof(*c));
 	if (!c) {
 		free(cwd);
 		reply_error(sv, id, RPC_INTERNAL, "out of memory");
 		return;
 	}
+	c->tool = tool;
 	c->id = json_incref(id);
 	c->args = json_incref(args);
 	c->cwd = cwd;
@@ -603,6 +669,14 @@ static void tools_call(struct server *sv, json_t *id, json_t *params)
 	while (*tail)
 		tail = &(*tail)->next;
 	*tail = c;
+}
+
+static json_t *tools_list(const struct server *sv)
+{
+	json_t *list = json_array();
+	for (size_t i = 0; list && i < sizeof(tools) / sizeof(tools[0]); i++)
+		json_array_append_new(list, tools[i].schema(sv));
+	return json_pack("{s:o}", "tools", list);
 }
 
 static void initialize(struct server *sv, json_t *id, json_t *params)
@@ -624,6 +698,54 @@ static void initialize(struct server *sv, json_t *id, json_t *params)
 			STEPBOX_VERSION, "instructions",
 			"Every command runs in a fresh fail-closed sandbox; read the guide resource "
 			"(stepbox://guide) or the run tool's description for what it may touch."));
+}
+
+/* One well-formed request or notification, by its method. */
+static void dispatch(struct server *sv, json_t *id, const char *method, json_t *params)
+{
+	bool request = id != NULL;
+	if (strcmp(method, "notifications/cancelled") == 0) {
+		json_t *rid = json_object_get(params, "requestId");
+		for (struct call *c = sv->calls; rid && c; c = c->next)
+			if (json_equal(c->id, rid))
+				cancel(c);
+	} else if (!request) {
+		/* notifications/initialized and the rest need no answer */
+	} else if (strcmp(method, "initialize") == 0) {
+		initialize(sv, id, params);
+	} else if (strcmp(method, "ping") == 0) {
+		reply(sv, id, json_object());
+	} else if (!sv->initialized) {
+		reply_error(sv, id, RPC_INVALID_REQUEST, "not initialized: send initialize first");
+	} else if (strcmp(method, "tools/list") == 0) {
+		reply(sv, id, tools_list(sv));
+	} else if (strcmp(method, "tools/call") == 0) {
+		if (!json_is_object(params))
+			reply_error(sv, id, RPC_INVALID_PARAMS, "tools/call: params must be an object");
+		else
+			tools_call(sv, id, params);
+	} else if (strcmp(method, "resources/list") == 0) {
+		reply(sv, id,
+		      json_pack("{s:[{s:s, s:s, s:s, s:s}]}", "resources", "uri", GUIDE_URI, "name",
+				"guide", "description",
+				"what a step may do here: where it may write, where installs go, the "
+				"network, the limits",
+				"mimeType", "text/markdown"));
+	} else if (strcmp(method, "resources/templates/list") == 0) {
+		reply(sv, id, json_pack("{s:[]}", "resourceTemplates"));
+	} else if (strcmp(method, "resources/read") == 0) {
+		const char *uri = json_string_value(json_object_get(params, "uri"));
+		if (!uri || strcmp(uri, GUIDE_URI) != 0)
+			reply_error(sv, id, MCP_NO_RESOURCE, "resource not found: '%.200s'",
+				    uri ? uri : "");
+		else
+			reply(sv, id, json_pack("{s:[{s:s, s:s, s:s}]}", "contents", "uri", GUIDE_URI,
+						"mimeType", "text/markdown", "text", sv->guide));
+	} else if (strcmp(method, "logging/setLevel") == 0) {
+		reply(sv, id, json_object()); /* stepbox says little; it goes to stderr */
+	} else {
+		reply_error(sv, id, RPC_NO_METHOD, "method not found: '%.100s'", method);
+	}
 }
 
 static void handle(struct server *sv, const char *line, size_t len)
@@ -665,49 +787,7 @@ static void handle(struct server *sv, const char *line, size_t len)
 		json_decref(m);
 		return;
 	}
-	bool request = id != NULL;
-	if (strcmp(method, "notifications/cancelled") == 0) {
-		json_t *rid = json_object_get(params, "requestId");
-		for (struct call *c = sv->calls; rid && c; c = c->next)
-			if (json_equal(c->id, rid))
-				cancel(c);
-	} else if (!request) {
-		/* notifications/initialized and the rest need no answer */
-	} else if (strcmp(method, "initialize") == 0) {
-		initialize(sv, id, params);
-	} else if (strcmp(method, "ping") == 0) {
-		reply(sv, id, json_object());
-	} else if (!sv->initialized) {
-		reply_error(sv, id, RPC_INVALID_REQUEST, "not initialized: send initialize first");
-	} else if (strcmp(method, "tools/list") == 0) {
-		reply(sv, id, json_pack("{s:[o]}", "tools", run_tool(sv)));
-	} else if (strcmp(method, "tools/call") == 0) {
-		if (!json_is_object(params))
-			reply_error(sv, id, RPC_INVALID_PARAMS, "tools/call: params must be an object");
-		else
-			tools_call(sv, id, params);
-	} else if (strcmp(method, "resources/list") == 0) {
-		reply(sv, id,
-		      json_pack("{s:[{s:s, s:s, s:s, s:s}]}", "resources", "uri", GUIDE_URI, "name",
-				"guide", "description",
-				"what a step may do here: where it may write, where installs go, the "
-				"network, the limits",
-				"mimeType", "text/markdown"));
-	} else if (strcmp(method, "resources/templates/list") == 0) {
-		reply(sv, id, json_pack("{s:[]}", "resourceTemplates"));
-	} else if (strcmp(method, "resources/read") == 0) {
-		const char *uri = json_string_value(json_object_get(params, "uri"));
-		if (!uri || strcmp(uri, GUIDE_URI) != 0)
-			reply_error(sv, id, MCP_NO_RESOURCE, "resource not found: '%.200s'",
-				    uri ? uri : "");
-		else
-			reply(sv, id, json_pack("{s:[{s:s, s:s, s:s}]}", "contents", "uri", GUIDE_URI,
-						"mimeType", "text/markdown", "text", sv->guide));
-	} else if (strcmp(method, "logging/setLevel") == 0) {
-		reply(sv, id, json_object()); /* stepbox says little; it goes to stderr */
-	} else {
-		reply_error(sv, id, RPC_NO_METHOD, "method not found: '%.100s'", method);
-	}
+	dispatch(sv, id, method, params);
 	json_decref(m);
 }
 
@@ -803,6 +883,67 @@ static void progress(struct server *sv, struct call *c, double now)
 	c->next_progress = now + 1;
 }
 
+/* Drop what is done: answered, or cancelled before it started. */
+static void drop_done(struct server *sv)
+{
+	for (struct call **pc = &sv->calls; *pc;) {
+		struct call *c = *pc;
+		bool done = c->pid ? c->exited && c->fd[0] < 0 && c->fd[1] < 0
+				   : c->cancelled || c->exited;
+		if (done) {
+			if (c->pid) {
+				finish(sv, c);
+				sv->running--;
+			}
+			*pc = c->next;
+			call_free(c);
+		} else {
+			pc = &c->next;
+		}
+	}
+}
+
+/* Start the waiting calls, in their order, as far as there is room; true: one failed. */
+static bool start_waiting(struct server *sv)
+{
+	bool again = false;
+	for (struct call *c = sv->calls; c && sv->running < sv->o.max_parallel; c = c->next) {
+		if (c->pid || c->cancelled || c->exited)
+			continue;
+		int r = start(sv, c);
+		if (r < 0) {
+			reply_error(sv, c->id, RPC_INTERNAL, "cannot start the step: %s",
+				    strerror(-r));
+			c->exited = c->cancelled = again = true; /* answered: dropped next */
+		}
+	}
+	return again;
+}
+
+/* What poll found on the calls' fds (pf[1...], three a running call). */
+static void after_poll(struct server *sv, const struct pollfd *pf)
+{
+	size_t k = 1;
+	double now = now_s();
+	for (struct call *c = sv->calls; c; c = c->next) {
+		if (!c->pid)
+			continue;
+		for (int i = 0; i < 2; i++, k++)
+			if (pf[k].fd >= 0 && pf[k].revents)
+				read_output(sv, c, i);
+		bool ended = pf[k].fd >= 0 && pf[k].revents;
+		k++;
+		if (!c->exited && (ended || c->pidfd < 0) &&
+		    waitpid(c->pid, &c->status, WNOHANG) == c->pid)
+			c->exited = true;
+		if (c->kill_at && !c->exited && now >= c->kill_at) {
+			kill(c->pid, SIGKILL); /* its init dies with it, and the tree */
+			c->kill_at = 0;
+		}
+		progress(sv, c, now);
+	}
+}
+
 static int serve(struct stepbox_config *cfg, const char *guide, const char *workdir,
 		 const char *reports, const struct mcp_opts *o)
 {
@@ -833,35 +974,8 @@ static int serve(struct stepbox_config *cfg, const char *guide, const char *work
 		if (sv.eof || sv.gone)
 			for (struct call *c = sv.calls; c; c = c->next)
 				cancel(c);
-		/* drop what is done: answered, or cancelled before it started */
-		for (struct call **pc = &sv.calls; *pc;) {
-			struct call *c = *pc;
-			bool done = c->pid ? c->exited && c->fd[0] < 0 && c->fd[1] < 0
-					   : c->cancelled || c->exited;
-			if (done) {
-				if (c->pid) {
-					finish(&sv, c);
-					sv.running--;
-				}
-				*pc = c->next;
-				call_free(c);
-			} else {
-				pc = &c->next;
-			}
-		}
-		/* then the waiting ones, in their order, as far as there is room */
-		bool again = false;
-		for (struct call *c = sv.calls; c && sv.running < sv.o.max_parallel; c = c->next) {
-			if (c->pid || c->cancelled || c->exited)
-				continue;
-			int r = start(&sv, c);
-			if (r < 0) {
-				reply_error(&sv, c->id, RPC_INTERNAL, "cannot start the step: %s",
-					    strerror(-r));
-				c->exited = c->cancelled = again = true; /* answered: dropped next */
-			}
-		}
-		if (again)
+		drop_done(&sv);
+		if (start_waiting(&sv)) /* one failed, answered: dropped next */
 			continue;
 		if ((sv.eof || sv.gone) && !sv.calls)
 			break;
@@ -895,25 +1009,7 @@ static int serve(struct stepbox_config *cfg, const char *guide, const char *work
 			break;
 		if (pf[0].revents)
 			read_input(&sv);
-		size_t k = 1;
-		now = now_s();
-		for (struct call *c = sv.calls; c; c = c->next) {
-			if (!c->pid)
-				continue;
-			for (int i = 0; i < 2; i++, k++)
-				if (pf[k].fd >= 0 && pf[k].revents)
-					read_output(&sv, c, i);
-			bool ended = pf[k].fd >= 0 && pf[k].revents;
-			k++;
-			if (!c->exited && (ended || c->pidfd < 0) &&
-			    waitpid(c->pid, &c->status, WNOHANG) == c->pid)
-				c->exited = true;
-			if (c->kill_at && !c->exited && now >= c->kill_at) {
-				kill(c->pid, SIGKILL); /* its init dies with it, and the tree */
-				c->kill_at = 0;
-			}
-			progress(&sv, c, now);
-		}
+		after_poll(&sv, pf);
 	}
 	free(pf);
 	free(sv.in);

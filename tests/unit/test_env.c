@@ -405,6 +405,26 @@ static void test_unseen(void)
 	free(homevar);
 }
 
+/* env_routes: every row says all stepbox does with its variable, consistently. */
+static void test_routes_table(void)
+{
+	size_t firsts = 0;
+	for (size_t i = 0; env_routes[i].name; i++) {
+		const struct env_route *rt = &env_routes[i];
+		for (size_t k = 0; k < i; k++)
+			CHECK(strcmp(env_routes[k].name, rt->name) != 0); /* one row a variable */
+		/* a shared cache or a bin folder is a folder routed into P */
+		CHECK(!rt->shared_sub || rt->persist_sub);
+		CHECK(!rt->bin == (rt->path == ENV_PATH_NONE));
+		CHECK(!rt->bin || rt->persist_sub);
+		firsts += rt->path == ENV_PATH_FIRST;
+		/* a configuration file names a dotfile and routes no folder */
+		CHECK(!rt->config || (rt->dotfile && !rt->persist_sub && !rt->run_sub));
+		CHECK(rt->tool != NULL);
+	}
+	CHECK(firsts > 0); /* DESIGN.md's P/bin leads PATH */
+}
+
 int main(void)
 {
 	test_config_grants();
@@ -573,5 +593,6 @@ int main(void)
 	test_values();
 	test_build_drops();
 	test_prepare_dirs();
+	test_routes_table();
 	return tap_done();
 }
