@@ -1,4 +1,5 @@
 /* mcp: see mcp.h. */
+#include "clock.h"
 #include "mcp.h"
 
 #include <errno.h>
@@ -107,12 +108,6 @@ static void on_stop(int sig)
 	stop_asked = 1;
 }
 
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* ---- messages out: one a line on stdout, nothing else ever goes there ---- */
 
@@ -448,7 +443,7 @@ static int start(struct server *sv, struct call *c)
 	c->fd[1] = err[0];
 	for (int i = 0; i < 2; i++)
 		fcntl(c->fd[i], F_SETFL, O_NONBLOCK);
-	c->start = now_s();
+	c->start = clock_now_s();
 	c->next_progress = c->start + 1;
 	sv->running++;
 	return 0;
@@ -461,7 +456,7 @@ static void cancel(struct call *c)
 	c->cancelled = true;
 	if (c->pid > 0 && !c->exited) {
 		kill(c->pid, SIGTERM); /* stepbox ends the tree (no grace) and cleans up */
-		c->kill_at = now_s() + 0.8;
+		c->kill_at = clock_now_s() + 0.8;
 	}
 }
 
@@ -530,7 +525,7 @@ static void run_finish(struct server *sv, struct call *c)
 		json_decref(rep);
 		return;
 	}
-	double duration = now_s() - c->start;
+	double duration = clock_now_s() - c->start;
 	bool timed_out = json_is_true(json_object_get(rep, "timed_out"));
 	const char *reached = json_string_value(json_object_get(rep, "limit_reached"));
 	json_t *denials = json_array();
@@ -924,7 +919,7 @@ static bool start_waiting(struct server *sv)
 static void after_poll(struct server *sv, const struct pollfd *pf)
 {
 	size_t k = 1;
-	double now = now_s();
+	double now = clock_now_s();
 	for (struct call *c = sv->calls; c; c = c->next) {
 		if (!c->pid)
 			continue;
@@ -989,7 +984,7 @@ static int serve(struct stepbox_config *cfg, const char *guide, const char *work
 		}
 		size_t n = 0;
 		pf[n++] = (struct pollfd){sv.eof || sv.gone ? -1 : STDIN_FILENO, POLLIN, 0};
-		double now = now_s(), wake = 0;
+		double now = clock_now_s(), wake = 0;
 		for (struct call *c = sv.calls; c; c = c->next) {
 			if (!c->pid)
 				continue;
