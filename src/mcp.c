@@ -1,5 +1,4 @@
 /* mcp: see mcp.h. */
-#include "clock.h"
 #include "mcp.h"
 
 #include <errno.h>
@@ -20,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "env.h"
 #include "err.h"
 #include "grants.h"
