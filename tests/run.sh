@@ -74,8 +74,10 @@ else
 	count build <<<"skip - clang build: clang not installed"
 fi
 if command -v cppcheck >/dev/null; then
+	incs=()
+	for d in "$top"/src/*/; do incs+=(-I "$d"); done
 	check "cppcheck" cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
-		--inline-suppr -D_GNU_SOURCE -I "$top/src" "$top/src"
+		--inline-suppr -D_GNU_SOURCE "${incs[@]}" "$top/src"
 else
 	count build <<<"skip - cppcheck: not installed"
 fi

@@ -298,7 +298,7 @@ static void net_rules(scmp_filter_ctx ctx, bool none)
 }
 
 /*
- * The supervisor's calls (src/supervise.c). Every call that names a socket
+ * The supervisor's calls (src/linux/supervise.c). Every call that names a socket
  * address in memory: connect, bind, sendto with an address (arg 4 is a
  * register the kernel reuses, so a NULL there is final), sendmsg and
  * sendmmsg (their address is inside the message, always in memory).

@@ -4,7 +4,7 @@ FORMS: the profile's forms as JSON lines (sexp.scm, Guile's reader).
 POLICY: `stepbox policy --format json` for the same options.
 Checks that the profile denies by default, that every grant of the policy
 appears with the rights it gives (and no more), and that nothing else is
-allowed but the macOS baseline written here, independently of src/sbpl.c:
+allowed but the macOS baseline written here, independently of src/core/sbpl.c:
 docs/seatbelt.md is its specification. Prints "ok - ..." or "not ok - ..."
 lines; exits 1 on a failure.
 """

@@ -47,7 +47,7 @@ static void place(void)
 	if (f >= 0)
 		close(f);
 	char path[PATH_MAX];
-	strcpy(path, p.path);
+	snprintf(path, sizeof(path), "%s", p.path);
 	shm_place_remove(&p);
 	CHECK(p.dirfd == -1 && access(path, F_OK) < 0 && errno == ENOENT);
 	shm_place_remove(&p); /* twice is fine */

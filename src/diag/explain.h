@@ -1,9 +1,9 @@
 /*
  * explain: what the sandbox denied during a run (--explain, --report, learn),
- * from either source: the tracer (src/tracer.c), whose failed calls are
+ * from either source: the tracer (src/diag/tracer.c), whose failed calls are
  * judged here (a failure counts as the sandbox's only when no grant allows
  * what the call needed; otherwise it was the file's own permissions), or the
- * kernel's audit records (src/audit.c), added as they are. Then the list
+ * kernel's audit records (src/diag/audit.c), added as they are. Then the list
  * said, as JSON, or merged into a policy (learn).
  */
 #ifndef STEPBOX_EXPLAIN_H

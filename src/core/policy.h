@@ -26,7 +26,7 @@ enum policy_backend {
 	BACKEND_LANDLOCK,
 	BACKEND_MOUNTNS,
 	BACKEND_NONE,
-	BACKEND_SEATBELT, /* macOS (src/seatbelt.c) */
+	BACKEND_SEATBELT, /* macOS (src/macos/seatbelt.c) */
 };
 
 /* allow: no restriction; none: AF_UNIX only; tcp: TCP to/from listed ports only */
@@ -111,7 +111,7 @@ bool policy_env_name_ok(const char *name);
 const char *policy_backend_name(enum policy_backend b);
 const char *policy_net_name(enum policy_net n);
 
-/* What the policy file's reader (src/policyfile.c) shares with the flags. */
+/* What the policy file's reader (src/core/policyfile.c) shares with the flags. */
 /* Record a network policy; a second one that differs is a contradiction. */
 int policy_net_merge(struct stepbox_config *cfg, enum policy_net net,
 		     const struct policy_ports *connect, const struct policy_ports *bind,

@@ -12,9 +12,9 @@
  *             BACKEND_IN_COMMAND in the command's, just before exec
  *   describe  one line for -v and check; missing: what it cannot give here
  *   release   what plan made
- * The Linux build has stacked, landlock, mountns and none (src/layers.c,
+ * The Linux build has stacked, landlock, mountns and none (src/linux/layers.c,
  * over landlock.c, mountns.c and supervise.c); the portable build has
- * seatbelt (src/seatbelt.c). Adding a backend is adding its operations to
+ * seatbelt (src/macos/seatbelt.c). Adding a backend is adding its operations to
  * its build's table (backend_table).
  */
 #ifndef STEPBOX_BACKEND_H
@@ -33,7 +33,7 @@
 /*
  * What the build's backends were told about this host (probed once per
  * command), and what a backend's plan made: each defined with the build's
- * backends (src/layers.h, src/seatbelt.h), opaque here.
+ * backends (src/linux/layers.h, src/macos/seatbelt.h), opaque here.
  */
 struct backend_host;
 struct backend_built;

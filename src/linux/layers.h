@@ -1,11 +1,11 @@
 /*
  * layers: the Linux backends, each a stack of layers over one policy
- * (src/backend.h's operations):
+ * (src/core/backend.h's operations):
  *   stacked   namespaces (mount, PID, IPC; a tmpfs root of binds) + Landlock
  *   landlock  Landlock alone (namespaces unusable here)
  *   mountns   namespaces alone (no Landlock here)
  *   none      no filesystem sandbox (debugging only)
- * and the supervisor (src/supervise.c) with each, for what neither kernel
+ * and the supervisor (src/linux/supervise.c) with each, for what neither kernel
  * layer decides below Landlock ABI 9.
  */
 #ifndef STEPBOX_LAYERS_H

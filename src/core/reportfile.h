@@ -3,7 +3,7 @@
  * before the step runs (a symlink a step could have planted on the way is
  * refused), and the JSON is written atomically (a temporary file, then
  * rename) relative to that folder, through no symlink. A run's report is
- * built by its backend's launcher (src/report.c, src/seatbelt.c); the report
+ * built by its backend's launcher (src/diag/report.c, src/macos/seatbelt.c); the report
  * of a run that never started is built here.
  */
 #ifndef STEPBOX_REPORTFILE_H

@@ -1,7 +1,7 @@
 /*
  * launch's private header: what launch.c (the fork, the child's steps, the
  * start) takes from launch_tree.c (the wait for the process tree, and its
- * killing). Nothing outside src/launch*.c includes it.
+ * killing). Nothing outside src/linux/launch*.c includes it.
  */
 #ifndef STEPBOX_LAUNCH_INT_H
 #define STEPBOX_LAUNCH_INT_H

@@ -1,6 +1,6 @@
 /*
  * mountns's private header: what its probe and its apply share, and
- * nothing outside src/mountns*.c includes. mountns.c plans (pure; and the
+ * nothing outside src/linux/mountns*.c includes. mountns.c plans (pure; and the
  * mounts of a built namespace, by the plan), mountns_probe.c asks the
  * kernel in the parent (the probes, the refusals' words, the id maps),
  * mountns_apply.c builds the child's new root.

@@ -2,7 +2,7 @@
  * limitcfg: the limits a policy and the flags ask for (memory, tasks, CPU
  * seconds, file size, open files, output, private tmpfs size): their names,
  * units, parsing and how they read for people. Portable: the Linux
- * enforcement is src/limit.c, the Seatbelt backend's is src/seatbelt.c.
+ * enforcement is src/linux/limit.c, the Seatbelt backend's is src/macos/seatbelt.c.
  */
 #ifndef STEPBOX_LIMITCFG_H
 #define STEPBOX_LIMITCFG_H

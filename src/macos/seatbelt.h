@@ -1,7 +1,7 @@
 /*
  * seatbelt: the macOS backend. The same policy, grants, environment routing
  * and persistent folder as on Linux (the portable modules), enforced by the
- * Seatbelt profile src/sbpl.c writes, which /usr/bin/sandbox-exec applies
+ * Seatbelt profile src/core/sbpl.c writes, which /usr/bin/sandbox-exec applies
  * before it executes the command. POSIX only: it builds and its launcher is
  * tested on Linux too (tests/seatbelt), where there is no sandbox-exec and
  * a run is SANDBOX_UNAVAILABLE.
