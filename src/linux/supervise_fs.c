@@ -39,43 +39,48 @@ struct meta_call {
 	int flags_arg; /* AT_* flags, or -1 */
 };
 
+/* Each metadata call the filter sends here, and where its arguments are. */
+/* clang-format off: a table, read by its columns */
+static const struct {
+	int nr;
+	struct meta_call shape;
+} meta_calls[] = {
+	/* nr                {kind,       fd, path, follow, flags} */
+	{SYS_chmod,          {M_CHMOD,    -1, 0, true, -1}},
+	{SYS_fchmod,         {M_CHMOD,    0, -1, true, -1}},
+	{SYS_fchmodat,       {M_CHMOD,    0, 1, true, -1}},
+	{NR_FCHMODAT2,       {M_CHMOD,    0, 1, true, 3}},
+	{SYS_chown,          {M_CHOWN,    -1, 0, true, -1}},
+	{SYS_lchown,         {M_CHOWN,    -1, 0, false, -1}},
+	{SYS_fchown,         {M_CHOWN,    0, -1, true, -1}},
+	{SYS_fchownat,       {M_CHOWN,    0, 1, true, 4}},
+	{SYS_utime,          {M_TIMES,    -1, 0, true, -1}},
+	{SYS_utimes,         {M_TIMES,    -1, 0, true, -1}},
+	{SYS_futimesat,      {M_TIMES,    0, 1, true, -1}},
+	{SYS_utimensat,      {M_TIMES,    0, 1, true, 3}}, /* path -1 when NULL: meta_shape */
+	{SYS_setxattr,       {M_SETXATTR, -1, 0, true, -1}},
+	{SYS_lsetxattr,      {M_SETXATTR, -1, 0, false, -1}},
+	{SYS_fsetxattr,      {M_SETXATTR, 0, -1, true, -1}},
+	{SYS_removexattr,    {M_RMXATTR,  -1, 0, true, -1}},
+	{SYS_lremovexattr,   {M_RMXATTR,  -1, 0, false, -1}},
+	{SYS_fremovexattr,   {M_RMXATTR,  0, -1, true, -1}},
+	{NR_SETXATTRAT,      {M_SETXATTR, 0, 1, true, 2}},
+	{NR_REMOVEXATTRAT,   {M_RMXATTR,  0, 1, true, 2}},
+	{NR_FILE_SETATTR,    {M_SETATTR,  0, 1, true, 4}},
+	{SYS_ioctl,          {M_FLAGS,    0, -1, true, -1}}, /* M_FSXATTR: meta_shape */
+};
+/* clang-format on */
+
 static bool meta_shape(int nr, const uint64_t *a, struct meta_call *m)
 {
-	*m = (struct meta_call){M_CHMOD, -1, -1, true, -1};
-	switch (nr) {
-	case SYS_chmod: m->path_arg = 0; return true;
-	case SYS_fchmod: m->fd_arg = 0; return true;
-	case SYS_fchmodat: m->fd_arg = 0; m->path_arg = 1; return true;
-	case NR_FCHMODAT2: m->fd_arg = 0; m->path_arg = 1; m->flags_arg = 3; return true;
-	case SYS_chown: m->kind = M_CHOWN; m->path_arg = 0; return true;
-	case SYS_lchown: m->kind = M_CHOWN; m->path_arg = 0; m->follow = false; return true;
-	case SYS_fchown: m->kind = M_CHOWN; m->fd_arg = 0; return true;
-	case SYS_fchownat:
-		m->kind = M_CHOWN; m->fd_arg = 0; m->path_arg = 1; m->flags_arg = 4;
-		return true;
-	case SYS_utime: case SYS_utimes: m->kind = M_TIMES; m->path_arg = 0; return true;
-	case SYS_futimesat: m->kind = M_TIMES; m->fd_arg = 0; m->path_arg = 1; return true;
-	case SYS_utimensat:
-		m->kind = M_TIMES; m->fd_arg = 0; m->path_arg = a[1] ? 1 : -1; m->flags_arg = 3;
-		return true;
-	case SYS_setxattr: m->kind = M_SETXATTR; m->path_arg = 0; return true;
-	case SYS_lsetxattr: m->kind = M_SETXATTR; m->path_arg = 0; m->follow = false; return true;
-	case SYS_fsetxattr: m->kind = M_SETXATTR; m->fd_arg = 0; return true;
-	case SYS_removexattr: m->kind = M_RMXATTR; m->path_arg = 0; return true;
-	case SYS_lremovexattr: m->kind = M_RMXATTR; m->path_arg = 0; m->follow = false; return true;
-	case SYS_fremovexattr: m->kind = M_RMXATTR; m->fd_arg = 0; return true;
-	case NR_SETXATTRAT:
-		m->kind = M_SETXATTR; m->fd_arg = 0; m->path_arg = 1; m->flags_arg = 2;
-		return true;
-	case NR_REMOVEXATTRAT:
-		m->kind = M_RMXATTR; m->fd_arg = 0; m->path_arg = 1; m->flags_arg = 2;
-		return true;
-	case NR_FILE_SETATTR:
-		m->kind = M_SETATTR; m->fd_arg = 0; m->path_arg = 1; m->flags_arg = 4;
-		return true;
-	case SYS_ioctl:
-		m->kind = (unsigned)a[1] == FS_IOC_FSSETXATTR ? M_FSXATTR : M_FLAGS;
-		m->fd_arg = 0;
+	for (size_t i = 0; i < sizeof(meta_calls) / sizeof(meta_calls[0]); i++) {
+		if (meta_calls[i].nr != nr)
+			continue;
+		*m = meta_calls[i].shape;
+		if (nr == SYS_utimensat && !a[1])
+			m->path_arg = -1; /* futimens: the fd itself */
+		if (nr == SYS_ioctl && (unsigned)a[1] == FS_IOC_FSSETXATTR)
+			m->kind = M_FSXATTR;
 		return true;
 	}
 	return false;
