@@ -199,143 +199,173 @@ static int set_once(char **slot, const char *arg, const char *what, struct stepb
 	return 0;
 }
 
-/* Parse options into cfg and cli; returns optind of the first operand, or -1. */
+/*
+ * The option groups parse hands each option to: each returns false when c is
+ * not one of its options, else true with *r the option's result (0, or
+ * negative with err filled).
+ */
 
-static int parse(int argc, char **argv, struct stepbox_config *cfg, struct subcmd_cli *cli,
-		 struct stepbox_err *err)
+/* The policy file, the paths and the workdir. */
+static bool opt_paths(int c, struct stepbox_config *cfg, struct stepbox_err *err, int *r)
 {
-	int c, r = 0;
-	optind = 1;
-	opterr = 0;
-	while (r == 0 && (c = getopt_long(argc, argv, "+p:r:w:C:vqh0o:", options, NULL)) != -1) {
-		cli->policy_options += c != OPT_JSON && c != '0' && c != 'v' && c != 'q' && c != 'o' &&
-				       c != OPT_ROUNDS && c != OPT_MAX_PARALLEL && c != OPT_FORMAT;
-		switch (c) {
-		case 'p':
-			if (cfg->policy_file)
-				return err_set(err, ERR_USAGE, 0, "--policy given twice");
-			if (!(cfg->policy_file = strdup(optarg)))
-				return err_set(err, ERR_USAGE, ENOMEM, "--policy");
-			break;
-		case OPT_CONSUME:
-			cfg->consume = true;
-			break;
-		case 'r':
-			r = add_path(&cfg->read_flag, optarg, "--read", err);
-			break;
-		case 'w':
-			r = add_path(&cfg->write_flag, optarg, "--write", err);
-			break;
-		case OPT_UNIX:
-			r = add_path(&cfg->unix_flag, optarg, "--unix", err);
-			break;
-		case OPT_HOME_FILE:
-			if (!policy_home_file_ok(optarg))
-				return err_set(err, ERR_USAGE, 0, "--home-file '%s': a path relative to "
-					       "HOME, without '..' (.gitconfig, .ssh/config)", optarg);
-			r = strv_push(&cfg->home_flag, optarg);
-			break;
-		case 'C':
-			r = set_once(&cfg->workdir, optarg, "--workdir", err);
-			break;
-		case OPT_WD_RO:
-			cfg->workdir_readonly = true;
-			break;
-		case OPT_ALLOW_BROAD:
-			cfg->allow_broad_grants = true;
-			break;
-		case OPT_PERSIST:
-			r = set_once(&cfg->persist, optarg, "--persist", err);
-			break;
-		case OPT_PERSIST_SHARED:
-			r = set_once(&cfg->persist, optarg, "--persist-shared", err);
-			cfg->persist_shared = true;
-			break;
-		case OPT_PERSIST_WAIT:
-			r = policy_set_seconds(&cfg->persist_wait_s, "--persist-wait", optarg, err);
-			break;
-		case OPT_GRACE:
-			r = policy_set_seconds(&cfg->grace_s, "--grace", optarg, err);
-			break;
-		case OPT_NET:
-			r = policy_set_net(cfg, optarg, err);
-			break;
-		case OPT_BACKEND:
-			r = policy_set_backend(cfg, optarg, err);
-			break;
-		case OPT_ENV:
-			r = policy_add_env(cfg, optarg, err);
-			break;
-		case OPT_UNSET:
-			if (!policy_env_name_ok(optarg))
-				return err_set(err, ERR_USAGE, 0, "--unset '%s': not a variable name",
-					       optarg);
-			r = strv_push(&cfg->env_unset, optarg);
-			break;
-		case OPT_CLEAN_ENV:
-			cfg->clean_env = true;
-			break;
-		case OPT_TIMEOUT:
-			r = policy_set_timeout(cfg, optarg, err);
-			break;
-		case OPT_LIMIT:
-			r = limitcfg_set_flag(&cfg->limits, optarg, err);
-			break;
-		case OPT_NO_LIMITS:
-			cfg->limits.none = true;
-			break;
-		case OPT_EXPLAIN:
-			cfg->explain = true;
-			break;
-		case OPT_ENABLE_AUDIT:
-			cfg->enable_audit = true;
-			break;
-		case OPT_REPORT:
-			r = set_once(&cfg->report_file, optarg, "--report", err);
-			break;
-		case OPT_JSON:
-			cli->json = true;
-			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "sbpl") != 0 && strcmp(optarg, "json") != 0)
-				return err_set(err, ERR_USAGE, 0, "--format '%s': json or sbpl", optarg);
-			cli->format = true;
-			cli->sbpl = strcmp(optarg, "sbpl") == 0;
-			break;
-		case '0':
-			cli->nul = true;
-			break;
-		case 'o':
-			cli->output = optarg;
-			break;
-		case OPT_MAX_PARALLEL:
-			if (policy_parse_long(optarg, 1, 64, &cli->max_parallel) < 0)
-				return err_set(err, ERR_USAGE, 0, "--max-parallel '%s': a whole number "
-					       "from 1 to 64", optarg);
-			break;
-		case OPT_ROUNDS:
-			if (policy_parse_long(optarg, 1, 100, &cli->rounds) < 0)
-				return err_set(err, ERR_USAGE, 0, "--rounds '%s': a whole number from "
-					       "1 to 100", optarg);
-			break;
-		case 'v':
-			cfg->verbosity = 1;
-			break;
-		case 'q':
-			cfg->verbosity = -1;
-			break;
-		case 'h':
-			print_help(subcmd_find(argv[0]));
-			exit(0);
-		default:
-			err_set(err, ERR_USAGE, 0, "unknown or incomplete option '%s'",
-				argv[optind - 1]);
-			err_hint(err, "see stepbox --help");
-			return -EINVAL;
-		}
+	switch (c) {
+	case 'p':
+		if (cfg->policy_file)
+			*r = err_set(err, ERR_USAGE, 0, "--policy given twice");
+		else if (!(cfg->policy_file = strdup(optarg)))
+			*r = err_set(err, ERR_USAGE, ENOMEM, "--policy");
+		return true;
+	case OPT_CONSUME:
+		cfg->consume = true;
+		return true;
+	case 'r':
+		*r = add_path(&cfg->read_flag, optarg, "--read", err);
+		return true;
+	case 'w':
+		*r = add_path(&cfg->write_flag, optarg, "--write", err);
+		return true;
+	case OPT_UNIX:
+		*r = add_path(&cfg->unix_flag, optarg, "--unix", err);
+		return true;
+	case OPT_HOME_FILE:
+		if (!policy_home_file_ok(optarg))
+			*r = err_set(err, ERR_USAGE, 0, "--home-file '%s': a path relative to "
+				     "HOME, without '..' (.gitconfig, .ssh/config)", optarg);
+		else
+			*r = strv_push(&cfg->home_flag, optarg);
+		return true;
+	case 'C':
+		*r = set_once(&cfg->workdir, optarg, "--workdir", err);
+		return true;
+	case OPT_WD_RO:
+		cfg->workdir_readonly = true;
+		return true;
+	case OPT_ALLOW_BROAD:
+		cfg->allow_broad_grants = true;
+		return true;
+	case OPT_PERSIST:
+		*r = set_once(&cfg->persist, optarg, "--persist", err);
+		return true;
+	case OPT_PERSIST_SHARED:
+		*r = set_once(&cfg->persist, optarg, "--persist-shared", err);
+		cfg->persist_shared = true;
+		return true;
 	}
-	if (r < 0)
-		return r;
+	return false;
+}
+
+/* The network, the backend and the environment. */
+static bool opt_network_env(int c, struct stepbox_config *cfg, struct stepbox_err *err, int *r)
+{
+	switch (c) {
+	case OPT_NET:
+		*r = policy_set_net(cfg, optarg, err);
+		return true;
+	case OPT_BACKEND:
+		*r = policy_set_backend(cfg, optarg, err);
+		return true;
+	case OPT_ENV:
+		*r = policy_add_env(cfg, optarg, err);
+		return true;
+	case OPT_UNSET:
+		if (!policy_env_name_ok(optarg))
+			*r = err_set(err, ERR_USAGE, 0, "--unset '%s': not a variable name",
+				     optarg);
+		else
+			*r = strv_push(&cfg->env_unset, optarg);
+		return true;
+	case OPT_CLEAN_ENV:
+		cfg->clean_env = true;
+		return true;
+	}
+	return false;
+}
+
+/* The limits and the timing: timeout, grace, the wait for a persist folder. */
+static bool opt_limits(int c, struct stepbox_config *cfg, struct stepbox_err *err, int *r)
+{
+	switch (c) {
+	case OPT_PERSIST_WAIT:
+		*r = policy_set_seconds(&cfg->persist_wait_s, "--persist-wait", optarg, err);
+		return true;
+	case OPT_GRACE:
+		*r = policy_set_seconds(&cfg->grace_s, "--grace", optarg, err);
+		return true;
+	case OPT_TIMEOUT:
+		*r = policy_set_timeout(cfg, optarg, err);
+		return true;
+	case OPT_LIMIT:
+		*r = limitcfg_set_flag(&cfg->limits, optarg, err);
+		return true;
+	case OPT_NO_LIMITS:
+		cfg->limits.none = true;
+		return true;
+	}
+	return false;
+}
+
+/* What is said and where: explain, audit, the report, the output's form. */
+static bool opt_output(int c, struct stepbox_config *cfg, struct subcmd_cli *cli,
+		       struct stepbox_err *err, int *r)
+{
+	switch (c) {
+	case OPT_EXPLAIN:
+		cfg->explain = true;
+		return true;
+	case OPT_ENABLE_AUDIT:
+		cfg->enable_audit = true;
+		return true;
+	case OPT_REPORT:
+		*r = set_once(&cfg->report_file, optarg, "--report", err);
+		return true;
+	case OPT_JSON:
+		cli->json = true;
+		return true;
+	case OPT_FORMAT:
+		if (strcmp(optarg, "sbpl") != 0 && strcmp(optarg, "json") != 0) {
+			*r = err_set(err, ERR_USAGE, 0, "--format '%s': json or sbpl", optarg);
+			return true;
+		}
+		cli->format = true;
+		cli->sbpl = strcmp(optarg, "sbpl") == 0;
+		return true;
+	case '0':
+		cli->nul = true;
+		return true;
+	case 'o':
+		cli->output = optarg;
+		return true;
+	case 'v':
+		cfg->verbosity = 1;
+		return true;
+	case 'q':
+		cfg->verbosity = -1;
+		return true;
+	}
+	return false;
+}
+
+/* The commands' own counts: mcp's calls at once, learn's rounds. */
+static bool opt_counts(int c, struct subcmd_cli *cli, struct stepbox_err *err, int *r)
+{
+	switch (c) {
+	case OPT_MAX_PARALLEL:
+		if (policy_parse_long(optarg, 1, 64, &cli->max_parallel) < 0)
+			*r = err_set(err, ERR_USAGE, 0, "--max-parallel '%s': a whole number "
+				     "from 1 to 64", optarg);
+		return true;
+	case OPT_ROUNDS:
+		if (policy_parse_long(optarg, 1, 100, &cli->rounds) < 0)
+			*r = err_set(err, ERR_USAGE, 0, "--rounds '%s': a whole number from "
+				     "1 to 100", optarg);
+		return true;
+	}
+	return false;
+}
+
+/* Once the options are read: what they need of each other, then the policy file. */
+static int parse_finish(char **argv, struct stepbox_config *cfg, struct stepbox_err *err)
+{
 	if (cfg->consume && !cfg->policy_file)
 		return err_set(err, ERR_USAGE, 0, "--consume needs --policy FILE");
 	/* mcp: standard input carries the protocol */
@@ -349,6 +379,34 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct subcm
 	    policyfile_load_file(cfg, cfg->policy_file, cfg->consume, err) < 0)
 		return -EINVAL;
 	return optind;
+}
+
+/* Parse options into cfg and cli; returns optind of the first operand, or -1. */
+
+static int parse(int argc, char **argv, struct stepbox_config *cfg, struct subcmd_cli *cli,
+		 struct stepbox_err *err)
+{
+	int c, r = 0;
+	optind = 1;
+	opterr = 0;
+	while (r == 0 && (c = getopt_long(argc, argv, "+p:r:w:C:vqh0o:", options, NULL)) != -1) {
+		cli->policy_options += c != OPT_JSON && c != '0' && c != 'v' && c != 'q' && c != 'o' &&
+				       c != OPT_ROUNDS && c != OPT_MAX_PARALLEL && c != OPT_FORMAT;
+		if (opt_paths(c, cfg, err, &r) || opt_network_env(c, cfg, err, &r) ||
+		    opt_limits(c, cfg, err, &r) || opt_output(c, cfg, cli, err, &r) ||
+		    opt_counts(c, cli, err, &r))
+			continue;
+		if (c == 'h') {
+			print_help(subcmd_find(argv[0]));
+			exit(0);
+		}
+		err_set(err, ERR_USAGE, 0, "unknown or incomplete option '%s'", argv[optind - 1]);
+		err_hint(err, "see stepbox --help");
+		return -EINVAL;
+	}
+	if (r < 0)
+		return r;
+	return parse_finish(argv, cfg, err);
 }
 
 /* Inherited fds 0-2 may be closed; an fd stepbox opens must never land there. */

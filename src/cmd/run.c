@@ -357,22 +357,34 @@ static void after_run(const struct stepbox_config *cfg, struct run_ctx *ctx, cha
 		err_print(&err); /* the command ran: its status stands */
 }
 
-int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
-	     struct learn *learn)
-{
-	struct stepbox_err err = {0};
-	struct harden h = {0};
+/* What one run_exec holds from the step's preparation to its release. */
+struct exec_state {
+	struct stepbox_err err;
+	struct harden h;
 	struct explain x;
-	struct audit au = {-1, -1, ""};
-	explain_init(&x, &ctx->grants, cfg);
-	bool use_audit = cfg->explain && explain_by_audit(cfg, ctx, &au, &x);
-	int code = 125;
-	int out[4] = {-1, -1, -1, -1}; /* the output limit's pipes: stdout, stderr */
-	struct limit_pump *pump = NULL;
-	bool retry = false;
+	struct audit au;
+	bool use_audit;
+	int out[4]; /* the output limit's pipes: stdout, stderr */
+	struct limit_pump *pump;
+	struct persist_lock lock;
+	struct harden_opts ho;
+	struct strv write, unix_dirs;
+	struct strv rights[3];
+	struct shm_place shm;
+	struct supervise_config sc;
+	struct denial_sink sink;
+};
+
+/*
+ * The step prepared: its environment and persist lock, the backend's plan,
+ * the hardening, the places the supervisor serves. Returns 0 or negative
+ * (st->err filled).
+ */
+static int exec_prepare(const struct stepbox_config *cfg, struct run_ctx *ctx,
+			struct exec_state *st)
+{
 	struct backend *b = &ctx->backend;
-	struct persist_lock lock = {.fd = -1, .path_fd = -1};
-	int rc = env_prepare_step(cfg, &ctx->grants, &ctx->env, &lock, &err);
+	int rc = env_prepare_step(cfg, &ctx->grants, &ctx->env, &st->lock, &st->err);
 	struct backend_input in = {
 		.cfg = cfg,
 		.grants = &ctx->grants,
@@ -380,7 +392,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.idmap_userns = ctx->idmap_userns,
 	};
 	if (rc == 0)
-		rc = backend_plan(b, &in, &err);
+		rc = backend_plan(b, &in, &st->err);
 	/*
 	 * The IPC namespace's System V limits follow the tmp limit only where a
 	 * root it maps sets them (mountns_apply.c): under a user namespace that maps
@@ -391,83 +403,140 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	if (rc == 0 && b->layers.userns && ctx->limits.how[LIMIT_MEMORY] != LIMIT_CGROUP)
 		b->layers.unbounded_sysv = true;
 	grants_close_fds(&ctx->grants); /* the rules hold what they need: none for the child */
-	struct harden_opts ho = {
-		.traced = cfg->explain && !use_audit,
+	st->ho = (struct harden_opts){
+		.traced = cfg->explain && !st->use_audit,
 		.refuse_sysv = b->layers.refuse_sysv,
 		.refuse_unbounded_sysv = b->layers.unbounded_sysv,
 		.supervise = b->layers.supervise,
 		.supervise_nofd = b->layers.supervise_nofd,
 		.supervise_alone = b->layers.landlock && !b->layers.ns,
 	};
-	harden_prepare(&h, cfg, &ho);
-	struct strv write = STRV_INIT, unix_dirs = STRV_INIT;
-	struct strv rights[3] = {STRV_INIT, STRV_INIT, STRV_INIT};
-	struct shm_place shm = {.dirfd = -1};
+	harden_prepare(&st->h, cfg, &st->ho);
 	if (rc == 0)
-		rc = supervised_places(ctx, &write, &unix_dirs, &err);
-	if (rc == 0 && ho.supervise_alone)
-		rc = access_places(ctx, rights, &err);
+		rc = supervised_places(ctx, &st->write, &st->unix_dirs, &st->err);
+	if (rc == 0 && st->ho.supervise_alone)
+		rc = access_places(ctx, st->rights, &st->err);
 	if (rc == 0 && b->layers.serve_shm)
-		rc = shm_place_make(&shm, &err);
-	if (rc < 0)
-		goto out;
-	if (rc == 0)
-		rc = output_pipes(&ctx->limits, out, &pump, &err);
-	if (cfg->verbosity > 0) {
-		char said[1024];
-		limit_describe(&ctx->limits, said, sizeof(said));
-		fprintf(stderr, "stepbox: limits: %s\n", said);
-	}
-	say_what_is_missing(cfg, ctx);
-	struct supervise_config sc = {
-		.write_dirs = write.v,
-		.nwrite = write.n,
-		.unix_dirs = unix_dirs.v,
-		.nunix = unix_dirs.n,
+		rc = shm_place_make(&st->shm, &st->err);
+	return rc;
+}
+
+/* The supervisor's config: the places it serves and how it judges. */
+static void exec_supervise_config(const struct stepbox_config *cfg, const struct backend *b,
+				  struct exec_state *st)
+{
+	st->sc = (struct supervise_config){
+		.write_dirs = st->write.v,
+		.nwrite = st->write.n,
+		.unix_dirs = st->unix_dirs.v,
+		.nunix = st->unix_dirs.n,
 		.by_mount = b->layers.ns,
 		.own_netns = b->layers.ns && cfg->net == NET_NONE,
 		.host_names = cfg->net == NET_ALLOW,
 		.no_getfd = b->layers.supervise_nofd,
 		.diag_fd = -1, /* the child's, taken with the listener */
 		.net_ruleset = layers_net_ruleset(b),
-		.shm_dir = shm.dirfd,
-		.judge = ho.traced,
-		.read_dirs = rights[0].v,
-		.nread = rights[0].n,
-		.writable_dirs = rights[1].v,
-		.nwritable = rights[1].n,
-		.exec_dirs = rights[2].v,
-		.nexec = rights[2].n,
+		.shm_dir = st->shm.dirfd,
+		.judge = st->ho.traced,
+		.read_dirs = st->rights[0].v,
+		.nread = st->rights[0].n,
+		.writable_dirs = st->rights[1].v,
+		.nwritable = st->rights[1].n,
+		.exec_dirs = st->rights[2].v,
+		.nexec = st->rights[2].n,
 	};
-	struct denial_sink sink = explain_sink(&x); /* the layers' refusals, for --explain */
+}
+
+/* The launch, and what its end settles: the output pump, the limits' findings. */
+static int exec_launch(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
+		       struct exec_state *st, struct launch_result *res)
+{
+	struct backend *b = &ctx->backend;
+	st->sink = explain_sink(&st->x); /* the layers' refusals, for --explain */
 	struct launch_spec spec = {
 		.argv = argv,
 		.envp = ctx->env.env.v,
 		.workdir = ctx->grants.workdir,
 		.backend = b,
-		.supervise = b->layers.supervise ? &sc : NULL,
-		.harden = &h,
+		.supervise = b->layers.supervise ? &st->sc : NULL,
+		.harden = &st->h,
 		.grants = &ctx->grants,
 		.timeout_s = cfg->timeout_s,
 		.grace_s = cfg->grace_s,
-		.explain = cfg->explain && !use_audit ? &x : NULL,
-		.denials = cfg->explain ? &sink : NULL,
+		.explain = cfg->explain && !st->use_audit ? &st->x : NULL,
+		.denials = cfg->explain ? &st->sink : NULL,
 		.limits = &ctx->limits,
-		.output = {out[1], out[3]},
+		.output = {st->out[1], st->out[3]},
 	};
-	struct launch_result res;
-	rc = launch_run(&spec, &res, &err);
-	out[1] = out[3] = -1; /* launch_run closed them */
-	if (rc == 0 && res.not_run.msg[0])
-		err_print(&res.not_run);
-	ctx->limits.output_dropped = limit_pump_stop(pump);
-	pump = NULL;
+	int rc = launch_run(&spec, res, &st->err);
+	st->out[1] = st->out[3] = -1; /* launch_run closed them */
+	if (rc == 0 && res->not_run.msg[0])
+		err_print(&res->not_run);
+	ctx->limits.output_dropped = limit_pump_stop(st->pump);
+	st->pump = NULL;
 	if (rc == 0) {
 		struct rusage ru;
 		long maxrss = getrusage(RUSAGE_CHILDREN, &ru) == 0 ? ru.ru_maxrss : 0;
-		limit_finish(&ctx->limits, res.exit_code, res.tasks_seen, maxrss,
+		limit_finish(&ctx->limits, res->exit_code, res->tasks_seen, maxrss,
 			      cfg->verbosity < 0);
 	}
+	return rc;
+}
+
+/* After the step, run or not: all that run_exec held, released. */
+static void exec_release(struct run_ctx *ctx, struct exec_state *st)
+{
+	/*
+	 * The tree is gone (launch_run waits for all of it): the next step may
+	 * start. The init holds the lock too (inherited), so if stepbox is
+	 * killed the lock outlives it until the init has ended the tree.
+	 */
+	persist_unlock(&st->lock);
+	for (int i = 0; i < 4; i++)
+		if (st->out[i] >= 0)
+			close(st->out[i]);
+	limit_pump_stop(st->pump);
+	limit_release(&ctx->limits);
+	backend_release(&ctx->backend); /* the step's rulesets and mount plan: a retry plans anew */
+	strv_release(&st->write);
+	strv_release(&st->unix_dirs);
+	shm_place_remove(&st->shm);
+	for (int k = 0; k < 3; k++)
+		strv_release(&st->rights[k]);
+	audit_release(&st->au);
+	explain_release(&st->x);
+}
+
+int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
+	     struct learn *learn)
+{
+	struct exec_state st = {
+		.au = {-1, -1, ""},
+		.out = {-1, -1, -1, -1},
+		.lock = {.fd = -1, .path_fd = -1},
+		.write = STRV_INIT,
+		.unix_dirs = STRV_INIT,
+		.rights = {STRV_INIT, STRV_INIT, STRV_INIT},
+		.shm = {.dirfd = -1},
+	};
+	explain_init(&st.x, &ctx->grants, cfg);
+	st.use_audit = cfg->explain && explain_by_audit(cfg, ctx, &st.au, &st.x);
+	int code = 125;
+	bool retry = false;
+	struct launch_result res;
+	int rc = exec_prepare(cfg, ctx, &st);
+	if (rc < 0)
+		goto out;
+	if (rc == 0)
+		rc = output_pipes(&ctx->limits, st.out, &st.pump, &st.err);
+	if (cfg->verbosity > 0) {
+		char said[1024];
+		limit_describe(&ctx->limits, said, sizeof(said));
+		fprintf(stderr, "stepbox: limits: %s\n", said);
+	}
+	say_what_is_missing(cfg, ctx);
+	exec_supervise_config(cfg, &ctx->backend, &st);
+	rc = exec_launch(cfg, ctx, argv, &st, &res);
 	/*
 	 * auto chose from a probe, and the host refused the real namespaces (a
 	 * container's masked /proc, a security module): the attempt was the
@@ -479,28 +548,10 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	if (rc < 0)
 		goto out;
 	code = res.exit_code;
-	after_run(cfg, ctx, argv, learn, &res, &lock, &au, &x);
+	after_run(cfg, ctx, argv, learn, &res, &st.lock, &st.au, &st.x);
 out:
 	if (rc < 0 && !retry)
-		not_started(cfg, &err);
-	/*
-	 * The tree is gone (launch_run waits for all of it): the next step may
-	 * start. The init holds the lock too (inherited), so if stepbox is
-	 * killed the lock outlives it until the init has ended the tree.
-	 */
-	persist_unlock(&lock);
-	for (int i = 0; i < 4; i++)
-		if (out[i] >= 0)
-			close(out[i]);
-	limit_pump_stop(pump);
-	limit_release(&ctx->limits);
-	backend_release(b); /* the step's rulesets and mount plan: a retry plans anew */
-	strv_release(&write);
-	strv_release(&unix_dirs);
-	shm_place_remove(&shm);
-	for (int k = 0; k < 3; k++)
-		strv_release(&rights[k]);
-	audit_release(&au);
-	explain_release(&x);
-	return retry ? fall_back(cfg, ctx, argv, learn, &err) : code;
+		not_started(cfg, &st.err);
+	exec_release(ctx, &st);
+	return retry ? fall_back(cfg, ctx, argv, learn, &st.err) : code;
 }
