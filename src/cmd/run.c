@@ -527,8 +527,9 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	int rc = exec_prepare(cfg, ctx, &st);
 	if (rc < 0)
 		goto out;
-	if (rc == 0)
-		rc = output_pipes(&ctx->limits, st.out, &st.pump, &st.err);
+	/* the output limit's pipes, or no run: never one without the limit it asked */
+	if ((rc = output_pipes(&ctx->limits, st.out, &st.pump, &st.err)) < 0)
+		goto out;
 	if (cfg->verbosity > 0) {
 		char said[1024];
 		limit_describe(&ctx->limits, said, sizeof(said));
