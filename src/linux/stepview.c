@@ -232,24 +232,9 @@ static int unix_diag(int diag, unsigned long ino, unsigned *type, unsigned *stat
 	}
 }
 
-int stepview_socket(const struct stepview *v, int diag, uint64_t fd, struct stepview_sock *k)
+/* family, type and protocol from sockfs's name of the socket */
+static void sock_kind(struct stepview_sock *k, const char *name)
 {
-	if (fd > INT_MAX)
-		return -EBADF;
-	*k = (struct stepview_sock){.family = -1};
-	char p[64], name[32] = "", line[512];
-	struct stat st;
-	snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)v->tid, (int)fd);
-	if (stat(p, &st) < 0)
-		return errno == ENOENT ? -EBADF : -errno;
-	if (!S_ISSOCK(st.st_mode))
-		return -ENOTSOCK;
-	k->ino = (unsigned long)st.st_ino;
-	/* sockfs names each socket after its protocol: "UNIX-STREAM", "TCPv6" */
-	ssize_t n = getxattr(p, "system.sockprotoname", name, sizeof(name) - 1);
-	if (n < 0)
-		return -errno;
-	name[n] = '\0';
 	static const struct {
 		const char *name;
 		int family, type, protocol;
@@ -268,8 +253,12 @@ int stepview_socket(const struct stepview *v, int diag, uint64_t fd, struct step
 			k->type = kinds[i].type;
 			k->protocol = kinds[i].protocol;
 		}
-	if (k->family < 0)
-		return -EPROTONOSUPPORT;
+}
+
+/* close-on-exec and non-blocking, from the fd's fdinfo */
+static void sock_flags(const struct stepview *v, uint64_t fd, struct stepview_sock *k)
+{
+	char p[64], line[512];
 	unsigned flags = 0;
 	snprintf(p, sizeof(p), "/proc/%d/fdinfo/%d", (int)v->tid, (int)fd);
 	FILE *f = fopen(p, "re");
@@ -280,38 +269,72 @@ int stepview_socket(const struct stepview *v, int diag, uint64_t fd, struct step
 		fclose(f);
 	k->cloexec = (flags & O_CLOEXEC) != 0;
 	k->nonblock = (flags & O_NONBLOCK) != 0;
-	if (k->family == AF_UNIX) {
-		unsigned type = 0, state = 0, uflags = 0;
-		int r = unix_diag(diag, k->ino, &type, &state, &k->bound);
-		/*
-		 * Without the kernel's unix_diag (a module not loaded, as in a bare
-		 * initramfs): /proc's table, which the step can forge lines of. A
-		 * forged line can only choose among what is made below, stream or
-		 * seqpacket, which send nowhere but to their peer; a datagram socket
-		 * is never made, whatever a table says.
-		 */
-		int end = 0;
-		if (r == -ENOENT || r == -EINVAL || r == -EOPNOTSUPP) {
-			if (!net_line(v, "unix", k->ino, line, sizeof(line)) ||
-			    sscanf(line, "%*s %*s %*s %x %x %x %*u%n", &uflags, &type, &state, &end) != 3)
-				return -EPROTONOSUPPORT;
-			k->bound = line[end] == ' ' && line[end + 1] != '\n' && line[end + 1] != '\0';
-			/* the table's St (SS_CONNECTED 3) and listening flag, as diag's states */
-			state = uflags & 0x10000 ? 10 : state == 3 ? 1 : 7;
-			if (type == SOCK_DGRAM)
-				return -EPROTONOSUPPORT; /* unproven either way: not re-made */
-		} else if (r < 0) {
-			return r;
-		}
-		/* only a kind the filter lets a step make; a datagram one is refused */
-		if (type != SOCK_STREAM && type != SOCK_SEQPACKET && type != SOCK_DGRAM)
+}
+
+/* a UNIX socket's type, whether it is bound, and what a connect would say */
+static int sock_unix(const struct stepview *v, int diag, struct stepview_sock *k)
+{
+	char line[512];
+	unsigned type = 0, state = 0, uflags = 0;
+	int r = unix_diag(diag, k->ino, &type, &state, &k->bound);
+	/*
+	 * Without the kernel's unix_diag (a module not loaded, as in a bare
+	 * initramfs): /proc's table, which the step can forge lines of. A
+	 * forged line can only choose among what is made below, stream or
+	 * seqpacket, which send nowhere but to their peer; a datagram socket
+	 * is never made, whatever a table says.
+	 */
+	int end = 0;
+	if (r == -ENOENT || r == -EINVAL || r == -EOPNOTSUPP) {
+		if (!net_line(v, "unix", k->ino, line, sizeof(line)) ||
+		    sscanf(line, "%*s %*s %*s %x %x %x %*u%n", &uflags, &type, &state, &end) != 3)
 			return -EPROTONOSUPPORT;
-		k->type = (int)type;
-		/* as unix_stream_connect: a listening socket is EINVAL, a connected one EISCONN */
-		if (k->type != SOCK_DGRAM)
-			k->state_err = state == 10 /* TCP_LISTEN */        ? EINVAL
-				       : state == 1 /* TCP_ESTABLISHED */ ? EISCONN
-									  : 0;
+		k->bound = line[end] == ' ' && line[end + 1] != '\n' && line[end + 1] != '\0';
+		/* the table's St (SS_CONNECTED 3) and listening flag, as diag's states */
+		state = uflags & 0x10000 ? 10 : state == 3 ? 1 : 7;
+		if (type == SOCK_DGRAM)
+			return -EPROTONOSUPPORT; /* unproven either way: not re-made */
+	} else if (r < 0) {
+		return r;
+	}
+	/* only a kind the filter lets a step make; a datagram one is refused */
+	if (type != SOCK_STREAM && type != SOCK_SEQPACKET && type != SOCK_DGRAM)
+		return -EPROTONOSUPPORT;
+	k->type = (int)type;
+	/* as unix_stream_connect: a listening socket is EINVAL, a connected one EISCONN */
+	if (k->type != SOCK_DGRAM)
+		k->state_err = state == 10 /* TCP_LISTEN */        ? EINVAL
+			       : state == 1 /* TCP_ESTABLISHED */ ? EISCONN
+								  : 0;
+	return 0;
+}
+
+int stepview_socket(const struct stepview *v, int diag, uint64_t fd, struct stepview_sock *k)
+{
+	if (fd > INT_MAX)
+		return -EBADF;
+	*k = (struct stepview_sock){.family = -1};
+	char p[64], name[32] = "", line[512];
+	struct stat st;
+	snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)v->tid, (int)fd);
+	if (stat(p, &st) < 0)
+		return errno == ENOENT ? -EBADF : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
+	k->ino = (unsigned long)st.st_ino;
+	/* sockfs names each socket after its protocol: "UNIX-STREAM", "TCPv6" */
+	ssize_t n = getxattr(p, "system.sockprotoname", name, sizeof(name) - 1);
+	if (n < 0)
+		return -errno;
+	name[n] = '\0';
+	sock_kind(k, name);
+	if (k->family < 0)
+		return -EPROTONOSUPPORT;
+	sock_flags(v, fd, k);
+	if (k->family == AF_UNIX) {
+		int r = sock_unix(v, diag, k);
+		if (r < 0)
+			return r;
 	} else if (k->type == SOCK_STREAM && k->protocol == IPPROTO_TCP &&
 		   net_line(v, k->family == AF_INET ? "tcp" : "tcp6", k->ino, line, sizeof(line))) {
 		/* listed: not a fresh socket (a bound one is not listed); as inet_stream_connect */
