@@ -413,6 +413,36 @@ static int load_limits(struct loader *ld, json_t *v)
 	return 0;
 }
 
+static int load_timeout(struct loader *ld, const char *key, json_t *v)
+{
+	struct stepbox_config *cfg = ld->cfg;
+	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > POLICY_MAX_TIMEOUT)
+		return bad(ld, key, "must be a whole number of seconds from 1 to %ld",
+			   POLICY_MAX_TIMEOUT);
+	long t = (long)json_integer_value(v);
+	if (cfg->timeout_s && cfg->timeout_s != t)
+		return bad(ld, key, "%ld contradicts --timeout %ld", t, cfg->timeout_s);
+	cfg->timeout_s = t;
+	return 0;
+}
+
+static int load_backend(struct loader *ld, const char *key, json_t *v)
+{
+	if (!json_is_string(v))
+		return bad(ld, key, "must be a string");
+	int r = policy_set_backend(ld->cfg, json_string_value(v), ld->err);
+	if (r < 0) {
+		enum err_kind kind = ld->err->kind;
+		char hint[sizeof(ld->err->hint)];
+		memcpy(hint, ld->err->hint, sizeof(hint));
+		r = bad(ld, key, "%s", ld->err->msg);
+		ld->err->kind = kind;
+		memcpy(ld->err->hint, hint, sizeof(hint));
+	}
+	return r;
+}
+
 static int load_key(struct loader *ld, const char *key, json_t *v)
 {
 	struct stepbox_config *cfg = ld->cfg;
@@ -451,17 +481,8 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 		return load_env(ld, v);
 	if (strcmp(key, "limits") == 0)
 		return load_limits(ld, v);
-	if (strcmp(key, "timeout_s") == 0) {
-		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
-		    json_integer_value(v) > POLICY_MAX_TIMEOUT)
-			return bad(ld, key, "must be a whole number of seconds from 1 to %ld",
-				   POLICY_MAX_TIMEOUT);
-		long t = (long)json_integer_value(v);
-		if (cfg->timeout_s && cfg->timeout_s != t)
-			return bad(ld, key, "%ld contradicts --timeout %ld", t, cfg->timeout_s);
-		cfg->timeout_s = t;
-		return 0;
-	}
+	if (strcmp(key, "timeout_s") == 0)
+		return load_timeout(ld, key, v);
 	if (strcmp(key, "persistent_shared") == 0) {
 		if (!json_is_boolean(v))
 			return bad(ld, key, "must be true or false");
@@ -476,20 +497,8 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 		cfg->allow_broad_grants |= json_is_true(v);
 		return 0;
 	}
-	if (strcmp(key, "backend") == 0) {
-		if (!json_is_string(v))
-			return bad(ld, key, "must be a string");
-		int r = policy_set_backend(cfg, json_string_value(v), ld->err);
-		if (r < 0) {
-			enum err_kind kind = ld->err->kind;
-			char hint[sizeof(ld->err->hint)];
-			memcpy(hint, ld->err->hint, sizeof(hint));
-			r = bad(ld, key, "%s", ld->err->msg);
-			ld->err->kind = kind;
-			memcpy(ld->err->hint, hint, sizeof(hint));
-		}
-		return r;
-	}
+	if (strcmp(key, "backend") == 0)
+		return load_backend(ld, key, v);
 	return bad(ld, key,
 		   "unknown key (version 1 knows version, workdir, read_paths, write_paths, "
 		   "workdir_readonly, persistent_dir, persistent_shared, home_files, network, "

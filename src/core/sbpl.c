@@ -282,38 +282,54 @@ static void network(struct out *o, const struct stepbox_config *cfg)
 }
 
 /* The profile into f (a memory stream): 0, or -errno with err. */
-static int profile(FILE *f, const struct stepbox_config *cfg, const struct grants *g,
-		   struct stepbox_err *err)
+/* the path lists a profile is written from */
+struct lists {
+	struct strv sys, sysr, dev, read, exec, write, unix_, all, up, socks;
+};
+
+static void lists_release(struct lists *l)
 {
-	struct out o = {f, 0, NULL};
-	struct strv sys = STRV_INIT, sysr = STRV_INIT, dev = STRV_INIT, read = STRV_INIT,
-		    exec = STRV_INIT,
-		    write = STRV_INIT, unix_ = STRV_INIT, all = STRV_INIT, up = STRV_INIT,
-		    socks = STRV_INIT;
+	strv_release(&l->sys);
+	strv_release(&l->sysr);
+	strv_release(&l->dev);
+	strv_release(&l->read);
+	strv_release(&l->exec);
+	strv_release(&l->write);
+	strv_release(&l->unix_);
+	strv_release(&l->all);
+	strv_release(&l->up);
+	strv_release(&l->socks);
+}
+
+static int gather(const struct grants *g, struct lists *l)
+{
 	int r = 0;
 	for (size_t i = 0; r == 0 && sys_exec[i]; i++)
-		r = add(&sys, sys_exec[i]);
+		r = add(&l->sys, sys_exec[i]);
 	for (size_t i = 0; r == 0 && sys_read[i]; i++)
-		r = add(&sysr, sys_read[i]);
+		r = add(&l->sysr, sys_read[i]);
 	for (size_t i = 0; r == 0 && sys_dev[i]; i++)
-		r = add(&dev, sys_dev[i]);
+		r = add(&l->dev, sys_dev[i]);
 	if (r == 0)
-		r = collect(g, &read, &exec, &write, &unix_);
+		r = collect(g, &l->read, &l->exec, &l->write, &l->unix_);
 	/* sockets: beneath write grants and unix_sockets entries */
-	for (size_t i = 0; r == 0 && i < write.n; i++)
-		r = strv_push(&socks, write.v[i]);
-	for (size_t i = 0; r == 0 && i < unix_.n; i++)
-		r = add(&socks, unix_.v[i]);
-	const struct strv *lists[] = {&sys, &sysr, &dev, &read, &exec, &write, &unix_};
+	for (size_t i = 0; r == 0 && i < l->write.n; i++)
+		r = strv_push(&l->socks, l->write.v[i]);
+	for (size_t i = 0; r == 0 && i < l->unix_.n; i++)
+		r = add(&l->socks, l->unix_.v[i]);
+	const struct strv *lists[] = {&l->sys,  &l->sysr,  &l->dev,  &l->read,
+				      &l->exec, &l->write, &l->unix_};
 	for (size_t k = 0; r == 0 && k < sizeof(lists) / sizeof(lists[0]); k++)
 		for (size_t i = 0; r == 0 && i < lists[k]->n; i++)
-			r = add(&all, lists[k]->v[i]);
+			r = add(&l->all, lists[k]->v[i]);
 	if (r == 0)
-		r = ancestors(&all, &up);
-	if (r < 0) {
-		err_set(err, ERR_UNAVAILABLE, -r, "seatbelt: build the profile");
-		goto out;
-	}
+		r = ancestors(&l->all, &l->up);
+	return r;
+}
+
+static void write_system(struct out *o)
+{
+	FILE *f = o->f;
 	fprintf(f, "(version 1)\n"
 		   "; stepbox %s: the Seatbelt profile of this policy (docs/seatbelt.md).\n"
 		   "; Everything is denied but what follows.\n"
@@ -330,57 +346,73 @@ static int profile(FILE *f, const struct stepbox_config *cfg, const struct grant
 	for (size_t i = 0; sysctl_prefixes[i]; i++)
 		fprintf(f, "\n  (sysctl-name-prefix \"%s\")", sysctl_prefixes[i]);
 	fputs(")\n", f);
-	allow_names(&o, "mach-lookup", "(global-name ", services);
+	allow_names(o, "mach-lookup", "(global-name ", services);
 	fputs("(allow pseudo-tty)\n"
 	      "(allow file-read* file-write* file-ioctl\n"
 	      "  (require-all (subpath \"/dev\") (extension \"com.apple.sandbox.pty\")))\n\n", f);
+}
+
+static void write_files(struct out *o, const struct lists *l)
+{
+	FILE *f = o->f;
 	fputs("; the system: read, run and map its code\n", f);
-	allow(&o, "file-read* process-exec file-map-executable", "(subpath ", ")", &sys);
-	allow(&o, "file-read*", "(subpath ", ")", &sysr);
+	allow(o, "file-read* process-exec file-map-executable", "(subpath ", ")", &l->sys);
+	allow(o, "file-read*", "(subpath ", ")", &l->sysr);
 	fputs("; devices every process uses\n", f);
-	allow(&o, "file-read* file-write-data file-ioctl", "(literal ", ")", &dev);
+	allow(o, "file-read* file-write-data file-ioctl", "(literal ", ")", &l->dev);
 	fputs("(allow file-read* file-write-data (subpath \"/dev/fd\"))\n", f);
 	fputs("; the folders above each grant: their metadata only (a path lookup stats them)\n",
 	      f);
-	allow(&o, "file-read-metadata", "(literal ", ")", &up);
+	allow(o, "file-read-metadata", "(literal ", ")", &l->up);
 	fputs("\n; read grants: read, run and map code; home_files: read\n", f);
-	allow(&o, "file-read* process-exec file-map-executable", "(subpath ", ")", &exec);
-	allow(&o, "file-read*", "(literal ", ")", &read);
+	allow(o, "file-read* process-exec file-map-executable", "(subpath ", ")", &l->exec);
+	allow(o, "file-read*", "(literal ", ")", &l->read);
 	fputs("; write grants (the workdir, the persistent folder, write_paths): all of it\n", f);
-	allow(&o, "file-read* file-write* process-exec file-map-executable", "(subpath ", ")", &write);
+	allow(o, "file-read* file-write* process-exec file-map-executable", "(subpath ", ")",
+	      &l->write);
 	fputs("; UNIX sockets: connect beneath write grants and unix_sockets, bind beneath write "
 	      "grants\n", f);
-	if (socks.n)
+	if (l->socks.n)
 		fputs("(allow system-socket (socket-domain AF_UNIX))\n", f);
-	allow(&o, "network-outbound", "(remote unix-socket (subpath ", "))", &socks);
-	allow(&o, "network-bind network-inbound", "(local unix-socket (subpath ", "))", &write);
+	allow(o, "network-outbound", "(remote unix-socket (subpath ", "))", &l->socks);
+	allow(o, "network-bind network-inbound", "(local unix-socket (subpath ", "))", &l->write);
 	fputc('\n', f);
-	network(&o, cfg);
-	if (o.err) {
-		/* shown with its bytes above ASCII and below space as \xNN */
-		char shown[PATH_MAX * 4 + 1];
-		struct strbuf sb;
-		strbuf_init(&sb, shown, sizeof(shown));
-		for (const unsigned char *c = (const unsigned char *)o.bad; *c; c++)
-			strbuf_add(&sb, *c < 0x20 || *c >= 0x7f ? "\\x%02x" : "%c", *c);
-		err_set(err, ERR_UNAVAILABLE, EINVAL,
-			"seatbelt: the path '%.300s' cannot be written in a Seatbelt profile (it is "
-			"not UTF-8, or holds a control character)",
-			shown);
-		err_hint(err, "rename it, or leave it out of the policy");
-		r = -EINVAL;
+}
+
+static int unwritable(const char *bad, struct stepbox_err *err)
+{
+	/* shown with its bytes above ASCII and below space as \xNN */
+	char shown[PATH_MAX * 4 + 1];
+	struct strbuf sb;
+	strbuf_init(&sb, shown, sizeof(shown));
+	for (const unsigned char *c = (const unsigned char *)bad; *c; c++)
+		strbuf_add(&sb, *c < 0x20 || *c >= 0x7f ? "\\x%02x" : "%c", *c);
+	err_set(err, ERR_UNAVAILABLE, EINVAL,
+		"seatbelt: the path '%.300s' cannot be written in a Seatbelt profile (it is "
+		"not UTF-8, or holds a control character)",
+		shown);
+	err_hint(err, "rename it, or leave it out of the policy");
+	return -EINVAL;
+}
+
+static int profile(FILE *f, const struct stepbox_config *cfg, const struct grants *g,
+		   struct stepbox_err *err)
+{
+	struct out o = {f, 0, NULL};
+	struct lists l = {STRV_INIT, STRV_INIT, STRV_INIT, STRV_INIT, STRV_INIT,
+			  STRV_INIT, STRV_INIT, STRV_INIT, STRV_INIT, STRV_INIT};
+	int r = gather(g, &l);
+	if (r < 0) {
+		err_set(err, ERR_UNAVAILABLE, -r, "seatbelt: build the profile");
+		goto out;
 	}
+	write_system(&o);
+	write_files(&o, &l);
+	network(&o, cfg);
+	if (o.err)
+		r = unwritable(o.bad, err);
 out:
-	strv_release(&sys);
-	strv_release(&sysr);
-	strv_release(&dev);
-	strv_release(&read);
-	strv_release(&exec);
-	strv_release(&write);
-	strv_release(&unix_);
-	strv_release(&all);
-	strv_release(&up);
-	strv_release(&socks);
+	lists_release(&l);
 	return r;
 }
 

@@ -70,83 +70,69 @@ static void check_backends(json_t *o, FILE *out, const struct backend_host *host
 	}
 }
 
-bool report_check(FILE *out, const struct backend_host *host,
-		  const struct stepbox_config *cfg, bool json)
+/* what report_check found: auto's pick, namespaces, and auto's limits */
+struct check {
+	struct backend pick;
+	struct stepbox_err aerr, nerr, lerr;
+	bool picked, ns_ok, lim_ok;
+	struct limit_plan lp;
+};
+
+static bool check_json(FILE *out, const struct backend_host *host,
+		       const struct stepbox_config *cfg, struct check *c)
 {
 	const struct landlock_features *f = &host->features;
-	struct stepbox_config any = *cfg;
-	any.backend = BACKEND_AUTO;
-	struct backend pick;
-	struct stepbox_err aerr = {0}, nerr = {0};
-	bool picked = backend_choose(&any, host, &pick, &aerr) == 0;
-	bool ns_ok = layers_probe_ns(cfg, &nerr) == 0;
-	/* the limits a step of auto's layers would get here */
-	struct limit_plan lp;
-	struct stepbox_err lerr = {0};
-	bool lim_ok = picked && limit_plan(&cfg->limits, pick.layers.userns, pick.layers.ns,
-					   false, NULL, &lp, &lerr) == 0;
-	if (json) {
-		json_t *feats = json_array(), *backends = json_object();
-		for (unsigned i = 0; i < landlock_feature_count; i++) {
-			const struct landlock_feature_info *fi = &landlock_feature_table[i];
-			json_array_append_new(feats,
-					      json_pack("{s:i, s:s, s:s, s:b}", "abi", fi->abi,
-							"name", fi->name, "what", fi->what,
-							"available", fi->abi <= f->abi));
-		}
-		check_backends(backends, out, host, cfg);
-		json_t *o = json_pack("{s:i, s:i, s:i, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}",
-				    "version", 1, "kernel_landlock_abi", f->kernel_abi,
-				    "landlock_abi", f->abi,
-				    "abi_cap", f->cap >= 0 ? json_integer(f->cap) : json_null(),
-				    "features", feats, "missing", missing_json(f), "namespaces",
-				    ns_ok, "namespaces_error",
-				    ns_ok ? json_null() : json_string(nerr.msg), "backends", backends,
-				    "auto_backend",
-				    picked ? json_string(policy_backend_name(pick.name)) : json_null(),
-				    "auto_missing", picked ? backend_missing_json(&pick) : json_null(),
-				    "auto_error", picked ? json_null() : json_string(aerr.msg));
-		if (o)
-			json_object_set_new(o, "limits",
-					    lim_ok ? limit_json(&lp)
-						   : json_pack("{s:s?}", "error",
-							       picked ? lerr.msg : NULL));
-		if (lim_ok)
-			limit_release(&lp);
-		show_dump(out, o);
-		return picked;
+	json_t *feats = json_array(), *backends = json_object();
+	for (unsigned i = 0; i < landlock_feature_count; i++) {
+		const struct landlock_feature_info *fi = &landlock_feature_table[i];
+		json_array_append_new(feats,
+				      json_pack("{s:i, s:s, s:s, s:b}", "abi", fi->abi,
+						"name", fi->name, "what", fi->what,
+						"available", fi->abi <= f->abi));
 	}
-	landlock_describe(out, f);
-	fputs("seccomp: refuses", out);
-	for (const char *const *n = harden_denied_syscalls; *n; n++)
-		fprintf(out, " %s", *n);
-	fputs(", new user namespaces, ioctl TIOCSTI and TIOCLINUX, every syscall ABI but the "
-	      "native one\n", out);
-	if (ns_ok)
-		fprintf(out, "namespaces: available (%s)\n",
-			mountns_userns() ? "through a user namespace" : "as root");
-	else
-		fprintf(out, "namespaces: not available: %s\n  hint: %s\n", nerr.msg, nerr.hint);
-	check_backends(NULL, out, host, cfg);
-	if (!picked) {
-		fprintf(out, "auto: no backend available (SANDBOX_UNAVAILABLE): %s\n", aerr.msg);
-		return picked;
-	}
-	fprintf(out, "auto: %s\n", policy_backend_name(pick.name));
+	check_backends(backends, out, host, cfg);
+	bool picked = c->picked, ns_ok = c->ns_ok, lim_ok = c->lim_ok;
+	json_t *o = json_pack("{s:i, s:i, s:i, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}",
+			    "version", 1, "kernel_landlock_abi", f->kernel_abi,
+			    "landlock_abi", f->abi,
+			    "abi_cap", f->cap >= 0 ? json_integer(f->cap) : json_null(),
+			    "features", feats, "missing", missing_json(f), "namespaces",
+			    ns_ok, "namespaces_error",
+			    ns_ok ? json_null() : json_string(c->nerr.msg), "backends", backends,
+			    "auto_backend",
+			    picked ? json_string(policy_backend_name(c->pick.name)) : json_null(),
+			    "auto_missing", picked ? backend_missing_json(&c->pick) : json_null(),
+			    "auto_error", picked ? json_null() : json_string(c->aerr.msg));
+	if (o)
+		json_object_set_new(o, "limits",
+				    lim_ok ? limit_json(&c->lp)
+					   : json_pack("{s:s?}", "error",
+						       picked ? c->lerr.msg : NULL));
+	if (lim_ok)
+		limit_release(&c->lp);
+	show_dump(out, o);
+	return picked;
+}
+
+/* the text of auto's pick: its limits, what it cannot give, and notes */
+static void check_auto_text(FILE *out, struct check *c)
+{
+	fprintf(out, "auto: %s\n", policy_backend_name(c->pick.name));
 	char said[1024];
-	bool sysv_unbounded = lim_ok && pick.layers.userns && lp.how[LIMIT_MEMORY] != LIMIT_CGROUP;
-	if (lim_ok) {
-		limit_describe(&lp, said, sizeof(said));
-		limit_release(&lp);
+	bool sysv_unbounded = c->lim_ok && c->pick.layers.userns &&
+			      c->lp.how[LIMIT_MEMORY] != LIMIT_CGROUP;
+	if (c->lim_ok) {
+		limit_describe(&c->lp, said, sizeof(said));
+		limit_release(&c->lp);
 	}
-	fprintf(out, "limits: %s\n", lim_ok ? said : lerr.msg);
+	fprintf(out, "limits: %s\n", c->lim_ok ? said : c->lerr.msg);
 	struct strv m = STRV_INIT;
-	backend_missing(&pick, &m);
+	backend_missing(&c->pick, &m);
 	for (size_t i = 0; i < m.n; i++)
 		fprintf(out, "%s%s%s", i ? ", " : "auto cannot give here: ", m.v[i],
 			i + 1 == m.n ? "\n" : "");
 	strv_release(&m);
-	if (!pick.layers.ns)
+	if (!c->pick.layers.ns)
 		fputs("note: without namespaces the host's /proc stays visible (other processes' "
 		      "command lines), System V IPC is refused, and /dev/shm is a folder of the "
 		      "step's own that the supervisor serves\n", out);
@@ -154,7 +140,44 @@ bool report_check(FILE *out, const struct backend_host *host,
 		fputs("note: System V IPC is refused: its limits cannot be set in a user namespace "
 		      "that maps this user to itself, and no cgroup bounds its memory (run as "
 		      "root, or with a delegated cgroup2)\n", out);
-	return picked;
+}
+
+static bool check_text(FILE *out, const struct backend_host *host,
+		       const struct stepbox_config *cfg, struct check *c)
+{
+	landlock_describe(out, &host->features);
+	fputs("seccomp: refuses", out);
+	for (const char *const *n = harden_denied_syscalls; *n; n++)
+		fprintf(out, " %s", *n);
+	fputs(", new user namespaces, ioctl TIOCSTI and TIOCLINUX, every syscall ABI but the "
+	      "native one\n", out);
+	if (c->ns_ok)
+		fprintf(out, "namespaces: available (%s)\n",
+			mountns_userns() ? "through a user namespace" : "as root");
+	else
+		fprintf(out, "namespaces: not available: %s\n  hint: %s\n", c->nerr.msg,
+			c->nerr.hint);
+	check_backends(NULL, out, host, cfg);
+	if (!c->picked) {
+		fprintf(out, "auto: no backend available (SANDBOX_UNAVAILABLE): %s\n", c->aerr.msg);
+		return c->picked;
+	}
+	check_auto_text(out, c);
+	return c->picked;
+}
+
+bool report_check(FILE *out, const struct backend_host *host,
+		  const struct stepbox_config *cfg, bool json)
+{
+	struct stepbox_config any = *cfg;
+	any.backend = BACKEND_AUTO;
+	struct check c = {0};
+	c.picked = backend_choose(&any, host, &c.pick, &c.aerr) == 0;
+	c.ns_ok = layers_probe_ns(cfg, &c.nerr) == 0;
+	/* the limits a step of auto's layers would get here */
+	c.lim_ok = c.picked && limit_plan(&cfg->limits, c.pick.layers.userns, c.pick.layers.ns,
+					  false, NULL, &c.lp, &c.lerr) == 0;
+	return json ? check_json(out, host, cfg, &c) : check_text(out, host, cfg, &c);
 }
 
 /* What auto passed over before the backend in force, and why each. */

@@ -409,8 +409,8 @@ static long host_tasks(void)
 	return slash && end != slash + 1 && n > 0 ? n : -1;
 }
 
-int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool create,
-		const char *mountinfo, struct limit_plan *p, struct stepbox_err *err)
+/* the values asked for, and the defaults where none was */
+static void plan_values(const struct limit_config *c, bool private_tmp, struct limit_plan *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->cg_procs[0] = p->cg_procs[1] = p->cg_fd = -1;
@@ -428,7 +428,12 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 		if (!p->v[LIMIT_TMP] && private_tmp)
 			p->v[LIMIT_TMP] = ram / 4;
 	}
-	bool mem = p->v[LIMIT_MEMORY] != 0, tasks = p->v[LIMIT_TASKS] != 0;
+}
+
+/* the caller's own cgroup folders, and the step's cgroup if it needs one */
+static void plan_cgroup(struct limit_plan *p, bool mem, bool tasks, bool create,
+			const char *mountinfo)
+{
 	struct cg_host h;
 	cg_find(&h, mountinfo);
 	/* the caller's own folders the step reads its limits in: never a root's */
@@ -455,26 +460,33 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 		}
 	}
 	cg_host_release(&h);
-	if (tasks) {
-		if (p->cg_version)
-			p->how[LIMIT_TASKS] = LIMIT_CGROUP;
-		else if (geteuid() != 0 && userns)
-			p->how[LIMIT_TASKS] = LIMIT_NPROC_NS;
-		else if (geteuid() != 0)
-			p->how[LIMIT_TASKS] = LIMIT_NPROC_USER;
-		else if (p->asked[LIMIT_TASKS]) {
-			err_set(err, ERR_UNAVAILABLE, 0,
-				"limits: tasks %" PRIu64 " cannot be enforced here: %s, and root's "
-				"processes are not counted by RLIMIT_NPROC",
-				p->v[LIMIT_TASKS], p->why);
-			err_hint(err, "mount a cgroup hierarchy with the pids controller, or drop "
-				      "the tasks limit");
-			limit_release(p);
-			return -EPERM;
-		} else {
-			p->how[LIMIT_TASKS] = LIMIT_UNENFORCED;
-		}
+}
+
+static int plan_tasks(struct limit_plan *p, bool userns, struct stepbox_err *err)
+{
+	if (p->cg_version)
+		p->how[LIMIT_TASKS] = LIMIT_CGROUP;
+	else if (geteuid() != 0 && userns)
+		p->how[LIMIT_TASKS] = LIMIT_NPROC_NS;
+	else if (geteuid() != 0)
+		p->how[LIMIT_TASKS] = LIMIT_NPROC_USER;
+	else if (p->asked[LIMIT_TASKS]) {
+		err_set(err, ERR_UNAVAILABLE, 0,
+			"limits: tasks %" PRIu64 " cannot be enforced here: %s, and root's "
+			"processes are not counted by RLIMIT_NPROC",
+			p->v[LIMIT_TASKS], p->why);
+		err_hint(err, "mount a cgroup hierarchy with the pids controller, or drop "
+			      "the tasks limit");
+		limit_release(p);
+		return -EPERM;
+	} else {
+		p->how[LIMIT_TASKS] = LIMIT_UNENFORCED;
 	}
+	return 0;
+}
+
+static int plan_rlimits(struct limit_plan *p, bool mem, struct stepbox_err *err)
+{
 	/*
 	 * Per process, RLIMIT_DATA counts address space reserved, not memory
 	 * used (a sanitizer's shadow, a runtime's arenas): asked for, it is
@@ -500,8 +512,11 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 			return -EPERM;
 		}
 	}
-	if (p->v[LIMIT_OUTPUT])
-		p->how[LIMIT_OUTPUT] = LIMIT_PIPE;
+	return 0;
+}
+
+static int plan_tmp(struct limit_plan *p, bool private_tmp, struct stepbox_err *err)
+{
 	if (p->v[LIMIT_TMP] && private_tmp) {
 		p->how[LIMIT_TMP] = LIMIT_TMPFS;
 	} else if (p->asked[LIMIT_TMP]) {
@@ -513,6 +528,23 @@ int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool
 		limit_release(p);
 		return -EPERM;
 	}
+	return 0;
+}
+
+int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool create,
+		const char *mountinfo, struct limit_plan *p, struct stepbox_err *err)
+{
+	plan_values(c, private_tmp, p);
+	bool mem = p->v[LIMIT_MEMORY] != 0, tasks = p->v[LIMIT_TASKS] != 0;
+	plan_cgroup(p, mem, tasks, create, mountinfo);
+	if (tasks && plan_tasks(p, userns, err) < 0)
+		return -EPERM;
+	if (plan_rlimits(p, mem, err) < 0)
+		return -EPERM;
+	if (p->v[LIMIT_OUTPUT])
+		p->how[LIMIT_OUTPUT] = LIMIT_PIPE;
+	if (plan_tmp(p, private_tmp, err) < 0)
+		return -EPERM;
 	if (create && p->how[LIMIT_TASKS] == LIMIT_NPROC_USER) {
 		/*
 		 * The user's other tasks count too: the step gets its share on

@@ -232,24 +232,9 @@ static int unix_diag(int diag, unsigned long ino, unsigned *type, unsigned *stat
 	}
 }
 
-int stepview_socket(const struct stepview *v, int diag, uint64_t fd, struct stepview_sock *k)
+/* family, type and protocol from sockfs's name of the socket */
+static void sock_kind(struct stepview_sock *k, const char *name)
 {
-	if (fd > INT_MAX)
-		return -EBADF;
-	*k = (struct stepview_sock){.family = -1};
-	char p[64], name[32] = "", line[512];
-	struct stat st;
-	snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)v->tid, (int)fd);
-	if (stat(p, &st) < 0)
-		return errno == ENOENT ? -EBADF : -errno;
-	if (!S_ISSOCK(st.st_mode))
-		return -ENOTSOCK;
-	k->ino = (unsigned long)st.st_ino;
-	/* sockfs names each socket after its protocol: "UNIX-STREAM", "TCPv6" */
-	ssize_t n = getxattr(p, "system.sockprotoname", name, sizeof(name) - 1);
-	if (n < 0)
-		return -errno;
-	name[n] = '\0';
 	static const struct {
 		const char *name;
 		int family, type, protocol;
@@ -268,8 +253,12 @@ int stepview_socket(const struct stepview *v, int diag, uint64_t fd, struct step
 			k->type = kinds[i].type;
 			k->protocol = kinds[i].protocol;
 		}
-	if (k->family < 0)
-		return -EPROTONOSUPPORT;
+}
+
+/* close-on-exec and non-blocking, from the fd's fdinfo */
+static void sock_flags(const struct stepview *v, uint64_t fd, struct stepview_sock *k)
+{
+	char p[64], line[512];
 	unsigned flags = 0;
 	snprintf(p, sizeof(p), "/proc/%d/fdinfo/%d", (int)v->tid, (int)fd);
 	FILE *f = fopen(p, "re");
@@ -280,38 +269,72 @@ int stepview_socket(const struct stepview *v, int diag, uint64_t fd, struct step
 		fclose(f);
 	k->cloexec = (flags & O_CLOEXEC) != 0;
 	k->nonblock = (flags & O_NONBLOCK) != 0;
-	if (k->family == AF_UNIX) {
-		unsigned type = 0, state = 0, uflags = 0;
-		int r = unix_diag(diag, k->ino, &type, &state, &k->bound);
-		/*
-		 * Without the kernel's unix_diag (a module not loaded, as in a bare
-		 * initramfs): /proc's table, which the step can forge lines of. A
-		 * forged line can only choose among what is made below, stream or
-		 * seqpacket, which send nowhere but to their peer; a datagram socket
-		 * is never made, whatever a table says.
-		 */
-		int end = 0;
-		if (r == -ENOENT || r == -EINVAL || r == -EOPNOTSUPP) {
-			if (!net_line(v, "unix", k->ino, line, sizeof(line)) ||
-			    sscanf(line, "%*s %*s %*s %x %x %x %*u%n", &uflags, &type, &state, &end) != 3)
-				return -EPROTONOSUPPORT;
-			k->bound = line[end] == ' ' && line[end + 1] != '\n' && line[end + 1] != '\0';
-			/* the table's St (SS_CONNECTED 3) and listening flag, as diag's states */
-			state = uflags & 0x10000 ? 10 : state == 3 ? 1 : 7;
-			if (type == SOCK_DGRAM)
-				return -EPROTONOSUPPORT; /* unproven either way: not re-made */
-		} else if (r < 0) {
-			return r;
-		}
-		/* only a kind the filter lets a step make; a datagram one is refused */
-		if (type != SOCK_STREAM && type != SOCK_SEQPACKET && type != SOCK_DGRAM)
+}
+
+/* a UNIX socket's type, whether it is bound, and what a connect would say */
+static int sock_unix(const struct stepview *v, int diag, struct stepview_sock *k)
+{
+	char line[512];
+	unsigned type = 0, state = 0, uflags = 0;
+	int r = unix_diag(diag, k->ino, &type, &state, &k->bound);
+	/*
+	 * Without the kernel's unix_diag (a module not loaded, as in a bare
+	 * initramfs): /proc's table, which the step can forge lines of. A
+	 * forged line can only choose among what is made below, stream or
+	 * seqpacket, which send nowhere but to their peer; a datagram socket
+	 * is never made, whatever a table says.
+	 */
+	int end = 0;
+	if (r == -ENOENT || r == -EINVAL || r == -EOPNOTSUPP) {
+		if (!net_line(v, "unix", k->ino, line, sizeof(line)) ||
+		    sscanf(line, "%*s %*s %*s %x %x %x %*u%n", &uflags, &type, &state, &end) != 3)
 			return -EPROTONOSUPPORT;
-		k->type = (int)type;
-		/* as unix_stream_connect: a listening socket is EINVAL, a connected one EISCONN */
-		if (k->type != SOCK_DGRAM)
-			k->state_err = state == 10 /* TCP_LISTEN */        ? EINVAL
-				       : state == 1 /* TCP_ESTABLISHED */ ? EISCONN
-									  : 0;
+		k->bound = line[end] == ' ' && line[end + 1] != '\n' && line[end + 1] != '\0';
+		/* the table's St (SS_CONNECTED 3) and listening flag, as diag's states */
+		state = uflags & 0x10000 ? 10 : state == 3 ? 1 : 7;
+		if (type == SOCK_DGRAM)
+			return -EPROTONOSUPPORT; /* unproven either way: not re-made */
+	} else if (r < 0) {
+		return r;
+	}
+	/* only a kind the filter lets a step make; a datagram one is refused */
+	if (type != SOCK_STREAM && type != SOCK_SEQPACKET && type != SOCK_DGRAM)
+		return -EPROTONOSUPPORT;
+	k->type = (int)type;
+	/* as unix_stream_connect: a listening socket is EINVAL, a connected one EISCONN */
+	if (k->type != SOCK_DGRAM)
+		k->state_err = state == 10 /* TCP_LISTEN */        ? EINVAL
+			       : state == 1 /* TCP_ESTABLISHED */ ? EISCONN
+								  : 0;
+	return 0;
+}
+
+int stepview_socket(const struct stepview *v, int diag, uint64_t fd, struct stepview_sock *k)
+{
+	if (fd > INT_MAX)
+		return -EBADF;
+	*k = (struct stepview_sock){.family = -1};
+	char p[64], name[32] = "", line[512];
+	struct stat st;
+	snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)v->tid, (int)fd);
+	if (stat(p, &st) < 0)
+		return errno == ENOENT ? -EBADF : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
+	k->ino = (unsigned long)st.st_ino;
+	/* sockfs names each socket after its protocol: "UNIX-STREAM", "TCPv6" */
+	ssize_t n = getxattr(p, "system.sockprotoname", name, sizeof(name) - 1);
+	if (n < 0)
+		return -errno;
+	name[n] = '\0';
+	sock_kind(k, name);
+	if (k->family < 0)
+		return -EPROTONOSUPPORT;
+	sock_flags(v, fd, k);
+	if (k->family == AF_UNIX) {
+		int r = sock_unix(v, diag, k);
+		if (r < 0)
+			return r;
 	} else if (k->type == SOCK_STREAM && k->protocol == IPPROTO_TCP &&
 		   net_line(v, k->family == AF_INET ? "tcp" : "tcp6", k->ino, line, sizeof(line))) {
 		/* listed: not a fresh socket (a bound one is not listed); as inet_stream_connect */
@@ -358,6 +381,154 @@ static bool same_file(int a, int b)
 	return fstat(a, &x) == 0 && fstat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
+/* one walk of stepview_resolve: cur is the folder it is in, beneath root */
+struct sv_walk {
+	struct stepview *v;
+	int root, cur;
+	int links;
+	long proc_pid; /* the /proc/<pid> entry the walk is in, if any */
+	bool follow;
+	char pending[PATH_MAX * 2];
+	char *p;
+};
+
+/* where a walk of path from dirfd starts: the step's root, cwd or dirfd */
+static int walk_start(const struct stepview *v, uint64_t dirfd, const char *path, int root)
+{
+	int cur;
+	if (path[0] == '/')
+		cur = (cur = dup(root)) < 0 ? -errno : cur;
+	else if ((int)dirfd == AT_FDCWD)
+		cur = stepview_proc_open(v, "cwd", O_PATH | O_DIRECTORY);
+	else {
+		char what[32];
+		snprintf(what, sizeof(what), "fd/%d", (int)dirfd);
+		cur = dirfd > INT_MAX ? -EBADF : stepview_proc_open(v, what, O_PATH | O_DIRECTORY);
+	}
+	return cur;
+}
+
+static int walk_up(struct sv_walk *w)
+{
+	if (same_file(w->cur, w->root))
+		return 0; /* the step's root is its top */
+	int up = openat(w->cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (up < 0)
+		return -errno;
+	close(w->cur);
+	w->cur = up;
+	return 0;
+}
+
+/*
+ * comp, in procfs's top folder: notes the process entry it enters, and
+ * puts self and thread-self in front of what is left; true for those.
+ */
+static bool walk_proc_top(struct sv_walk *w, const char *comp)
+{
+	struct stepview *v = w->v;
+	/* which process's entry the walk enters (a number, or not one) */
+	char *end;
+	long n = strtol(comp, &end, 10);
+	w->proc_pid = *end == '\0' && end != comp ? n : -1;
+	if (strcmp(comp, "self") != 0 && strcmp(comp, "thread-self") != 0)
+		return false;
+	/* the step's own entry, in its procfs's numbering */
+	if (v->ns_tgid < 0)
+		step_ids(v);
+	char rest[PATH_MAX * 2];
+	if (comp[0] == 's')
+		snprintf(rest, sizeof(rest), "%ld%s", v->ns_tgid, w->p);
+	else
+		snprintf(rest, sizeof(rest), "%ld/task/%ld%s", v->ns_tgid, v->ns_tid, w->p);
+	snprintf(w->pending, sizeof(w->pending), "%s", rest);
+	w->p = w->pending;
+	return true;
+}
+
+/* the magic link fd (comp in cur): the kernel's to follow, in the step's own entry only */
+static int walk_magic(struct sv_walk *w, int fd, const char *comp)
+{
+	struct stepview *v = w->v;
+	/*
+	 * A magic link: the kernel follows it to its object. Only in
+	 * the calling process's own entry: another process's root or
+	 * cwd may lie in a mount namespace the step cannot see.
+	 */
+	if (v->ns_tgid < 0)
+		step_ids(v);
+	if (w->proc_pid < 0 || (w->proc_pid != v->ns_tgid && w->proc_pid != v->ns_tid)) {
+		close(fd);
+		return -EACCES;
+	}
+	close(fd);
+	fd = openat(w->cur, comp, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(w->cur);
+	w->cur = fd;
+	return 0;
+}
+
+/* the symlink fd (comp in cur): its target in front of what is left */
+static int walk_link(struct sv_walk *w, int fd, const char *comp, bool procfs)
+{
+	if (++w->links > SV_MAX_LINKS) {
+		close(fd);
+		return -ELOOP;
+	}
+	char target[PATH_MAX];
+	ssize_t tl = readlinkat(fd, "", target, sizeof(target) - 1);
+	if (tl < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	target[tl] = '\0';
+	if (procfs && (target[0] == '/' || strstr(target, ":[")))
+		return walk_magic(w, fd, comp);
+	close(fd);
+	char rest[PATH_MAX * 2];
+	if (snprintf(rest, sizeof(rest), "%s%s", target, w->p) >= (int)sizeof(rest))
+		return -ENAMETOOLONG;
+	snprintf(w->pending, sizeof(w->pending), "%s", rest);
+	w->p = w->pending;
+	if (target[0] == '/') {
+		close(w->cur);
+		if ((w->cur = dup(w->root)) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* one name of the walk, opened relative to cur without following it */
+static int walk_comp(struct sv_walk *w, const char *comp, bool last)
+{
+	if (strcmp(comp, ".") == 0)
+		return 0;
+	if (strcmp(comp, "..") == 0)
+		return walk_up(w);
+	struct statfs sf;
+	struct stat st;
+	bool procfs = fstatfs(w->cur, &sf) == 0 && sf.f_type == SV_PROC_MAGIC;
+	bool proc_top = procfs && fstat(w->cur, &st) == 0 && st.st_ino == 1;
+	if (proc_top && walk_proc_top(w, comp))
+		return 0;
+	int fd = openat(w->cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int r = -errno;
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	if (!S_ISLNK(st.st_mode) || (last && !w->follow)) {
+		close(w->cur);
+		w->cur = fd;
+		return !last && !S_ISDIR(st.st_mode) ? -ENOTDIR : 0;
+	}
+	return walk_link(w, fd, comp, procfs);
+}
+
 /*
  * Resolve path from dirfd (the step's; AT_FDCWD: its cwd) in the step's
  * root, following symlinks ourselves so that every component is opened
@@ -369,155 +540,44 @@ static bool same_file(int a, int b)
  */
 int stepview_resolve(struct stepview *v, uint64_t dirfd, const char *path, bool follow)
 {
-	char pending[PATH_MAX * 2];
+	struct sv_walk w = {.v = v, .proc_pid = -1, .follow = follow};
 	if (!*path)
 		return -ENOENT;
-	if (snprintf(pending, sizeof(pending), "%s", path) >= (int)sizeof(pending))
+	if (snprintf(w.pending, sizeof(w.pending), "%s", path) >= (int)sizeof(w.pending))
 		return -ENAMETOOLONG;
-	int root = stepview_proc_open(v, "root", O_PATH | O_DIRECTORY);
-	if (root < 0)
-		return root;
-	int cur;
-	if (path[0] == '/')
-		cur = (cur = dup(root)) < 0 ? -errno : cur;
-	else if ((int)dirfd == AT_FDCWD)
-		cur = stepview_proc_open(v, "cwd", O_PATH | O_DIRECTORY);
-	else {
-		char what[32];
-		snprintf(what, sizeof(what), "fd/%d", (int)dirfd);
-		cur = dirfd > INT_MAX ? -EBADF : stepview_proc_open(v, what, O_PATH | O_DIRECTORY);
+	w.root = stepview_proc_open(v, "root", O_PATH | O_DIRECTORY);
+	if (w.root < 0)
+		return w.root;
+	w.cur = walk_start(v, dirfd, path, w.root);
+	if (w.cur < 0) {
+		close(w.root);
+		return w.cur;
 	}
-	if (cur < 0) {
-		close(root);
-		return cur;
-	}
-	int links = 0, r = 0;
-	long proc_pid = -1; /* the /proc/<pid> entry the walk is in, if any */
-	char *p = pending;
+	int r = 0;
+	w.p = w.pending;
 	while (r == 0) {
-		while (*p == '/')
-			p++;
-		if (!*p)
+		while (*w.p == '/')
+			w.p++;
+		if (!*w.p)
 			break;
 		char comp[NAME_MAX + 1];
-		size_t len = strcspn(p, "/");
+		size_t len = strcspn(w.p, "/");
 		if (len > NAME_MAX) {
 			r = -ENAMETOOLONG;
 			break;
 		}
-		memcpy(comp, p, len);
+		memcpy(comp, w.p, len);
 		comp[len] = '\0';
-		p += len;
-		bool last = *p == '\0';
-		if (strcmp(comp, ".") == 0)
-			continue;
-		if (strcmp(comp, "..") == 0) {
-			if (same_file(cur, root))
-				continue; /* the step's root is its top */
-			int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-			if (up < 0) {
-				r = -errno;
-				break;
-			}
-			close(cur);
-			cur = up;
-			continue;
-		}
-		struct statfs sf;
-		struct stat st;
-		bool procfs = fstatfs(cur, &sf) == 0 && sf.f_type == SV_PROC_MAGIC;
-		bool proc_top = procfs && fstat(cur, &st) == 0 && st.st_ino == 1;
-		if (proc_top) {
-			/* which process's entry the walk enters (a number, or not one) */
-			char *end;
-			long n = strtol(comp, &end, 10);
-			proc_pid = *end == '\0' && end != comp ? n : -1;
-		}
-		if (proc_top &&
-		    (strcmp(comp, "self") == 0 || strcmp(comp, "thread-self") == 0)) {
-			/* the step's own entry, in its procfs's numbering */
-			if (v->ns_tgid < 0)
-				step_ids(v);
-			char rest[PATH_MAX * 2];
-			if (comp[0] == 's')
-				snprintf(rest, sizeof(rest), "%ld%s", v->ns_tgid, p);
-			else
-				snprintf(rest, sizeof(rest), "%ld/task/%ld%s", v->ns_tgid, v->ns_tid, p);
-			snprintf(pending, sizeof(pending), "%s", rest);
-			p = pending;
-			continue;
-		}
-		int fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 || fstat(fd, &st) < 0) {
-			r = -errno;
-			if (fd >= 0)
-				close(fd);
-			break;
-		}
-		if (!S_ISLNK(st.st_mode) || (last && !follow)) {
-			close(cur);
-			cur = fd;
-			if (!last && !S_ISDIR(st.st_mode))
-				r = -ENOTDIR;
-			continue;
-		}
-		if (++links > SV_MAX_LINKS) {
-			close(fd);
-			r = -ELOOP;
-			break;
-		}
-		char target[PATH_MAX];
-		ssize_t tl = readlinkat(fd, "", target, sizeof(target) - 1);
-		if (tl < 0) {
-			r = -errno;
-			close(fd);
-			break;
-		}
-		target[tl] = '\0';
-		if (procfs && (target[0] == '/' || strstr(target, ":["))) {
-			/*
-			 * A magic link: the kernel follows it to its object. Only in
-			 * the calling process's own entry: another process's root or
-			 * cwd may lie in a mount namespace the step cannot see.
-			 */
-			if (v->ns_tgid < 0)
-				step_ids(v);
-			if (proc_pid < 0 || (proc_pid != v->ns_tgid && proc_pid != v->ns_tid)) {
-				close(fd);
-				r = -EACCES;
-				break;
-			}
-			close(fd);
-			fd = openat(cur, comp, O_PATH | O_CLOEXEC);
-			if (fd < 0) {
-				r = -errno;
-				break;
-			}
-			close(cur);
-			cur = fd;
-			continue;
-		}
-		close(fd);
-		char rest[PATH_MAX * 2];
-		if (snprintf(rest, sizeof(rest), "%s%s", target, p) >= (int)sizeof(rest)) {
-			r = -ENAMETOOLONG;
-			break;
-		}
-		snprintf(pending, sizeof(pending), "%s", rest);
-		p = pending;
-		if (target[0] == '/') {
-			close(cur);
-			if ((cur = dup(root)) < 0)
-				r = -errno;
-		}
+		w.p += len;
+		r = walk_comp(&w, comp, *w.p == '\0');
 	}
-	close(root);
+	close(w.root);
 	if (r < 0) {
-		if (cur >= 0)
-			close(cur);
+		if (w.cur >= 0)
+			close(w.cur);
 		return r;
 	}
-	return cur;
+	return w.cur;
 }
 
 /* The path of an object we hold, as the step sees it (d_path of its mount). */
