@@ -41,8 +41,10 @@ int main(int argc, char **argv)
 			g.cap = g.cap ? g.cap * 2 : 256;
 			g.v = realloc(g.v, g.cap * sizeof(*g.v));
 		}
-		g.v[g.n++] = (struct grant){.path = strdup(path), .requested = strdup(path),
-					    .access = parse_access(acc), .origin = ORIGIN_POLICY,
+		g.v[g.n++] = (struct grant){.path = strdup(path),
+					    .requested = strdup(path),
+					    .access = parse_access(acc),
+					    .origin = ORIGIN_POLICY,
 					    .exists = true};
 	}
 	if (in)

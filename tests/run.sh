@@ -88,6 +88,13 @@ if command -v shellcheck >/dev/null; then
 else
 	count build <<<"skip - shellcheck: not installed (scripts/deps.sh --test)"
 fi
+if command -v clang-format >/dev/null; then
+	check "clang-format: every C file as .clang-format says" sh -c "cd '$top' &&
+		git ls-files -z 'src/*.[ch]' 'tools/*.c' 'tests/unit/*.[ch]' 'bench/*.c' \
+			'tests/kernels/*.c' | xargs -0 clang-format --dry-run --Werror"
+else
+	count build <<<"skip - clang-format: not installed (scripts/deps.sh --test)"
+fi
 check "the debug build (-O0) builds" sh -c "cd '$top' && { [ -f build-debug/build.ninja ] ||
 	meson setup build-debug --buildtype=debug >/dev/null; } && ninja -C build-debug"
 

@@ -27,7 +27,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h> /* O_CREAT, __O_TMPFILE */
-#undef F_NOTIFY  /* dnotify's fcntl: a name of the filters below */
+#undef F_NOTIFY    /* dnotify's fcntl: a name of the filters below */
 #include <stdbool.h>
 #include <linux/filter.h>
 #include <linux/fs.h>
@@ -47,13 +47,47 @@
 #include <unistd.h>
 
 static const char *const denied[] = {
-	"init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
-	"reboot", "swapon", "swapoff", "settimeofday", "clock_settime", "clock_adjtime",
-	"adjtimex", "bpf", "perf_event_open", "keyctl", "add_key", "request_key",
-	"mount", "umount2", "pivot_root", "fsopen", "fsconfig", "fsmount", "fspick",
-	"open_tree", "move_mount", "mount_setattr", "open_by_handle_at", "syslog", "setns",
-	"userfaultfd", "acct", "quotactl", "quotactl_fd", "iopl", "ioperm", "uselib", "vhangup",
-	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	"init_module",
+	"finit_module",
+	"delete_module",
+	"kexec_load",
+	"kexec_file_load",
+	"reboot",
+	"swapon",
+	"swapoff",
+	"settimeofday",
+	"clock_settime",
+	"clock_adjtime",
+	"adjtimex",
+	"bpf",
+	"perf_event_open",
+	"keyctl",
+	"add_key",
+	"request_key",
+	"mount",
+	"umount2",
+	"pivot_root",
+	"fsopen",
+	"fsconfig",
+	"fsmount",
+	"fspick",
+	"open_tree",
+	"move_mount",
+	"mount_setattr",
+	"open_by_handle_at",
+	"syslog",
+	"setns",
+	"userfaultfd",
+	"acct",
+	"quotactl",
+	"quotactl_fd",
+	"iopl",
+	"ioperm",
+	"uselib",
+	"vhangup",
+	"io_uring_setup",
+	"io_uring_enter",
+	"io_uring_register",
 	NULL,
 };
 
@@ -81,8 +115,9 @@ static const char *const denied[] = {
  */
 #define SYSV_ONLY 12
 static const char *const sysv[] = {
-	"shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
-	"semget", "semop", "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend",
+	"shmget",          "shmat",     "shmdt",         "shmctl",    "msgget",
+	"msgsnd",          "msgrcv",    "msgctl",        "semget",    "semop",
+	"semtimedop",      "semctl",    "mq_open",       "mq_unlink", "mq_timedsend",
 	"mq_timedreceive", "mq_notify", "mq_getsetattr", NULL,
 };
 
@@ -93,8 +128,8 @@ static const char *const sysv[] = {
  * (pid 0) may be named.
  */
 static const char *const self_only[] = {
-	"prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam",
-	"sched_setattr", NULL,
+	"prlimit64",      "sched_setaffinity", "sched_setscheduler",
+	"sched_setparam", "sched_setattr",     NULL,
 };
 
 /*
@@ -103,9 +138,9 @@ static const char *const self_only[] = {
  * every other mount read-only, which refuses them with EROFS).
  */
 static const char *const metadata[] = {
-	"chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown", "fchownat", "utime",
-	"utimes", "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr",
-	"removexattr", "lremovexattr", "fremovexattr", NULL,
+	"chmod",     "fchmod",    "fchmodat",    "chown",        "fchown",       "lchown",
+	"fchownat",  "utime",     "utimes",      "futimesat",    "utimensat",    "setxattr",
+	"lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr", NULL,
 };
 
 /*
@@ -113,10 +148,10 @@ static const char *const metadata[] = {
  * cause stop in stepbox's tracer (SECCOMP_RET_TRACE), and nothing else does.
  */
 static const char *const traced[] = {
-	"open", "openat", "openat2", "creat", "execve", "execveat", "mkdir", "mkdirat",
-	"mknod", "mknodat", "rmdir", "unlink", "unlinkat", "rename", "renameat", "renameat2",
-	"link", "linkat", "symlink", "symlinkat", "truncate", "connect", "bind", "kill",
-	"tkill", "tgkill", NULL,
+	"open",     "openat",    "openat2", "creat",  "execve",  "execveat",  "mkdir",
+	"mkdirat",  "mknod",     "mknodat", "rmdir",  "unlink",  "unlinkat",  "rename",
+	"renameat", "renameat2", "link",    "linkat", "symlink", "symlinkat", "truncate",
+	"connect",  "bind",      "kill",    "tkill",  "tgkill",  NULL,
 };
 
 static void die(const char *what, int r)
@@ -167,10 +202,11 @@ static void add(scmp_filter_ctx ctx, uint32_t action, int nr, const char *what, 
 	int r = seccomp_rule_add_array(ctx, action, nr, n, cmp);
 	if (r == -EFAULT && target_arch) {
 		/* never a filter without the rule: the build fails, saying how to build */
-		fprintf(stderr, "seccomp-gen: this libseccomp cannot place '%s' (number %d) for "
-				"the target architecture; build seccomp-gen for the target and run "
-				"it there (a meson cross file with an exe_wrapper, such as "
-				"qemu-user), or use a libseccomp that knows the call\n",
+		fprintf(stderr,
+			"seccomp-gen: this libseccomp cannot place '%s' (number %d) for "
+			"the target architecture; build seccomp-gen for the target and run "
+			"it there (a meson cross file with an exe_wrapper, such as "
+			"qemu-user), or use a libseccomp that knows the call\n",
 			what, nr);
 		exit(1);
 	}
@@ -280,9 +316,9 @@ static void net_rules(scmp_filter_ctx ctx, bool none)
 		for (int type = 0; type <= 0xf; type++) {
 			if (type == SOCK_STREAM)
 				continue;
-			struct scmp_arg_cmp c[2] = {SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
-						    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf,
-							    (scmp_datum_t)type)};
+			struct scmp_arg_cmp c[2] = {
+				SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
+				SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)type)};
 			add(ctx, eperm, SCMP_SYS(socket), "socket type", 2, c);
 		}
 		/* protocol 0 or IPPROTO_TCP only: not SCTP, not MPTCP */
@@ -330,10 +366,12 @@ static void notify_nofd_net_rules(scmp_filter_ctx ctx)
 	const int dgram[] = {SOCK_DGRAM, SOCK_RAW};
 	for (size_t i = 0; i < 2; i++) {
 		/* the kernel reads an int: the upper half of the register is not looked at */
-		struct scmp_arg_cmp c[2] = {SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_UNIX),
-					    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)dgram[i])};
+		struct scmp_arg_cmp c[2] = {
+			SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_UNIX),
+			SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)dgram[i])};
 		add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), "socket AF_UNIX datagram", 2, c);
-		add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socketpair), "socketpair AF_UNIX datagram", 2, c);
+		add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socketpair), "socketpair AF_UNIX datagram", 2,
+		    c);
 	}
 }
 
@@ -373,8 +411,10 @@ static void notify_setid_rules(scmp_filter_ctx ctx)
 		const char *name;
 		unsigned mode_arg;
 		int flags_arg; /* -1: always creates */
-	} makers[] = {{SCMP_SYS(creat), "creat", 1, -1},   {SCMP_SYS(open), "open", 2, 1},
-		      {SCMP_SYS(openat), "openat", 3, 2},  {SCMP_SYS(mknod), "mknod", 1, -1},
+	} makers[] = {{SCMP_SYS(creat), "creat", 1, -1},
+		      {SCMP_SYS(open), "open", 2, 1},
+		      {SCMP_SYS(openat), "openat", 3, 2},
+		      {SCMP_SYS(mknod), "mknod", 1, -1},
 		      {SCMP_SYS(mknodat), "mknodat", 2, -1}};
 	const scmp_datum_t bits[] = {S_ISUID, S_ISGID};
 	const scmp_datum_t creating[] = {O_CREAT, __O_TMPFILE};
@@ -383,8 +423,8 @@ static void notify_setid_rules(scmp_filter_ctx ctx)
 			for (size_t f = 0; f < (makers[i].flags_arg < 0 ? 1u : 2u); f++) {
 				struct scmp_arg_cmp c[2] = {
 					{makers[i].mode_arg, SCMP_CMP_MASKED_EQ, bits[k], bits[k]},
-					{(unsigned)makers[i].flags_arg, SCMP_CMP_MASKED_EQ, creating[f],
-					 creating[f]}};
+					{(unsigned)makers[i].flags_arg, SCMP_CMP_MASKED_EQ,
+					 creating[f], creating[f]}};
 				add(ctx, SCMP_ACT_NOTIFY, makers[i].nr, makers[i].name,
 				    makers[i].flags_arg < 0 ? 1 : 2, c);
 			}
@@ -409,7 +449,8 @@ static void notify_shm_rules(scmp_filter_ctx ctx)
 	const scmp_datum_t shapes[] = {O_CREAT | O_EXCL, O_NOFOLLOW | O_CLOEXEC};
 	for (size_t k = 0; k < 2; k++) {
 		struct scmp_arg_cmp open_c = SCMP_A1(SCMP_CMP_MASKED_EQ, shapes[k], shapes[k]);
-		struct scmp_arg_cmp openat_c[2] = {cwd, SCMP_A2(SCMP_CMP_MASKED_EQ, shapes[k], shapes[k])};
+		struct scmp_arg_cmp openat_c[2] = {
+			cwd, SCMP_A2(SCMP_CMP_MASKED_EQ, shapes[k], shapes[k])};
 		add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(open), "open", 1, &open_c);
 		add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(openat), "openat", 2, openat_c);
 	}
@@ -595,14 +636,16 @@ int main(int argc, char **argv)
 	for (int net = NET_LAYER_NONE; net <= NET_LAYER_TCP; net++)
 		for (int ipc = IPC_OWN; ipc <= IPC_UNBOUNDED_SYSV; ipc++) {
 			char name[64];
-			snprintf(name, sizeof(name), "harden_filter_base%s%s", nets[net], ipcs[ipc]);
+			snprintf(name, sizeof(name), "harden_filter_base%s%s", nets[net],
+				 ipcs[ipc]);
 			emit_harden(name, (enum net_layer)net, (enum ipc_layer)ipc);
 		}
 	emit("harden_filter_trace", F_TRACE, 0);
 	for (unsigned n = 0; n < 8; n++) {
 		char name[64];
-		snprintf(name, sizeof(name), "harden_filter_notify%s%s%s", n & N_NOFD ? "_nofd" : "",
-			 n & N_LISTEN ? "_listen" : "", n & N_ALONE ? "_alone" : "");
+		snprintf(name, sizeof(name), "harden_filter_notify%s%s%s",
+			 n & N_NOFD ? "_nofd" : "", n & N_LISTEN ? "_listen" : "",
+			 n & N_ALONE ? "_alone" : "");
 		emit(name, F_NOTIFY, n);
 	}
 	return 0;

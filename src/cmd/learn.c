@@ -76,7 +76,7 @@ int learn_run(struct stepbox_config *cfg, struct run_ctx *ctx, char **argv, cons
 	}
 	fflush(stdout);
 	if (!to && ((saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
-			     dup2(STDERR_FILENO, STDOUT_FILENO) < 0)) {
+		    dup2(STDERR_FILENO, STDOUT_FILENO) < 0)) {
 		perror("stepbox: learn: keep the command's output apart");
 		return 125;
 	}
@@ -109,4 +109,3 @@ int learn_run(struct stepbox_config *cfg, struct run_ctx *ctx, char **argv, cons
 	strv_release(&l.refused);
 	return code;
 }
-

@@ -130,10 +130,33 @@ static void print_version(void)
 	);
 }
 
-enum { OPT_CONSUME = 256, OPT_WD_RO, OPT_PERSIST, OPT_NET, OPT_BACKEND, OPT_ENV, OPT_UNSET,
-       OPT_CLEAN_ENV, OPT_TIMEOUT, OPT_EXPLAIN, OPT_ENABLE_AUDIT, OPT_REPORT, OPT_JSON,
-       OPT_VERSION, OPT_ALLOW_BROAD, OPT_UNIX, OPT_PERSIST_SHARED, OPT_PERSIST_WAIT, OPT_GRACE,
-       OPT_HOME_FILE, OPT_ROUNDS, OPT_LIMIT, OPT_NO_LIMITS, OPT_MAX_PARALLEL, OPT_FORMAT };
+enum {
+	OPT_CONSUME = 256,
+	OPT_WD_RO,
+	OPT_PERSIST,
+	OPT_NET,
+	OPT_BACKEND,
+	OPT_ENV,
+	OPT_UNSET,
+	OPT_CLEAN_ENV,
+	OPT_TIMEOUT,
+	OPT_EXPLAIN,
+	OPT_ENABLE_AUDIT,
+	OPT_REPORT,
+	OPT_JSON,
+	OPT_VERSION,
+	OPT_ALLOW_BROAD,
+	OPT_UNIX,
+	OPT_PERSIST_SHARED,
+	OPT_PERSIST_WAIT,
+	OPT_GRACE,
+	OPT_HOME_FILE,
+	OPT_ROUNDS,
+	OPT_LIMIT,
+	OPT_NO_LIMITS,
+	OPT_MAX_PARALLEL,
+	OPT_FORMAT
+};
 
 static const struct option options[] = {
 	{"policy", required_argument, NULL, 'p'},
@@ -174,8 +197,7 @@ static const struct option options[] = {
 };
 
 /* A path flag: absolute against the current folder, pushed to list. */
-static int add_path(struct strv *list, const char *arg, const char *what,
-		    struct stepbox_err *err)
+static int add_path(struct strv *list, const char *arg, const char *what, struct stepbox_err *err)
 {
 	char *p = NULL;
 	int r = policy_abspath(arg, what, &p, err);
@@ -229,8 +251,10 @@ static bool opt_paths(int c, struct stepbox_config *cfg, struct stepbox_err *err
 		return true;
 	case OPT_HOME_FILE:
 		if (!policy_home_file_ok(optarg))
-			*r = err_set(err, ERR_USAGE, 0, "--home-file '%s': a path relative to "
-				     "HOME, without '..' (.gitconfig, .ssh/config)", optarg);
+			*r = err_set(err, ERR_USAGE, 0,
+				     "--home-file '%s': a path relative to "
+				     "HOME, without '..' (.gitconfig, .ssh/config)",
+				     optarg);
 		else
 			*r = strv_push(&cfg->home_flag, optarg);
 		return true;
@@ -351,13 +375,17 @@ static bool opt_counts(int c, struct subcmd_cli *cli, struct stepbox_err *err, i
 	switch (c) {
 	case OPT_MAX_PARALLEL:
 		if (policy_parse_long(optarg, 1, 64, &cli->max_parallel) < 0)
-			*r = err_set(err, ERR_USAGE, 0, "--max-parallel '%s': a whole number "
-				     "from 1 to 64", optarg);
+			*r = err_set(err, ERR_USAGE, 0,
+				     "--max-parallel '%s': a whole number "
+				     "from 1 to 64",
+				     optarg);
 		return true;
 	case OPT_ROUNDS:
 		if (policy_parse_long(optarg, 1, 100, &cli->rounds) < 0)
-			*r = err_set(err, ERR_USAGE, 0, "--rounds '%s': a whole number from "
-				     "1 to 100", optarg);
+			*r = err_set(err, ERR_USAGE, 0,
+				     "--rounds '%s': a whole number from "
+				     "1 to 100",
+				     optarg);
 		return true;
 	}
 	return false;
@@ -370,13 +398,13 @@ static int parse_finish(char **argv, struct stepbox_config *cfg, struct stepbox_
 		return err_set(err, ERR_USAGE, 0, "--consume needs --policy FILE");
 	/* mcp: standard input carries the protocol */
 	if (cfg->policy_file && strcmp(cfg->policy_file, "-") == 0 && strcmp(argv[0], "mcp") == 0) {
-		err_set(err, ERR_USAGE, 0, "mcp: the policy cannot come from standard input, which "
+		err_set(err, ERR_USAGE, 0,
+			"mcp: the policy cannot come from standard input, which "
 			"carries the protocol");
 		err_hint(err, "give the policy as a file: stepbox mcp -p POLICY.json");
 		return -EINVAL;
 	}
-	if (cfg->policy_file &&
-	    policyfile_load_file(cfg, cfg->policy_file, cfg->consume, err) < 0)
+	if (cfg->policy_file && policyfile_load_file(cfg, cfg->policy_file, cfg->consume, err) < 0)
 		return -EINVAL;
 	return optind;
 }
@@ -390,8 +418,9 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct subcm
 	optind = 1;
 	opterr = 0;
 	while (r == 0 && (c = getopt_long(argc, argv, "+p:r:w:C:vqh0o:", options, NULL)) != -1) {
-		cli->policy_options += c != OPT_JSON && c != '0' && c != 'v' && c != 'q' && c != 'o' &&
-				       c != OPT_ROUNDS && c != OPT_MAX_PARALLEL && c != OPT_FORMAT;
+		cli->policy_options += c != OPT_JSON && c != '0' && c != 'v' && c != 'q' &&
+				       c != 'o' && c != OPT_ROUNDS && c != OPT_MAX_PARALLEL &&
+				       c != OPT_FORMAT;
 		if (opt_paths(c, cfg, err, &r) || opt_network_env(c, cfg, err, &r) ||
 		    opt_limits(c, cfg, err, &r) || opt_output(c, cfg, cli, err, &r) ||
 		    opt_counts(c, cli, err, &r))

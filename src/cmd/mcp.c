@@ -60,7 +60,6 @@ static void on_stop(int sig)
 	stop_asked = 1;
 }
 
-
 /* ---- messages out: one a line on stdout, nothing else ever goes there ---- */
 
 static void send_msg(struct server *sv, json_t *msg)
@@ -102,8 +101,6 @@ void mcp_reply_error(struct server *sv, json_t *id, int code, const char *fmt, .
 			       id ? id : json_null(), "error", "code", code, "message", msg));
 }
 
-
-
 /* ---- a call's worker: the step, as `stepbox run` runs it ---- */
 
 static __attribute__((noreturn)) void worker(struct server *sv, struct call *c, int out, int err,
@@ -126,7 +123,6 @@ static __attribute__((noreturn)) void worker(struct server *sv, struct call *c, 
 	c->tool->start(sv, c);
 	_exit(125);
 }
-
 
 static int start(struct server *sv, struct call *c)
 {
@@ -175,7 +171,6 @@ static void cancel(struct call *c)
 		c->kill_at = clock_now_s() + 0.8;
 	}
 }
-
 
 /* The tools this server offers (struct tool says what each row holds). */
 static const struct tool tools[] = {
@@ -286,13 +281,15 @@ static void initialize(struct server *sv, json_t *id, json_t *params)
 			v = versions[i];
 	sv->initialized = true;
 	mcp_reply(
-	    sv, id,
-	    json_pack("{s:s, s:{s:{s:b}, s:{}, s:{}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion",
-		      v, "capabilities", "tools", "listChanged", 0, "resources", "logging",
-		      "serverInfo", "name", "stepbox", "title", "stepbox sandbox", "version",
-		      STEPBOX_VERSION, "instructions",
-		      "Every command runs in a fresh fail-closed sandbox; read the guide resource "
-		      "(stepbox://guide) or the run tool's description for what it may touch."));
+		sv, id,
+		json_pack(
+			"{s:s, s:{s:{s:b}, s:{}, s:{}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion",
+			v, "capabilities", "tools", "listChanged", 0, "resources", "logging",
+			"serverInfo", "name", "stepbox", "title", "stepbox sandbox", "version",
+			STEPBOX_VERSION, "instructions",
+			"Every command runs in a fresh fail-closed sandbox; read the guide "
+			"resource "
+			"(stepbox://guide) or the run tool's description for what it may touch."));
 }
 
 /* One well-formed request or notification, by its method. */
@@ -322,13 +319,13 @@ static void dispatch(struct server *sv, json_t *id, const char *method, json_t *
 		else
 			tools_call(sv, id, params);
 	} else if (strcmp(method, "resources/list") == 0) {
-		mcp_reply(
-		    sv, id,
-		    json_pack("{s:[{s:s, s:s, s:s, s:s}]}", "resources", "uri", GUIDE_URI, "name",
-			      "guide", "description",
-			      "what a step may do here: where it may write, where installs go, the "
-			      "network, the limits",
-			      "mimeType", "text/markdown"));
+		mcp_reply(sv, id,
+			  json_pack("{s:[{s:s, s:s, s:s, s:s}]}", "resources", "uri", GUIDE_URI,
+				    "name", "guide", "description",
+				    "what a step may do here: where it may write, where installs "
+				    "go, the "
+				    "network, the limits",
+				    "mimeType", "text/markdown"));
 	} else if (strcmp(method, "resources/templates/list") == 0) {
 		mcp_reply(sv, id, json_pack("{s:[]}", "resourceTemplates"));
 	} else if (strcmp(method, "resources/read") == 0) {
@@ -358,11 +355,11 @@ static void handle(struct server *sv, const char *line, size_t len)
 		for (struct call *c = sv->calls; c; c = c->next)
 			waiting += !c->pid;
 		mcp_reply_error(
-		    sv, NULL, RPC_INTERNAL,
-		    "a message of %zu bytes would take the server past its memory cap "
-		    "(%u MiB for messages and the %d calls waiting): send less at once, "
-		    "or wait for calls to end",
-		    len, MCP_JSON_BUDGET >> 20, waiting);
+			sv, NULL, RPC_INTERNAL,
+			"a message of %zu bytes would take the server past its memory cap "
+			"(%u MiB for messages and the %d calls waiting): send less at once, "
+			"or wait for calls to end",
+			len, MCP_JSON_BUDGET >> 20, waiting);
 		return;
 	}
 	if (!m) {
@@ -375,14 +372,16 @@ static void handle(struct server *sv, const char *line, size_t len)
 	const char *method = json_string_value(method_j);
 	json_t *params = json_object_get(m, "params");
 	if (!json_is_object(m) || (id && !json_is_string(id) && !json_is_integer(id)) ||
-	    (method_j && !method) || (!method && !json_object_get(m, "result") &&
-				      !json_object_get(m, "error")) ||
+	    (method_j && !method) ||
+	    (!method && !json_object_get(m, "result") && !json_object_get(m, "error")) ||
 	    (params && !json_is_object(params) && !json_is_array(params))) {
-		mcp_reply_error(
-		    sv,
-		    json_is_object(m) && (json_is_string(id) || json_is_integer(id)) ? id : NULL,
-		    RPC_INVALID_REQUEST,
-		    json_is_array(m) ? "batches are not supported" : "not a JSON-RPC 2.0 request");
+		mcp_reply_error(sv,
+				json_is_object(m) && (json_is_string(id) || json_is_integer(id))
+					? id
+					: NULL,
+				RPC_INVALID_REQUEST,
+				json_is_array(m) ? "batches are not supported"
+						 : "not a JSON-RPC 2.0 request");
 		json_decref(m);
 		return;
 	}
@@ -551,15 +550,18 @@ static void after_poll(struct server *sv, const struct pollfd *pf)
 static int serve(struct stepbox_config *cfg, const char *guide, const char *workdir,
 		 const char *reports, const struct mcp_opts *o)
 {
-	struct server sv = {.cfg = cfg, .guide = guide, .workdir = workdir, .o = *o, .explain = true};
+	struct server sv = {
+		.cfg = cfg, .guide = guide, .workdir = workdir, .o = *o, .explain = true};
 	/* where nothing may be traced (Yama's scope 3, a container's profile refusing
 	 * ptrace), the calls run without their denials */
 	int t = tracer_traceable();
 	if (t < 0) {
 		sv.explain = cfg->explain;
-		fprintf(stderr, "stepbox: mcp: this host refuses ptrace (%s: Yama's ptrace_scope "
-				"3, or a seccomp profile): results will not list what the sandbox "
-				"denied\n", strerror(-t));
+		fprintf(stderr,
+			"stepbox: mcp: this host refuses ptrace (%s: Yama's ptrace_scope "
+			"3, or a seccomp profile): results will not list what the sandbox "
+			"denied\n",
+			strerror(-t));
 	}
 	snprintf(sv.dir, sizeof(sv.dir), "%s", reports);
 	jsonmem_cap(MCP_JSON_BUDGET + MCP_JSON_RESERVE);
@@ -643,7 +645,8 @@ static int reports_dir(const struct grants *g, char *out, size_t cap, struct ste
 			continue;
 		bool granted = false;
 		for (size_t i = 0; i < g->n && !granted; i++)
-			granted = (g->v[i].access & GRANT_WRITE) && !(g->v[i].access & GRANT_PRIVATE) &&
+			granted = (g->v[i].access & GRANT_WRITE) &&
+				  !(g->v[i].access & GRANT_PRIVATE) &&
 				  path_beneath(real, g->v[i].path);
 		if (granted || (size_t)snprintf(out, cap, "%s/stepbox-mcp.XXXXXX", real) >= cap)
 			continue;
@@ -651,8 +654,10 @@ static int reports_dir(const struct grants *g, char *out, size_t cap, struct ste
 			return 0;
 	}
 	out[0] = '\0';
-	err_set(err, ERR_UNAVAILABLE, 0, "mcp: no folder for the calls' reports outside the "
-		"step's write grants ('%s', '/tmp')", bases[0]);
+	err_set(err, ERR_UNAVAILABLE, 0,
+		"mcp: no folder for the calls' reports outside the "
+		"step's write grants ('%s', '/tmp')",
+		bases[0]);
 	err_hint(err, "point TMPDIR at a folder the policy does not grant for writing");
 	return -EPERM;
 }

@@ -26,14 +26,14 @@ enum {
 
 struct call {
 	const struct tool *tool; /* what it runs (tools[]) */
-	json_t *id;    /* the request's id */
-	json_t *token; /* its progressToken, or NULL */
-	json_t *args;  /* the tool's arguments */
-	char *cwd;     /* where the command starts, inside the workdir, or NULL */
-	pid_t pid;     /* the worker; 0 while the call waits its turn */
+	json_t *id;              /* the request's id */
+	json_t *token;           /* its progressToken, or NULL */
+	json_t *args;            /* the tool's arguments */
+	char *cwd;               /* where the command starts, inside the workdir, or NULL */
+	pid_t pid;               /* the worker; 0 while the call waits its turn */
 	int pidfd;
-	int fd[2];     /* its stdout and stderr, read ends; -1 at their end */
-	char *buf[2];  /* what is kept of each */
+	int fd[2];    /* its stdout and stderr, read ends; -1 at their end */
+	char *buf[2]; /* what is kept of each */
 	size_t kept[2];
 	uint64_t total[2];
 	int status;
@@ -75,8 +75,8 @@ struct tool {
 
 /* The answer to a request: its result (taken), or a JSON-RPC error. */
 void mcp_reply(struct server *sv, json_t *id, json_t *result);
-__attribute__((format(printf, 4, 5))) void mcp_reply_error(struct server *sv, json_t *id,
-							    int code, const char *fmt, ...);
+__attribute__((format(printf, 4, 5))) void mcp_reply_error(struct server *sv, json_t *id, int code,
+							   const char *fmt, ...);
 
 /* The run tool's row: mcp_run.c */
 json_t *mcp_run_tool(const struct server *sv);

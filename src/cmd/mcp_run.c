@@ -40,14 +40,15 @@ json_t *mcp_run_tool(const struct server *sv)
 		     sv->o.max_output, sv->guide) < 0)
 		desc = NULL;
 	json_t *t = json_pack(
-		"{s:s, s:s, s:s?, s:{s:s, s:{s:{s:s, s:s}, s:{s:s, s:{s:s}, s:i, s:s}, s:{s:s, s:s},"
+		"{s:s, s:s, s:s?, s:{s:s, s:{s:{s:s, s:s}, s:{s:s, s:{s:s}, s:i, s:s}, s:{s:s, "
+		"s:s},"
 		" s:{s:s, s:i, s:s}, s:{s:s, s:{s:s}, s:s}}, s:b}}",
 		"name", "run", "title", "Run a command in the sandbox", "description", desc,
-		"inputSchema", "type", "object", "properties",
-		"command", "type", "string", "description", "a shell command line, run as /bin/sh -c",
-		"argv", "type", "array", "items", "type", "string", "minItems", 1, "description",
-		"the command and its arguments, run as they are (instead of command)",
-		"cwd", "type", "string", "description",
+		"inputSchema", "type", "object", "properties", "command", "type", "string",
+		"description", "a shell command line, run as /bin/sh -c", "argv", "type", "array",
+		"items", "type", "string", "minItems", 1, "description",
+		"the command and its arguments, run as they are (instead of command)", "cwd",
+		"type", "string", "description",
 		"the folder to start in: inside the workdir, relative to it or absolute",
 		"timeout_s", "type", "integer", "minimum", 1, "description",
 		"seconds before the whole process tree is killed (the policy's timeout caps it)",
@@ -61,7 +62,8 @@ json_t *mcp_run_tool(const struct server *sv)
 
 static bool check_argv(struct server *sv, json_t *id, json_t *v)
 {
-	bool good = json_is_array(v) && json_array_size(v) > 0 && json_array_size(v) <= MCP_LIST_MAX;
+	bool good =
+		json_is_array(v) && json_array_size(v) > 0 && json_array_size(v) <= MCP_LIST_MAX;
 	size_t bytes = 0;
 	for (size_t i = 0; good && i < json_array_size(v); i++) {
 		json_t *a = json_array_get(v, i);
@@ -88,7 +90,8 @@ static bool check_env(struct server *sv, json_t *id, json_t *v)
 				"run: env must be an object of at most %d variables", MCP_LIST_MAX);
 		return false;
 	}
-	json_object_foreach(v, name, val) {
+	json_object_foreach(v, name, val)
+	{
 		if (!json_is_string(val) || !policy_env_name_ok(name) ||
 		    json_string_length(val) >= MCP_ARG_MAX) {
 			mcp_reply_error(sv, id, RPC_INVALID_PARAMS,
@@ -117,15 +120,16 @@ static bool check_args(struct server *sv, json_t *id, json_t *args)
 	}
 	const char *key;
 	json_t *v;
-	json_object_foreach(args, key, v) {
+	json_object_foreach(args, key, v)
+	{
 		if (strcmp(key, "command") == 0) {
 			if (!json_is_string(v) || !json_string_length(v) ||
 			    json_string_length(v) >= MCP_ARG_MAX) {
 				mcp_reply_error(
-				    sv, id, RPC_INVALID_PARAMS,
-				    "run: command must be a non-empty string under %u KiB (the "
-				    "kernel's bound on one argument)",
-				    MCP_ARG_MAX >> 10);
+					sv, id, RPC_INVALID_PARAMS,
+					"run: command must be a non-empty string under %u KiB (the "
+					"kernel's bound on one argument)",
+					MCP_ARG_MAX >> 10);
 				return false;
 			}
 		} else if (strcmp(key, "argv") == 0) {
@@ -140,9 +144,9 @@ static bool check_args(struct server *sv, json_t *id, json_t *args)
 			   (!json_is_integer(v) || json_integer_value(v) < 1 ||
 			    json_integer_value(v) > POLICY_MAX_TIMEOUT)) {
 			mcp_reply_error(
-			    sv, id, RPC_INVALID_PARAMS,
-			    "run: timeout_s must be a whole number of seconds from 1 to %ld",
-			    POLICY_MAX_TIMEOUT);
+				sv, id, RPC_INVALID_PARAMS,
+				"run: timeout_s must be a whole number of seconds from 1 to %ld",
+				POLICY_MAX_TIMEOUT);
 			return false;
 		} else if (strcmp(key, "env") == 0) {
 			if (!check_env(sv, id, v))
@@ -166,8 +170,7 @@ static bool check_args(struct server *sv, json_t *id, json_t *args)
  * (the agent can fix it): a cwd outside the workdir, a variable stepbox
  * would drop. NULL when it may run; *cwd gets the folder to start in.
  */
-static const char *refused(const struct server *sv, json_t *args, char **cwd, char *why,
-			   size_t cap)
+static const char *refused(const struct server *sv, json_t *args, char **cwd, char *why, size_t cap)
 {
 	const char *workdir = sv->workdir;
 	json_t *c = json_object_get(args, "cwd");
@@ -189,7 +192,8 @@ static const char *refused(const struct server *sv, json_t *args, char **cwd, ch
 	}
 	const char *name;
 	json_t *val;
-	json_object_foreach(json_object_get(args, "env"), name, val) {
+	json_object_foreach(json_object_get(args, "env"), name, val)
+	{
 		const char *r = env_drop_reason(name, json_string_value(val));
 		if (r) {
 			snprintf(why, cap, "env '%s' is refused: %s", name, r);
@@ -214,7 +218,8 @@ void mcp_run_start(struct server *sv, struct call *c)
 		cfg->timeout_s = (long)json_integer_value(t);
 	const char *name;
 	json_t *val;
-	json_object_foreach(json_object_get(c->args, "env"), name, val) {
+	json_object_foreach(json_object_get(c->args, "env"), name, val)
+	{
 		char *a = NULL;
 		if (asprintf(&a, "%s=%s", name, json_string_value(val)) < 0 ||
 		    policy_add_env(cfg, a, &e) < 0) {
@@ -285,7 +290,8 @@ static char *denial_text(json_t *d)
 	const char *key = NULL;
 	json_t *val = NULL;
 	char how[PATH_MAX + 64] = "";
-	json_object_foreach(json_object_get(d, "grant"), key, val) {
+	json_object_foreach(json_object_get(d, "grant"), key, val)
+	{
 		if (json_is_string(val))
 			snprintf(how, sizeof(how), "; a policy would need %s: %s", key,
 				 json_string_value(val));
@@ -301,7 +307,7 @@ static char *denial_text(json_t *d)
 /* The run tool's answer: the exit status, the streams, the denials. */
 void mcp_run_finish(struct server *sv, struct call *c)
 {
-	int code = WIFEXITED(c->status)	  ? WEXITSTATUS(c->status)
+	int code = WIFEXITED(c->status)     ? WEXITSTATUS(c->status)
 		   : WIFSIGNALED(c->status) ? 128 + WTERMSIG(c->status)
 					    : 125;
 	json_t *rep = json_load_file(c->report, 0, NULL);
@@ -327,7 +333,8 @@ void mcp_run_finish(struct server *sv, struct call *c)
 	json_t *denials = json_array();
 	size_t i;
 	json_t *d;
-	json_array_foreach(json_object_get(rep, "denials"), i, d) {
+	json_array_foreach(json_object_get(rep, "denials"), i, d)
+	{
 		char *s = denial_text(d);
 		if (s)
 			json_array_append_new(denials, json_string(s));
@@ -335,24 +342,26 @@ void mcp_run_finish(struct server *sv, struct call *c)
 	}
 	if (f) {
 		fprintf(f, "exit %d%s after %.1f s%s%s\n", code,
-			timed_out ? " (timed out: the whole process tree was killed)" : "", duration,
-			reached ? "; it reached its limit of " : "", reached ? reached : "");
+			timed_out ? " (timed out: the whole process tree was killed)" : "",
+			duration, reached ? "; it reached its limit of " : "",
+			reached ? reached : "");
 		put_stream(f, "stdout", c->buf[0], c->kept[0], c->total[0]);
 		put_stream(f, "stderr", c->buf[1], c->kept[1], c->total[1]);
-		json_array_foreach(denials, i, d) {
+		json_array_foreach(denials, i, d)
+		{
 			fprintf(f, "%s%s\n", i ? "" : "--- denied by the sandbox ---\n",
 				json_string_value(d));
 		}
 		fclose(f);
 	}
-	json_t *sc = json_pack("{s:i, s:O?, s:b, s:f, s:s%, s:s%, s:I, s:I, s:b, s:b, s:o, s:s?}",
-			       "exit_code", code, "signal", json_object_get(rep, "signal"),
-			       "timed_out", timed_out, "duration_s", duration, "stdout",
-			       c->buf[0] ? c->buf[0] : "", c->kept[0], "stderr",
-			       c->buf[1] ? c->buf[1] : "", c->kept[1], "stdout_bytes",
-			       (json_int_t)c->total[0], "stderr_bytes", (json_int_t)c->total[1],
-			       "stdout_truncated", c->total[0] > c->kept[0], "stderr_truncated",
-			       c->total[1] > c->kept[1], "denials", denials, "limit_reached", reached);
+	json_t *sc = json_pack(
+		"{s:i, s:O?, s:b, s:f, s:s%, s:s%, s:I, s:I, s:b, s:b, s:o, s:s?}", "exit_code",
+		code, "signal", json_object_get(rep, "signal"), "timed_out", timed_out,
+		"duration_s", duration, "stdout", c->buf[0] ? c->buf[0] : "", c->kept[0], "stderr",
+		c->buf[1] ? c->buf[1] : "", c->kept[1], "stdout_bytes", (json_int_t)c->total[0],
+		"stderr_bytes", (json_int_t)c->total[1], "stdout_truncated",
+		c->total[0] > c->kept[0], "stderr_truncated", c->total[1] > c->kept[1], "denials",
+		denials, "limit_reached", reached);
 	mcp_reply(sv, c->id,
 		  json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text",
 			    text ? text : "", "structuredContent", sc ? sc : json_object(),

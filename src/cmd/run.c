@@ -163,8 +163,9 @@ static void say_what_is_missing(const struct stepbox_config *cfg, const struct r
 		if (routine && cfg->verbosity == 0)
 			continue;
 		size_t k = 0;
-		while (k < 8 && seen[k].first && (seen[k].first->origin != s->origin ||
-						  strcmp(seen[k].first->reason, s->reason) != 0))
+		while (k < 8 && seen[k].first &&
+		       (seen[k].first->origin != s->origin ||
+			strcmp(seen[k].first->reason, s->reason) != 0))
 			k++;
 		if (k < 8 && !seen[k].first)
 			seen[k].first = s;
@@ -175,8 +176,9 @@ static void say_what_is_missing(const struct stepbox_config *cfg, const struct r
 	}
 	for (size_t k = 0; cfg->verbosity == 0 && k < 8 && seen[k].first; k++)
 		if (seen[k].n > 3)
-			err_warn("not granting %zu more %s paths: %s (-v lists them)", seen[k].n - 3,
-				 grants_origin_name(seen[k].first->origin), seen[k].first->reason);
+			err_warn("not granting %zu more %s paths: %s (-v lists them)",
+				 seen[k].n - 3, grants_origin_name(seen[k].first->origin),
+				 seen[k].first->reason);
 	/* names and reasons only: a dropped value may be the secret itself */
 	for (size_t i = 0; cfg->verbosity > 0 && i < ctx->env.dropped.n; i++)
 		fprintf(stderr, "stepbox: env: dropped %s\n", ctx->env.dropped.v[i]);
@@ -187,9 +189,10 @@ static void say_what_is_missing(const struct stepbox_config *cfg, const struct r
 	for (size_t i = 0; i < ctx->backend.ntried; i++)
 		said |= ctx->backend.tried[i].at_start;
 	if (ctx->backend.layers.outer_supervisor && cfg->verbosity >= 0 && !said)
-		fprintf(stderr, "stepbox: nested in another sandbox: its supervisor, not this one, "
-				"decides the step's UNIX socket connects and metadata changes, by its "
-				"own rules (every other layer here is this step's)\n");
+		fprintf(stderr,
+			"stepbox: nested in another sandbox: its supervisor, not this one, "
+			"decides the step's UNIX socket connects and metadata changes, by its "
+			"own rules (every other layer here is this step's)\n");
 	if (ctx->backend.name == BACKEND_NONE) {
 		fprintf(stderr, "stepbox: WARNING: --backend none: the command runs WITHOUT a "
 				"filesystem sandbox (debugging only)\n");
@@ -259,8 +262,7 @@ static int supervised_places(const struct run_ctx *ctx, struct strv *out, struct
  * What Landlock alone lets a step read, write and execute, for the
  * supervisor's answers to access(2): every grant's path by its rights.
  */
-static int access_places(const struct run_ctx *ctx, struct strv rights[3],
-			 struct stepbox_err *err)
+static int access_places(const struct run_ctx *ctx, struct strv rights[3], struct stepbox_err *err)
 {
 	static const unsigned bit[3] = {GRANT_READ, GRANT_WRITE, GRANT_EXEC};
 	int r = 0;
@@ -342,18 +344,20 @@ static void after_run(const struct stepbox_config *cfg, struct run_ctx *ctx, cha
 			if (strncmp(ctx->env.dropped.v[i], "OLDPWD:", 7) != 0)
 				fprintf(stderr, "%s%s\n",
 					said++ ? "  "
-					       : "stepbox: explain: not passed on from the environment:\n  ",
+					       : "stepbox: explain: not passed on from the "
+						 "environment:\n  ",
 					ctx->env.dropped.v[i]);
 		/* nor a file: a config the step's tools went without, unread */
 		for (size_t i = 0; i < ctx->env.unseen.n; i++)
 			fprintf(stderr, "%s%s\n",
-				i ? "  " : "stepbox: explain: dotfiles of HOME the step's tools ran "
-					   "without (--home-file NAME grants one read-only):\n  ",
+				i ? "  "
+				  : "stepbox: explain: dotfiles of HOME the step's tools ran "
+				    "without (--home-file NAME grants one read-only):\n  ",
 				ctx->env.unseen.v[i]);
 	}
-	if (cfg->report_file && report_run(cfg->report_file, ctx->report_dir, cfg, argv,
-					   &ctx->backend, &ctx->env, res, lock, &ctx->limits,
-					   cfg->explain ? x : NULL, &err) < 0)
+	if (cfg->report_file &&
+	    report_run(cfg->report_file, ctx->report_dir, cfg, argv, &ctx->backend, &ctx->env, res,
+		       lock, &ctx->limits, cfg->explain ? x : NULL, &err) < 0)
 		err_print(&err); /* the command ran: its status stands */
 }
 
@@ -478,7 +482,7 @@ static int exec_launch(const struct stepbox_config *cfg, struct run_ctx *ctx, ch
 		struct rusage ru;
 		long maxrss = getrusage(RUSAGE_CHILDREN, &ru) == 0 ? ru.ru_maxrss : 0;
 		limit_finish(&ctx->limits, res->exit_code, res->tasks_seen, maxrss,
-			      cfg->verbosity < 0);
+			     cfg->verbosity < 0);
 	}
 	return rc;
 }

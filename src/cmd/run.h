@@ -20,14 +20,14 @@ struct run_ctx {
 	char *const *inherited; /* the caller's environment */
 	char tty_names[3][64];  /* the step's own terminals */
 	const char *ttys[4];
-	const char *cgroups[6]; /* the cgroup folders the step reads (the limits' own) */
-	struct strv dev_mounts; /* Landlock alone: where device file systems are mounted */
-	char *report_dir; /* --report's folder, canonical before the run */
+	const char *cgroups[6];   /* the cgroup folders the step reads (the limits' own) */
+	struct strv dev_mounts;   /* Landlock alone: where device file systems are mounted */
+	char *report_dir;         /* --report's folder, canonical before the run */
 	struct backend_host host; /* the kernel's Landlock, probed once */
 	struct backend backend;   /* resolved: never BACKEND_AUTO; planned by run_exec */
 	struct grants grants;
 	struct env_result env;
-	int idmap_userns; /* root's /etc bound idmapped (mountns_idmap_userns), or -1 */
+	int idmap_userns;         /* root's /etc bound idmapped (mountns_idmap_userns), or -1 */
 	struct limit_plan limits; /* how each limit is enforced (made for real by run_exec) */
 };
 

@@ -71,15 +71,15 @@ static int prepared(struct stepbox_config *cfg, const struct subcmd_cli *cli, ch
 	return code;
 }
 
-static int then_run(struct stepbox_config *cfg, const struct subcmd_cli *cli,
-		    struct run_ctx *ctx, char **operands)
+static int then_run(struct stepbox_config *cfg, const struct subcmd_cli *cli, struct run_ctx *ctx,
+		    char **operands)
 {
 	(void)cli;
 	return run_exec(cfg, ctx, operands, NULL);
 }
 
-static int then_learn(struct stepbox_config *cfg, const struct subcmd_cli *cli,
-		      struct run_ctx *ctx, char **operands)
+static int then_learn(struct stepbox_config *cfg, const struct subcmd_cli *cli, struct run_ctx *ctx,
+		      char **operands)
 {
 	return learn_run(cfg, ctx, operands, cli->output, cli->rounds);
 }
@@ -90,21 +90,24 @@ static int then_policy(struct stepbox_config *cfg, const struct subcmd_cli *cli,
 	(void)operands;
 	struct stepbox_err err = {0};
 	if (cli->sbpl)
-		return sbpl_write(stdout, cfg, &ctx->grants, &err) < 0 ? subcmd_fail(NULL, &err) : 0;
+		return sbpl_write(stdout, cfg, &ctx->grants, &err) < 0 ? subcmd_fail(NULL, &err)
+								       : 0;
 	return show_policy(stdout, cfg, &ctx->grants, &ctx->env,
-			   policy_backend_name(ctx->backend.name)) < 0 ? 125 : 0;
+			   policy_backend_name(ctx->backend.name)) < 0
+		       ? 125
+		       : 0;
 }
 
-static int then_env(struct stepbox_config *cfg, const struct subcmd_cli *cli,
-		    struct run_ctx *ctx, char **operands)
+static int then_env(struct stepbox_config *cfg, const struct subcmd_cli *cli, struct run_ctx *ctx,
+		    char **operands)
 {
 	(void)cfg;
 	(void)operands;
 	return show_env(stdout, &ctx->env, cli->json, cli->nul) < 0 ? 125 : 0;
 }
 
-static int then_guide(struct stepbox_config *cfg, const struct subcmd_cli *cli,
-		      struct run_ctx *ctx, char **operands)
+static int then_guide(struct stepbox_config *cfg, const struct subcmd_cli *cli, struct run_ctx *ctx,
+		      char **operands)
 {
 	(void)cli;
 	(void)operands;
@@ -202,7 +205,8 @@ static int then_policy(struct stepbox_config *cfg, const struct subcmd_cli *cli,
 	(void)operands;
 	struct stepbox_err err = {0};
 	if (cli->sbpl)
-		return sbpl_write(stdout, cfg, &ctx->grants, &err) < 0 ? subcmd_fail(NULL, &err) : 0;
+		return sbpl_write(stdout, cfg, &ctx->grants, &err) < 0 ? subcmd_fail(NULL, &err)
+								       : 0;
 	return show_policy(stdout, cfg, &ctx->grants, &ctx->env, "seatbelt") < 0 ? 125 : 0;
 }
 
@@ -324,7 +328,8 @@ const char *subcmd_names(void)
 	if (!names[0])
 		for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 			size_t l = strlen(names);
-			snprintf(names + l, sizeof(names) - l, "%s%s", i ? ", " : "", table[i].name);
+			snprintf(names + l, sizeof(names) - l, "%s%s", i ? ", " : "",
+				 table[i].name);
 		}
 	return names;
 }

@@ -52,7 +52,7 @@ struct backend_layers {
 	bool supervise_nofd; /* ... which cannot copy the step's fds here (SUPERVISE_NO_GETFD) */
 	bool outer_supervisor; /* nested: the sandbox stepbox runs in supervises instead, by
 				* its grants (SUPERVISE_NESTED); supervise is false */
-	bool refuse_sysv;    /* no IPC namespace: System V IPC refused */
+	bool refuse_sysv;      /* no IPC namespace: System V IPC refused */
 	/* an IPC namespace whose System V limits cannot be set (a user namespace
 	 * mapping the caller to itself) and no cgroup: System V IPC refused */
 	bool unbounded_sysv;
@@ -78,9 +78,9 @@ struct backend_input {
 /* Why apply failed in the child: what it could not do, on which path. */
 struct backend_failure {
 	int errnum;
-	bool layers;   /* the namespaces' own step failed: nothing ran */
-	bool refused;  /* ... for a cause the probe names (the host refuses them):
-			* the one failure after which auto may take the next backend */
+	bool layers;      /* the namespaces' own step failed: nothing ran */
+	bool refused;     /* ... for a cause the probe names (the host refuses them):
+			   * the one failure after which auto may take the next backend */
 	char detail[256]; /* "cannot ...": what, on which path */
 	char hint[160];
 };
@@ -94,8 +94,7 @@ struct backend;
 
 struct backend_ops {
 	enum policy_backend name;
-	int (*probe)(struct backend *b, const struct stepbox_config *cfg,
-		     struct stepbox_err *err);
+	int (*probe)(struct backend *b, const struct stepbox_config *cfg, struct stepbox_err *err);
 	int (*plan)(struct backend *b, const struct backend_input *in, struct stepbox_err *err);
 	/* 0, or -errno with *why filled; allocates nothing BACKEND_IN_COMMAND */
 	int (*apply)(const struct backend *b, enum backend_stage stage,

@@ -141,11 +141,15 @@ static int step(struct walk *w, const char *comp, size_t len)
 	return look(w, dl);
 }
 
-int canon_memo(const char *root, const char *path, char **out, bool *exists,
-		      canon_link_fn on_link, void *arg, struct strv *dirs, struct canon_fd *held)
+int canon_memo(const char *root, const char *path, char **out, bool *exists, canon_link_fn on_link,
+	       void *arg, struct strv *dirs, struct canon_fd *held)
 {
-	struct walk w = { .root = root, .exists = exists, .on_link = on_link,
-			  .arg = arg, .dirs = dirs, .held = held };
+	struct walk w = {.root = root,
+			 .exists = exists,
+			 .on_link = on_link,
+			 .arg = arg,
+			 .dirs = dirs,
+			 .held = held};
 	*out = NULL;
 	if (strlen(path) >= PATH_MAX)
 		return -ENAMETOOLONG;
@@ -175,8 +179,8 @@ int canon_memo(const char *root, const char *path, char **out, bool *exists,
 	return -ENOMEM;
 }
 
-int canon_links(const char *root, const char *path, char **out, bool *exists,
-		       canon_link_fn on_link, void *arg)
+int canon_links(const char *root, const char *path, char **out, bool *exists, canon_link_fn on_link,
+		void *arg)
 {
 	return canon_memo(root, path, out, exists, on_link, arg, NULL, NULL);
 }

@@ -29,8 +29,8 @@ int canon_path(const char *root, const char *path, char **out, bool *exists);
 typedef int (*canon_link_fn)(void *arg, const char *link, const char *target);
 
 /* canon_path, reporting each symlink it crosses to on_link (may be NULL). */
-int canon_links(const char *root, const char *path, char **out, bool *exists,
-		canon_link_fn on_link, void *arg);
+int canon_links(const char *root, const char *path, char **out, bool *exists, canon_link_fn on_link,
+		void *arg);
 
 /* What canon_memo's last lookup opened, when asked: an O_PATH fd on the path, or -1. */
 struct canon_fd {
@@ -45,7 +45,7 @@ struct canon_fd {
  * held, the last name is opened (no symlink on the whole way) instead of
  * looked at, and the fd kept for its Landlock rule: one lookup, not two.
  */
-int canon_memo(const char *root, const char *path, char **out, bool *exists,
-	       canon_link_fn on_link, void *arg, struct strv *dirs, struct canon_fd *held);
+int canon_memo(const char *root, const char *path, char **out, bool *exists, canon_link_fn on_link,
+	       void *arg, struct strv *dirs, struct canon_fd *held);
 
 #endif

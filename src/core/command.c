@@ -93,21 +93,28 @@ int command_exec_failure(command_may_exec *may, const void *arg, const char *fil
 		char *slash = dir ? strrchr(dir, '/') : NULL;
 		if (slash && slash != dir)
 			*slash = '\0';
-		err_set(err, ERR_CANNOT_EXEC, 0, "cannot execute '%s': the sandbox refused it: it "
-			"lies outside every execute grant", shown);
-		err_hint(err, "grant its folder with --read %s (or a read_paths entry), or add it "
-			      "to SANDBOX_EXTRA_SYSTEM_PATHS", dir ? dir : shown);
+		err_set(err, ERR_CANNOT_EXEC, 0,
+			"cannot execute '%s': the sandbox refused it: it "
+			"lies outside every execute grant",
+			shown);
+		err_hint(err,
+			 "grant its folder with --read %s (or a read_paths entry), or add it "
+			 "to SANDBOX_EXTRA_SYSTEM_PATHS",
+			 dir ? dir : shown);
 		free(dir);
 	} else if ((errnum == EACCES || errnum == ENOENT) && canon && (interp = shebang(canon))) {
 		icanon = realpath(interp, NULL);
 		if (!icanon) {
-			err_set(err, ERR_NOT_FOUND, 0, "cannot execute '%s': its interpreter '%s' "
-				"does not exist", shown, interp);
+			err_set(err, ERR_NOT_FOUND, 0,
+				"cannot execute '%s': its interpreter '%s' "
+				"does not exist",
+				shown, interp);
 		} else if (!may(arg, icanon)) {
 			/* a denial, whatever errno the backend gave */
-			err_set(err, ERR_CANNOT_EXEC, 0, "cannot execute '%s': the sandbox refused "
-				"its interpreter '%s': it lies outside every execute grant", shown,
-				icanon);
+			err_set(err, ERR_CANNOT_EXEC, 0,
+				"cannot execute '%s': the sandbox refused "
+				"its interpreter '%s': it lies outside every execute grant",
+				shown, icanon);
 			err_hint(err, "grant it with --read or SANDBOX_EXTRA_SYSTEM_PATHS");
 		} else {
 			err_set(err, errnum == ENOENT ? ERR_NOT_FOUND : ERR_CANNOT_EXEC, errnum,
@@ -123,8 +130,7 @@ int command_exec_failure(command_may_exec *may, const void *arg, const char *fil
 	return -(errnum ? errnum : EACCES);
 }
 
-int command_check(command_may_exec *may, const void *arg, const char *file,
-		  struct stepbox_err *err)
+int command_check(command_may_exec *may, const void *arg, const char *file, struct stepbox_err *err)
 {
 	char *canon = realpath(file, NULL);
 	int errnum = canon && may(arg, canon) ? 0 : EACCES;

@@ -17,8 +17,22 @@
  * because this host refuses it pidfd_getfd (path says which); no grant
  * would allow it.
  */
-enum denial_op { OP_READ, OP_WRITE, OP_CREATE, OP_DELETE, OP_RENAME, OP_LINK, OP_TRUNCATE,
-		 OP_EXECUTE, OP_CONNECT, OP_BIND, OP_SIGNAL, OP_METADATA, OP_NOFD, OP_SETID };
+enum denial_op {
+	OP_READ,
+	OP_WRITE,
+	OP_CREATE,
+	OP_DELETE,
+	OP_RENAME,
+	OP_LINK,
+	OP_TRUNCATE,
+	OP_EXECUTE,
+	OP_CONNECT,
+	OP_BIND,
+	OP_SIGNAL,
+	OP_METADATA,
+	OP_NOFD,
+	OP_SETID
+};
 
 /*
  * Where refusals go: add(ctx, ...) once for each, from the thread that owns

@@ -84,8 +84,8 @@ const struct env_route env_routes[] = {
 #undef NONE
 
 /* Kept by --clean-env. */
-static const char *const clean_keep[] = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "TERM", "TZ",
-					 NULL};
+static const char *const clean_keep[] = {"PATH", "HOME", "USER", "LOGNAME",
+					 "LANG", "TERM", "TZ",   NULL};
 
 const char *env_get(char *const *env, const char *name)
 {
@@ -149,8 +149,7 @@ static bool explicitly_set(const struct stepbox_config *cfg, const char *name)
 }
 
 /* The inherited base, minus what --clean-env, the secret filter and unset drop. */
-static int base_env(const struct stepbox_config *cfg, char *const *inherited,
-		    struct env_result *r)
+static int base_env(const struct stepbox_config *cfg, char *const *inherited, struct env_result *r)
 {
 	for (char *const *e = inherited; e && *e; e++) {
 		const char *eq = strchr(*e, '=');
@@ -223,7 +222,8 @@ static int drop_npm_rivals(struct env_result *r, const char *name)
 	for (size_t k = 0; k < r->env.n;) {
 		const char *e = r->env.v[k];
 		size_t nl = strcspn(e, "=");
-		if (nl == strlen(name) && strncasecmp(e, name, nl) == 0 && strncmp(e, name, nl) != 0) {
+		if (nl == strlen(name) && strncasecmp(e, name, nl) == 0 &&
+		    strncmp(e, name, nl) != 0) {
 			int rc = note_drop(r, e, "would override the routed npm setting");
 			remove_at(&r->env, k);
 			if (rc < 0)
@@ -266,8 +266,9 @@ static int route_path(struct env_result *r, const char *P, const char *R)
 	bool nomem = false;
 	for (enum env_path rank = ENV_PATH_FIRST; rank <= ENV_PATH_NEXT; rank++) {
 		for (size_t i = 0; env_routes[i].name && !nomem; i++) {
-			char *d = env_routes[i].path == rank ? bin_folder(&env_routes[i], P, R, &nomem)
-							      : NULL;
+			char *d = env_routes[i].path == rank
+					  ? bin_folder(&env_routes[i], P, R, &nomem)
+					  : NULL;
 			if (d && strv_find(&bins, d) < 0)
 				nomem |= strv_push_owned(&bins, d) < 0;
 			else
@@ -282,7 +283,8 @@ static int route_path(struct env_result *r, const char *P, const char *R)
 		path = n;
 	}
 	strv_release(&bins);
-	char *full = path ? strv_fmt("%s%s", path, old ? old : "/usr/local/bin:/usr/bin:/bin") : NULL;
+	char *full =
+		path ? strv_fmt("%s%s", path, old ? old : "/usr/local/bin:/usr/bin:/bin") : NULL;
 	free(path);
 	if (!full)
 		return -ENOMEM;
@@ -340,7 +342,7 @@ static bool home_granted(const struct grants *g, const char *home, const char *r
 {
 	char *canon = NULL, *path = strv_fmt("%s/%s", home, rel);
 	bool exists, yes = path && canon_path("/", path, &canon, &exists) == 0 &&
-			       grants_covers(g, canon, GRANT_READ);
+			   grants_covers(g, canon, GRANT_READ);
 	free(path);
 	free(canon);
 	return yes;
@@ -353,7 +355,8 @@ static bool home_private(const struct grants *g, const char *home)
 	bool exists, yes = false;
 	if (canon_path("/", home, &canon, &exists) == 0)
 		for (size_t i = 0; i < g->n; i++)
-			yes |= (g->v[i].access & GRANT_PRIVATE) && path_beneath(canon, g->v[i].path);
+			yes |= (g->v[i].access & GRANT_PRIVATE) &&
+			       path_beneath(canon, g->v[i].path);
 	free(canon);
 	return yes;
 }
@@ -377,7 +380,8 @@ static char *npm_own_prefix(const char *path)
 	for (const char *p = path; p && *p;) {
 		size_t len = strcspn(p, ":");
 		char *cand = strv_fmt("%.*s/node", (int)len, p), real[PATH_MAX];
-		bool found = cand && len && p[0] == '/' && access(cand, X_OK) == 0 && realpath(cand, real);
+		bool found = cand && len && p[0] == '/' && access(cand, X_OK) == 0 &&
+			     realpath(cand, real);
 		free(cand);
 		if (found) {
 			char *slash = strrchr(real, '/');
@@ -421,8 +425,9 @@ static int note_unseen(struct env_result *r, const struct grants *g, const char 
 	for (size_t i = 0; rc == 0 && i < sizeof(home_dotfiles) / sizeof(home_dotfiles[0]); i++)
 		if (home_has(home, home_dotfiles[i].name) &&
 		    !home_granted(g, home, home_dotfiles[i].name))
-			rc = strv_push_owned(&r->unseen, strv_fmt("~/%s (%s)", home_dotfiles[i].name,
-								  home_dotfiles[i].breaks));
+			rc = strv_push_owned(&r->unseen,
+					     strv_fmt("~/%s (%s)", home_dotfiles[i].name,
+						      home_dotfiles[i].breaks));
 	return rc;
 }
 
@@ -455,7 +460,8 @@ static int config_dirs(struct env_result *r, const char *base)
 {
 	int rc = strv_find(&r->dirs, base) < 0 ? strv_push(&r->dirs, base) : 0;
 	for (size_t i = 0; env_routes[i].name && rc == 0; i++) {
-		const char *slash = env_routes[i].config ? strrchr(env_routes[i].config, '/') : NULL;
+		const char *slash =
+			env_routes[i].config ? strrchr(env_routes[i].config, '/') : NULL;
 		if (!slash)
 			continue;
 		char *dir = strv_fmt("%s/%.*s", base, (int)(slash - env_routes[i].config),
@@ -480,8 +486,8 @@ static int config_dirs(struct env_result *r, const char *base)
  * and routing changes where tools write, never what they read, so the
  * configuration stays as it is there.
  */
-static int route_config(struct env_result *r, const struct grants *g, const char *P,
-			const char *R, bool enforced)
+static int route_config(struct env_result *r, const struct grants *g, const char *P, const char *R,
+			bool enforced)
 {
 	const char *home = env_get(r->env.v, "HOME");
 	if (!home || home[0] != '/')
@@ -496,13 +502,14 @@ static int route_config(struct env_result *r, const struct grants *g, const char
 	int rc = (P || R) && !base ? -ENOMEM : 0;
 	const char *xdg = env_get(r->env.v, "XDG_CONFIG_HOME");
 	bool xdg_granted = xdg && xdg[0] == '/' ? home_granted(g, xdg, ".")
-			   : home && home_granted(g, home, ".config");
+						: home && home_granted(g, home, ".config");
 	if (rc == 0 && enforced && !xdg_granted && base)
 		rc = set_var(&r->env, "XDG_CONFIG_HOME", base);
 	/* the same for the data tools keep (gem --user-install, uv, pipx's older homes) */
 	const char *xdata = env_get(r->env.v, "XDG_DATA_HOME");
-	bool data_granted = xdata && xdata[0] == '/' ? home_granted(g, xdata, ".")
-			    : home && home_granted(g, home, ".local/share");
+	bool data_granted = xdata && xdata[0] == '/'
+				    ? home_granted(g, xdata, ".")
+				    : home && home_granted(g, home, ".local/share");
 	char *share = P ? strv_fmt("%s/share", P) : R ? strv_fmt("%s/.local/share", R) : NULL;
 	if (rc == 0 && (P || R) && !share)
 		rc = -ENOMEM;
@@ -517,8 +524,8 @@ static int route_config(struct env_result *r, const struct grants *g, const char
 	if (rc == 0 && env_get(r->env.v, "npm_config_prefix") &&
 	    !has_any_case(&r->env, "npm_config_globalconfig")) {
 		char *prefix = npm_own_prefix(env_get(r->env.v, "PATH"));
-		char *gc = prefix ? strv_fmt("%s/etc/npmrc", strcmp(prefix, "/") ? prefix : "")
-				  : NULL;
+		char *gc =
+			prefix ? strv_fmt("%s/etc/npmrc", strcmp(prefix, "/") ? prefix : "") : NULL;
 		if (gc)
 			rc = set_var(&r->env, "npm_config_globalconfig", gc);
 		free(prefix);
@@ -620,8 +627,10 @@ int env_prepare_dirs(const struct env_result *r, struct stepbox_err *err)
 			err_set(err, ERR_UNAVAILABLE, 0,
 				"cannot create routed folder '%s': '%s' is a symbolic link", d,
 				bad);
-			err_hint(err, "remove the link '%s' (an earlier step may have made it); "
-				      "stepbox never follows a link where it creates folders", bad);
+			err_hint(err,
+				 "remove the link '%s' (an earlier step may have made it); "
+				 "stepbox never follows a link where it creates folders",
+				 bad);
 			return -ELOOP;
 		}
 		if (fd < 0 && bad[0] && strcmp(bad, d) != 0)
@@ -636,8 +645,7 @@ int env_prepare_dirs(const struct env_result *r, struct stepbox_err *err)
 }
 
 int env_prepare_step(const struct stepbox_config *cfg, const struct grants *g,
-		     const struct env_result *r, struct persist_lock *lock,
-		     struct stepbox_err *err)
+		     const struct env_result *r, struct persist_lock *lock, struct stepbox_err *err)
 {
 	int rc = grants_prepare_dirs(g, err);
 	if (rc == 0 && g->persist)

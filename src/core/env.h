@@ -19,8 +19,8 @@ struct env_result {
 	/* "~/NAME (what goes without it)": the dotfiles of HOME that tools read
 	 * and no grant covers (none under --backend none, which hides nothing) */
 	struct strv unseen;
-	char *persist;       /* P, or NULL */
-	char *run_base;      /* R, or NULL */
+	char *persist;  /* P, or NULL */
+	char *run_base; /* R, or NULL */
 };
 
 /*

@@ -161,7 +161,10 @@ struct token_rule {
 	unsigned short min, max;
 	const char *why;
 };
-#define TOKEN(p, c, lo, hi, what) {p, c, lo, hi, "value looks secret (" what ")"}
+#define TOKEN(p, c, lo, hi, what)                                                                  \
+	{                                                                                          \
+		p, c, lo, hi, "value looks secret (" what ")"                                      \
+	}
 static const struct token_rule token_rules[] = {
 	TOKEN("ghp_", TOK_ALNUM, 36, 0, "a GitHub token"),
 	TOKEN("gho_", TOK_ALNUM, 36, 0, "a GitHub token"),
@@ -229,8 +232,8 @@ static bool is_jwt(const char *s)
  * connection strings (AccountKey=, SharedAccessKey=) and SAS URLs (sig=).
  */
 static const char *const password_keys[] = {
-	"password=", "passwd=", "pwd=",          "accountkey=", "sharedaccesskey=",
-	"sig=",      "token=",  "access_token=", "api_key=",    "api-key=",
+	"password=", "passwd=", "pwd=",           "accountkey=", "sharedaccesskey=",
+	"sig=",      "token=",  "access_token=",  "api_key=",    "api-key=",
 	"apikey=",   "secret=", "client_secret=",
 };
 
@@ -272,7 +275,8 @@ static bool auth_header(const char *v)
 	static const char *const schemes[] = {"bearer ", "bearer%20", "basic ", "basic%20",
 					      "token "};
 	for (size_t k = 0; k < sizeof(schemes) / sizeof(schemes[0]); k++)
-		for (const char *p = strcasestr(v, schemes[k]); p; p = strcasestr(p + 1, schemes[k])) {
+		for (const char *p = strcasestr(v, schemes[k]); p;
+		     p = strcasestr(p + 1, schemes[k])) {
 			const char *t = p + strlen(schemes[k]);
 			size_t n = 0;
 			while (t[n] && (in_class(t[n], TOK_B64URL) || strchr("+/=.~", t[n])))
@@ -350,12 +354,14 @@ static bool webhook_url(const char *v)
 			if (strncasecmp(p, "hook", 4) == 0)
 				hook = true, host_hook = p + 4 <= host_end;
 		size_t need = host_hook ? 6 : 20;
-		for (const char *p = path; hook && p && p < end; p = memchr(p + 1, '/', (size_t)(end - p - 1))) {
+		for (const char *p = path; hook && p && p < end;
+		     p = memchr(p + 1, '/', (size_t)(end - p - 1))) {
 			size_t n = run_len(p + 1, TOK_B64URL);
 			/* a segment that is a word of letters alone ("catch", "hooks") names */
 			bool letters = true;
 			for (size_t i = 0; i < n; i++)
-				letters &= (p[1 + i] >= 'a' && p[1 + i] <= 'z') || (p[1 + i] >= 'A' && p[1 + i] <= 'Z');
+				letters &= (p[1 + i] >= 'a' && p[1 + i] <= 'z') ||
+					   (p[1 + i] >= 'A' && p[1 + i] <= 'Z');
 			if (n >= need && (n >= 20 || !letters))
 				return true;
 		}

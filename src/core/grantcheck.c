@@ -37,25 +37,30 @@ int grantcheck_read_in_write_alone(const struct grants *g, struct stepbox_err *e
 		bool all = nw < sizeof(writes) / sizeof(writes[0]);
 		for (size_t j = 0; j < (all ? nw : g->n); j++) {
 			const struct grant *gr = &g->v[all ? writes[j] : j];
-			if (!(gr->access & GRANT_WRITE) || (gr->access & (GRANT_PRIVATE | GRANT_DEV)) ||
+			if (!(gr->access & GRANT_WRITE) ||
+			    (gr->access & (GRANT_PRIVATE | GRANT_DEV)) ||
 			    !path_beneath(in->path, gr->path))
 				continue;
 			if (g->persist && strcmp(in->path, g->persist) == 0) {
 				err_set(err, ERR_USAGE, 0,
 					"--persist-shared '%s' lies in the write grant '%s': under "
-					"Landlock alone it cannot be made read-only there", in->path,
-					gr->path);
-				err_hint(err, "keep the persistent folder out of the workdir and the "
-					      "write grants, or use a backend with namespaces (stacked, "
-					      "mountns)");
+					"Landlock alone it cannot be made read-only there",
+					in->path, gr->path);
+				err_hint(err,
+					 "keep the persistent folder out of the workdir and the "
+					 "write grants, or use a backend with namespaces (stacked, "
+					 "mountns)");
 				return -EINVAL;
 			}
 			err_set(err, ERR_UNAVAILABLE, 0,
-				"the read-only grant '%s' lies in the write grant '%s': Landlock alone "
-				"cannot take writing away beneath a write grant", in->path, gr->path);
-			err_hint(err, "grant it read-write, move it out of the write grant, or use a "
-				      "backend with namespaces (stacked, mountns), which bind it "
-				      "read-only");
+				"the read-only grant '%s' lies in the write grant '%s': Landlock "
+				"alone "
+				"cannot take writing away beneath a write grant",
+				in->path, gr->path);
+			err_hint(err,
+				 "grant it read-write, move it out of the write grant, or use a "
+				 "backend with namespaces (stacked, mountns), which bind it "
+				 "read-only");
 			return -EPERM;
 		}
 	}
@@ -70,7 +75,7 @@ int grantcheck_read_in_write_alone(const struct grants *g, struct stepbox_err *e
  * and back after. Refused instead, on every backend.
  */
 int grantcheck_missing_read_in_write(const struct grants *g, const struct grants_host *host,
-				 struct stepbox_err *err)
+				     struct stepbox_err *err)
 {
 	for (size_t i = 0; i < g->nskipped; i++) {
 		const struct grant_skip *sk = &g->skipped[i];
@@ -86,14 +91,16 @@ int grantcheck_missing_read_in_write(const struct grants *g, const struct grants
 			canon = NULL;
 		for (size_t j = 0; j < g->n; j++) {
 			const struct grant *w = &g->v[j];
-			if (!(w->access & GRANT_WRITE) || (w->access & (GRANT_PRIVATE | GRANT_DEV)) ||
-			    !((canon && path_beneath(canon, w->path)) || path_beneath(text, w->path) ||
+			if (!(w->access & GRANT_WRITE) ||
+			    (w->access & (GRANT_PRIVATE | GRANT_DEV)) ||
+			    !((canon && path_beneath(canon, w->path)) ||
+			      path_beneath(text, w->path) ||
 			      (w->requested[0] == '/' && path_beneath(text, w->requested))))
 				continue;
 			err_set(err, ERR_USAGE, ENOENT,
 				"read grant '%s' is not there (%s), and lies in the write grant "
-				"'%s': what appears there would be writable", sk->path, sk->reason,
-				w->path);
+				"'%s': what appears there would be writable",
+				sk->path, sk->reason, w->path);
 			err_hint(err, "create it before the step, or drop it from the read grants");
 			free(canon);
 			return -ENOENT;
@@ -102,4 +109,3 @@ int grantcheck_missing_read_in_write(const struct grants *g, const struct grants
 	}
 	return 0;
 }
-

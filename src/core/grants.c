@@ -20,8 +20,8 @@
  * every file writable). Folders beneath them are fine.
  */
 static const char *const system_dirs[] = {
-	"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-	"/boot", "/dev", "/proc", "/sys", "/var", "/run",
+	"/usr",    "/etc",  "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+	"/libx32", "/boot", "/dev", "/proc", "/sys", "/var",   "/run",
 };
 
 const char *grants_origin_name(enum grant_origin o)
@@ -50,8 +50,8 @@ const char *grants_origin_name(enum grant_origin o)
 const char *grants_access_name(unsigned a)
 {
 	static const char *const names[16] = {
-		"none", "r", "x", "rx", "w", "rw", "wx", "rwx",
-		"dev", "r+dev", "x+dev", "rx+dev", "w+dev", "rw+dev", "wx+dev", "rwx+dev",
+		"none", "r",     "x",     "rx",     "w",     "rw",     "wx",     "rwx",
+		"dev",  "r+dev", "x+dev", "rx+dev", "w+dev", "rw+dev", "wx+dev", "rwx+dev",
 	};
 	return names[a & 15u];
 }
@@ -109,8 +109,8 @@ void grants_release(struct grants *g)
 }
 
 /* Takes ownership of path and requested. */
-int gb_add(struct grants *g, char *path, char *requested, unsigned access,
-	       enum grant_origin origin, bool exists)
+int gb_add(struct grants *g, char *path, char *requested, unsigned access, enum grant_origin origin,
+	   bool exists)
 {
 	if (!path || !requested)
 		goto nomem;
@@ -121,7 +121,8 @@ int gb_add(struct grants *g, char *path, char *requested, unsigned access,
 	}
 	if (strv_grow(&g->v, &g->cap, g->n, sizeof(*g->v), 64) < 0)
 		goto nomem;
-	g->v[g->n++] = (struct grant){path, requested, access, origin, exists, false, false, false, -1};
+	g->v[g->n++] =
+		(struct grant){path, requested, access, origin, exists, false, false, false, -1};
 	return 0;
 nomem:
 	free(path);
@@ -292,7 +293,7 @@ static int check_link(void *arg, const char *link, const char *target)
 }
 
 int gb_resolve(struct build *b, const char *req, enum grant_origin origin, char **canon,
-		   bool *exists, struct canon_fd *held)
+	       bool *exists, struct canon_fd *held)
 {
 	b->req = req;
 	b->origin = origin;
@@ -393,8 +394,7 @@ static int note_locations(struct build *b)
 		for (size_t i = 0; r == 0 && i < lists[l]->n; i++)
 			r = note_location(b, lists[l]->v[i], "write grant", true, true);
 	if (r == 0 && cfg->persist)
-		r = note_location(b, cfg->persist, "persistent folder", true,
-				  !cfg->persist_shared);
+		r = note_location(b, cfg->persist, "persistent folder", true, !cfg->persist_shared);
 	/*
 	 * The baseline writes no host folder: its device files are not folders,
 	 * and its writable folders (/tmp, /dev/shm) are private tmpfs under the
@@ -423,8 +423,8 @@ static int note_locations(struct build *b)
  * skipped (dropping an allow only narrows the sandbox); a missing write grant
  * is an error unless it is the workdir or persistent folder, created later.
  */
-int gb_add_requested(struct build *b, const char *req, unsigned access,
-			 enum grant_origin origin, bool create)
+int gb_add_requested(struct build *b, const char *req, unsigned access, enum grant_origin origin,
+		     bool create)
 {
 	struct grants *g = b->g;
 	char *canon = NULL;
@@ -459,7 +459,8 @@ int gb_add_requested(struct build *b, const char *req, unsigned access,
 	}
 	if (anew) {
 		free(canon);
-		return gb_skip(g, req, origin, "made anew for the step: the host's is never bound in");
+		return gb_skip(g, req, origin,
+			       "made anew for the step: the host's is never bound in");
 	}
 	if (!exists && !create) {
 		free(canon);
@@ -485,7 +486,8 @@ int gb_add_requested(struct build *b, const char *req, unsigned access,
 	if (r == -E2BIG)
 		return err_set(b->err, ERR_USAGE, E2BIG,
 			       "grant '%s': more than %d entries to check for /etc secrets, or "
-			       "more than %d grants", req, ETC_MAX_ENTRIES, STRV_MAX);
+			       "more than %d grants",
+			       req, ETC_MAX_ENTRIES, STRV_MAX);
 	return r < 0 ? err_set(b->err, ERR_USAGE, -r, "grant '%s'", req) : 0;
 }
 
@@ -517,8 +519,8 @@ static int find_persist(const struct stepbox_config *cfg, const struct grants_ho
 			if (canon_path(host->root, w, &c, &exists) < 0)
 				continue;
 			if (found && strcmp(found, c) != 0) {
-				err_set(err, ERR_USAGE, 0,
-					"two persistent folders: '%s' and '%s'", found, c);
+				err_set(err, ERR_USAGE, 0, "two persistent folders: '%s' and '%s'",
+					found, c);
 				err_hint(err, "a step has one persistent folder: keep one "
 					      "--persist / persistent_dir / .sandbox-cache grant");
 				free(found);
@@ -577,7 +579,8 @@ static int dedupe(void *v, size_t *n, size_t size, int (*cmp)(const void *, cons
 
 static int by_path_access(const void *a, const void *b)
 {
-	const struct grant *x = *(const struct grant *const *)a, *y = *(const struct grant *const *)b;
+	const struct grant *x = *(const struct grant *const *)a,
+			   *y = *(const struct grant *const *)b;
 	int c = strcmp(x->path, y->path);
 	if (c == 0)
 		c = (x->access > y->access) - (x->access < y->access);
@@ -611,7 +614,8 @@ static int by_skip_path(const void *a, const void *b)
 /* A path skipped twice (/etc walked for the baseline and for -r /) is said once. */
 static bool same_skip(const void *a, const void *b)
 {
-	return strcmp(((const struct grant_skip *)a)->path, ((const struct grant_skip *)b)->path) == 0;
+	return strcmp(((const struct grant_skip *)a)->path, ((const struct grant_skip *)b)->path) ==
+	       0;
 }
 
 static void release_skip(void *a)
@@ -625,8 +629,8 @@ static void release_skip(void *a)
  * A workdir that does not exist is made, but only the folder itself: -C with
  * a typo must not leave a tree of folders behind, wherever it points.
  */
-static int workdir_parent(const struct grants *g, const struct grants_host *host,
-			  bool allow_broad, struct stepbox_err *err)
+static int workdir_parent(const struct grants *g, const struct grants_host *host, bool allow_broad,
+			  struct stepbox_err *err)
 {
 	for (size_t i = 0; i < g->n; i++) {
 		const struct grant *gr = &g->v[i];
@@ -651,15 +655,19 @@ static int workdir_parent(const struct grants *g, const struct grants_host *host
 			err_set(err, ERR_USAGE, 0,
 				"refusing to create the workdir '%s' in the system folder '%s'",
 				gr->path, parent);
-			err_hint(err, "check the path; a step's folder belongs elsewhere, or create "
-				      "'%s' yourself if you mean it", gr->path);
+			err_hint(err,
+				 "check the path; a step's folder belongs elsewhere, or create "
+				 "'%s' yourself if you mean it",
+				 gr->path);
 			return -EPERM;
 		}
 		if (there)
 			return 0;
 		err_set(err, ERR_USAGE, ENOENT, "workdir '%s': its folder '%s'", gr->path, parent);
-		err_hint(err, "stepbox creates a missing workdir, not the folders above it: check "
-			      "the path, or create '%s' first", parent);
+		err_hint(err,
+			 "stepbox creates a missing workdir, not the folders above it: check "
+			 "the path, or create '%s' first",
+			 parent);
 		return -ENOENT;
 	}
 	return 0;
@@ -671,8 +679,7 @@ static int build_init(struct build *b)
 	const char *home = b->host->home ? b->host->home : getenv("HOME");
 	bool exists;
 	char norm[PATH_MAX];
-	if (canon_path(b->host->root, "/etc", &b->etc, &exists) < 0 &&
-	    !(b->etc = strdup("/etc")))
+	if (canon_path(b->host->root, "/etc", &b->etc, &exists) < 0 && !(b->etc = strdup("/etc")))
 		return err_set(b->err, ERR_USAGE, ENOMEM, "grants");
 	/* /dev, and under Landlock alone every other device mount, as resolved */
 	const char *const *more = b->host->dev_mounts;
@@ -694,8 +701,8 @@ static int build_init(struct build *b)
 	return 0;
 }
 
-int grants_build(const struct stepbox_config *cfg, const struct grants_host *host,
-		 struct grants *g, struct stepbox_err *err)
+int grants_build(const struct stepbox_config *cfg, const struct grants_host *host, struct grants *g,
+		 struct stepbox_err *err)
 {
 	memset(g, 0, sizeof(*g));
 	g->bind_entries = host->bind_entries;
@@ -707,7 +714,8 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 	 */
 	const rlim_t reserve = 512;
 	if (host->open_fds && getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur > reserve)
-		b.fds_left = nofile.rlim_cur == RLIM_INFINITY ? 1u << 20 : nofile.rlim_cur - reserve;
+		b.fds_left =
+			nofile.rlim_cur == RLIM_INFINITY ? 1u << 20 : nofile.rlim_cur - reserve;
 	int r = build_init(&b);
 	if (r == 0)
 		r = find_persist(cfg, host, &g->persist, err);
@@ -745,17 +753,18 @@ int grants_build(const struct stepbox_config *cfg, const struct grants_host *hos
 	/* as asked, so a symlink on the way to --persist is checked too */
 	if (r == 0 && g->persist)
 		r = gb_add_requested(&b, cfg->persist ? cfg->persist : g->persist,
-				  cfg->persist_shared ? RX : RX | GRANT_WRITE, ORIGIN_PERSISTENT, true);
+				     cfg->persist_shared ? RX : RX | GRANT_WRITE, ORIGIN_PERSISTENT,
+				     true);
 	if (r == 0)
 		r = gb_add_requested(&b, cfg->workdir ? cfg->workdir : host->cwd,
-				  cfg->workdir_readonly ? RX : RX | GRANT_WRITE, ORIGIN_WORKDIR,
-				  true);
+				     cfg->workdir_readonly ? RX : RX | GRANT_WRITE, ORIGIN_WORKDIR,
+				     true);
 	if (r == 0)
 		r = workdir_parent(g, host, cfg->allow_broad_grants, err);
 	if (r == 0)
 		r = gb_add_home(&b);
 	if (r == 0 && ((r = dedupe(g->v, &g->n, sizeof(*g->v), by_path_access, same_grant,
-				  release_grant)) < 0 ||
+				   release_grant)) < 0 ||
 		       (r = dedupe(g->skipped, &g->nskipped, sizeof(*g->skipped), by_skip_path,
 				   same_skip, release_skip)) < 0))
 		err_set(err, ERR_USAGE, -r, "grants");
@@ -780,4 +789,3 @@ bool grants_should_hide_etc(void)
 	/* root reads everything; a user in extra groups reads group-only files */
 	return geteuid() == 0 || getegid() == 0 || getgroups(0, NULL) > 0;
 }
-

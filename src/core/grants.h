@@ -45,7 +45,7 @@ struct grant {
 	char *requested; /* as asked for, before resolution */
 	unsigned access;
 	enum grant_origin origin;
-	bool exists;     /* false only for a workdir or persistent folder to create */
+	bool exists; /* false only for a workdir or persistent folder to create */
 	/*
 	 * Only what others may read is open beneath it (root's /etc under the
 	 * namespaces): bound through an idmapped mount on which every owner is
@@ -97,7 +97,7 @@ struct grants {
 	size_t nlinks, caplinks;
 	struct grant_split *splits;
 	size_t nsplits, capsplits;
-	bool bind_entries; /* grants_host.bind_entries: links holds a split folder's too */
+	bool bind_entries;          /* grants_host.bind_entries: links holds a split folder's too */
 	struct grant_skip *skipped; /* dropped allows, each with why */
 	size_t nskipped, capskipped;
 	char *workdir; /* canonical */
@@ -130,7 +130,7 @@ struct grants_host {
 	 */
 	bool idmap;
 	dev_t idmap_dev;
-	bool keep_links;         /* record symlinks of split folders (mountns needs them) */
+	bool keep_links; /* record symlinks of split folders (mountns needs them) */
 	/*
 	 * The namespaces without Landlock: a split folder (root's walked /etc)
 	 * is bound entry by entry, its symlinks recreated, rather than whole
@@ -138,8 +138,8 @@ struct grants_host {
 	 * the step runs would be in the bind, uncovered).
 	 */
 	bool bind_entries;
-	bool open_fds;           /* keep read grants' O_PATH fds (struct grant.fd): Landlock */
-	bool namespaces;         /* the namespace layers run: private /proc, /dev/pts, /dev/shm, /tmp */
+	bool open_fds;   /* keep read grants' O_PATH fds (struct grant.fd): Landlock */
+	bool namespaces; /* the namespace layers run: private /proc, /dev/pts, /dev/shm, /tmp */
 	const char *const *ttys; /* Landlock alone: the step's own terminal(s), NULL-terminated */
 	/* Landlock alone: where device file systems are mounted besides /dev (a
 	 * chroot's bind of it), walked as /dev is; NULL-terminated, or NULL */

@@ -72,11 +72,11 @@ static unsigned baseline_access(size_t i, const struct grants_host *host)
  * (field notes, incident 2). Each entry is resolved to its own target.
  */
 static const char *const etc_explicit[] = {
-	"/etc/resolv.conf", "/etc/hosts",         "/etc/nsswitch.conf", "/etc/ssl",
-	"/etc/ca-certificates", "/etc/pki",       "/etc/localtime",     "/etc/passwd",
-	"/etc/group",       "/etc/ld.so.cache",   "/etc/ld.so.conf",    "/etc/ld.so.conf.d",
-	"/etc/alternatives", "/etc/fonts",        "/etc/os-release",    "/etc/mime.types",
-	"/etc/debian_version", "/etc/gai.conf",
+	"/etc/resolv.conf",     "/etc/hosts",       "/etc/nsswitch.conf", "/etc/ssl",
+	"/etc/ca-certificates", "/etc/pki",         "/etc/localtime",     "/etc/passwd",
+	"/etc/group",           "/etc/ld.so.cache", "/etc/ld.so.conf",    "/etc/ld.so.conf.d",
+	"/etc/alternatives",    "/etc/fonts",       "/etc/os-release",    "/etc/mime.types",
+	"/etc/debian_version",  "/etc/gai.conf",
 };
 
 /*
@@ -98,8 +98,8 @@ static bool by_daemon_folder(const struct build *b, char **canon)
 	char dir[PATH_MAX], hp[PATH_MAX * 2];
 	struct stat st;
 	if (b->host->hide_etc_secrets || !path_beneath(*canon, "/run") ||
-	    path_beneath(*canon, "/run/user") ||
-	    !path_parent(*canon, dir, sizeof(dir)) || strcmp(dir, "/run") == 0 ||
+	    path_beneath(*canon, "/run/user") || !path_parent(*canon, dir, sizeof(dir)) ||
+	    strcmp(dir, "/run") == 0 ||
 	    canon_host_path(b->host->root, *canon, hp, sizeof(hp)) < 0 || lstat(hp, &st) < 0 ||
 	    !S_ISREG(st.st_mode) || canon_host_path(b->host->root, dir, hp, sizeof(hp)) < 0 ||
 	    lstat(hp, &st) < 0 || !S_ISDIR(st.st_mode) || (st.st_mode & (S_IWGRP | S_IWOTH)))
@@ -120,7 +120,7 @@ int gb_add_baseline(struct build *b)
 		/* a private place is made anew at its path: the host's is irrelevant */
 		if (access & GRANT_PRIVATE)
 			r = gb_add(b->g, strdup(baseline[i].path), strdup(baseline[i].path), access,
-				ORIGIN_BASELINE, true);
+				   ORIGIN_BASELINE, true);
 		else if (access)
 			r = gb_add_requested(b, baseline[i].path, access, ORIGIN_BASELINE, false);
 		if (r < 0 && b->refused)
@@ -130,7 +130,8 @@ int gb_add_baseline(struct build *b)
 				       baseline[i].path);
 	}
 	for (size_t i = 0; b->host->cgroups && b->host->cgroups[i]; i++) {
-		int r = gb_add_requested(b, b->host->cgroups[i], GRANT_READ, ORIGIN_BASELINE, false);
+		int r = gb_add_requested(b, b->host->cgroups[i], GRANT_READ, ORIGIN_BASELINE,
+					 false);
 		if (r < 0 && b->refused)
 			return r;
 	}
@@ -143,7 +144,8 @@ int gb_add_baseline(struct build *b)
 	for (size_t i = 0; i < sizeof(etc_explicit) / sizeof(etc_explicit[0]); i++) {
 		char *canon = NULL, hp[PATH_MAX * 2];
 		bool exists;
-		int r = gb_resolve(b, etc_explicit[i], ORIGIN_BASELINE_TARGET, &canon, &exists, NULL);
+		int r = gb_resolve(b, etc_explicit[i], ORIGIN_BASELINE_TARGET, &canon, &exists,
+				   NULL);
 		if (b->refused) {
 			free(canon);
 			return r;
@@ -156,12 +158,12 @@ int gb_add_baseline(struct build *b)
 		by_daemon_folder(b, &canon);
 		if (!b->host->hide_etc_secrets) {
 			r = gb_add(b->g, canon, strdup(etc_explicit[i]), GRANT_READ,
-				ORIGIN_BASELINE_TARGET, true);
+				   ORIGIN_BASELINE_TARGET, true);
 		} else {
 			r = canon_host_path(b->host->root, canon, hp, sizeof(hp));
 			if (r == 0)
 				r = gb_add_world_readable(b, AT_FDCWD, hp, canon, canon, GRANT_READ,
-						       ORIGIN_BASELINE_TARGET, DT_UNKNOWN);
+							  ORIGIN_BASELINE_TARGET, DT_UNKNOWN);
 			free(canon);
 		}
 		if (r < 0)
@@ -236,8 +238,9 @@ int gb_add_extras(struct build *b)
 /* grants.h: by the names keys and credentials go by, in dir itself (not beneath). */
 bool grants_holds_keys(const char *dir)
 {
-	static const char *const names[] = {"id_rsa", "id_ed25519", "id_ecdsa", "id_dsa",
-					    "credentials", ".netrc", ".pgpass", "authorized_keys"};
+	static const char *const names[] = {"id_rsa",  "id_ed25519",     "id_ecdsa",
+					    "id_dsa",  "credentials",    ".netrc",
+					    ".pgpass", "authorized_keys"};
 	static const char *const ends[] = {".pem", ".key", ".p12", ".pfx", ".kdbx", ".gpg"};
 	struct path_dir d;
 	struct path_entry e;
@@ -249,7 +252,8 @@ bool grants_holds_keys(const char *dir)
 		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
 			yes |= strcmp(e.name, names[k]) == 0;
 		for (size_t k = 0; k < sizeof(ends) / sizeof(ends[0]); k++)
-			yes |= len > strlen(ends[k]) && strcmp(e.name + len - strlen(ends[k]), ends[k]) == 0;
+			yes |= len > strlen(ends[k]) &&
+			       strcmp(e.name + len - strlen(ends[k]), ends[k]) == 0;
 	}
 	path_dir_close(&d);
 	return yes;
@@ -265,8 +269,10 @@ int gb_add_home_files(struct build *b)
 	for (size_t l = 0; l < 2; l++) {
 		for (size_t i = 0; i < lists[l].list->n; i++) {
 			if (!b->home_norm)
-				return err_set(b->err, ERR_USAGE, 0, "home file '%s': HOME is not set to "
-					       "an absolute path", lists[l].list->v[i]);
+				return err_set(b->err, ERR_USAGE, 0,
+					       "home file '%s': HOME is not set to "
+					       "an absolute path",
+					       lists[l].list->v[i]);
 			const char *name = lists[l].list->v[i];
 			char *path = strv_fmt("%s/%s", b->home_norm, name);
 			int r = path ? 0 : -ENOMEM;
@@ -275,15 +281,19 @@ int gb_add_home_files(struct build *b)
 			char norm[PATH_MAX];
 			if (r == 0 && path_normalize(path, norm, sizeof(norm)) == 0 &&
 			    strcmp(norm, b->home_norm) == 0) {
-				err_set(b->err, ERR_USAGE, 0, "home file '%s' is HOME itself", name);
+				err_set(b->err, ERR_USAGE, 0, "home file '%s' is HOME itself",
+					name);
 				err_hint(b->err, "name the files the step needs one by one "
-					 "(--home-file .gitconfig)");
+						 "(--home-file .gitconfig)");
 				r = -EPERM;
 			}
 			if (r == 0 && grants_holds_keys(path)) {
-				err_set(b->err, ERR_USAGE, 0, "home file '%s': '%s' is a folder "
-					"holding keys or credentials", name, path);
-				err_hint(b->err, "name the files the step needs one by one (--home-file "
+				err_set(b->err, ERR_USAGE, 0,
+					"home file '%s': '%s' is a folder "
+					"holding keys or credentials",
+					name, path);
+				err_hint(b->err,
+					 "name the files the step needs one by one (--home-file "
 					 "%s/config, --home-file %s/known_hosts), never the keys",
 					 name, name);
 				r = -EPERM;
@@ -313,6 +323,5 @@ int gb_add_home(struct build *b)
 		if (!(b->g->v[i].access & GRANT_PRIVATE) && path_beneath(home, b->g->v[i].path))
 			return 0;
 	return gb_add(b->g, strdup(home), strdup(home),
-		   GRANT_PRIVATE | GRANT_READ | GRANT_WRITE | GRANT_EXEC, ORIGIN_BASELINE, true);
+		      GRANT_PRIVATE | GRANT_READ | GRANT_WRITE | GRANT_EXEC, ORIGIN_BASELINE, true);
 }
-

@@ -55,8 +55,9 @@ int grants_prepare_dirs(const struct grants *g, struct stepbox_err *err)
 		if (dfd < 0)
 			return dfd;
 		/* O_EXCL | O_NOFOLLOW: never overwrite or follow what is there; one is enough */
-		int fd = openat(dfd, "CACHEDIR.TAG", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-							     O_CLOEXEC | O_NOCTTY, 0644);
+		int fd = openat(dfd, "CACHEDIR.TAG",
+				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+				0644);
 		int e = errno;
 		close(dfd);
 		if (fd >= 0) {

@@ -51,7 +51,7 @@ struct build {
 	struct wlocs check;     /* those a crossed symlink must not lie in */
 	const char *req;        /* the grant being resolved, for messages */
 	enum grant_origin origin;
-	bool refused; /* err holds a refusal that must reach the caller as is */
+	bool refused;     /* err holds a refusal that must reach the caller as is */
 	struct strv dirs; /* real folders resolution has met (canon_memo) */
 	size_t fds_left;  /* read grants' fds it may still hold (grants_host.open_fds) */
 };
@@ -59,8 +59,8 @@ struct build {
 /* grants.c */
 
 /* Takes ownership of path and requested. */
-int gb_add(struct grants *g, char *path, char *requested, unsigned access,
-	   enum grant_origin origin, bool exists);
+int gb_add(struct grants *g, char *path, char *requested, unsigned access, enum grant_origin origin,
+	   bool exists);
 /* Say why path (as asked) gets no grant. */
 int gb_skip(struct grants *g, const char *path, enum grant_origin origin, const char *why);
 bool gb_world_readable(const struct stat *st);
@@ -72,8 +72,8 @@ int gb_resolve(struct build *b, const char *req, enum grant_origin origin, char 
 /* / is not one; /usr, /etc... themselves are. */
 bool gb_system_top(const char *path);
 /* Grant one requested path after resolving it (grants.c says how). */
-int gb_add_requested(struct build *b, const char *req, unsigned access,
-		     enum grant_origin origin, bool create);
+int gb_add_requested(struct build *b, const char *req, unsigned access, enum grant_origin origin,
+		     bool create);
 
 /* grants_walk.c */
 

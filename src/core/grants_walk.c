@@ -106,7 +106,8 @@ static int walk_readable(struct build *b, int dfd, const char *name, const char 
 		return r < 0 ? r : 1;
 	}
 	if (b->devices && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
-		return gb_skip(g, path, origin, "a device node: a grant gives none but the baseline's");
+		return gb_skip(g, path, origin,
+			       "a device node: a grant gives none but the baseline's");
 	if (!b->devices && !gb_world_readable(&st))
 		return gb_skip(g, path, origin, "not world-readable: hidden from the sandbox");
 	if (!S_ISDIR(st.st_mode))
@@ -161,8 +162,8 @@ static int walk_readable(struct build *b, int dfd, const char *name, const char 
  * walk_readable does.
  */
 int gb_add_world_readable(struct build *b, int dfd, const char *name, const char *path,
-			      const char *req, unsigned access, enum grant_origin origin,
-			      unsigned char type)
+			  const char *req, unsigned access, enum grant_origin origin,
+			  unsigned char type)
 {
 	struct stat st;
 	b->devices = false;
@@ -199,8 +200,9 @@ static bool dev_near(const struct build *b, const char *path, int how)
 {
 	for (size_t i = 0; i < b->devs.n; i++) {
 		const char *d = b->devs.v[i];
-		if (how == 0 ? strcmp(path, d) == 0
-			     : how == 1 ? path_beneath(path, d) : path_beneath(d, path))
+		if (how == 0   ? strcmp(path, d) == 0
+		    : how == 1 ? path_beneath(path, d)
+			       : path_beneath(d, path))
 			return true;
 	}
 	return false;
@@ -223,8 +225,8 @@ static int add_without_devices(struct build *b, int dfd, const char *name, const
 }
 
 /* An entry of a split folder: a rule, or for a symlink only its entry. */
-static int add_entry(struct build *b, int dfd, const char *name, const char *path,
-		     unsigned access, enum grant_origin origin)
+static int add_entry(struct build *b, int dfd, const char *name, const char *path, unsigned access,
+		     enum grant_origin origin)
 {
 	struct stat st;
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -271,7 +273,7 @@ static int split_toward(struct build *b, int dfd, const char *name, const char *
 			continue;
 		if (etc && strcmp(child, b->etc) == 0)
 			r = gb_add_world_readable(b, dfd2, de->d_name, child, child, access, origin,
-					       de->d_type);
+						  de->d_type);
 		else if (dev && dev_near(b, child, 0))
 			r = add_without_devices(b, dfd2, de->d_name, child, child, access, origin,
 						de->d_type);
@@ -307,7 +309,7 @@ static bool named_as_is(const struct build *b, const char *req, const char *cano
  * ownership of canon.
  */
 int gb_add_walked(struct build *b, char *canon, const char *req, unsigned access,
-		      enum grant_origin origin)
+		  enum grant_origin origin)
 {
 	char hp[PATH_MAX * 2];
 	int r;
@@ -334,4 +336,3 @@ int gb_add_walked(struct build *b, char *canon, const char *req, unsigned access
 	free(canon);
 	return r < 0 ? r : 0;
 }
-

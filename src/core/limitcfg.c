@@ -9,11 +9,11 @@
 #include <string.h>
 #include <sys/resource.h>
 
-const char *const limitcfg_names[LIMIT_N] = {"memory",	   "tasks",  "cpu_s", "file_size",
+const char *const limitcfg_names[LIMIT_N] = {"memory",     "tasks",  "cpu_s", "file_size",
 					     "open_files", "output", "tmp"};
 
 /* PID_MAX_LIMIT, fs.nr_open's ceiling, 30 days; bytes to 2^60 */
-static const uint64_t maxima[LIMIT_N] = {1ULL << 60, 4194304,	 2592000,   1ULL << 60,
+static const uint64_t maxima[LIMIT_N] = {1ULL << 60, 4194304,    2592000,   1ULL << 60,
 					 1048576,    1ULL << 60, 1ULL << 60};
 
 bool limitcfg_in_bytes(enum limit_kind k)
@@ -76,8 +76,8 @@ int limitcfg_set_flag(struct limit_config *c, const char *assignment, struct ste
 		return err_set(err, ERR_USAGE, 0, "--limit %s: '%s' is not %s from 1 to %" PRIu64,
 			       limitcfg_names[k], eq + 1,
 			       limitcfg_in_bytes((enum limit_kind)k)
-				   ? "a size (bytes, or with K, M, G, T)"
-				   : "a whole number",
+				       ? "a size (bytes, or with K, M, G, T)"
+				       : "a whole number",
 			       maxima[k]);
 	limitcfg_merge(c, (enum limit_kind)k, v);
 	return 0;
@@ -105,8 +105,8 @@ void limitcfg_human(uint64_t v, enum limit_kind k, char *buf, size_t cap)
 int limitcfg_setrlimit(enum limit_kind kind, uint64_t v)
 {
 	static const int res[LIMIT_N] = {
-		[LIMIT_MEMORY] = RLIMIT_DATA, [LIMIT_TASKS] = RLIMIT_NPROC,
-		[LIMIT_CPU] = RLIMIT_CPU,     [LIMIT_FILE_SIZE] = RLIMIT_FSIZE,
+		[LIMIT_MEMORY] = RLIMIT_DATA,       [LIMIT_TASKS] = RLIMIT_NPROC,
+		[LIMIT_CPU] = RLIMIT_CPU,           [LIMIT_FILE_SIZE] = RLIMIT_FSIZE,
 		[LIMIT_OPEN_FILES] = RLIMIT_NOFILE,
 	};
 	if (kind > LIMIT_OPEN_FILES)
@@ -125,7 +125,8 @@ int limitcfg_setrlimit(enum limit_kind kind, uint64_t v)
 const char *limitcfg_signalled(int signal, const uint64_t v[LIMIT_N], char *said, size_t cap)
 {
 	if (signal == SIGXCPU && v[LIMIT_CPU]) {
-		snprintf(said, cap, "the step reached its CPU time limit (%" PRIu64 " s per process)",
+		snprintf(said, cap,
+			 "the step reached its CPU time limit (%" PRIu64 " s per process)",
 			 v[LIMIT_CPU]);
 		return "cpu_s";
 	}

@@ -21,7 +21,6 @@
 /* The holder's line: fixed size, rewritten in place, never truncated. */
 #define RECORD_SIZE 128
 
-
 static void on_alarm(int sig)
 {
 	(void)sig; /* only to interrupt F_OFD_SETLKW */
@@ -81,7 +80,8 @@ static void write_slot(int fd, bool shared, const char *state)
 	if (localtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	int n = snprintf(rec, sizeof(rec), "%s%sstepbox pid %d on host %s since %s%s", state,
-			 state[0] ? ": " : "", (int)getpid(), host, when, shared ? " (shared)" : "");
+			 state[0] ? ": " : "", (int)getpid(), host, when,
+			 shared ? " (shared)" : "");
 	if (n < 0 || n >= (int)sizeof(rec) - 1)
 		n = (int)sizeof(rec) - 2;
 	memset(rec + n, ' ', sizeof(rec) - 1 - (size_t)n);
@@ -119,7 +119,8 @@ static int open_lock(int dfd, const char *dir, struct stepbox_err *err)
 static bool same_file(int dfd, int fd)
 {
 	struct stat a, b;
-	return fstat(fd, &a) == 0 && fstatat(dfd, PERSIST_LOCK_NAME, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	return fstat(fd, &a) == 0 &&
+	       fstatat(dfd, PERSIST_LOCK_NAME, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
@@ -152,7 +153,8 @@ static int wait_lock(int fd, const char *holder, struct flock *fl, const char *d
 				break;
 			}
 			if (!said && !quiet)
-				fprintf(stderr, "stepbox: waiting for the workflow cache %s, held by %s\n",
+				fprintf(stderr,
+					"stepbox: waiting for the workflow cache %s, held by %s\n",
 					dir, holder[0] ? holder : "another step");
 			said = true;
 			continue;
@@ -179,11 +181,13 @@ static void say_killed(const char *dir, const struct persist_lock *lock, bool qu
 	int r = persist_repair(dir, &aside);
 	if (!quiet || aside.n)
 		err_warn("the last step to hold the workflow cache %s (%s) was killed before it "
-			 "ended%s", dir, lock->killed, aside.n ? "; set aside its unfinished pip "
-							       "installs, to be installed anew:"
-							     : r < 0 ? ""
-								     : "; what it installed may be "
-								       "incomplete: reinstall what fails");
+			 "ended%s",
+			 dir, lock->killed,
+			 aside.n ? "; set aside its unfinished pip "
+				   "installs, to be installed anew:"
+			 : r < 0 ? ""
+				 : "; what it installed may be "
+				   "incomplete: reinstall what fails");
 	for (size_t i = 0; i < aside.n; i++)
 		fprintf(stderr, "stepbox:   %s\n", aside.v[i]);
 	strv_release(&aside);
@@ -239,14 +243,16 @@ static int path_lock(struct persist_lock *l, int dfd, const char *dir, long wait
 		return -1;
 	size_t n = strlen(path);
 	snprintf(path + n, sizeof(path) - n, "/%016" PRIx64 ".lock", h);
-	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+	int fd =
+		open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
 	if (fd < 0)
 		return -1;
 	struct flock fl = {.l_type = shared ? F_RDLCK : F_WRLCK, .l_whence = SEEK_SET};
 	int r = fcntl(fd, F_OFD_SETLK, &fl) == 0 ? 0 : -errno;
 	if (r == -EAGAIN || r == -EACCES) {
 		/* who holds it, for the message: the lock in P says */
-		int in_p = openat(dfd, PERSIST_LOCK_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		int in_p = openat(dfd, PERSIST_LOCK_NAME,
+				  O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 		if (in_p >= 0) {
 			read_holder(in_p, fl.l_type, l->holder, sizeof(l->holder));
 			close(in_p);
@@ -299,16 +305,18 @@ int persist_lock(struct persist_lock *l, const char *dir, bool shared, long wait
 		if (r == 1) {
 			err_set(err, ERR_UNAVAILABLE, 0,
 				"the workflow cache '%s' is still held by %s after %ld s "
-				"(--persist-wait)", dir, l->holder[0] ? l->holder : "another step",
-				wait_s);
-			err_hint(err, "another step is using it: wait longer, or run a step that only "
-				      "uses what is installed with --persist-shared");
+				"(--persist-wait)",
+				dir, l->holder[0] ? l->holder : "another step", wait_s);
+			err_hint(err,
+				 "another step is using it: wait longer, or run a step that only "
+				 "uses what is installed with --persist-shared");
 			r = -ETIMEDOUT;
 		} else if (r < 0) {
 			err_set(err, ERR_UNAVAILABLE, -r, "lock the persistent folder '%s'", dir);
 			if (r == -ENOLCK)
-				err_hint(err, "its file system keeps no locks (an NFS mount without "
-					      "lockd?): mount it with locking");
+				err_hint(err,
+					 "its file system keeps no locks (an NFS mount without "
+					 "lockd?): mount it with locking");
 		}
 		if (r < 0 || same_file(dfd, l->fd))
 			break;
@@ -318,8 +326,11 @@ int persist_lock(struct persist_lock *l, const char *dir, bool shared, long wait
 	close(dfd);
 	if (r < 0 || l->fd < 0) {
 		persist_unlock(l);
-		return r < 0 ? r : err_set(err, ERR_UNAVAILABLE, EAGAIN, "lock the persistent "
-							     "folder '%s'", dir);
+		return r < 0 ? r
+			     : err_set(err, ERR_UNAVAILABLE, EAGAIN,
+				       "lock the persistent "
+				       "folder '%s'",
+				       dir);
 	}
 	l->waited_s = clock_now_s() - start;
 	if (l->waited_s < 0.001)
@@ -347,7 +358,8 @@ void persist_check_intact(const struct persist_lock *l, const char *dir)
 		close(dfd);
 	if (!same)
 		err_warn("the step removed or replaced '%s/%s': a step started meanwhile may have "
-			 "written in the workflow cache beside this one", dir, PERSIST_LOCK_NAME);
+			 "written in the workflow cache beside this one",
+			 dir, PERSIST_LOCK_NAME);
 }
 
 void persist_unlock(struct persist_lock *l)
@@ -393,8 +405,10 @@ int persist_repair(const char *dir, struct strv *set_aside)
 				struct stat st;
 				char rec[NAME_MAX + 16], aside[NAME_MAX + 32];
 				if (len < 10 || strcmp(de.name + len - 10, ".dist-info") != 0 ||
-				    snprintf(rec, sizeof(rec), "%s/RECORD", de.name) >= (int)sizeof(rec) ||
-				    fstatat(sp.fd, rec, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+				    snprintf(rec, sizeof(rec), "%s/RECORD", de.name) >=
+					    (int)sizeof(rec) ||
+				    fstatat(sp.fd, rec, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+				    errno != ENOENT)
 					continue;
 				snprintf(aside, sizeof(aside), ".%s.stepbox-unfinished", de.name);
 				if (renameat(sp.fd, de.name, sp.fd, aside) == 0)

@@ -20,12 +20,12 @@
 #define PERSIST_LOCK_NAME ".stepbox-lock"
 
 struct persist_lock {
-	int fd;          /* the locked file, or -1 */
-	int path_fd;     /* the same lock keyed by P's path, outside P (persist.c), or -1 */
+	int fd;      /* the locked file, or -1 */
+	int path_fd; /* the same lock keyed by P's path, outside P (persist.c), or -1 */
 	bool shared;
-	double waited_s; /* how long another step held it */
-	char holder[160];/* who held it when we started waiting, or "" */
-	char killed[160];/* the last writer, if it was killed before it ended, or "" */
+	double waited_s;  /* how long another step held it */
+	char holder[160]; /* who held it when we started waiting, or "" */
+	char killed[160]; /* the last writer, if it was killed before it ended, or "" */
 };
 
 /*

@@ -113,9 +113,11 @@ static void net_text(enum policy_net net, const struct policy_ports *connect,
 	}
 	size_t n = (size_t)snprintf(buf, cap, "tcp:");
 	for (unsigned i = 0; i < connect->n && n < cap; i++)
-		n += (size_t)snprintf(buf + n, cap - n, "%s%u", i ? "," : "", (unsigned)connect->v[i]);
+		n += (size_t)snprintf(buf + n, cap - n, "%s%u", i ? "," : "",
+				      (unsigned)connect->v[i]);
 	for (unsigned i = 0; i < bind->n && n < cap; i++)
-		n += (size_t)snprintf(buf + n, cap - n, "%s%u", i ? "," : " bind:", (unsigned)bind->v[i]);
+		n += (size_t)snprintf(buf + n, cap - n, "%s%u",
+				      i ? "," : " bind:", (unsigned)bind->v[i]);
 }
 
 int policy_net_merge(struct stepbox_config *cfg, enum policy_net net,
@@ -127,7 +129,8 @@ int policy_net_merge(struct stepbox_config *cfg, enum policy_net net,
 		char was[160], now[160];
 		net_text(cfg->net, &cfg->connect_tcp, &cfg->bind_tcp, was, sizeof(was));
 		net_text(net, connect, bind, now, sizeof(now));
-		err_set(err, ERR_USAGE, 0, "two network policies asked for: '%s' and '%s'", was, now);
+		err_set(err, ERR_USAGE, 0, "two network policies asked for: '%s' and '%s'", was,
+			now);
 		err_hint(err, "give one: a flag adds to the policy file, it never replaces it");
 		return -EINVAL;
 	}
@@ -274,15 +277,15 @@ int policy_set_timeout(struct stepbox_config *cfg, const char *text, struct step
 	long v;
 	if (policy_parse_long(text, 1, POLICY_MAX_TIMEOUT, &v) < 0)
 		return err_set(err, ERR_USAGE, 0,
-			       "--timeout '%s' is not a whole number of seconds from 1 to %ld", text,
-			       POLICY_MAX_TIMEOUT);
+			       "--timeout '%s' is not a whole number of seconds from 1 to %ld",
+			       text, POLICY_MAX_TIMEOUT);
 	cfg->timeout_s = v;
 	return 0;
 }
 
 /* Add NAME=VALUE to env_set; the same name with another value is a conflict. */
 int policy_env_set(struct stepbox_config *cfg, const char *name, const char *value,
-		       struct stepbox_err *err)
+		   struct stepbox_err *err)
 {
 	size_t nl = strlen(name);
 	for (size_t i = 0; i < cfg->env_set.n; i++) {

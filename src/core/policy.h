@@ -66,11 +66,11 @@ struct stepbox_config {
 	enum policy_net net;
 	bool net_set;
 	struct policy_ports connect_tcp, bind_tcp; /* with NET_TCP */
-	struct strv env_set;   /* "NAME=VALUE", explicit, win over routing */
-	struct strv env_unset; /* names */
-	struct strv env_keep;  /* names kept despite looking secret */
+	struct strv env_set;                       /* "NAME=VALUE", explicit, win over routing */
+	struct strv env_unset;                     /* names */
+	struct strv env_keep;                      /* names kept despite looking secret */
 	bool clean_env;
-	long timeout_s; /* 0: none */
+	long timeout_s;             /* 0: none */
 	struct limit_config limits; /* limits / --limit, --no-limits */
 	enum policy_backend backend;
 	/* doctor, policy --sbpl: BACKEND_NONE stands for "no backend planned",
@@ -79,7 +79,7 @@ struct stepbox_config {
 	bool backend_set;
 	int verbosity; /* -1 quiet, 0 normal, 1 verbose */
 	char *report_file;
-	bool explain; /* --explain (and learn): record what the sandbox denies */
+	bool explain;      /* --explain (and learn): record what the sandbox denies */
 	bool enable_audit; /* --enable-audit: turn audit on for the run if it is off */
 	char *policy_file;
 	bool consume;

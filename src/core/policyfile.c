@@ -101,7 +101,8 @@ static void jw_value(struct jwalk *w, const char *path, int depth)
 				char key[256];
 				unsigned kl = w->line, kc = w->col;
 				jw_string(w, key, sizeof(key));
-				snprintf(child, sizeof(child), "%s%s%s", path, *path ? "/" : "", key);
+				snprintf(child, sizeof(child), "%s%s%s", path, *path ? "/" : "",
+					 key);
 				jw_mark(w, child, kl, kc);
 				jw_ws(w);
 				jw_adv(w); /* ':' */
@@ -237,8 +238,9 @@ static int get_home_files(struct loader *ld, const char *key, json_t *v, struct 
 		char sub[64];
 		snprintf(sub, sizeof(sub), "%s/%zu", key, i);
 		if (!json_is_string(e) || !policy_home_file_ok(json_string_value(e)))
-			return bad(ld, sub, "must be a path relative to HOME, without '..' "
-					    "(\".gitconfig\", \".ssh/config\")");
+			return bad(ld, sub,
+				   "must be a path relative to HOME, without '..' "
+				   "(\".gitconfig\", \".ssh/config\")");
 		if (strv_push(out, json_string_value(e)) < 0)
 			return err_set(ld->err, ERR_USAGE, ENOMEM, "policy");
 	}
@@ -341,7 +343,8 @@ static int load_network(struct loader *ld, json_t *v)
 			return bad(ld, "network",
 				   "must be \"allow\", \"none\" or {\"connect_tcp\": [...], "
 				   "\"bind_tcp\": [...]}");
-		r = policy_net_merge(ld->cfg, m[0] == 'a' ? NET_ALLOW : NET_NONE, &empty, &empty, ld->err);
+		r = policy_net_merge(ld->cfg, m[0] == 'a' ? NET_ALLOW : NET_NONE, &empty, &empty,
+				     ld->err);
 		return r < 0 ? bad(ld, "network", "%s", ld->err->msg) : 0;
 	}
 	if (!json_is_object(v))
@@ -394,8 +397,9 @@ static int load_limits(struct loader *ld, json_t *v)
 		}
 		int k = limitcfg_find(key, strlen(key));
 		if (k < 0)
-			return bad(ld, sub, "unknown limit (expected memory, tasks, cpu_s, file_size, "
-					    "open_files, output, tmp or defaults)");
+			return bad(ld, sub,
+				   "unknown limit (expected memory, tasks, cpu_s, file_size, "
+				   "open_files, output, tmp or defaults)");
 		char num[32];
 		const char *text = json_is_string(e) ? json_string_value(e) : NULL;
 		if (json_is_integer(e) && json_integer_value(e) > 0) {
@@ -502,13 +506,14 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 	return bad(ld, key,
 		   "unknown key (version 1 knows version, workdir, read_paths, write_paths, "
 		   "workdir_readonly, persistent_dir, persistent_shared, home_files, network, "
-		   "env, timeout_s, limits, backend, allow_broad_grants, unix_sockets; and ignores what "
+		   "env, timeout_s, limits, backend, allow_broad_grants, unix_sockets; and ignores "
+		   "what "
 		   "stepbox policy adds: resolved_backend, run_base, grants, skipped, "
 		   "routed_dirs)");
 }
 
-int policyfile_load_buffer(struct stepbox_config *cfg, const char *name, const char *buf, size_t len,
-		       struct stepbox_err *err)
+int policyfile_load_buffer(struct stepbox_config *cfg, const char *name, const char *buf,
+			   size_t len, struct stepbox_err *err)
 {
 	struct loader ld = {cfg, name, buf, len, err};
 	json_error_t jerr;
@@ -561,7 +566,7 @@ static int open_consumed(const char *path, int *dfd)
 }
 
 int policyfile_load_file(struct stepbox_config *cfg, const char *path, bool consume,
-		     struct stepbox_err *err)
+			 struct stepbox_err *err)
 {
 	bool is_stdin = strcmp(path, "-") == 0;
 	int dfd = -1, fd;
@@ -577,21 +582,26 @@ int policyfile_load_file(struct stepbox_config *cfg, const char *path, bool cons
 			close(dfd);
 		if (e == ELOOP && consume) {
 			err_set(err, ERR_USAGE, e, "consume policy '%s'", path);
-			err_hint(err, "--consume reads and deletes its file through real folders only (a "
-				      "symlink on the way may be a step's): give the file's canonical "
-				      "path");
+			err_hint(
+				err,
+				"--consume reads and deletes its file through real folders only (a "
+				"symlink on the way may be a step's): give the file's canonical "
+				"path");
 		} else if (e == ENOENT) {
 			err_set(err, ERR_USAGE, 0, "policy file '%s' does not exist", path);
 			/* a rerun of a command line that consumed its file once */
 			if (consume)
-				err_hint(err, "with --consume a policy file is deleted once it is read: "
-					      "write it anew for each run");
+				err_hint(err,
+					 "with --consume a policy file is deleted once it is read: "
+					 "write it anew for each run");
 			else
-				err_hint(err, "check the path (-p FILE), or give the policy on standard "
-					      "input with -p -");
+				err_hint(err,
+					 "check the path (-p FILE), or give the policy on standard "
+					 "input with -p -");
 		} else {
 			err_set(err, ERR_USAGE, e, "read policy '%s'", path);
-			err_hint(err, "the policy file must be readable by the user running stepbox");
+			err_hint(err,
+				 "the policy file must be readable by the user running stepbox");
 		}
 		return -e;
 	}

@@ -37,12 +37,17 @@ int reportfile_dir(const char *path, const char *opt, const struct grants *g, ch
 	else
 		r = canon_links("/", dir, dir_out, &exists, planted, (void *)g);
 	if (r == -ELOOP && *dir_out == NULL) {
-		r = err_set(err, ERR_USAGE, 0, "the folder of %s '%s' goes through a symlink in a "
-			    "write grant", opt, path);
-		err_hint(err, "a step may have planted it: remove the link, or keep %s out of the "
-			      "step's write grants", opt);
+		r = err_set(err, ERR_USAGE, 0,
+			    "the folder of %s '%s' goes through a symlink in a "
+			    "write grant",
+			    opt, path);
+		err_hint(err,
+			 "a step may have planted it: remove the link, or keep %s out of the "
+			 "step's write grants",
+			 opt);
 	} else if (r < 0 || !exists) {
-		r = err_set(err, ERR_USAGE, r < 0 ? -r : ENOENT, "the folder of %s '%s'", opt, path);
+		r = err_set(err, ERR_USAGE, r < 0 ? -r : ENOENT, "the folder of %s '%s'", opt,
+			    path);
 		err_hint(err, "%s names a file in a folder that exists", opt);
 	}
 	if (r < 0) {
@@ -72,9 +77,11 @@ int reportfile_write(const char *path, const char *opt, const char *dir, json_t 
 			close(dfd);
 		err_set(err, ERR_USAGE, e, "write %s '%s'", opt, path);
 		if (e == ELOOP)
-			err_hint(err, "its folder '%s' goes through a symlink (one a step may have "
-				      "planted); give %s a path through real folders, out of the "
-				      "step's write grants", dir, opt);
+			err_hint(err,
+				 "its folder '%s' goes through a symlink (one a step may have "
+				 "planted); give %s a path through real folders, out of the "
+				 "step's write grants",
+				 dir, opt);
 		return -e;
 	}
 	int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -110,13 +117,14 @@ int reportfile_error(const char *path, const struct stepbox_config *cfg,
 		return err_set(err, ERR_USAGE, ENAMETOOLONG, "write --report '%s'", path);
 	/* the path the message is about: stepbox quotes it as '...' */
 	const char *q = strchr(failure->msg, '\''), *q2 = q ? strchr(q + 1, '\'') : NULL;
-	json_t *error = json_pack("{s:s, s:s, s:o, s:o, s:o}", "kind",
-				  failure->kind == ERR_USAGE ? "usage" : "sandbox_unavailable",
-				  "message", failure->msg, "path",
-				  q2 ? json_stringn(q + 1, (size_t)(q2 - q - 1)) : json_null(), "hint",
-				  failure->hint[0] ? json_string(failure->hint) : json_null(), "errno",
-				  failure->errnum ? json_integer(failure->errnum) : json_null());
-	json_t *root = json_pack("{s:i, s:b, s:i, s:o, s:o}", "version", 1, "started", false,
-				 "exit_code", 125, "error", error, "network", show_network_json(cfg));
+	json_t *error = json_pack(
+		"{s:s, s:s, s:o, s:o, s:o}", "kind",
+		failure->kind == ERR_USAGE ? "usage" : "sandbox_unavailable", "message",
+		failure->msg, "path", q2 ? json_stringn(q + 1, (size_t)(q2 - q - 1)) : json_null(),
+		"hint", failure->hint[0] ? json_string(failure->hint) : json_null(), "errno",
+		failure->errnum ? json_integer(failure->errnum) : json_null());
+	json_t *root =
+		json_pack("{s:i, s:b, s:i, s:o, s:o}", "version", 1, "started", false, "exit_code",
+			  125, "error", error, "network", show_network_json(cfg));
 	return reportfile_write(path, "--report", dir, root, err);
 }

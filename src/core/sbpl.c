@@ -18,45 +18,88 @@
  * master.passwd and the keys beside it); the devices every process uses.
  */
 static const char *const sys_exec[] = {
-	"/usr", "/bin", "/sbin", "/System", "/Library/Apple", "/Library/Frameworks",
-	"/Library/Developer/CommandLineTools", "/opt/homebrew", "/opt/local",
-	"/private/var/db/dyld", "/System/Volumes/Preboot/Cryptexes", NULL,
-};
-static const char *const sys_read[] = {
-	"/private/etc/hosts", "/private/etc/resolv.conf", "/private/var/run/resolv.conf",
-	"/private/etc/services", "/private/etc/protocols", "/private/etc/passwd",
-	"/private/etc/group", "/private/etc/shells", "/private/etc/ssl", "/private/etc/localtime",
-	"/private/var/db/timezone", "/private/etc/profile", "/private/etc/bashrc",
-	"/private/etc/zshrc", "/private/etc/zprofile", "/private/etc/paths", "/private/etc/paths.d",
+	"/usr",
+	"/bin",
+	"/sbin",
+	"/System",
+	"/Library/Apple",
+	"/Library/Frameworks",
+	"/Library/Developer/CommandLineTools",
+	"/opt/homebrew",
+	"/opt/local",
+	"/private/var/db/dyld",
+	"/System/Volumes/Preboot/Cryptexes",
 	NULL,
 };
+static const char *const sys_read[] = {
+	"/private/etc/hosts",     "/private/etc/resolv.conf", "/private/var/run/resolv.conf",
+	"/private/etc/services",  "/private/etc/protocols",   "/private/etc/passwd",
+	"/private/etc/group",     "/private/etc/shells",      "/private/etc/ssl",
+	"/private/etc/localtime", "/private/var/db/timezone", "/private/etc/profile",
+	"/private/etc/bashrc",    "/private/etc/zshrc",       "/private/etc/zprofile",
+	"/private/etc/paths",     "/private/etc/paths.d",     NULL,
+};
 static const char *const sys_dev[] = {
-	"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/stdin",
-	"/dev/stdout", "/dev/stderr", "/dev/ptmx", NULL,
+	"/dev/null",  "/dev/zero",   "/dev/random", "/dev/urandom", "/dev/tty",
+	"/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/ptmx",    NULL,
 };
 
 /* The sysctls a runtime reads for its machine (no process table but the step's own). */
 static const char *const sysctls[] = {
-	"hw.activecpu", "hw.byteorder", "hw.cachelinesize", "hw.cpufamily", "hw.cpufrequency",
-	"hw.cputype", "hw.l1dcachesize", "hw.l2cachesize", "hw.logicalcpu", "hw.logicalcpu_max",
-	"hw.machine", "hw.memsize", "hw.model", "hw.ncpu", "hw.nperflevels", "hw.pagesize",
-	"hw.physicalcpu", "hw.physicalcpu_max", "hw.tbfrequency", "hw.vectorunit",
-	"kern.argmax", "kern.boottime", "kern.hostname", "kern.maxfilesperproc", "kern.maxproc",
-	"kern.ngroups", "kern.osproductversion", "kern.osrelease", "kern.ostype", "kern.osversion",
-	"kern.secure_kernel", "kern.usrstack64", "kern.version", "machdep.cpu.brand_string",
-	"sysctl.proc_cputype", "vm.loadavg", NULL,
+	"hw.activecpu",
+	"hw.byteorder",
+	"hw.cachelinesize",
+	"hw.cpufamily",
+	"hw.cpufrequency",
+	"hw.cputype",
+	"hw.l1dcachesize",
+	"hw.l2cachesize",
+	"hw.logicalcpu",
+	"hw.logicalcpu_max",
+	"hw.machine",
+	"hw.memsize",
+	"hw.model",
+	"hw.ncpu",
+	"hw.nperflevels",
+	"hw.pagesize",
+	"hw.physicalcpu",
+	"hw.physicalcpu_max",
+	"hw.tbfrequency",
+	"hw.vectorunit",
+	"kern.argmax",
+	"kern.boottime",
+	"kern.hostname",
+	"kern.maxfilesperproc",
+	"kern.maxproc",
+	"kern.ngroups",
+	"kern.osproductversion",
+	"kern.osrelease",
+	"kern.ostype",
+	"kern.osversion",
+	"kern.secure_kernel",
+	"kern.usrstack64",
+	"kern.version",
+	"machdep.cpu.brand_string",
+	"sysctl.proc_cputype",
+	"vm.loadavg",
+	NULL,
 };
 static const char *const sysctl_prefixes[] = {"hw.optional.", "hw.perflevel", NULL};
 
 /* The system services every tool asks (user and group names, notifications, logging). */
 static const char *const services[] = {
-	"com.apple.system.opendirectoryd.libinfo", "com.apple.system.opendirectoryd.membership",
-	"com.apple.system.notification_center", "com.apple.system.logger", "com.apple.logd",
+	"com.apple.system.opendirectoryd.libinfo",
+	"com.apple.system.opendirectoryd.membership",
+	"com.apple.system.notification_center",
+	"com.apple.system.logger",
+	"com.apple.logd",
 	NULL,
 };
 /* ... and with a network: certificate trust and proxy settings. */
 static const char *const net_services[] = {
-	"com.apple.trustd.agent", "com.apple.SystemConfiguration.configd", NULL,
+	"com.apple.trustd.agent",
+	"com.apple.SystemConfiguration.configd",
+	NULL,
 };
 /* Name lookups, which mDNSResponder makes outside the sandbox: as on Linux,
  * with --net allow or when a port list holds 53. */
@@ -64,7 +107,7 @@ static const char *const dns_services[] = {"com.apple.dnssd.service", NULL};
 
 struct out {
 	FILE *f;
-	int err;       /* the first failure: -EINVAL for a path SBPL cannot hold */
+	int err;         /* the first failure: -EINVAL for a path SBPL cannot hold */
 	const char *bad; /* that path */
 };
 
@@ -173,8 +216,7 @@ static void allow(struct out *o, const char *ops, const char *open, const char *
 	fputs(")\n", o->f);
 }
 
-static void allow_names(struct out *o, const char *op, const char *open,
-			const char *const *names)
+static void allow_names(struct out *o, const char *op, const char *open, const char *const *names)
 {
 	struct strv v = STRV_INIT;
 	for (size_t i = 0; names[i]; i++)
@@ -224,8 +266,8 @@ static int ancestors(const struct strv *v, struct strv *up)
 }
 
 /* The grants of g by what they give on a Mac; the Linux baseline is left out. */
-static int collect(const struct grants *g, struct strv *read, struct strv *exec,
-		   struct strv *write, struct strv *unix_)
+static int collect(const struct grants *g, struct strv *read, struct strv *exec, struct strv *write,
+		   struct strv *unix_)
 {
 	int r = 0;
 	for (size_t i = 0; r == 0 && i < g->n; i++) {
@@ -264,7 +306,8 @@ static void network(struct out *o, const struct stepbox_config *cfg)
 	if (cfg->net == NET_ALLOW) {
 		fputs("(allow network-outbound (remote ip))\n"
 		      "(allow network-inbound (local ip))\n"
-		      "(allow network-bind (local ip))\n", o->f);
+		      "(allow network-bind (local ip))\n",
+		      o->f);
 		return;
 	}
 	if (cfg->connect_tcp.n) {
@@ -330,15 +373,17 @@ static int gather(const struct grants *g, struct lists *l)
 static void write_system(struct out *o)
 {
 	FILE *f = o->f;
-	fprintf(f, "(version 1)\n"
-		   "; stepbox %s: the Seatbelt profile of this policy (docs/seatbelt.md).\n"
-		   "; Everything is denied but what follows.\n"
-		   "(deny default)\n\n",
+	fprintf(f,
+		"(version 1)\n"
+		"; stepbox %s: the Seatbelt profile of this policy (docs/seatbelt.md).\n"
+		"; Everything is denied but what follows.\n"
+		"(deny default)\n\n",
 		STEPBOX_VERSION);
 	fputs("; processes: the step's own tree\n"
 	      "(allow process-fork)\n"
 	      "(allow signal (target same-sandbox))\n"
-	      "(allow process-info* (target same-sandbox))\n\n", f);
+	      "(allow process-info* (target same-sandbox))\n\n",
+	      f);
 	fputs("; what every tool asks of the system\n", f);
 	fputs("(allow sysctl-read", f);
 	for (size_t i = 0; sysctls[i]; i++)
@@ -349,7 +394,8 @@ static void write_system(struct out *o)
 	allow_names(o, "mach-lookup", "(global-name ", services);
 	fputs("(allow pseudo-tty)\n"
 	      "(allow file-read* file-write* file-ioctl\n"
-	      "  (require-all (subpath \"/dev\") (extension \"com.apple.sandbox.pty\")))\n\n", f);
+	      "  (require-all (subpath \"/dev\") (extension \"com.apple.sandbox.pty\")))\n\n",
+	      f);
 }
 
 static void write_files(struct out *o, const struct lists *l)
@@ -371,7 +417,8 @@ static void write_files(struct out *o, const struct lists *l)
 	allow(o, "file-read* file-write* process-exec file-map-executable", "(subpath ", ")",
 	      &l->write);
 	fputs("; UNIX sockets: connect beneath write grants and unix_sockets, bind beneath write "
-	      "grants\n", f);
+	      "grants\n",
+	      f);
 	if (l->socks.n)
 		fputs("(allow system-socket (socket-domain AF_UNIX))\n", f);
 	allow(o, "network-outbound", "(remote unix-socket (subpath ", "))", &l->socks);

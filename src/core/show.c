@@ -78,16 +78,20 @@ json_t *show_policy_json(const struct stepbox_config *cfg, const struct grants *
 	r = r ? r : strv_extend(&unixes, &cfg->unix_flag);
 	r = r ? r : strv_extend(&homes, &cfg->home_policy);
 	r = r ? r : strv_extend(&homes, &cfg->home_flag);
-	json_t *root = r < 0 ? NULL : json_pack(
-		"{s:i, s:s, s:s, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:b}}",
-		"version", 1, "backend", policy_backend_name(cfg->backend), "workdir", g->workdir,
-		"workdir_readonly", cfg->workdir_readonly, "allow_broad_grants",
-		cfg->allow_broad_grants, "read_paths", show_strv_json(&reads), "write_paths",
-		show_strv_json(&writes), "unix_sockets", show_strv_json(&unixes), "home_files",
-		show_strv_json(&homes), "persistent_dir",
-		g->persist ? json_string(g->persist) : json_null(), "network", show_network_json(cfg),
-		"env", "set", set, "unset", show_strv_json(&cfg->env_unset), "keep",
-		show_strv_json(&cfg->env_keep), "clean", cfg->clean_env);
+	json_t *root =
+		r < 0 ? NULL
+		      : json_pack("{s:i, s:s, s:s, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, "
+				  "s:o, s:o, s:b}}",
+				  "version", 1, "backend", policy_backend_name(cfg->backend),
+				  "workdir", g->workdir, "workdir_readonly", cfg->workdir_readonly,
+				  "allow_broad_grants", cfg->allow_broad_grants, "read_paths",
+				  show_strv_json(&reads), "write_paths", show_strv_json(&writes),
+				  "unix_sockets", show_strv_json(&unixes), "home_files",
+				  show_strv_json(&homes), "persistent_dir",
+				  g->persist ? json_string(g->persist) : json_null(), "network",
+				  show_network_json(cfg), "env", "set", set, "unset",
+				  show_strv_json(&cfg->env_unset), "keep",
+				  show_strv_json(&cfg->env_keep), "clean", cfg->clean_env);
 	strv_release(&reads);
 	strv_release(&writes);
 	strv_release(&unixes);
@@ -147,8 +151,7 @@ int show_policy(FILE *out, const struct stepbox_config *cfg, const struct grants
 		json_decref(skipped);
 		return -ENOMEM;
 	}
-	if (json_object_set_new(root, "resolved_backend",
-					json_string(backend)) == 0 &&
+	if (json_object_set_new(root, "resolved_backend", json_string(backend)) == 0 &&
 	    json_object_set_new(root, "run_base",
 				env->run_base ? json_string(env->run_base) : json_null()) == 0 &&
 	    json_object_set_new(root, "grants", grants) == 0 &&
@@ -156,7 +159,6 @@ int show_policy(FILE *out, const struct stepbox_config *cfg, const struct grants
 		json_object_set_new(root, "routed_dirs", show_strv_json(&env->dirs));
 	return show_dump(out, root);
 }
-
 
 /* "NAME: reason" entries as {"name", "reason"}; no reason holds ": ". */
 json_t *show_dropped_json(const struct strv *dropped)
@@ -178,12 +180,13 @@ int show_env(FILE *out, const struct env_result *r, bool json, bool nul)
 {
 	if (json) {
 		json_t *env = show_env_object(&r->env);
-		return show_dump(out, json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "version", 1, "env", env,
-					   "dropped", show_dropped_json(&r->dropped), "routed_dirs",
-					   show_strv_json(&r->dirs), "persistent_dir",
-					   r->persist ? json_string(r->persist) : json_null(),
-					   "run_base",
-					   r->run_base ? json_string(r->run_base) : json_null()));
+		return show_dump(
+			out,
+			json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "version", 1, "env", env,
+				  "dropped", show_dropped_json(&r->dropped), "routed_dirs",
+				  show_strv_json(&r->dirs), "persistent_dir",
+				  r->persist ? json_string(r->persist) : json_null(), "run_base",
+				  r->run_base ? json_string(r->run_base) : json_null()));
 	}
 	/* -0: NAME=VALUE entries, each ended by NUL, as `env -0` prints them */
 	for (size_t i = 0; i < r->env.n; i++)

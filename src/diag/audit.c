@@ -113,8 +113,10 @@ bool audit_prepare(struct audit *a, bool enable)
 	a->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_AUDIT);
 	struct sockaddr_nl group = {.nl_family = AF_NETLINK, .nl_groups = 1 /* READLOG */};
 	if (a->fd < 0 || bind(a->fd, (struct sockaddr *)&group, sizeof(group)) < 0) {
-		snprintf(a->why, sizeof(a->why), "audit records cannot be read (%s: needs "
-			 "CAP_AUDIT_READ)", strerror(errno));
+		snprintf(a->why, sizeof(a->why),
+			 "audit records cannot be read (%s: needs "
+			 "CAP_AUDIT_READ)",
+			 strerror(errno));
 		audit_release(a);
 		return false;
 	}
@@ -154,7 +156,8 @@ bool audit_field(const char *text, const char *key, char *out, size_t cap)
 				out[k++] = *v;
 		} else {
 			size_t len = strcspn(v, " ");
-			bool hex = untrusted && len % 2 == 0 && strspn(v, "0123456789ABCDEF") >= len;
+			bool hex =
+				untrusted && len % 2 == 0 && strspn(v, "0123456789ABCDEF") >= len;
 			for (size_t i = 0; i < len && k + 1 < cap; i += hex ? 2 : 1) {
 				unsigned c = (unsigned char)v[i];
 				if (hex)
@@ -172,11 +175,13 @@ static const struct {
 	const char *blocker;
 	enum denial_op op;
 } blockers[] = {
-	{"fs.execute", OP_EXECUTE},	{"fs.write_file", OP_WRITE},   {"fs.read_file", OP_READ},
-	{"fs.read_dir", OP_READ},	{"fs.remove_dir", OP_DELETE},  {"fs.remove_file", OP_DELETE},
-	{"fs.make_", OP_CREATE},	{"fs.refer", OP_RENAME},       {"fs.truncate", OP_TRUNCATE},
-	{"fs.ioctl_dev", OP_WRITE},	{"net.connect_tcp", OP_CONNECT}, {"net.bind_tcp", OP_BIND},
-	{"scope.signal", OP_SIGNAL}, {"scope.abstract_unix_socket", OP_CONNECT},
+	{"fs.execute", OP_EXECUTE},      {"fs.write_file", OP_WRITE},
+	{"fs.read_file", OP_READ},       {"fs.read_dir", OP_READ},
+	{"fs.remove_dir", OP_DELETE},    {"fs.remove_file", OP_DELETE},
+	{"fs.make_", OP_CREATE},         {"fs.refer", OP_RENAME},
+	{"fs.truncate", OP_TRUNCATE},    {"fs.ioctl_dev", OP_WRITE},
+	{"net.connect_tcp", OP_CONNECT}, {"net.bind_tcp", OP_BIND},
+	{"scope.signal", OP_SIGNAL},     {"scope.abstract_unix_socket", OP_CONNECT},
 };
 
 static void add_denial(struct explain *x, const char *text, const struct record *sys)
@@ -196,7 +201,8 @@ static void add_denial(struct explain *x, const char *text, const struct record 
 	if (op == OP_CONNECT || op == OP_BIND) {
 		/* "daddr=127.0.0.1 dest=8080" for a connect, "src=8080" for a bind */
 		if (audit_field(text, op == OP_CONNECT ? "dest" : "src", v, sizeof(v)) ||
-		    audit_field(text, "dest", v, sizeof(v)) || audit_field(text, "src", v, sizeof(v)))
+		    audit_field(text, "dest", v, sizeof(v)) ||
+		    audit_field(text, "src", v, sizeof(v)))
 			port = (int)strtol(v, NULL, 10);
 	} else if (op == OP_SIGNAL && audit_field(text, "opid", v, sizeof(v))) {
 		port = (int)strtol(v, NULL, 10);
@@ -266,7 +272,8 @@ void audit_collect(struct audit *a, pid_t creator, struct explain *x)
 				char d[64], pid[32];
 				complete = rec[k].type == AUDIT_LANDLOCK_DOMAIN &&
 					   strstr(rec[k].text, "status=allocated") &&
-					   audit_field(rec[k].text, "domain", d, sizeof(d)) && !strcmp(d, v) &&
+					   audit_field(rec[k].text, "domain", d, sizeof(d)) &&
+					   !strcmp(d, v) &&
 					   audit_field(rec[k].text, "pid", pid, sizeof(pid)) &&
 					   strtol(pid, NULL, 10) == creator;
 			}
@@ -277,12 +284,15 @@ void audit_collect(struct audit *a, pid_t creator, struct explain *x)
 	char ours[64][32];
 	size_t nours = 0;
 	for (size_t i = 0; i < n && nours < 64; i++)
-		if (rec[i].type == AUDIT_LANDLOCK_DOMAIN && strstr(rec[i].text, "status=allocated") &&
-		    audit_field(rec[i].text, "pid", v, sizeof(v)) && strtol(v, NULL, 10) == creator &&
+		if (rec[i].type == AUDIT_LANDLOCK_DOMAIN &&
+		    strstr(rec[i].text, "status=allocated") &&
+		    audit_field(rec[i].text, "pid", v, sizeof(v)) &&
+		    strtol(v, NULL, 10) == creator &&
 		    audit_field(rec[i].text, "domain", ours[nours], sizeof(ours[0])))
 			nours++;
 	for (size_t i = 0; i < n; i++) {
-		if (rec[i].type != AUDIT_LANDLOCK_ACCESS || !audit_field(rec[i].text, "domain", v, sizeof(v)))
+		if (rec[i].type != AUDIT_LANDLOCK_ACCESS ||
+		    !audit_field(rec[i].text, "domain", v, sizeof(v)))
 			continue;
 		bool mine = false;
 		for (size_t k = 0; k < nours; k++)

@@ -18,9 +18,8 @@ struct doctor {
 	int failed, warned;
 };
 
-__attribute__((format(printf, 5, 6))) static void verdict(struct doctor *d, enum verdict v,
-							  const char *check, const char *fix,
-							  const char *fmt, ...)
+__attribute__((format(printf, 5, 6))) static void
+verdict(struct doctor *d, enum verdict v, const char *check, const char *fix, const char *fmt, ...)
 {
 	char detail[1024];
 	va_list ap;
@@ -28,8 +27,8 @@ __attribute__((format(printf, 5, 6))) static void verdict(struct doctor *d, enum
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
 	static const char *const names[] = {"ok", "warn", "fail"};
-	json_t *c = json_pack("{s:s, s:s, s:s}", "check", check, "verdict", names[v], "detail",
-			      detail);
+	json_t *c =
+		json_pack("{s:s, s:s, s:s}", "check", check, "verdict", names[v], "detail", detail);
 	if (fix)
 		json_object_set_new(c, "fix", json_string(fix));
 	json_array_append_new(d->checks, c);
@@ -59,7 +58,8 @@ static void check_backends(struct doctor *d, const struct stepbox_config *cfg,
 	strbuf_join(&sb, (const char *const *)m.v, m.n, ", ");
 	strv_release(&m);
 	verdict(d, pick.layers.ns ? OK : WARN, "backends",
-		pick.layers.ns ? NULL
+		pick.layers.ns
+			? NULL
 			: "make user namespaces available (see stepbox check) for the stacked "
 			  "backend",
 		"auto picks %s; missing here: %s", what, missing[0] ? missing : "nothing");
@@ -71,17 +71,19 @@ static void check_path(struct doctor *d, const struct run_ctx *ctx)
 	char *copy = strdup(path ? path : "");
 	int bad = 0;
 	struct strv seen = STRV_INIT;
-	for (char *save = NULL, *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+	for (char *save = NULL, *p = strtok_r(copy, ":", &save); p;
+	     p = strtok_r(NULL, ":", &save)) {
 		char *canon = realpath(p, NULL);
 		if (!canon)
 			continue; /* a missing folder holds no command */
 		if (strv_find(&seen, canon) < 0 && strv_push(&seen, canon) == 0 &&
 		    !grants_covers(&ctx->grants, canon, GRANT_EXEC)) {
 			char fix[PATH_MAX * 2 + 64];
-			snprintf(fix, sizeof(fix), "SANDBOX_EXTRA_SYSTEM_PATHS=%s (or --read %s)", canon,
-				 canon);
+			snprintf(fix, sizeof(fix), "SANDBOX_EXTRA_SYSTEM_PATHS=%s (or --read %s)",
+				 canon, canon);
 			verdict(d, FAIL, "PATH", fix,
-				"'%s' is on PATH but no execute grant covers it: a command found there "
+				"'%s' is on PATH but no execute grant covers it: a command found "
+				"there "
 				"fails with exit 126",
 				canon);
 			bad++;
@@ -118,7 +120,8 @@ static void check_home_config(struct doctor *d, const struct run_ctx *ctx)
 			uncovered++;
 			if (n++ < 8) {
 				size_t l = strlen(names);
-				snprintf(names + l, sizeof(names) - l, "%s%s", l ? ", " : "", de->d_name);
+				snprintf(names + l, sizeof(names) - l, "%s%s", l ? ", " : "",
+					 de->d_name);
 			}
 		}
 		free(canon);
@@ -170,7 +173,8 @@ static void walk_etc(int dfd, const char *path, const struct grants *g, int dept
 			int fd = openat(dirfd(dir), de->d_name,
 					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd >= 0)
-				walk_etc(fd, child, g, depth + 1, exposed, hidden, first, example, cap);
+				walk_etc(fd, child, g, depth + 1, exposed, hidden, first, example,
+					 cap);
 		}
 	}
 	closedir(dir);
@@ -253,8 +257,9 @@ static void check_missing(struct doctor *d, const struct run_ctx *ctx)
 static bool routed(const char *name)
 {
 	/* routed or checked elsewhere; "_" is the shell's last command */
-	static const char *const own[] = {"PATH", "HOME", "PWD", "OLDPWD", "SANDBOX_PERSISTENT_DIR",
-					   "TMPDIR", "MAVEN_OPTS", "_", NULL};
+	static const char *const own[] = {
+		"PATH",   "HOME",       "PWD", "OLDPWD", "SANDBOX_PERSISTENT_DIR",
+		"TMPDIR", "MAVEN_OPTS", "_",   NULL};
 	for (size_t i = 0; own[i]; i++)
 		if (!strcmp(name, own[i]))
 			return true;
@@ -287,7 +292,8 @@ static void check_env(struct doctor *d, const struct run_ctx *ctx)
 				char fix[PATH_MAX + 300];
 				snprintf(fix, sizeof(fix), "--read %s, or --unset %s", canon, name);
 				verdict(d, FAIL, "environment", fix,
-					"%s names '%s', which no grant covers: a tool that reads it "
+					"%s names '%s', which no grant covers: a tool that reads "
+					"it "
 					"fails with EACCES",
 					name, canon);
 				n++;
@@ -327,12 +333,16 @@ int doctor_run(FILE *out, const struct stepbox_config *cfg, const struct run_ctx
 		json_array_foreach(d.checks, i, c)
 		{
 			const char *v = json_string_value(json_object_get(c, "verdict"));
-			fprintf(out, "  %-5s %-14s %s\n", !strcmp(v, "ok") ? "ok" : !strcmp(v, "warn") ? "WARN" : "FAIL",
+			fprintf(out, "  %-5s %-14s %s\n",
+				!strcmp(v, "ok")     ? "ok"
+				: !strcmp(v, "warn") ? "WARN"
+						     : "FAIL",
 				json_string_value(json_object_get(c, "check")),
 				json_string_value(json_object_get(c, "detail")));
 			json_t *fix = json_object_get(c, "fix");
 			if (fix)
-				fprintf(out, "  %-5s %-14s fix: %s\n", "", "", json_string_value(fix));
+				fprintf(out, "  %-5s %-14s fix: %s\n", "", "",
+					json_string_value(fix));
 		}
 	}
 	json_decref(d.checks);

@@ -15,10 +15,13 @@
 
 const char *explain_op_name(enum denial_op op)
 {
-	static const char *const names[] = {"read", "write", "create", "delete", "rename", "link",
-					    "truncate", "execute", "connect", "bind", "signal",
-					    "change the metadata of", "use",
-					    "set a set-user-ID or set-group-ID bit on"};
+	static const char *const names[] = {"read",     "write",
+					    "create",   "delete",
+					    "rename",   "link",
+					    "truncate", "execute",
+					    "connect",  "bind",
+					    "signal",   "change the metadata of",
+					    "use",      "set a set-user-ID or set-group-ID bit on"};
 	return names[op];
 }
 
@@ -82,8 +85,8 @@ static bool same(const struct explain_denial *d, enum denial_op op, const char *
 	       ((!d->path && !path) || (d->path && path && strcmp(d->path, path) == 0));
 }
 
-static void record(struct explain *x, const struct explain_call *t, const char *path,
-		   int errnum, bool sandbox, char *grant, const char *program)
+static void record(struct explain *x, const struct explain_call *t, const char *path, int errnum,
+		   bool sandbox, char *grant, const char *program)
 {
 	for (size_t i = 0; i < x->n; i++) {
 		if (same(&x->v[i], t->op, path, t->port)) {
@@ -156,7 +159,8 @@ void explain_judge(struct explain *x, const struct explain_call *t, int errnum)
 		if (t->port < 0) /* UNIX sockets: abstract ones are scoped */
 			record(x, t, t->path, errnum, errnum == EPERM, NULL, NULL);
 		else if (x->cfg->net != NET_ALLOW &&
-			 !listed_port(t->op == OP_CONNECT ? &x->cfg->connect_tcp : &x->cfg->bind_tcp,
+			 !listed_port(t->op == OP_CONNECT ? &x->cfg->connect_tcp
+							  : &x->cfg->bind_tcp,
 				      t->port))
 			record(x, t, NULL, errnum, true, NULL, NULL);
 		return;
@@ -166,12 +170,12 @@ void explain_judge(struct explain *x, const struct explain_call *t, int errnum)
 			record(x, t, NULL, errnum, true, NULL, NULL);
 		return;
 	}
-	unsigned need = t->op == OP_READ	  ? GRANT_READ
+	unsigned need = t->op == OP_READ      ? GRANT_READ
 			: t->op == OP_EXECUTE ? GRANT_EXEC
 					      : GRANT_WRITE;
 	/* creating, deleting, renaming and linking change the folder */
-	bool parent = t->op == OP_CREATE || t->op == OP_DELETE || t->op == OP_RENAME ||
-		      t->op == OP_LINK;
+	bool parent =
+		t->op == OP_CREATE || t->op == OP_DELETE || t->op == OP_RENAME || t->op == OP_LINK;
 	/* rename and link: the call is the sandbox's when either side is not granted */
 	const char *paths[2] = {t->path, t->path2};
 	char canon[2][PATH_MAX];
@@ -214,8 +218,7 @@ static bool searchable(struct explain *x, const char *dir)
 	char up[PATH_MAX];
 	struct stat st;
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || !(st.st_mode & S_IXOTH) ||
-	    (strcmp(dir, "/") != 0 &&
-	     (!path_parent(dir, up, sizeof(up)) || !searchable(x, up))))
+	    (strcmp(dir, "/") != 0 && (!path_parent(dir, up, sizeof(up)) || !searchable(x, up))))
 		return false;
 	if (x->open_dirs.n < 4096)
 		strv_push(&x->open_dirs, dir);
@@ -323,8 +326,8 @@ static void describe(FILE *out, const struct explain_denial *d)
 	fputs(": ", out);
 }
 
-static void sink_add(void *ctx, enum denial_op op, const char *program, pid_t pid,
-		     const char *path, int port)
+static void sink_add(void *ctx, enum denial_op op, const char *program, pid_t pid, const char *path,
+		     int port)
 {
 	explain_add(ctx, op, program, pid, path, port);
 }
@@ -384,14 +387,16 @@ void explain_print(FILE *out, const struct explain *x)
 	/* what tools merely probe (/proc, /sys) after the denials that matter */
 	for (size_t k = 0; k < 2 * x->n; k++) {
 		const struct explain_denial *d = &x->v[k % x->n];
-		bool probe = d->path && (path_beneath(d->path, "/proc") || path_beneath(d->path, "/sys"));
+		bool probe = d->path &&
+			     (path_beneath(d->path, "/proc") || path_beneath(d->path, "/sys"));
 		if (!d->sandbox || probe != (k >= x->n))
 			continue;
 		describe(out, d);
 		if (d->op == OP_CONNECT || d->op == OP_BIND) {
 			if (d->port >= 0)
-				fprintf(out, "not allowed by the network policy; allow with --net "
-					     "tcp:%d or network.%s_tcp\n",
+				fprintf(out,
+					"not allowed by the network policy; allow with --net "
+					"tcp:%d or network.%s_tcp\n",
 					d->port, d->op == OP_CONNECT ? "connect" : "bind");
 			else if (d->op == OP_BIND)
 				fprintf(out, "a name among the host's abstract sockets, which a "
@@ -402,13 +407,15 @@ void explain_print(FILE *out, const struct explain *x)
 		} else if (d->op == OP_SIGNAL) {
 			fprintf(out, "a process outside the sandbox\n");
 		} else if (d->op == OP_SETID) {
-			fprintf(out, "never allowed: outside the sandbox the file would run with "
-				     "its owner's rights (root's, for a root step); no grant allows "
-				     "it\n");
+			fprintf(out,
+				"never allowed: outside the sandbox the file would run with "
+				"its owner's rights (root's, for a root step); no grant allows "
+				"it\n");
 		} else if (d->op == OP_NOFD) {
-			fprintf(out, "not possible here: this host refuses pidfd_getfd (a container's "
-				     "seccomp profile), which the supervisor needs for it; allow "
-				     "pidfd_getfd there\n");
+			fprintf(out,
+				"not possible here: this host refuses pidfd_getfd (a container's "
+				"seccomp profile), which the supervisor needs for it; allow "
+				"pidfd_getfd there\n");
 		} else {
 			if (d->path && (grants_hidden(x->grants, d->path) || is_device(d->path)))
 				fprintf(out, "%s\n", hidden_why(d->path));
@@ -421,11 +428,15 @@ void explain_print(FILE *out, const struct explain *x)
 					     "the workdir or another write grant\n");
 			else if (home_file(d, home[0] && strcmp(home, "/") ? home : NULL, rel,
 					   sizeof(rel)))
-				fprintf(out, "a file of HOME, which holds nothing of the user's unless "
-					     "granted; grant it read-only with --home-file %s\n", rel);
+				fprintf(out,
+					"a file of HOME, which holds nothing of the user's unless "
+					"granted; grant it read-only with --home-file %s\n",
+					rel);
 			else
 				fprintf(out, "outside every %s grant; grant with %s %s\n",
-					d->op == OP_READ ? "read" : d->op == OP_EXECUTE ? "execute" : "write",
+					d->op == OP_READ      ? "read"
+					: d->op == OP_EXECUTE ? "execute"
+							      : "write",
 					is_write(d) ? "--write" : "--read",
 					d->grant ? d->grant : d->path);
 		}
@@ -433,8 +444,10 @@ void explain_print(FILE *out, const struct explain *x)
 	if (x->omitted)
 		fprintf(out, "  ... and %zu more not listed\n", x->omitted);
 	if (other) {
-		fprintf(out, "stepbox: explain: %zu failure%s came from file permissions, not the "
-			     "sandbox:\n", other, other == 1 ? "" : "s");
+		fprintf(out,
+			"stepbox: explain: %zu failure%s came from file permissions, not the "
+			"sandbox:\n",
+			other, other == 1 ? "" : "s");
 		for (size_t i = 0; i < x->n; i++) {
 			if (x->v[i].sandbox)
 				continue;
@@ -452,9 +465,8 @@ static bool beneath_any(json_t *a, const char *path)
 {
 	size_t i;
 	json_t *e;
-	json_array_foreach(a, i, e)
-		if (json_is_string(e) && path_beneath(path, json_string_value(e)))
-			return true;
+	json_array_foreach(a, i, e) if (json_is_string(e) &&
+					path_beneath(path, json_string_value(e))) return true;
 	return false;
 }
 
@@ -468,12 +480,10 @@ static int add_unique(json_t *o, const char *key, const char *s)
 	}
 	size_t i;
 	json_t *e;
-	json_array_foreach(a, i, e)
-		if (json_is_string(e) && strcmp(json_string_value(e), s) == 0)
-			return 0;
+	json_array_foreach(a, i, e) if (json_is_string(e) &&
+					strcmp(json_string_value(e), s) == 0) return 0;
 	return json_array_append_new(a, json_string(s)) == 0;
 }
-
 
 /*
  * Why learn never proposes writing at grant (canonical), or NULL: where the
@@ -495,10 +505,12 @@ static char *write_refused(const char *grant, const char *const homes[2], const 
 	for (int k = 0; k < 2; k++)
 		if (homes[k][0] && path_beneath(grant, homes[k]))
 			return strv_fmt("%s: in HOME, whose files run outside the sandbox (shell "
-					"start-up files, autostart, PATH)", grant);
+					"start-up files, autostart, PATH)",
+					grant);
 	if (path_beneath(grant, "/home") || path_beneath(grant, "/root"))
 		return strv_fmt("%s: in a user's home folder, whose files run outside the "
-				"sandbox", grant);
+				"sandbox",
+				grant);
 	return NULL;
 }
 
@@ -541,7 +553,8 @@ static char *learn_refused(const struct explain *x, const struct explain_denial 
 	free(canon);
 	if (!same)
 		return strv_fmt("%s: not a canonical path (it goes through a symlink or cannot be "
-				"resolved)", d->grant);
+				"resolved)",
+				d->grant);
 	if (grants_hidden(x->grants, d->grant) || is_device(d->grant))
 		return strv_fmt("%s: %s", d->grant, hidden_why(d->grant));
 	if (x->cfg->persist_shared && x->grants->persist &&
@@ -586,7 +599,8 @@ int explain_learn(const struct explain *x, json_t *policy, struct strv *refused)
 		if (!is_write(d) && !dir && home[0] && path_beneath(d->grant, home))
 			added += add_unique(policy, "home_files", d->grant + strlen(home) + 1);
 		else
-			added += add_unique(policy, is_write(d) ? "write_paths" : "read_paths", d->grant);
+			added += add_unique(policy, is_write(d) ? "write_paths" : "read_paths",
+					    d->grant);
 	}
 	if (x->cfg->net == NET_TCP) {
 		json_t *net = json_pack("{s:o, s:o}", "connect_tcp",
@@ -620,19 +634,20 @@ json_t *explain_json(const struct explain *x)
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < x->n; i++) {
 		const struct explain_denial *d = &x->v[i];
-		json_t *o = json_pack("{s:s, s:i, s:s, s:b, s:i, s:s}", "program", d->program, "pid",
-				      (int)d->pid, "operation", explain_op_name(d->op), "sandbox",
-				      d->sandbox, "count", (int)d->count, "error",
-				      strerror(d->errnum));
+		json_t *o =
+			json_pack("{s:s, s:i, s:s, s:b, s:i, s:s}", "program", d->program, "pid",
+				  (int)d->pid, "operation", explain_op_name(d->op), "sandbox",
+				  d->sandbox, "count", (int)d->count, "error", strerror(d->errnum));
 		if (d->path)
 			json_object_set_new(o, "path", json_string(d->path));
 		if (d->port >= 0)
 			json_object_set_new(o, d->op == OP_SIGNAL ? "target_pid" : "port",
 					    json_integer(d->port));
 		if (d->grant)
-			json_object_set_new(o, "grant", json_pack("{s:s}", is_write(d) ? "write_paths"
-											 : "read_paths",
-								  d->grant));
+			json_object_set_new(o, "grant",
+					    json_pack("{s:s}",
+						      is_write(d) ? "write_paths" : "read_paths",
+						      d->grant));
 		json_array_append_new(a, o);
 	}
 	return a;

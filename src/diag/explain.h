@@ -24,9 +24,9 @@ struct explain_denial {
 	enum denial_op op;
 	char program[16];
 	pid_t pid;
-	char *path;   /* canonical as far as it exists; NULL for network and signals */
-	char *grant;  /* the folder to grant (--read/--write), or NULL */
-	int port;     /* connect, bind: the TCP port; signal: the target pid */
+	char *path;  /* canonical as far as it exists; NULL for network and signals */
+	char *grant; /* the folder to grant (--read/--write), or NULL */
+	int port;    /* connect, bind: the TCP port; signal: the target pid */
 	int errnum;
 	unsigned count; /* the same denial, again */
 	bool sandbox;   /* false: the file's own permissions, not the sandbox */
@@ -115,7 +115,6 @@ void explain_print(FILE *out, const struct explain *x);
  */
 struct json_t;
 int explain_learn(const struct explain *x, struct json_t *policy, struct strv *refused);
-
 
 /* The denials as a JSON array (the run report); the caller owns it. */
 struct json_t *explain_json(const struct explain *x);

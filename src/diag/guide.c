@@ -14,7 +14,8 @@ static void list_grants(FILE *out, const struct grants *g, bool writable)
 		if (!mine || (writable != !!(gr->access & GRANT_WRITE)))
 			continue;
 		fprintf(out, "- `%s`%s\n", gr->path,
-			gr->origin == ORIGIN_PERSISTENT || (g->persist && !strcmp(gr->path, g->persist))
+			gr->origin == ORIGIN_PERSISTENT ||
+					(g->persist && !strcmp(gr->path, g->persist))
 				? " (persistent tool folder)"
 			: gr->origin == ORIGIN_WORKDIR ? " (working folder)"
 						       : "");
@@ -74,7 +75,8 @@ static void guide_limits(FILE *out, const struct limit_plan *lp)
 		if (k == LIMIT_MEMORY)
 			fprintf(out, "- %s of memory %s\n", v,
 				lp->how[k] == LIMIT_CGROUP
-					? "for all your processes together: past it the kernel kills "
+					? "for all your processes together: past it the kernel "
+					  "kills "
 					  "them"
 					: "per process: past it an allocation fails");
 		else
@@ -91,26 +93,33 @@ void guide_write(FILE *out, const struct stepbox_config *cfg, const struct grant
 	bool private_home = false;
 	for (size_t i = 0; i < g->n; i++) {
 		ns |= (g->v[i].access & GRANT_PRIVATE) != 0;
-		private_home |= home && (g->v[i].access & GRANT_PRIVATE) && !strcmp(g->v[i].path, home);
+		private_home |=
+			home && (g->v[i].access & GRANT_PRIVATE) && !strcmp(g->v[i].path, home);
 	}
-	fprintf(out, "# Your sandbox\n\n"
-		     "Your commands run in a sandbox (stepbox). What it grants is all there is:\n%s\n\n"
-		     "Working folder: `%s`\n\n",
+	fprintf(out,
+		"# Your sandbox\n\n"
+		"Your commands run in a sandbox (stepbox). What it grants is all there is:\n%s\n\n"
+		"Working folder: `%s`\n\n",
 		ns ? "a path that is not granted does not exist (\"No such file or directory\"), "
 		     "and a folder granted for reading only is a read-only file system."
 		   : "a denial shows up as \"Permission denied\" or \"Operation not permitted\".",
 		g->workdir);
 	if (home && private_home)
-		fprintf(out, "HOME: `%s`, a private folder of this step: it holds nothing of the "
-			     "user's but the files granted below, and what you write there is gone "
-			     "after the run.\n\n", home);
+		fprintf(out,
+			"HOME: `%s`, a private folder of this step: it holds nothing of the "
+			"user's but the files granted below, and what you write there is gone "
+			"after the run.\n\n",
+			home);
 	else if (home)
-		fprintf(out, "HOME: `%s`, the user's: nothing in it is readable unless granted "
-			     "below.\n\n", home);
+		fprintf(out,
+			"HOME: `%s`, the user's: nothing in it is readable unless granted "
+			"below.\n\n",
+			home);
 	const char *xdg = env_get(env->env.v, "XDG_CONFIG_HOME");
 	if (xdg && (env->persist || env->run_base))
-		fprintf(out, "User configuration: `git config --global`, `npm config set` and "
-			     "`pip config set` write beneath `%s`, and the next run%s sees it.\n\n",
+		fprintf(out,
+			"User configuration: `git config --global`, `npm config set` and "
+			"`pip config set` write beneath `%s`, and the next run%s sees it.\n\n",
 			xdg, env->persist ? " of this workflow" : " in this folder");
 	fprintf(out, "## You may write to\n\n");
 	list_grants(out, g, true);

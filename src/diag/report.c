@@ -48,16 +48,17 @@ static void check_backends(json_t *o, FILE *out, const struct backend_host *host
 		const char *name = policy_backend_name(one.backend);
 		if (o) {
 			const char *sup = !ok ? NULL
-					  : b.layers.outer_supervisor ? "the outer sandbox's (nested)"
-					  : !b.layers.supervise ? NULL
+					  : b.layers.outer_supervisor
+						  ? "the outer sandbox's (nested)"
+					  : !b.layers.supervise     ? NULL
 					  : b.layers.supervise_nofd ? "without pidfd_getfd"
 								    : "full";
-			json_object_set_new(o, name,
-					    json_pack("{s:b, s:o, s:o, s:s?}", "available", ok, "error",
-						      ok ? json_null() : json_string(e.msg),
-						      "missing",
-						      ok ? backend_missing_json(&b) : json_null(),
-						      "supervisor", sup));
+			json_object_set_new(
+				o, name,
+				json_pack("{s:b, s:o, s:o, s:s?}", "available", ok, "error",
+					  ok ? json_null() : json_string(e.msg), "missing",
+					  ok ? backend_missing_json(&b) : json_null(), "supervisor",
+					  sup));
 			continue;
 		}
 		if (ok) {
@@ -65,7 +66,8 @@ static void check_backends(json_t *o, FILE *out, const struct backend_host *host
 			backend_describe(&b, what, sizeof(what));
 			fprintf(out, "backend %s\n", what);
 		} else {
-			fprintf(out, "backend %s: not available: %s\n  hint: %s\n", name, e.msg, e.hint);
+			fprintf(out, "backend %s: not available: %s\n  hint: %s\n", name, e.msg,
+				e.hint);
 		}
 	}
 }
@@ -78,36 +80,33 @@ struct check {
 	struct limit_plan lp;
 };
 
-static bool check_json(FILE *out, const struct backend_host *host,
-		       const struct stepbox_config *cfg, struct check *c)
+static bool check_json(FILE *out, const struct backend_host *host, const struct stepbox_config *cfg,
+		       struct check *c)
 {
 	const struct landlock_features *f = &host->features;
 	json_t *feats = json_array(), *backends = json_object();
 	for (unsigned i = 0; i < landlock_feature_count; i++) {
 		const struct landlock_feature_info *fi = &landlock_feature_table[i];
-		json_array_append_new(feats,
-				      json_pack("{s:i, s:s, s:s, s:b}", "abi", fi->abi,
-						"name", fi->name, "what", fi->what,
-						"available", fi->abi <= f->abi));
+		json_array_append_new(feats, json_pack("{s:i, s:s, s:s, s:b}", "abi", fi->abi,
+						       "name", fi->name, "what", fi->what,
+						       "available", fi->abi <= f->abi));
 	}
 	check_backends(backends, out, host, cfg);
 	bool picked = c->picked, ns_ok = c->ns_ok, lim_ok = c->lim_ok;
 	json_t *o = json_pack("{s:i, s:i, s:i, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}",
-			    "version", 1, "kernel_landlock_abi", f->kernel_abi,
-			    "landlock_abi", f->abi,
-			    "abi_cap", f->cap >= 0 ? json_integer(f->cap) : json_null(),
-			    "features", feats, "missing", missing_json(f), "namespaces",
-			    ns_ok, "namespaces_error",
-			    ns_ok ? json_null() : json_string(c->nerr.msg), "backends", backends,
-			    "auto_backend",
-			    picked ? json_string(policy_backend_name(c->pick.name)) : json_null(),
-			    "auto_missing", picked ? backend_missing_json(&c->pick) : json_null(),
-			    "auto_error", picked ? json_null() : json_string(c->aerr.msg));
+			      "version", 1, "kernel_landlock_abi", f->kernel_abi, "landlock_abi",
+			      f->abi, "abi_cap", f->cap >= 0 ? json_integer(f->cap) : json_null(),
+			      "features", feats, "missing", missing_json(f), "namespaces", ns_ok,
+			      "namespaces_error", ns_ok ? json_null() : json_string(c->nerr.msg),
+			      "backends", backends, "auto_backend",
+			      picked ? json_string(policy_backend_name(c->pick.name)) : json_null(),
+			      "auto_missing", picked ? backend_missing_json(&c->pick) : json_null(),
+			      "auto_error", picked ? json_null() : json_string(c->aerr.msg));
 	if (o)
-		json_object_set_new(o, "limits",
-				    lim_ok ? limit_json(&c->lp)
-					   : json_pack("{s:s?}", "error",
-						       picked ? c->lerr.msg : NULL));
+		json_object_set_new(
+			o, "limits",
+			lim_ok ? limit_json(&c->lp)
+			       : json_pack("{s:s?}", "error", picked ? c->lerr.msg : NULL));
 	if (lim_ok)
 		limit_release(&c->lp);
 	show_dump(out, o);
@@ -119,8 +118,8 @@ static void check_auto_text(FILE *out, struct check *c)
 {
 	fprintf(out, "auto: %s\n", policy_backend_name(c->pick.name));
 	char said[1024];
-	bool sysv_unbounded = c->lim_ok && c->pick.layers.userns &&
-			      c->lp.how[LIMIT_MEMORY] != LIMIT_CGROUP;
+	bool sysv_unbounded =
+		c->lim_ok && c->pick.layers.userns && c->lp.how[LIMIT_MEMORY] != LIMIT_CGROUP;
 	if (c->lim_ok) {
 		limit_describe(&c->lp, said, sizeof(said));
 		limit_release(&c->lp);
@@ -135,22 +134,25 @@ static void check_auto_text(FILE *out, struct check *c)
 	if (!c->pick.layers.ns)
 		fputs("note: without namespaces the host's /proc stays visible (other processes' "
 		      "command lines), System V IPC is refused, and /dev/shm is a folder of the "
-		      "step's own that the supervisor serves\n", out);
+		      "step's own that the supervisor serves\n",
+		      out);
 	else if (sysv_unbounded)
 		fputs("note: System V IPC is refused: its limits cannot be set in a user namespace "
 		      "that maps this user to itself, and no cgroup bounds its memory (run as "
-		      "root, or with a delegated cgroup2)\n", out);
+		      "root, or with a delegated cgroup2)\n",
+		      out);
 }
 
-static bool check_text(FILE *out, const struct backend_host *host,
-		       const struct stepbox_config *cfg, struct check *c)
+static bool check_text(FILE *out, const struct backend_host *host, const struct stepbox_config *cfg,
+		       struct check *c)
 {
 	landlock_describe(out, &host->features);
 	fputs("seccomp: refuses", out);
 	for (const char *const *n = harden_denied_syscalls; *n; n++)
 		fprintf(out, " %s", *n);
 	fputs(", new user namespaces, ioctl TIOCSTI and TIOCLINUX, every syscall ABI but the "
-	      "native one\n", out);
+	      "native one\n",
+	      out);
 	if (c->ns_ok)
 		fprintf(out, "namespaces: available (%s)\n",
 			mountns_userns() ? "through a user namespace" : "as root");
@@ -166,8 +168,8 @@ static bool check_text(FILE *out, const struct backend_host *host,
 	return c->picked;
 }
 
-bool report_check(FILE *out, const struct backend_host *host,
-		  const struct stepbox_config *cfg, bool json)
+bool report_check(FILE *out, const struct backend_host *host, const struct stepbox_config *cfg,
+		  bool json)
 {
 	struct stepbox_config any = *cfg;
 	any.backend = BACKEND_AUTO;
@@ -186,11 +188,11 @@ static json_t *tried_json(const struct backend *b)
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < b->ntried; i++) {
 		const struct backend_tried *t = &b->tried[i];
-		json_array_append_new(
-			a, json_pack("{s:s, s:s, s:s, s:s?}", "backend",
-				     policy_backend_name(t->name), "when",
-				     t->at_start ? "start" : "probe", "error", t->why.msg, "hint",
-				     t->why.hint[0] ? t->why.hint : NULL));
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s?}", "backend",
+						   policy_backend_name(t->name), "when",
+						   t->at_start ? "start" : "probe", "error",
+						   t->why.msg, "hint",
+						   t->why.hint[0] ? t->why.hint : NULL));
 	}
 	return a;
 }
@@ -203,14 +205,14 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 	const struct landlock_features *f = &backend->host->features;
 	json_t *cmd = show_list_json((const char *const *)argv);
 	json_t *root = json_pack(
-		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:f, s:s, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o}",
-		"version", 1, "command", cmd, "started", res->started, "exit_code",
-		res->exit_code, "status", res->status >= 0 ? json_integer(res->status) : json_null(),
-		"signal", res->signal ? json_integer(res->signal) : json_null(), "timed_out",
-		res->timed_out, "duration_s", res->duration_s, "backend",
-		policy_backend_name(backend->name), "landlock_abi", f->abi, "kernel_landlock_abi",
-		f->kernel_abi, "network", show_network_json(cfg), "missing_protections",
-		backend_missing_json(backend),
+		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:f, s:s, s:i, s:i, s:o, s:o, s:o, s:o, s:o, "
+		"s:o}",
+		"version", 1, "command", cmd, "started", res->started, "exit_code", res->exit_code,
+		"status", res->status >= 0 ? json_integer(res->status) : json_null(), "signal",
+		res->signal ? json_integer(res->signal) : json_null(), "timed_out", res->timed_out,
+		"duration_s", res->duration_s, "backend", policy_backend_name(backend->name),
+		"landlock_abi", f->abi, "kernel_landlock_abi", f->kernel_abi, "network",
+		show_network_json(cfg), "missing_protections", backend_missing_json(backend),
 		"denials", x ? explain_json(x) : json_null(), "denials_source",
 		x ? json_string(x->source) : json_string("none: run with --explain to record them"),
 		"env_dropped", show_dropped_json(&env->dropped), "home_unseen",
@@ -221,7 +223,8 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 					      lock->shared ? "shared" : "exclusive", "waited_s",
 					      lock->waited_s, "waited_for",
 					      lock->waited_s > 0 && lock->holder[0]
-						      ? json_string(lock->holder) : json_null()));
+						      ? json_string(lock->holder)
+						      : json_null()));
 	if (root)
 		json_object_set_new(root, "graced", json_boolean(res->graced));
 	if (root) {
@@ -233,14 +236,14 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 				    json_integer((json_int_t)limits->output_dropped));
 	}
 	if (root)
-		json_object_set_new(root, "layers",
-				    json_pack("{s:b, s:b, s:b, s:b, s:b, s:b}", "namespaces",
-					      backend->layers.ns, "landlock", backend->layers.landlock,
-					      "supervisor", backend->layers.supervise, "outer_supervisor",
-					      backend->layers.outer_supervisor, "served_shm",
-					      backend->layers.serve_shm, "sysv_refused",
-					      backend->layers.refuse_sysv ||
-						      backend->layers.unbounded_sysv));
+		json_object_set_new(
+			root, "layers",
+			json_pack("{s:b, s:b, s:b, s:b, s:b, s:b}", "namespaces",
+				  backend->layers.ns, "landlock", backend->layers.landlock,
+				  "supervisor", backend->layers.supervise, "outer_supervisor",
+				  backend->layers.outer_supervisor, "served_shm",
+				  backend->layers.serve_shm, "sysv_refused",
+				  backend->layers.refuse_sysv || backend->layers.unbounded_sysv));
 	if (root)
 		json_object_set_new(root, "auto_tried", tried_json(backend));
 	return reportfile_write(path, "--report", dir, root, err);
@@ -250,4 +253,3 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
  * A report for a run that never started (exit 125): what failed, as the
  * message said it, so an orchestrator reads the same thing a person does.
  */
-

@@ -22,8 +22,8 @@
 #include "policy.h"
 
 /* What this host gives, as text or JSON; whether auto finds a usable backend. */
-bool report_check(FILE *out, const struct backend_host *host,
-		  const struct stepbox_config *cfg, bool json);
+bool report_check(FILE *out, const struct backend_host *host, const struct stepbox_config *cfg,
+		  bool json);
 
 /*
  * Write the run report to path (atomically: a temporary file, then rename),
@@ -34,7 +34,6 @@ bool report_check(FILE *out, const struct backend_host *host,
 int report_run(const char *path, const char *dir, const struct stepbox_config *cfg,
 	       char *const *argv, const struct backend *backend, const struct env_result *env,
 	       const struct launch_result *res, const struct persist_lock *lock,
-	       const struct limit_plan *limits, const struct explain *x,
-	       struct stepbox_err *err);
+	       const struct limit_plan *limits, const struct explain *x, struct stepbox_err *err);
 
 #endif

@@ -158,13 +158,19 @@ enum arg_kind { K_PATH, K_OPEN, K_OPENAT2, K_SOCKET, K_SIGNAL };
 struct decoder {
 	long nr;
 	enum arg_kind kind;
-	enum denial_op op; /* K_OPEN: decided by the flags */
+	enum denial_op op;                             /* K_OPEN: decided by the flags */
 	signed char dirfd, path, dirfd2, path2, flags; /* argument indexes; -1: none */
-	int fixed_flags;    /* creat: what its flags are */
+	int fixed_flags;                               /* creat: what its flags are */
 };
 
-#define PATH1(n, o, d, p) {n, K_PATH, o, d, p, -1, -1, -1, 0}
-#define PATH2(n, o, d, p, d2, p2) {n, K_PATH, o, d, p, d2, p2, -1, 0}
+#define PATH1(n, o, d, p)                                                                          \
+	{                                                                                          \
+		n, K_PATH, o, d, p, -1, -1, -1, 0                                                  \
+	}
+#define PATH2(n, o, d, p, d2, p2)                                                                  \
+	{                                                                                          \
+		n, K_PATH, o, d, p, d2, p2, -1, 0                                                  \
+	}
 static const struct decoder decoders[] = {
 #ifdef SYS_open
 	{SYS_open, K_OPEN, OP_READ, -1, 0, -1, -1, 1, 0},
@@ -224,8 +230,8 @@ static bool decode(struct explain_call *c, const struct __ptrace_syscall_info *s
 	path_arg(c->tid, d->dirfd < 0 ? AT_FDCWD : (int)a[d->dirfd], a[d->path], c->path,
 		 sizeof(c->path));
 	if (d->path2 >= 0)
-		path_arg(c->tid, d->dirfd2 < 0 ? AT_FDCWD : (int)a[d->dirfd2], a[d->path2], c->path2,
-			 sizeof(c->path2));
+		path_arg(c->tid, d->dirfd2 < 0 ? AT_FDCWD : (int)a[d->dirfd2], a[d->path2],
+			 c->path2, sizeof(c->path2));
 	if (d->kind == K_PATH)
 		return true;
 	int flags = d->flags < 0 ? d->fixed_flags : (int)a[d->flags];

@@ -28,11 +28,13 @@
 const char *const *const harden_denied_syscalls = harden_filter_denied;
 const char *const *const harden_sysv_syscalls = harden_filter_sysv;
 
-#define FPROG(f) {sizeof(f) / sizeof((f)[0]), (struct sock_filter *)(f)}
+#define FPROG(f)                                                                                   \
+	{                                                                                          \
+		sizeof(f) / sizeof((f)[0]), (struct sock_filter *)(f)                              \
+	}
 #define PROG(f) ((struct sock_fprog)FPROG(f))
 
-void harden_prepare(struct harden *h, const struct stepbox_config *cfg,
-		    const struct harden_opts *o)
+void harden_prepare(struct harden *h, const struct stepbox_config *cfg, const struct harden_opts *o)
 {
 	memset(h, 0, sizeof(*h));
 	/* one filter: the base with the network mode's and Landlock alone's rules merged in */
@@ -105,12 +107,11 @@ int harden_drop_caps(void)
 	bool can_setpcap = harden_has_cap(CAP_SETPCAP);
 	if (can_setpcap) {
 		/* root's execs gain no capabilities, and nothing can undo that */
-		if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-						     SECBIT_NO_SETUID_FIXUP |
-						     SECBIT_NO_SETUID_FIXUP_LOCKED |
-						     SECBIT_KEEP_CAPS_LOCKED |
-						     SECBIT_NO_CAP_AMBIENT_RAISE |
-						     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
+		if (prctl(PR_SET_SECUREBITS,
+			  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+				  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+				  SECBIT_NO_CAP_AMBIENT_RAISE |
+				  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
 			return -errno;
 		for (int cap = 0; cap < 64; cap++) {
 			if (prctl(PR_CAPBSET_DROP, cap) == 0)

@@ -17,12 +17,12 @@
 
 /* What the chosen layers need from seccomp besides the base filter. */
 struct harden_opts {
-	bool traced;         /* stops for stepbox's tracer (--explain without audit) */
-	bool refuse_sysv;    /* no PID or IPC namespace: the host's IPC and processes */
+	bool traced;                /* stops for stepbox's tracer (--explain without audit) */
+	bool refuse_sysv;           /* no PID or IPC namespace: the host's IPC and processes */
 	bool refuse_unbounded_sysv; /* an IPC namespace whose System V IPC nothing bounds */
-	bool supervise;      /* socket addresses and metadata calls go to the supervisor */
-	bool supervise_nofd; /* ... which cannot copy the step's fds (supervise.h) */
-	bool supervise_alone; /* ... and, Landlock alone, access(2) and /dev/shm's calls */
+	bool supervise;             /* socket addresses and metadata calls go to the supervisor */
+	bool supervise_nofd;        /* ... which cannot copy the step's fds (supervise.h) */
+	bool supervise_alone;       /* ... and, Landlock alone, access(2) and /dev/shm's calls */
 };
 
 struct harden {

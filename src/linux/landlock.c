@@ -56,7 +56,8 @@
 
 #define LL_FS_V1 ((LL_FS_MAKE_SYM << 1) - 1)
 /* rights that make sense on a file; a rule on a file with others is EINVAL */
-#define LL_FS_FILE (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
+#define LL_FS_FILE                                                                                 \
+	(LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
 
 struct ll_ruleset_attr {
 	uint64_t handled_access_fs;
@@ -82,7 +83,8 @@ const struct landlock_feature_info landlock_feature_table[] = {
 	{5, "ioctl-dev", "ioctl on device files only beneath device grants"},
 	{6, "scope", "no signals or abstract UNIX sockets to processes outside the sandbox"},
 	{7, "audit-log", "denials logged to the audit subsystem (explain from kernel records)"},
-	{8, "tsync", "restrict all threads at once (stepbox enforces before exec, single-threaded)"},
+	{8, "tsync",
+	 "restrict all threads at once (stepbox enforces before exec, single-threaded)"},
 	{9, "unix-path", "connect to pathname UNIX sockets only beneath grants"},
 };
 const unsigned landlock_feature_count =
@@ -94,7 +96,8 @@ void landlock_degrade(struct landlock_features *f)
 	f->net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
 	f->scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
 	f->restrict_flags_ok = LL_RESTRICT_SELF_LOG_SAME_EXEC_OFF |
-			       LL_RESTRICT_SELF_LOG_NEW_EXEC_ON | LL_RESTRICT_SELF_LOG_SUBDOMAINS_OFF;
+			       LL_RESTRICT_SELF_LOG_NEW_EXEC_ON |
+			       LL_RESTRICT_SELF_LOG_SUBDOMAINS_OFF;
 	if (f->abi <= 0) {
 		f->fs = f->net = f->scoped = 0;
 		f->restrict_flags_ok = 0;
@@ -177,8 +180,10 @@ int landlock_check_net(const struct landlock_features *f, const struct stepbox_c
 	if (f->cap >= 0 && f->cap < f->kernel_abi) {
 		/* the kernel has it: only the cap hides it, and that is what to change */
 		err_set(err, ERR_UNAVAILABLE, 0,
-			"a TCP port policy needs Landlock ABI 4; STEPBOX_LANDLOCK_ABI caps it to %d "
-			"(this kernel gives %d)", f->abi, f->kernel_abi);
+			"a TCP port policy needs Landlock ABI 4; STEPBOX_LANDLOCK_ABI caps it to "
+			"%d "
+			"(this kernel gives %d)",
+			f->abi, f->kernel_abi);
 		err_hint(err, "unset STEPBOX_LANDLOCK_ABI or raise it to 4, or use --net none or "
 			      "--net allow");
 		return -EOPNOTSUPP;
@@ -189,14 +194,13 @@ int landlock_check_net(const struct landlock_features *f, const struct stepbox_c
 	return -EOPNOTSUPP;
 }
 
-static int add_ports(int fd, uint64_t access, const struct policy_ports *p,
-		     struct stepbox_err *err)
+static int add_ports(int fd, uint64_t access, const struct policy_ports *p, struct stepbox_err *err)
 {
 	for (unsigned i = 0; i < p->n; i++) {
 		struct ll_net_port_attr np = {access, p->v[i]};
 		if (syscall(__NR_landlock_add_rule, fd, LL_RULE_NET_PORT, &np, 0) < 0)
-			return err_set(err, ERR_UNAVAILABLE, errno, "add Landlock rule for TCP port %u",
-				       p->v[i]);
+			return err_set(err, ERR_UNAVAILABLE, errno,
+				       "add Landlock rule for TCP port %u", p->v[i]);
 	}
 	return 0;
 }
@@ -314,11 +318,10 @@ int landlock_add_path(int ruleset, const struct landlock_features *f, const char
 	int pfd = path_open_nofollow(path, O_DIRECTORY);
 	if (pfd < 0)
 		return pfd;
-	struct ll_path_beneath_attr pb = {access ? landlock_rights(f, access, true)
-						 : LL_FS_READ_DIR & f->fs,
-					  pfd};
+	struct ll_path_beneath_attr pb = {
+		access ? landlock_rights(f, access, true) : LL_FS_READ_DIR & f->fs, pfd};
 	int r = syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0 ? -errno
-											 : 0;
+											   : 0;
 	close(pfd);
 	return r;
 }
@@ -352,10 +355,11 @@ void landlock_describe(FILE *out, const struct landlock_features *f)
 			strerror(f->kernel_errno));
 	else
 		fprintf(out, "landlock: kernel ABI %d, stepbox uses ABI %d%s\n", f->kernel_abi,
-			f->abi, f->cap >= 0 && f->cap < f->kernel_abi ? " (STEPBOX_LANDLOCK_ABI)" : "");
+			f->abi,
+			f->cap >= 0 && f->cap < f->kernel_abi ? " (STEPBOX_LANDLOCK_ABI)" : "");
 	for (unsigned i = 0; i < landlock_feature_count; i++) {
 		const struct landlock_feature_info *fi = &landlock_feature_table[i];
-		const char *state = fi->abi <= f->abi		   ? "yes"
+		const char *state = fi->abi <= f->abi ? "yes"
 				    : fi->abi > LANDLOCK_ABI_KNOWN && fi->abi <= f->kernel_abi
 					    ? "not used by this stepbox"
 					    : "MISSING";

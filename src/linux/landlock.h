@@ -20,13 +20,13 @@
 #define LANDLOCK_ABI_KNOWN 7
 
 struct landlock_features {
-	int kernel_abi;      /* what the kernel reports: <= 0 without Landlock */
-	int kernel_errno;    /* why it is missing (ENOSYS, EOPNOTSUPP) */
-	int abi;             /* what stepbox uses: min(kernel, cap, known) */
-	int cap;             /* STEPBOX_LANDLOCK_ABI, or -1 */
-	uint64_t fs;         /* handled filesystem rights */
-	uint64_t net;        /* handled network rights */
-	uint64_t scoped;     /* IPC scopes */
+	int kernel_abi;             /* what the kernel reports: <= 0 without Landlock */
+	int kernel_errno;           /* why it is missing (ENOSYS, EOPNOTSUPP) */
+	int abi;                    /* what stepbox uses: min(kernel, cap, known) */
+	int cap;                    /* STEPBOX_LANDLOCK_ABI, or -1 */
+	uint64_t fs;                /* handled filesystem rights */
+	uint64_t net;               /* handled network rights */
+	uint64_t scoped;            /* IPC scopes */
 	uint32_t restrict_flags_ok; /* landlock_restrict_self flags this ABI takes */
 };
 

@@ -45,7 +45,7 @@ enum child_step {
 	STEP_BACKEND, /* detail and hint: the backend's own words */
 	STEP_SECCOMP,
 	STEP_SIGMASK,
-	STEP_LAYERS,  /* the backend's namespaces: nothing ran */
+	STEP_LAYERS, /* the backend's namespaces: nothing ran */
 	STEP_FORK,
 	STEP_NOTIFY,
 	STEP_LIMITS,
@@ -55,11 +55,19 @@ enum child_step {
 };
 
 static const char *const step_names[] = {
-	"start a new session", "set the parent-death signal", "enter the workdir",
-	"close inherited file descriptors", "drop capabilities", "set no_new_privs",
-	"apply the sandbox", "load the seccomp filter", "restore the signal mask",
-	"build the mount namespace", "start the command inside the namespaces",
-	"install the supervisor's seccomp filter", "enter the step's cgroup and set its rlimits",
+	"start a new session",
+	"set the parent-death signal",
+	"enter the workdir",
+	"close inherited file descriptors",
+	"drop capabilities",
+	"set no_new_privs",
+	"apply the sandbox",
+	"load the seccomp filter",
+	"restore the signal mask",
+	"build the mount namespace",
+	"start the command inside the namespaces",
+	"install the supervisor's seccomp filter",
+	"enter the step's cgroup and set its rlimits",
 	"execute the command",
 };
 
@@ -72,8 +80,8 @@ struct child_report {
 };
 
 /* Signals stepbox passes on to the command's process group. */
-static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH,
-				SIGCONT};
+static const int forwarded[] = {SIGINT,  SIGTERM, SIGHUP,   SIGQUIT,
+				SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
 
 static void child_fail(int fd, enum child_step step, int errnum)
 {
@@ -121,7 +129,9 @@ static void hand_listener(const struct launch_spec *s, int fd, int ack)
 		} u;
 		memset(&u, 0, sizeof(u));
 		struct iovec iov = {"l", 1};
-		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+		struct msghdr m = {.msg_iov = &iov,
+				   .msg_iovlen = 1,
+				   .msg_control = u.buf,
 				   .msg_controllen = sizeof(u.buf)};
 		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
 		c->cmsg_level = SOL_SOCKET;
@@ -393,7 +403,9 @@ static ssize_t await_exec(int fd, struct child_report *rep, struct explain *x)
 			if (poll(&p, 1, 2) == 0) {
 				siginfo_t si;
 				memset(&si, 0, sizeof(si));
-				while (waitid(P_ALL, 0, &si, WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) == 0 &&
+				while (waitid(P_ALL, 0, &si,
+					      WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) ==
+					       0 &&
 				       si.si_pid && si.si_code == CLD_TRAPPED) {
 					int st;
 					pid_t w = waitpid(si.si_pid, &st, WNOHANG | __WALL);
@@ -442,8 +454,9 @@ static int pipes_open(struct pipes *p, const struct launch_spec *s, struct stepb
 	if (r == 0 && uses_init(s))
 		r = pipe2(p->status, O_CLOEXEC);
 	if (r == 0 && s->supervise)
-		r = s->supervise->no_getfd ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p->ack)
-					   : pipe2(p->ack, O_CLOEXEC);
+		r = s->supervise->no_getfd
+			    ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p->ack)
+			    : pipe2(p->ack, O_CLOEXEC);
 	if (r < 0) {
 		int e = errno;
 		pipes_close(p);
@@ -496,7 +509,9 @@ static int receive_listener(int ack, int *diag)
 	} u;
 	char c;
 	struct iovec iov = {&c, 1};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = u.buf,
 			   .msg_controllen = sizeof(u.buf)};
 	ssize_t n;
 	while ((n = recvmsg(ack, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
@@ -507,7 +522,8 @@ static int receive_listener(int ack, int *diag)
 		memcpy(two, CMSG_DATA(cm), sizeof(two));
 	} else {
 		if (cm && cm->cmsg_type == SCM_RIGHTS) /* not ours: never leak what came */
-			for (int *f = (int *)CMSG_DATA(cm); (char *)(f + 1) <= (char *)cm + cm->cmsg_len; f++)
+			for (int *f = (int *)CMSG_DATA(cm);
+			     (char *)(f + 1) <= (char *)cm + cm->cmsg_len; f++)
 				close(*f);
 		if (n >= 0)
 			errno = EPROTO;
@@ -601,8 +617,9 @@ static int start_child(const struct launch_spec *s, pid_t pid, struct pipes *p, 
 		r = layers_child_born(s->backend, pid, err);
 		if (r == 0 && s->explain && (r = tracer_seize(pid)) < 0) {
 			err_set(err, ERR_UNAVAILABLE, -r, "--explain: cannot trace the command");
-			err_hint(err, "a ptrace restriction (Yama ptrace_scope 3, a container) forbids "
-				      "it; run without --explain");
+			err_hint(err,
+				 "a ptrace restriction (Yama ptrace_scope 3, a container) forbids "
+				 "it; run without --explain");
 		}
 		if (r == 0 && write(p->sync[1], "x", 1) != 1)
 			r = err_set(err, ERR_UNAVAILABLE, EPIPE, "start the child");
@@ -680,8 +697,8 @@ static pid_t clone_init(const struct launch_spec *s, bool *born_in)
 	}
 	if (!s->backend->layers.ns)
 		return fork();
-	return (pid_t)syscall(SYS_clone, SIGCHLD | layers_clone_flags(s->backend), NULL, NULL,
-			      NULL, NULL);
+	return (pid_t)syscall(SYS_clone, SIGCHLD | layers_clone_flags(s->backend), NULL, NULL, NULL,
+			      NULL);
 }
 
 /* orphaned descendants come back to us, so the whole tree can be killed */
@@ -696,8 +713,7 @@ static int become_subreaper(struct stepbox_err *err)
 	return r;
 }
 
-static int run_tree(const struct launch_spec *s, struct launch_result *res,
-		       struct stepbox_err *err)
+static int run_tree(const struct launch_spec *s, struct launch_result *res, struct stepbox_err *err)
 {
 	memset(res, 0, sizeof(*res));
 	res->status = -1;

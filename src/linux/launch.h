@@ -17,17 +17,17 @@
 #include "supervise.h"
 
 struct launch_spec {
-	char *const *argv;         /* the command */
-	char *const *envp;         /* its whole environment */
-	const char *workdir;       /* canonical; the child starts here */
-	const struct backend *backend; /* chosen and planned: applied in the step */
+	char *const *argv;                        /* the command */
+	char *const *envp;                        /* its whole environment */
+	const char *workdir;                      /* canonical; the child starts here */
+	const struct backend *backend;            /* chosen and planned: applied in the step */
 	const struct supervise_config *supervise; /* the supervisor, or NULL */
-	struct explain *explain;   /* --explain: the tracer's record, or NULL */
+	struct explain *explain;                  /* --explain: the tracer's record, or NULL */
 	const struct denial_sink *denials; /* --explain: where the layers' refusals go, or NULL */
 	const struct harden *harden;
-	const struct grants *grants; /* to explain an exec denial */
-	long timeout_s;            /* 0: none */
-	long grace_s;              /* after a passed-on SIGTERM/INT/HUP, then the tree dies */
+	const struct grants *grants;     /* to explain an exec denial */
+	long timeout_s;                  /* 0: none */
+	long grace_s;                    /* after a passed-on SIGTERM/INT/HUP, then the tree dies */
 	const struct limit_plan *limits; /* joined and set before the command forks */
 	/*
 	 * The output limit: write ends that become the command's stdout and
@@ -38,19 +38,19 @@ struct launch_spec {
 };
 
 struct launch_result {
-	int exit_code;   /* what stepbox exits with (DESIGN.md, exit status) */
-	int status;      /* the command's own exit status, or -1 */
-	int signal;      /* the signal that killed it, or 0 */
+	int exit_code; /* what stepbox exits with (DESIGN.md, exit status) */
+	int status;    /* the command's own exit status, or -1 */
+	int signal;    /* the signal that killed it, or 0 */
 	bool timed_out;
-	bool graced;     /* killed after --grace, a stop signal having been passed on */
-	bool started;    /* the command was exec'd */
-	bool ns_refused; /* the host refused the namespaces, for a cause the probe
-			  * names (nothing ran): auto may take the next backend */
-	pid_t child;     /* stepbox's child: the init */
+	bool graced;          /* killed after --grace, a stop signal having been passed on */
+	bool started;         /* the command was exec'd */
+	bool ns_refused;      /* the host refused the namespaces, for a cause the probe
+			       * names (nothing ran): auto may take the next backend */
+	pid_t child;          /* stepbox's child: the init */
 	pid_t domain_creator; /* the process that entered the Landlock domain */
 	double duration_s;
-	long tasks_seen;           /* the step's tasks before stepbox killed it (rlimits), or -1 */
-	uint64_t output_dropped;   /* bytes the output limit dropped */
+	long tasks_seen;            /* the step's tasks before stepbox killed it (rlimits), or -1 */
+	uint64_t output_dropped;    /* bytes the output limit dropped */
 	struct stepbox_err not_run; /* exit 126, 127: why the command could not run */
 };
 

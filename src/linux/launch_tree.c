@@ -16,7 +16,6 @@
 
 #include "tracer.h"
 
-
 /* SIGKILL every child of every thread of ours. */
 void launch_kill_children(void)
 {
@@ -98,11 +97,11 @@ static bool reap(pid_t pid, int status_fd, struct explain *x, int *status)
 
 /* What the wait keeps from one signal to the next. */
 struct waiting {
-	double deadline;  /* the timeout's end, or 0 */
-	double grace_end; /* a stop signal was passed on: the tree's last moment */
-	int stop_sig;     /* that signal */
+	double deadline;            /* the timeout's end, or 0 */
+	double grace_end;           /* a stop signal was passed on: the tree's last moment */
+	int stop_sig;               /* that signal */
 	double next_look, interval; /* the next count of the step's tasks (0: none), and after */
-	long peak;        /* the most tasks counted, or -1 */
+	long peak;                  /* the most tasks counted, or -1 */
 };
 
 /* A signal of set, waited for until wake (0: no end); -1 with errno as sigtimedwait's. */
@@ -139,12 +138,15 @@ static void report_end(const struct launch_spec *s, int status, int wait_errno, 
 			strerror(wait_errno));
 		res->exit_code = 125;
 	} else if (res->timed_out) {
-		fprintf(stderr, "stepbox: timed out after %ld s: killed the command's process tree\n",
+		fprintf(stderr,
+			"stepbox: timed out after %ld s: killed the command's process tree\n",
 			s->timeout_s);
 		res->exit_code = 124;
 	} else if (res->graced) {
-		fprintf(stderr, "stepbox: the command still ran %ld s after SIG%s was passed on "
-				"(--grace): killed its process tree\n", s->grace_s, sigabbrev_np(stop_sig));
+		fprintf(stderr,
+			"stepbox: the command still ran %ld s after SIG%s was passed on "
+			"(--grace): killed its process tree\n",
+			s->grace_s, sigabbrev_np(stop_sig));
 		res->signal = SIGKILL;
 		res->exit_code = 128 + SIGKILL;
 	} else if (WIFSIGNALED(status)) {
@@ -160,7 +162,8 @@ int launch_wait(const struct launch_spec *s, pid_t pid, const sigset_t *set, int
 		struct launch_result *res)
 {
 	struct waiting w = {.deadline = s->timeout_s ? clock_now_s() + (double)s->timeout_s : 0,
-			    .interval = 0.05, .peak = -1};
+			    .interval = 0.05,
+			    .peak = -1};
 	int status = 0, wait_errno = 0;
 	bool reaped;
 	/*

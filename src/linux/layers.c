@@ -100,16 +100,22 @@ static int need_landlock(const struct backend *b, const struct stepbox_config *c
 		err_set(err, ERR_UNAVAILABLE, 0, "%s: %s", policy_backend_name(b->name), why);
 		/* the kernel has it, and only the cap hides it: say that, not how to boot */
 		if (f->kernel_abi > 0)
-			err_hint(err, "unset STEPBOX_LANDLOCK_ABI (or raise it) to use this "
-				      "kernel's Landlock ABI %d; the mountns backend works without "
-				      "Landlock", f->kernel_abi);
+			err_hint(err,
+				 "unset STEPBOX_LANDLOCK_ABI (or raise it) to use this "
+				 "kernel's Landlock ABI %d; the mountns backend works without "
+				 "Landlock",
+				 f->kernel_abi);
 		else if (harden_gvisor())
-			err_hint(err, "%s, nor what the mountns backend needs (`stepbox check` "
-				      "says what): run stepbox where Linux answers the step's calls "
-				      "(a runc or crun container, or the host)", landlock_hint(f));
+			err_hint(err,
+				 "%s, nor what the mountns backend needs (`stepbox check` "
+				 "says what): run stepbox where Linux answers the step's calls "
+				 "(a runc or crun container, or the host)",
+				 landlock_hint(f));
 		else
-			err_hint(err, "%s; the mountns backend works without it (`stepbox check` "
-				      "says what this host can run)", landlock_hint(f));
+			err_hint(err,
+				 "%s; the mountns backend works without it (`stepbox check` "
+				 "says what this host can run)",
+				 landlock_hint(f));
 		return -EOPNOTSUPP;
 	}
 	/* what cfg asks that the layer cannot give: never silently less */
@@ -184,8 +190,7 @@ static int probe_mountns(struct backend *b, const struct stepbox_config *cfg,
 	return r;
 }
 
-static int probe_none(struct backend *b, const struct stepbox_config *cfg,
-		      struct stepbox_err *err)
+static int probe_none(struct backend *b, const struct stepbox_config *cfg, struct stepbox_err *err)
 {
 	(void)cfg;
 	(void)err;
@@ -219,8 +224,7 @@ static int plan_ns(struct backend *b, const struct backend_input *in, struct ste
 }
 
 /* Landlock: the grants' ruleset (the grants' folders exist by now). */
-static int plan_landlock(struct backend *b, const struct backend_input *in,
-			 struct stepbox_err *err)
+static int plan_landlock(struct backend *b, const struct backend_input *in, struct stepbox_err *err)
 {
 	const struct landlock_features *f = &b->host->features;
 	const struct stepbox_config *cfg = in->cfg;
@@ -236,8 +240,7 @@ static int plan_landlock(struct backend *b, const struct backend_input *in,
 	return 0;
 }
 
-static int plan_stacked(struct backend *b, const struct backend_input *in,
-			struct stepbox_err *err)
+static int plan_stacked(struct backend *b, const struct backend_input *in, struct stepbox_err *err)
 {
 	int r = plan_none(b, in, err);
 	r = r < 0 ? r : plan_ns(b, in, err);
@@ -248,13 +251,12 @@ static int plan_landlock_alone(struct backend *b, const struct backend_input *in
 			       struct stepbox_err *err)
 {
 	int r = plan_none(b, in, err);
-	b->layers.serve_shm = b->layers.supervise &&
-			      !grants_covers(in->grants, "/dev/shm", GRANT_WRITE);
+	b->layers.serve_shm =
+		b->layers.supervise && !grants_covers(in->grants, "/dev/shm", GRANT_WRITE);
 	return r < 0 ? r : plan_landlock(b, in, err);
 }
 
-static int plan_mountns(struct backend *b, const struct backend_input *in,
-			struct stepbox_err *err)
+static int plan_mountns(struct backend *b, const struct backend_input *in, struct stepbox_err *err)
 {
 	int r = plan_none(b, in, err);
 	return r < 0 ? r : plan_ns(b, in, err);
@@ -327,7 +329,7 @@ static int private_rules(const struct backend *b)
 	int r = landlock_add_path(l->ruleset, f, "/", 0);
 	for (size_t i = 0; r == 0 && i < l->mountns.n; i++) {
 		const struct mountns_entry *e = &l->mountns.v[i];
-		unsigned access = e->kind == MNT_PROC	 ? GRANT_READ
+		unsigned access = e->kind == MNT_PROC     ? GRANT_READ
 				  : e->kind == MNT_DEVPTS ? GRANT_READ | GRANT_WRITE | GRANT_DEV
 				  : e->kind == MNT_TMPFS  ? GRANT_READ | GRANT_WRITE | GRANT_EXEC
 				  : e->kind == MNT_MQUEUE ? GRANT_READ | GRANT_WRITE
@@ -428,16 +430,17 @@ static void describe(const struct backend *b, char *buf, size_t cap)
 	struct strbuf sb;
 	strbuf_init(&sb, buf, cap);
 	strbuf_add(&sb, "%s: %s%s%s%s", policy_backend_name(b->name),
-		 l->ns ? (l->userns ? "user, mount, PID and IPC namespaces" :
-				      "mount, PID and IPC namespaces")
-		       : "",
-		 l->ns && l->landlock ? " + " : "", l->landlock ? "Landlock" : "",
-		 l->outer_supervisor ? " + the outer sandbox's supervisor (nested: its rules "
-				       "decide UNIX sockets and metadata)"
-		 : !l->supervise ? ""
-		 : l->supervise_nofd ? " + supervisor (without pidfd_getfd: connects re-made, UNIX "
-				       "datagram sockets refused)"
-				     : " + supervisor");
+		   l->ns ? (l->userns ? "user, mount, PID and IPC namespaces"
+				      : "mount, PID and IPC namespaces")
+			 : "",
+		   l->ns && l->landlock ? " + " : "", l->landlock ? "Landlock" : "",
+		   l->outer_supervisor ? " + the outer sandbox's supervisor (nested: its rules "
+					 "decide UNIX sockets and metadata)"
+		   : !l->supervise     ? ""
+		   : l->supervise_nofd
+			   ? " + supervisor (without pidfd_getfd: connects re-made, UNIX "
+			     "datagram sockets refused)"
+			   : " + supervisor");
 	if (l->landlock)
 		strbuf_add(&sb, " (Landlock ABI %d, kernel %d)", f->abi, f->kernel_abi);
 	if (l->serve_shm)
@@ -451,8 +454,8 @@ static const struct backend_ops stacked = {
 	BACKEND_STACKED, probe_stacked, plan_stacked, apply_stacked, describe, missing, release,
 };
 static const struct backend_ops landlock = {
-	BACKEND_LANDLOCK, probe_landlock, plan_landlock_alone, apply_landlock, describe, missing,
-	release,
+	BACKEND_LANDLOCK, probe_landlock, plan_landlock_alone, apply_landlock, describe,
+	missing,          release,
 };
 static const struct backend_ops mountns = {
 	BACKEND_MOUNTNS, probe_mountns, plan_mountns, apply_mountns, describe, missing, release,
@@ -473,11 +476,12 @@ int backend_none_usable(const struct backend_host *host, const struct stepbox_er
 		/* none of it an old kernel's or a setting's: no advice to change one */
 		err_set(err, ERR_UNAVAILABLE, 0, "no sandbox backend under gVisor: %.300s; %.300s",
 			ll->msg, ns->msg);
-		err_hint(err, "gVisor (runsc) gives no Landlock, no seccomp user notification (the "
-			      "supervisor) and none of the mount calls the namespace layers build "
-			      "the step's root with: run stepbox where Linux answers the step's "
-			      "calls (a runc or crun container: Docker's, Podman's and containerd's "
-			      "default runtime; or the host), docs/containers.md");
+		err_hint(err,
+			 "gVisor (runsc) gives no Landlock, no seccomp user notification (the "
+			 "supervisor) and none of the mount calls the namespace layers build "
+			 "the step's root with: run stepbox where Linux answers the step's "
+			 "calls (a runc or crun container: Docker's, Podman's and containerd's "
+			 "default runtime; or the host), docs/containers.md");
 		return -EOPNOTSUPP;
 	}
 	err_set(err, ERR_UNAVAILABLE, 0, "no sandbox backend here: %.300s; %.300s", ll->msg,
@@ -493,8 +497,10 @@ int backend_none_usable(const struct backend_host *host, const struct stepbox_er
 	    host->features.kernel_abi > 0)
 		err_hint(err, "%s", ll->hint);
 	else
-		err_hint(err, "%s; or make user namespaces available for the namespace layers "
-			      "(see `stepbox check`)", landlock_hint(&host->features));
+		err_hint(err,
+			 "%s; or make user namespaces available for the namespace layers "
+			 "(see `stepbox check`)",
+			 landlock_hint(&host->features));
 	return -EOPNOTSUPP;
 }
 

@@ -21,7 +21,7 @@
 /* What the Linux backends were told about this host (backend.h). */
 struct backend_host {
 	struct landlock_features features;
-	bool probe_ns; /* try the namespaces in a short-lived child (check, policy, a fallback) */
+	bool probe_ns;  /* try the namespaces in a short-lived child (check, policy, a fallback) */
 	int supervisor; /* supervise_probe's answer, asked once */
 	struct stepbox_err supervisor_err;
 };

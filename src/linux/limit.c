@@ -66,9 +66,9 @@ static bool has_word(const char *list, const char *word)
 
 /* What the hierarchies and stepbox's own place in them are. */
 struct cg_host {
-	char *v2;		/* the cgroup2 folder stepbox is in, or NULL */
-	char *v2_mount;		/* its mount point */
-	char *v1[3];		/* pids, memory, cpu: the v1 folders it is in */
+	char *v2;                 /* the cgroup2 folder stepbox is in, or NULL */
+	char *v2_mount;           /* its mount point */
+	char *v1[3];              /* pids, memory, cpu: the v1 folders it is in */
 	bool root_v2, root_v1[3]; /* each of them is its hierarchy's root */
 };
 
@@ -185,8 +185,10 @@ static bool v2_parent(const struct cg_host *h, const char *need, char *parent, b
 	if (writable(h->v2, "cgroup.procs") && writable(h->v2, "cgroup.subtree_control") &&
 	    writable(h->v2, ".")) {
 		if (!alone_in(h->v2)) {
-			snprintf(why, cap, "stepbox's cgroup '%.60s' is delegated but holds other "
-				 "processes", h->v2 + strlen(h->v2_mount));
+			snprintf(why, cap,
+				 "stepbox's cgroup '%.60s' is delegated but holds other "
+				 "processes",
+				 h->v2 + strlen(h->v2_mount));
 			return false;
 		}
 		snprintf(parent, PATH_MAX, "%s", h->v2);
@@ -352,7 +354,8 @@ static void cg_probe(const struct cg_host *h, const char *need, bool mem, struct
 			continue;
 		/* a cgroup2 without the controllers says less than a v1 that has them */
 		if (h->v1[i])
-			snprintf(why, cap, "stepbox may not make cgroups here (root may, or a "
+			snprintf(why, cap,
+				 "stepbox may not make cgroups here (root may, or a "
 				 "delegated cgroup2)");
 		else if (!h->v2)
 			snprintf(why, cap, "no cgroup hierarchy with the %s controller",
@@ -493,7 +496,7 @@ static int plan_rlimits(struct limit_plan *p, bool mem, struct stepbox_err *err)
 	 * that; as a default it would break such programs, so it is not.
 	 */
 	if (mem)
-		p->how[LIMIT_MEMORY] = p->cg_version		 ? LIMIT_CGROUP
+		p->how[LIMIT_MEMORY] = p->cg_version            ? LIMIT_CGROUP
 				       : p->asked[LIMIT_MEMORY] ? LIMIT_RLIMIT
 								: LIMIT_UNENFORCED;
 	for (int k = LIMIT_CPU; k <= LIMIT_OPEN_FILES; k++)
@@ -504,10 +507,13 @@ static int plan_rlimits(struct limit_plan *p, bool mem, struct stepbox_err *err)
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && p->v[LIMIT_OPEN_FILES] > rl.rlim_max &&
 		    !harden_has_cap(CAP_SYS_RESOURCE)) {
 			err_set(err, ERR_UNAVAILABLE, 0,
-				"limits: open_files %" PRIu64 " is above this user's hard limit (%llu)",
+				"limits: open_files %" PRIu64
+				" is above this user's hard limit (%llu)",
 				p->v[LIMIT_OPEN_FILES], (unsigned long long)rl.rlim_max);
-			err_hint(err, "ask for %llu or less, or raise the hard limit (ulimit -Hn, "
-				      "LimitNOFILE=)", (unsigned long long)rl.rlim_max);
+			err_hint(err,
+				 "ask for %llu or less, or raise the hard limit (ulimit -Hn, "
+				 "LimitNOFILE=)",
+				 (unsigned long long)rl.rlim_max);
 			limit_release(p);
 			return -EPERM;
 		}
@@ -522,7 +528,8 @@ static int plan_tmp(struct limit_plan *p, bool private_tmp, struct stepbox_err *
 	} else if (p->asked[LIMIT_TMP]) {
 		err_set(err, ERR_UNAVAILABLE, 0,
 			"limits: tmp %" PRIu64 " asks for a private /tmp, and Landlock alone has "
-			"none (no mount namespace here)", p->v[LIMIT_TMP]);
+			"none (no mount namespace here)",
+			p->v[LIMIT_TMP]);
 		err_hint(err, "use a backend with namespaces (stepbox check says why they are "
 			      "not available), or drop the tmp limit");
 		limit_release(p);
@@ -532,7 +539,7 @@ static int plan_tmp(struct limit_plan *p, bool private_tmp, struct stepbox_err *
 }
 
 int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool create,
-		const char *mountinfo, struct limit_plan *p, struct stepbox_err *err)
+	       const char *mountinfo, struct limit_plan *p, struct stepbox_err *err)
 {
 	plan_values(c, private_tmp, p);
 	bool mem = p->v[LIMIT_MEMORY] != 0, tasks = p->v[LIMIT_TASKS] != 0;
@@ -655,8 +662,7 @@ static uint64_t event(const char *dir, const char *file, const char *key)
 	return 0;
 }
 
-void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long maxrss_kb,
-		   bool quiet)
+void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long maxrss_kb, bool quiet)
 {
 	/* killed by a signal, or a shell saying a child of its was (128+N) */
 	int signal = exit_code > 128 && exit_code < 128 + 65 ? exit_code - 128 : 0;
@@ -672,26 +678,30 @@ void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long max
 		p->reached = "memory";
 		snprintf(p->said, sizeof(p->said),
 			 "the step reached its memory limit (%s, the whole tree): the kernel "
-			 "killed %" PRIu64 " of its processes", v, oom);
+			 "killed %" PRIu64 " of its processes",
+			 v, oom);
 	} else if (refused && p->how[LIMIT_TASKS] == LIMIT_CGROUP) {
 		p->reached = "tasks";
 		snprintf(p->said, sizeof(p->said),
 			 "the step reached its tasks limit (%" PRIu64 "): %" PRIu64
-			 " forks were refused", p->v[LIMIT_TASKS], refused);
+			 " forks were refused",
+			 p->v[LIMIT_TASKS], refused);
 	} else if (tasks_seen >= 0 && p->how[LIMIT_TASKS] == LIMIT_NPROC_NS &&
 		   (uint64_t)tasks_seen * 3 >= p->v[LIMIT_TASKS] * 2) {
 		/* a sample: a tree at its limit keeps losing and forking tasks */
 		p->reached = "tasks";
 		snprintf(p->said, sizeof(p->said),
 			 "the step had up to %ld tasks, near its tasks limit (%" PRIu64
-			 "): forks were likely refused", tasks_seen, p->v[LIMIT_TASKS]);
-	} else if (tasks_seen >= 0 && (uint64_t)tasks_seen * 3 >= (p->v[LIMIT_TASKS] + p->others) * 2) {
+			 "): forks were likely refused",
+			 tasks_seen, p->v[LIMIT_TASKS]);
+	} else if (tasks_seen >= 0 &&
+		   (uint64_t)tasks_seen * 3 >= (p->v[LIMIT_TASKS] + p->others) * 2) {
 		p->reached = "tasks";
 		snprintf(p->said, sizeof(p->said),
 			 "the user had up to %ld tasks while the step ran, near the step's tasks "
 			 "limit (%" PRIu64 ") on top of the %" PRIu64 " the user had when it "
-			 "started: forks were likely refused", tasks_seen, p->v[LIMIT_TASKS],
-			 p->others);
+			 "started: forks were likely refused",
+			 tasks_seen, p->v[LIMIT_TASKS], p->others);
 	} else if ((p->reached = limitcfg_signalled(signal, p->v, p->said, sizeof(p->said)))) {
 		/* said */
 	} else if (failed && p->how[LIMIT_MEMORY] == LIMIT_RLIMIT && maxrss_kb > 0 &&
@@ -702,7 +712,8 @@ void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long max
 		p->reached = "memory";
 		snprintf(p->said, sizeof(p->said),
 			 "a process of the step used %s, at its memory limit (%s per process): "
-			 "an allocation was refused", used, v);
+			 "an allocation was refused",
+			 used, v);
 	} else if (p->output_dropped) {
 		limitcfg_human(p->v[LIMIT_OUTPUT], LIMIT_OUTPUT, v, sizeof(v));
 		p->reached = "output";
@@ -856,7 +867,8 @@ static void *pump_main(void *arg)
 				pf[i].fd = -1;
 				continue;
 			}
-			uint64_t room = pm->cap - pm->passed, give = (uint64_t)n < room ? (uint64_t)n : room;
+			uint64_t room = pm->cap - pm->passed,
+				 give = (uint64_t)n < room ? (uint64_t)n : room;
 			for (size_t off = 0; off < give;) {
 				ssize_t w = write(i + 1, buf + off, give - off);
 				if (w < 0 && errno == EINTR)
@@ -869,10 +881,11 @@ static void *pump_main(void *arg)
 			if (give < (uint64_t)n) {
 				if (!pm->dropped) {
 					char msg[160];
-					int m = snprintf(msg, sizeof(msg),
-							 "\nstepbox: the step's output reached its limit "
-							 "(%" PRIu64 " bytes): the rest is dropped\n",
-							 pm->cap);
+					int m = snprintf(
+						msg, sizeof(msg),
+						"\nstepbox: the step's output reached its limit "
+						"(%" PRIu64 " bytes): the rest is dropped\n",
+						pm->cap);
 					if (write(2, msg, (size_t)m) < 0) {
 						/* nothing to tell it to */
 					}
@@ -885,7 +898,7 @@ static void *pump_main(void *arg)
 }
 
 int limit_pump_start(struct limit_pump **out, int rd_out, int rd_err, uint64_t cap,
-		      struct stepbox_err *err)
+		     struct stepbox_err *err)
 {
 	struct limit_pump *pm = calloc(1, sizeof(*pm));
 	if (!pm)

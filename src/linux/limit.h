@@ -39,7 +39,7 @@ struct limit_plan {
 	uint64_t v[LIMIT_N];
 	bool asked[LIMIT_N];
 	enum limit_how how[LIMIT_N];
-	char why[256]; /* why the cgroup is not used, when it is not */
+	char why[256];  /* why the cgroup is not used, when it is not */
 	int cg_version; /* 0 (none), 1 or 2 */
 	/* the step's cgroup: one folder (v2), or pids and memory (v1); NULL */
 	char *cg_dir[2];
@@ -68,7 +68,7 @@ struct limit_plan {
  * limit_release undoes what was made.
  */
 int limit_plan(const struct limit_config *c, bool userns, bool private_tmp, bool create,
-		const char *mountinfo, struct limit_plan *p, struct stepbox_err *err);
+	       const char *mountinfo, struct limit_plan *p, struct stepbox_err *err);
 
 /*
  * limit_join moves pid (0: the caller) into the step's cgroup, before the
@@ -113,8 +113,7 @@ long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns, int l
  * before stepbox killed it (or -1) and the largest process's peak RSS; said
  * on stderr unless quiet.
  */
-void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long maxrss_kb,
-		   bool quiet);
+void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long maxrss_kb, bool quiet);
 
 /* Kill what is left in the step's cgroup, remove it, and free the plan. */
 void limit_release(struct limit_plan *p);
@@ -131,7 +130,7 @@ struct json_t *limit_json(const struct limit_plan *p);
  */
 struct limit_pump;
 int limit_pump_start(struct limit_pump **out, int rd_out, int rd_err, uint64_t cap,
-		      struct stepbox_err *err);
+		     struct stepbox_err *err);
 /* Wait for both pipes' end; the bytes dropped. NULL is a no-op. */
 uint64_t limit_pump_stop(struct limit_pump *pm);
 

@@ -22,7 +22,6 @@
 #include "persist.h"
 #include "pipes.h"
 
-
 /*
  * What runc masks: kernel memory, keys, timers and scheduler internals,
  * triggers and hardware tables. Files get /dev/null, folders an empty
@@ -30,21 +29,20 @@
  * other writable entry refuse writes (EROFS) for root too.
  */
 static const char *const proc_masks[] = {
-	"/proc/acpi", "/proc/asound", "/proc/bus", "/proc/config.gz", "/proc/driver",
-	"/proc/irq", "/proc/kallsyms", "/proc/kcore", "/proc/key-users", "/proc/keys",
-	"/proc/kmsg", "/proc/kpagecgroup", "/proc/kpagecount", "/proc/kpageflags",
-	"/proc/latency_stats", "/proc/sched_debug", "/proc/scsi", "/proc/slabinfo",
-	"/proc/sysrq-trigger", "/proc/timer_list", "/proc/timer_stats", "/proc/vmallocinfo",
+	"/proc/acpi",        "/proc/asound",      "/proc/bus",           "/proc/config.gz",
+	"/proc/driver",      "/proc/irq",         "/proc/kallsyms",      "/proc/kcore",
+	"/proc/key-users",   "/proc/keys",        "/proc/kmsg",          "/proc/kpagecgroup",
+	"/proc/kpagecount",  "/proc/kpageflags",  "/proc/latency_stats", "/proc/sched_debug",
+	"/proc/scsi",        "/proc/slabinfo",    "/proc/sysrq-trigger", "/proc/timer_list",
+	"/proc/timer_stats", "/proc/vmallocinfo",
 };
 
 /* The process's own descriptors, as every Linux system has them. */
 static const struct {
 	const char *path, *target;
 } dev_links[] = {
-	{"/dev/fd", "/proc/self/fd"},
-	{"/dev/stdin", "/proc/self/fd/0"},
-	{"/dev/stdout", "/proc/self/fd/1"},
-	{"/dev/stderr", "/proc/self/fd/2"},
+	{"/dev/fd", "/proc/self/fd"},       {"/dev/stdin", "/proc/self/fd/0"},
+	{"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"},
 	{"/dev/ptmx", "pts/ptmx"}, /* the new devpts instance's multiplexer */
 };
 
@@ -105,7 +103,8 @@ static bool outermost(const struct grants *g, const struct grant_split *s)
 {
 	for (size_t i = 0; i < g->nsplits; i++)
 		if (&g->splits[i] != s && strcmp(g->splits[i].path, "/") != 0 &&
-		    strcmp(g->splits[i].path, s->path) != 0 && path_beneath(s->path, g->splits[i].path))
+		    strcmp(g->splits[i].path, s->path) != 0 &&
+		    path_beneath(s->path, g->splits[i].path))
 			return false;
 	return strcmp(s->path, "/") != 0;
 }
@@ -132,7 +131,8 @@ static const struct mountns_entry *enclosing(const struct mountns_plan *p, const
 	for (char *slash; strcmp(up, "/") != 0 && (slash = strrchr(up, '/'));) {
 		slash[slash == up ? 1 : 0] = '\0';
 		struct mountns_entry key = {.path = up};
-		const struct mountns_entry *e = bsearch(&key, p->v, p->n, sizeof(*p->v), by_entry_path);
+		const struct mountns_entry *e =
+			bsearch(&key, p->v, p->n, sizeof(*p->v), by_entry_path);
 		if (e)
 			return e;
 	}
@@ -146,13 +146,15 @@ static int plan_splits(struct mountns_plan *p, size_t *cap, const struct grants 
 	int r = 0;
 	for (size_t i = 0; r == 0 && i < g->nsplits; i++)
 		if (outermost(g, &g->splits[i]))
-			r = push(p, cap, (struct mountns_entry){MNT_BIND, g->splits[i].path, NULL,
-								 g->splits[i].access, true, false});
+			r = push(p, cap,
+				 (struct mountns_entry){MNT_BIND, g->splits[i].path, NULL,
+							g->splits[i].access, true, false});
 	/* what the walk left out beneath them, unless a grant names it exactly */
 	for (size_t i = 0; r == 0 && i < g->nskipped; i++) {
 		const char *path = g->skipped[i].path;
 		if (path[0] == '/' && split_over(g, path) && !grants_covers(g, path, GRANT_READ))
-			r = push(p, cap, (struct mountns_entry){MNT_HIDE, path, NULL, 0, true, false});
+			r = push(p, cap,
+				 (struct mountns_entry){MNT_HIDE, path, NULL, 0, true, false});
 	}
 	return r;
 }
@@ -196,9 +198,9 @@ static int hide_fifo(void *arg, const char *path)
 	struct fifo_plan *f = arg;
 	int r = strv_push(&f->p->fifos, path);
 	return r < 0 ? r
-		     : push(f->p, f->cap, (struct mountns_entry){MNT_PIPE,
-								  f->p->fifos.v[f->p->fifos.n - 1],
-								  NULL, 0, true, false});
+		     : push(f->p, f->cap,
+			    (struct mountns_entry){MNT_PIPE, f->p->fifos.v[f->p->fifos.n - 1], NULL,
+						   0, true, false});
 }
 
 /*
@@ -223,7 +225,8 @@ static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, bool 
 		struct mountns_entry *e = &p->v[i];
 		if (e->kind != MNT_BIND || (e->access & GRANT_WRITE))
 			continue;
-		/* mountns alone: the grant in /run, or /run in the grant (unless a mount of its own) */
+		/* mountns alone: the grant in /run, or /run in the grant (unless a mount of its
+		 * own) */
 		const char *top = e->path;
 		if (run_only && path_beneath("/run", e->path) && strcmp(e->path, "/run") != 0) {
 			if (planned(&plan, "/run"))
@@ -235,8 +238,10 @@ static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, bool 
 		}
 		struct stat st;
 		if (lstat(e->path, &st) == 0 && S_ISFIFO(st.st_mode)) {
-			err_warn("hiding '%s': a named pipe, which a read-only grant cannot keep the "
-				 "step from writing here", e->path);
+			err_warn("hiding '%s': a named pipe, which a read-only grant cannot keep "
+				 "the "
+				 "step from writing here",
+				 e->path);
 			e->kind = MNT_PIPE;
 			continue;
 		}
@@ -244,14 +249,17 @@ static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, bool 
 		snprintf(path, sizeof(path), "%s", top);
 		r = pipes_find(&search, AT_FDCWD, top, path);
 		if (r > 0) {
-			err_warn("'%s' was not searched whole for named pipes (%s): one there could "
-				 "be written, read-only as the grant is%s", top,
-				 r == 1 ? "over " FIFO_BUDGET_TEXT " entries in all"
-					: "a folder in it could not be listed, or lies over "
-					  PIPES_DEPTH_TEXT " folders deep",
-				 run_only ? "" : ", since it lies beneath a place the step writes; keep "
-						 "it out of /tmp, HOME and the write grants, or grant "
-						 "it read-write");
+			err_warn(
+				"'%s' was not searched whole for named pipes (%s): one there could "
+				"be written, read-only as the grant is%s",
+				top,
+				r == 1 ? "over " FIFO_BUDGET_TEXT " entries in all"
+				       : "a folder in it could not be listed, or lies "
+					 "over " PIPES_DEPTH_TEXT " folders deep",
+				run_only ? ""
+					 : ", since it lies beneath a place the step writes; keep "
+					   "it out of /tmp, HOME and the write grants, or grant "
+					   "it read-write");
 			r = 0;
 		}
 	}
@@ -274,8 +282,8 @@ static int pin_persist(struct mountns_plan *p, size_t *cap, const char *persist)
 		return 0;
 	for (;;) {
 		struct mountns_entry key = {.path = up};
-		const struct mountns_entry *self = bsearch(&key, p->v, sorted, sizeof(*p->v),
-							   by_entry_path);
+		const struct mountns_entry *self =
+			bsearch(&key, p->v, sorted, sizeof(*p->v), by_entry_path);
 		const struct mountns_entry *e = enclosing(p, up);
 		if (!e || e->kind != MNT_BIND || !(e->access & GRANT_WRITE))
 			return 0; /* not in a place the step may rename in */
@@ -283,8 +291,9 @@ static int pin_persist(struct mountns_plan *p, size_t *cap, const char *persist)
 			int r = strv_push(&p->pins, up);
 			/* the string stays where it is when the vector grows */
 			if (r == 0)
-				r = push(p, cap, (struct mountns_entry){MNT_BIND, p->pins.v[p->pins.n - 1],
-									NULL, e->access, false, false});
+				r = push(p, cap,
+					 (struct mountns_entry){MNT_BIND, p->pins.v[p->pins.n - 1],
+								NULL, e->access, false, false});
 			if (r < 0)
 				return r;
 		}
@@ -356,8 +365,9 @@ static int plan_grants(struct mountns_plan *p, size_t *cap, const struct grants 
 		 * narrows: not inside a bind that allows more (-w W -r W/.git) */
 		bool optional = !(access & GRANT_WRITE) &&
 				!(up && up->kind == MNT_BIND && (up->access & ~access));
-		r = push(p, cap, (struct mountns_entry){k, path, NULL, access, optional,
-							idmap && k == MNT_BIND});
+		r = push(p, cap,
+			 (struct mountns_entry){k, path, NULL, access, optional,
+						idmap && k == MNT_BIND});
 	}
 	free(v);
 	free(idmapped);
@@ -382,15 +392,18 @@ static int plan_covers(struct mountns_plan *p, size_t *cap, const struct grants 
 	/* the lock of the persistent folder: the step can neither open nor remove it */
 	if (r == 0 && g->persist) {
 		p->lock_path = strv_fmt("%s/%s", g->persist, PERSIST_LOCK_NAME);
-		r = p->lock_path ? push(p, cap, (struct mountns_entry){MNT_HIDE, p->lock_path, NULL,
-									0, true, false})
+		r = p->lock_path ? push(p, cap,
+					(struct mountns_entry){MNT_HIDE, p->lock_path, NULL, 0,
+							       true, false})
 				 : -ENOMEM;
 	}
 	/* the IPC namespace's own queues, where Landlock can see (and allow) them */
 	if (r == 0)
-		r = push(p, cap, (struct mountns_entry){MNT_MQUEUE, "/dev/mqueue", NULL, 0, false, false});
+		r = push(p, cap,
+			 (struct mountns_entry){MNT_MQUEUE, "/dev/mqueue", NULL, 0, false, false});
 	for (size_t i = 0; r == 0 && proc && i < sizeof(proc_masks) / sizeof(proc_masks[0]); i++)
-		r = push(p, cap, (struct mountns_entry){MNT_MASK, proc_masks[i], NULL, 0, true, false});
+		r = push(p, cap,
+			 (struct mountns_entry){MNT_MASK, proc_masks[i], NULL, 0, true, false});
 	return r;
 }
 
@@ -402,16 +415,19 @@ static int plan_links(struct mountns_plan *p, size_t *cap, const struct grants *
 		const struct grant *gr = &g->v[i];
 		/* asked for through a symlink: the link too (not a spelling with . or ..) */
 		if (strcmp(gr->requested, gr->path) != 0 && path_plain(gr->requested))
-			r = push(p, cap, (struct mountns_entry){MNT_SYMLINK, gr->requested,
-								gr->path, 0, true, false});
+			r = push(p, cap,
+				 (struct mountns_entry){MNT_SYMLINK, gr->requested, gr->path, 0,
+							true, false});
 	}
 	for (size_t i = 0; r == 0 && i < g->nlinks; i++)
 		if (g->bind_entries || !split_over(g, g->links[i].path))
-			r = push(p, cap, (struct mountns_entry){MNT_SYMLINK, g->links[i].path,
-								g->links[i].target, 0, true, false});
+			r = push(p, cap,
+				 (struct mountns_entry){MNT_SYMLINK, g->links[i].path,
+							g->links[i].target, 0, true, false});
 	for (size_t i = 0; r == 0 && i < sizeof(dev_links) / sizeof(dev_links[0]); i++)
-		r = push(p, cap, (struct mountns_entry){MNT_SYMLINK, dev_links[i].path,
-							dev_links[i].target, 0, true, false});
+		r = push(p, cap,
+			 (struct mountns_entry){MNT_SYMLINK, dev_links[i].path, dev_links[i].target,
+						0, true, false});
 	return r;
 }
 
@@ -453,8 +469,7 @@ void mountns_set_tmp_size(struct mountns_plan *p, uint64_t bytes)
 	p->tmp_bytes = bytes;
 }
 
-int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
-		 const struct grants *g)
+int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg, const struct grants *g)
 {
 	memset(p, 0, sizeof(*p));
 	mountns_set_tmp_size(p, 0);
@@ -557,7 +572,8 @@ int mountns_read_mounts(const struct mountns_plan *p, pid_t init, struct mountns
 		if (r < 0 || !e)
 			continue;
 		bool priv = e->kind == MNT_TMPFS || e->kind == MNT_DEVPTS || e->kind == MNT_MQUEUE;
-		bool wr = e->kind == MNT_BIND && (e->access & GRANT_WRITE) && !(e->access & GRANT_DEV);
+		bool wr = e->kind == MNT_BIND && (e->access & GRANT_WRITE) &&
+			  !(e->access & GRANT_DEV);
 		bool ux = e->kind == MNT_BIND && (e->access & GRANT_CONNECT);
 		/* a private mount counts as itself only, not a host folder bound in it */
 		if (priv && strcmp(mp, e->path) != 0)

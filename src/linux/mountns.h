@@ -47,18 +47,18 @@ struct mountns_entry {
 };
 
 struct mountns_plan {
-	int clone_flags;     /* CLONE_NEW* for this caller and policy */
-	bool userns;         /* unprivileged: map our uid and gid */
-	uid_t uid;           /* the caller's, mapped to itself */
+	int clone_flags; /* CLONE_NEW* for this caller and policy */
+	bool userns;     /* unprivileged: map our uid and gid */
+	uid_t uid;       /* the caller's, mapped to itself */
 	gid_t gid;
-	int idmap_userns;    /* for idmap entries: mountns_idmap_userns's, not owned; or -1 */
-	char *lock_path;     /* the persistent folder's lock, covered inside (persist.h) */
-	struct strv fifos;   /* named pipes hidden (cover_fifos): the entries' paths */
-	struct strv pins;    /* folders bound onto themselves (pin_persist): the paths */
+	int idmap_userns;        /* for idmap entries: mountns_idmap_userns's, not owned; or -1 */
+	char *lock_path;         /* the persistent folder's lock, covered inside (persist.h) */
+	struct strv fifos;       /* named pipes hidden (cover_fifos): the entries' paths */
+	struct strv pins;        /* folders bound onto themselves (pin_persist): the paths */
 	struct mountns_entry *v; /* mounts in path order, then symlinks */
 	size_t n, nmounts;
-	char tmpfs_opts[2][96];  /* private tmpfs: /tmp and /dev/shm, HOME */
-	uint64_t tmp_bytes;      /* their size, and System V IPC's bound (0: none asked) */
+	char tmpfs_opts[2][96]; /* private tmpfs: /tmp and /dev/shm, HOME */
+	uint64_t tmp_bytes;     /* their size, and System V IPC's bound (0: none asked) */
 };
 
 /*
@@ -66,8 +66,7 @@ struct mountns_plan {
  * user. 0 or -ENOMEM; release with mountns_release. With g NULL only the
  * namespaces are planned (a probe).
  */
-int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg,
-		 const struct grants *g);
+int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg, const struct grants *g);
 void mountns_release(struct mountns_plan *p);
 /*
  * Whether the namespaces come through a user namespace: for every caller but
@@ -116,8 +115,8 @@ int mountns_idmap_userns(const char *probe, dev_t *dev);
 
 /*
  * Whether this kernel lets the caller create the namespaces and mount a new
- * procfs in them (tried in a short-lived child and its PID 1). 0, or a negative errno with err explaining what to
- * change (sysctls, AppArmor) in its hint.
+ * procfs in them (tried in a short-lived child and its PID 1). 0, or a negative errno with err
+ * explaining what to change (sysctls, AppArmor) in its hint.
  */
 int mountns_probe(const struct mountns_plan *p, struct stepbox_err *err);
 

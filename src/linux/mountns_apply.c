@@ -143,8 +143,8 @@ static unsigned long locked_flags(const char *opts)
 		const char *name;
 		unsigned long flag;
 	} known[] = {
-		{"ro", MS_RDONLY},	   {"nosuid", MS_NOSUID},     {"nodev", MS_NODEV},
-		{"noexec", MS_NOEXEC},	   {"noatime", MS_NOATIME},   {"nodiratime", MS_NODIRATIME},
+		{"ro", MS_RDONLY},         {"nosuid", MS_NOSUID},   {"nodev", MS_NODEV},
+		{"noexec", MS_NOEXEC},     {"noatime", MS_NOATIME}, {"nodiratime", MS_NODIRATIME},
 		{"relatime", MS_RELATIME},
 	};
 	unsigned long f = 0;
@@ -177,7 +177,6 @@ static unsigned long access_flags(unsigned access)
 	return f;
 }
 
-
 /*
  * A submount a recursive bind brought along that this user cannot reach by
  * its path: a folder above it is not searchable by this user, and its owner
@@ -205,7 +204,7 @@ struct bound_set {
 	struct bound {
 		long id;
 		const struct mountns_entry *e;
-	} *v;
+	} * v;
 	size_t n, cap;
 };
 
@@ -234,7 +233,8 @@ static int by_id(const void *a, const void *b)
 
 static int by_place(const void *a, const void *b)
 {
-	const struct mount_line *x = *(struct mount_line *const *)a, *y = *(struct mount_line *const *)b;
+	const struct mount_line *x = *(struct mount_line *const *)a,
+				*y = *(struct mount_line *const *)b;
 	if (x->parent != y->parent)
 		return (x->parent > y->parent) - (x->parent < y->parent);
 	return strcmp(x->mp, y->mp);
@@ -389,8 +389,14 @@ static int read_newroot(struct mount_line **vp, size_t *np, const char **what)
 			continue;
 		if ((r = strv_grow(&v, &vcap, n, sizeof(*v), 64)) < 0)
 			break;
-		v[n] = (struct mount_line){strtol(m.id, NULL, 10), strtol(m.parent, NULL, 10),
-					   strdup(m.mnt), NULL, locked_flags(m.opts), 0, false, -1};
+		v[n] = (struct mount_line){strtol(m.id, NULL, 10),
+					   strtol(m.parent, NULL, 10),
+					   strdup(m.mnt),
+					   NULL,
+					   locked_flags(m.opts),
+					   0,
+					   false,
+					   -1};
 		if (!v[n++].mp)
 			r = -ENOMEM;
 	}
@@ -425,7 +431,8 @@ static int remount_all(const struct mountns_plan *p, struct bound_set *bs, const
 	struct mount_line *v = NULL;
 	size_t n = 0;
 	int r = read_newroot(&v, &n, what);
-	struct mount_index ix = {calloc(n + 1, sizeof(*ix.ids)), calloc(n + 1, sizeof(*ix.places)), n};
+	struct mount_index ix = {calloc(n + 1, sizeof(*ix.ids)), calloc(n + 1, sizeof(*ix.places)),
+				 n};
 	if (r == 0 && (!ix.ids || !ix.places))
 		r = -ENOMEM;
 	if (r == 0 && n) {
@@ -526,8 +533,9 @@ static int attach_copy(int dirfd, const char *src, const struct target *t, uint6
 	static bool unavailable;
 	if (unavailable)
 		return -ENOSYS;
-	int tree = open_tree(dirfd, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
-						 (src[0] ? 0 : AT_EMPTY_PATH));
+	int tree = open_tree(dirfd, src,
+			     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+				     (src[0] ? 0 : AT_EMPTY_PATH));
 	if (tree < 0) {
 		int e = errno;
 		unavailable = e == ENOSYS || e == EPERM;
@@ -539,8 +547,8 @@ static int attach_copy(int dirfd, const char *src, const struct target *t, uint6
 	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
 		r = -errno;
 		unavailable = (r == -ENOSYS || r == -EPERM) && userns < 0;
-	} else if (move_mount(tree, "", t->fd, "", MOVE_MOUNT_F_EMPTY_PATH |
-						    MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+	} else if (move_mount(tree, "", t->fd, "",
+			      MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
 		r = -errno;
 	}
 	close(tree);
@@ -555,8 +563,8 @@ static int attach_copy(int dirfd, const char *src, const struct target *t, uint6
  * /proc/self/fd entry, recorded (record_bound) and given them by
  * remount_all.
  */
-static int bind_pinned(const struct mountns_entry *e, const char *dst, int userns,
-		       struct ours *o, struct bound_set *bs, const char **what)
+static int bind_pinned(const struct mountns_entry *e, const char *dst, int userns, struct ours *o,
+		       struct bound_set *bs, const char **what)
 {
 	char src[PATH_MAX + 16], via[64];
 	snprintf(src, sizeof(src), OLDROOT "%s", strcmp(e->path, "/") ? e->path : "");
@@ -614,10 +622,13 @@ static int cover(const char *dst, const char *file, const char *dir_opts, bool p
 	if (dir)
 		r = mount("tmpfs", t.path, "tmpfs", ro, dir_opts) < 0 ? -errno : 0;
 	else
-		r = attach_copy(AT_FDCWD, file, &t, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-							  MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, -1);
+		r = attach_copy(AT_FDCWD, file, &t,
+				MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					MOUNT_ATTR_NOEXEC,
+				-1);
 	if (!dir && (r == -ENOSYS || r == -EPERM)) {
-		/* before Linux 5.12: bound, then remounted (an /etc entry: only root writes there) */
+		/* before Linux 5.12: bound, then remounted (an /etc entry: only root writes there)
+		 */
 		r = 0;
 		if (mount(file, t.path, NULL, MS_BIND, NULL) < 0 ||
 		    mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | ro, NULL) < 0)
@@ -656,8 +667,8 @@ static int mount_new(const char *dst, const char *type, unsigned long flags, con
 	return r;
 }
 
-static int apply_mount(const struct mountns_plan *p, const struct mountns_entry *e,
-		       struct ours *o, struct bound_set *bs, const char **what)
+static int apply_mount(const struct mountns_plan *p, const struct mountns_entry *e, struct ours *o,
+		       struct bound_set *bs, const char **what)
 {
 	char dst[PATH_MAX + 16];
 	snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(e->path, "/") ? e->path : "");
@@ -735,7 +746,9 @@ static int bound_ipc(const struct mountns_plan *p, const char **what, const char
 	snprintf(shmmax, sizeof(shmmax), "%" PRIu64, p->tmp_bytes);
 	snprintf(shmall, sizeof(shmall), "%" PRIu64, pages ? pages : 1);
 	snprintf(msgmni, sizeof(msgmni), "%" PRIu64,
-		 queues < 1 ? 1 : queues > 32000 ? 32000 : queues);
+		 queues < 1       ? 1
+		 : queues > 32000 ? 32000
+				  : queues);
 	const struct {
 		const char *file, *value;
 	} v[] = {
@@ -789,7 +802,8 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 		*refused = p->v[i].kind == MNT_PROC && mountns_proc_refused(-r);
 		/* what was just mounted on may be a host folder now: forget it */
 		char dst[PATH_MAX + 16];
-		snprintf(dst, sizeof(dst), NEWROOT "%s", strcmp(p->v[i].path, "/") ? p->v[i].path : "");
+		snprintf(dst, sizeof(dst), NEWROOT "%s",
+			 strcmp(p->v[i].path, "/") ? p->v[i].path : "");
 		if (p->v[i].kind != MNT_SYMLINK && o.known[0] && path_beneath(o.known, dst))
 			forget_known(&o);
 	}
@@ -807,8 +821,8 @@ int mountns_setup_root(const struct mountns_plan *p, const char **what, const ch
 	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
 		return -errno;
 	*what = "make the new root read-only";
-	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
-		  NULL) < 0)
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) <
+	    0)
 		return -errno;
 	return 0;
 }

@@ -85,8 +85,8 @@ int mountns_idmap_userns(const char *probe, dev_t *dev)
 	close(pipefd[0]);
 	/* the file system, and every mount beneath probe, must take the idmap */
 	struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (__u64)ns};
-	int t = r == 0 ? open_tree(AT_FDCWD, probe, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-							  AT_RECURSIVE)
+	int t = r == 0 ? open_tree(AT_FDCWD, probe,
+				   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE)
 		       : -1;
 	if (r == 0 && t < 0)
 		r = -errno;
@@ -135,10 +135,10 @@ int mountns_scratch_root(const char **what)
 }
 
 /* gVisor's mount namespaces, measured (runsc 20221219, docs/containers.md) */
-#define GVISOR_MOUNTS_HINT                                                                      \
-	"gVisor (runsc) makes mount namespaces but not the root stepbox builds in them "        \
-	"(pivot_root and MS_PRIVATE: EINVAL; open_tree, move_mount, mount_setattr: not "        \
-	"implemented; a bind cannot be made read-only): run stepbox where Linux answers the "   \
+#define GVISOR_MOUNTS_HINT                                                                         \
+	"gVisor (runsc) makes mount namespaces but not the root stepbox builds in them "           \
+	"(pivot_root and MS_PRIVATE: EINVAL; open_tree, move_mount, mount_setattr: not "           \
+	"implemented; a bind cannot be made read-only): run stepbox where Linux answers the "      \
 	"step's calls (a runc or crun container, or the host)"
 
 /* A new procfs that the host refuses (a masked /proc): the probe's second question. */
@@ -167,7 +167,9 @@ static int probe_proc(void)
 	if (mkdir(NEWROOT "/proc", 0555) < 0)
 		return PROBE_ROOT + (errno & 0x3f);
 	return mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
-		     NULL) < 0 ? 128 + (errno & 0x3f) : 0;
+		     NULL) < 0
+		       ? 128 + (errno & 0x3f)
+		       : 0;
 }
 
 /*
@@ -208,9 +210,10 @@ int mountns_probe(const struct mountns_plan *p, struct stepbox_err *err)
 		if (harden_gvisor())
 			err_hint(err, "%s", GVISOR_MOUNTS_HINT);
 		else
-			err_hint(err, "pivot_root is refused here: a chroot whose root is not a mount "
-				      "point (bind it onto itself first) or a security module; or use "
-				      "--backend landlock (auto does)");
+			err_hint(err,
+				 "pivot_root is refused here: a chroot whose root is not a mount "
+				 "point (bind it onto itself first) or a security module; or use "
+				 "--backend landlock (auto does)");
 		return -(e - PROBE_ROOT);
 	}
 	return e == 0 ? 0 : mountns_unavailable(p, e, err);
@@ -222,10 +225,11 @@ int mountns_mount_refused(int e, struct stepbox_err *err)
 	if (harden_gvisor())
 		err_hint(err, "%s", GVISOR_MOUNTS_HINT);
 	else if (sysctl_or("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 0) == 1)
-		err_hint(err, "Ubuntu's AppArmor makes unprivileged user namespaces without "
-			      "capabilities (kernel.apparmor_restrict_unprivileged_userns=1): give "
-			      "stepbox an AppArmor profile with the 'userns,' rule, or set the sysctl "
-			      "to 0; or use --backend landlock (auto does)");
+		err_hint(err,
+			 "Ubuntu's AppArmor makes unprivileged user namespaces without "
+			 "capabilities (kernel.apparmor_restrict_unprivileged_userns=1): give "
+			 "stepbox an AppArmor profile with the 'userns,' rule, or set the sysctl "
+			 "to 0; or use --backend landlock (auto does)");
 	else
 		err_hint(err, "a security module or a seccomp filter refuses mount() in the new "
 			      "namespace; allow it there, or use --backend landlock (auto does)");
@@ -257,9 +261,10 @@ int mountns_unavailable(const struct mountns_plan *p, int e, struct stepbox_err 
 		err_hint(err, "the limit on user namespaces is reached or 0 here: the sysctl "
 			      "user.max_user_namespaces must be above 0");
 	else if (p->userns && e == EPERM && geteuid() == 0)
-		err_hint(err, "root without CAP_SYS_ADMIN tried a user namespace: a container's "
-			      "seccomp profile (Docker's default) or an LSM refuses it; allow unshare "
-			      "there, or use --backend landlock");
+		err_hint(err,
+			 "root without CAP_SYS_ADMIN tried a user namespace: a container's "
+			 "seccomp profile (Docker's default) or an LSM refuses it; allow unshare "
+			 "there, or use --backend landlock");
 	else if (p->userns && e == EPERM && sysctls_allow && harden_filtered())
 		err_hint(err, "the sysctls allow user namespaces, so it is this process's seccomp "
 			      "filter (a container's profile: Docker's and containerd's default "

@@ -32,7 +32,9 @@ static int find(struct pipes_search *s, int dfd, const char *name, char *path, i
 		unsigned char type = de.type;
 		struct stat st;
 		if (type == DT_UNKNOWN && fstatat(d.fd, de.name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			type = S_ISFIFO(st.st_mode) ? DT_FIFO : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+			type = S_ISFIFO(st.st_mode)  ? DT_FIFO
+			       : S_ISDIR(st.st_mode) ? DT_DIR
+						     : DT_REG;
 		if (type != DT_FIFO && type != DT_DIR)
 			continue;
 		if (len + 1 + strlen(de.name) >= PATH_MAX) {

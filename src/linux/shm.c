@@ -109,7 +109,8 @@ int shm_place_make(struct shm_place *p, struct stepbox_err *err)
 		r = make_in(bases[i], p);
 	if (p->dirfd >= 0)
 		return 0;
-	err_set(err, ERR_UNAVAILABLE, -r, "make the step's own /dev/shm folder (in /dev/shm, "
+	err_set(err, ERR_UNAVAILABLE, -r,
+		"make the step's own /dev/shm folder (in /dev/shm, "
 		"XDG_RUNTIME_DIR or /tmp)");
 	err_hint(err, "let this user write one of them, or grant the step /dev/shm "
 		      "(-w /dev/shm: the host's, shared with every process there)");

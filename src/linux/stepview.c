@@ -170,7 +170,8 @@ static bool net_line(const struct stepview *v, const char *table, unsigned long 
 	while (f && !found && fgets(line, (int)cap, f)) {
 		unsigned long i = 0;
 		found = (unix_ ? sscanf(line, "%*s %*s %*s %*s %*s %*s %lu", &i)
-			       : sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %lu", &i)) == 1 &&
+			       : sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %lu", &i)) ==
+				1 &&
 			i == ino;
 	}
 	if (f)
@@ -191,7 +192,8 @@ static int unix_diag(int diag, unsigned long ino, unsigned *type, unsigned *stat
 		struct unix_diag_req r;
 	} req = {
 		.h = {sizeof(req), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST, 0, 0},
-		.r = {.sdiag_family = AF_UNIX, .udiag_ino = (unsigned)ino,
+		.r = {.sdiag_family = AF_UNIX,
+		      .udiag_ino = (unsigned)ino,
 		      .udiag_show = UDIAG_SHOW_NAME,
 		      .udiag_cookie = {INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE}},
 	};
@@ -239,9 +241,12 @@ static void sock_kind(struct stepview_sock *k, const char *name)
 		const char *name;
 		int family, type, protocol;
 	} kinds[] = {
-		{"UNIX-STREAM", AF_UNIX, SOCK_STREAM, 0}, {"UNIX", AF_UNIX, 0, 0},
-		{"TCP", AF_INET, SOCK_STREAM, IPPROTO_TCP}, {"TCPv6", AF_INET6, SOCK_STREAM, IPPROTO_TCP},
-		{"UDP", AF_INET, SOCK_DGRAM, IPPROTO_UDP}, {"UDPv6", AF_INET6, SOCK_DGRAM, IPPROTO_UDP},
+		{"UNIX-STREAM", AF_UNIX, SOCK_STREAM, 0},
+		{"UNIX", AF_UNIX, 0, 0},
+		{"TCP", AF_INET, SOCK_STREAM, IPPROTO_TCP},
+		{"TCPv6", AF_INET6, SOCK_STREAM, IPPROTO_TCP},
+		{"UDP", AF_INET, SOCK_DGRAM, IPPROTO_UDP},
+		{"UDPv6", AF_INET6, SOCK_DGRAM, IPPROTO_UDP},
 		{"PING", AF_INET, SOCK_DGRAM, IPPROTO_ICMP},
 		{"PINGv6", AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6},
 		{"MPTCP", AF_INET, SOCK_STREAM, IPPROTO_MPTCP},
@@ -303,7 +308,7 @@ static int sock_unix(const struct stepview *v, int diag, struct stepview_sock *k
 	k->type = (int)type;
 	/* as unix_stream_connect: a listening socket is EINVAL, a connected one EISCONN */
 	if (k->type != SOCK_DGRAM)
-		k->state_err = state == 10 /* TCP_LISTEN */        ? EINVAL
+		k->state_err = state == 10 /* TCP_LISTEN */       ? EINVAL
 			       : state == 1 /* TCP_ESTABLISHED */ ? EISCONN
 								  : 0;
 	return 0;
@@ -378,7 +383,8 @@ static void step_ids(struct stepview *v)
 static bool same_file(int a, int b)
 {
 	struct stat x, y;
-	return fstat(a, &x) == 0 && fstat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+	return fstat(a, &x) == 0 && fstat(b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
 }
 
 /* one walk of stepview_resolve: cur is the folder it is in, beneath root */
@@ -602,4 +608,3 @@ int stepview_held_path(int fd, char *buf, size_t cap)
 		buf[n - dl] = '\0';
 	return buf[0] == '/' ? 0 : -EACCES; /* "socket:[..]", "anon_inode:": no place */
 }
-

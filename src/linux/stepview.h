@@ -14,10 +14,10 @@
 #include <sys/types.h>
 
 struct stepview {
-	int listener;   /* the supervisor's listener: proves the call still waits */
-	uint64_t id;    /* the notification */
-	int pidfd;      /* the calling thread's process */
-	pid_t tid;      /* the calling thread, in our PID namespace */
+	int listener;         /* the supervisor's listener: proves the call still waits */
+	uint64_t id;          /* the notification */
+	int pidfd;            /* the calling thread's process */
+	pid_t tid;            /* the calling thread, in our PID namespace */
 	long ns_tgid, ns_tid; /* the same in the step's PID namespace (its /proc/self), or -1 */
 };
 
@@ -40,8 +40,7 @@ int stepview_read_str(const struct stepview *v, uint64_t addr, char *buf, size_t
  * Write into the step's memory through mem, its /proc/<tid>/mem opened while
  * its call was pending, and only while it still waits. 0 or -EFAULT.
  */
-int stepview_write(const struct stepview *v, int mem, uint64_t addr, const void *buf,
-		   size_t len);
+int stepview_write(const struct stepview *v, int mem, uint64_t addr, const void *buf, size_t len);
 
 /* Our own copy of one of the step's fds (not an O_PATH one: -EBADF, as the kernel). */
 int stepview_fd(const struct stepview *v, uint64_t fd);

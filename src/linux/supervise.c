@@ -205,7 +205,8 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 		if (s->broken) {
 			sup_respond(&c, 0, EPERM);
 		} else if (nr == SYS_socket || nr == SYS_socketpair) {
-			/* without pidfd_getfd: a UNIX datagram socket (harden_filter_notify_nofd) */
+			/* without pidfd_getfd: a UNIX datagram socket (harden_filter_notify_nofd)
+			 */
 			sup_note_denial(&c, OP_NOFD, "a UNIX datagram socket", -1);
 			sup_respond(&c, 0, EACCES);
 		} else if ((nr == SYS_open || nr == SYS_openat) && sup_setid_make(req)) {
@@ -217,7 +218,7 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 			/* only with a set-id bit (harden_filter_notify) */
 			sup_serve_setid_make(&c);
 		} else if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto ||
-			 nr == SYS_sendmsg || nr == SYS_sendmmsg || nr == SYS_listen) {
+			   nr == SYS_sendmsg || nr == SYS_sendmmsg || nr == SYS_listen) {
 			sup_serve_net(&c); /* takes req and the pidfd */
 		} else if (nr == SYS_access || nr == SYS_faccessat || nr == NR_FACCESSAT2) {
 			sup_serve_access(&c); /* Landlock alone (harden_filter_notify*_alone) */
@@ -271,11 +272,11 @@ static bool listener_taken(void)
 		struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 		struct sock_fprog prog = {1, &allow};
 		_exit(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
-			      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-				      SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog) < 0 &&
-			      errno == EBUSY
-		      ? 1
-		      : 0);
+				      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+					      SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog) < 0 &&
+				      errno == EBUSY
+			      ? 1
+			      : 0);
 	}
 	int st;
 	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
@@ -289,9 +290,11 @@ int supervise_probe(struct stepbox_err *err)
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
 		err_set(err, ERR_UNAVAILABLE, errno, "seccomp user notification is missing");
 		if (harden_gvisor())
-			err_hint(err, "gVisor (runsc) does not implement seccomp user notification, "
-				      "which every backend's supervisor needs: run stepbox where Linux "
-				      "answers the step's calls (a runc or crun container, or the host)");
+			err_hint(
+				err,
+				"gVisor (runsc) does not implement seccomp user notification, "
+				"which every backend's supervisor needs: run stepbox where Linux "
+				"answers the step's calls (a runc or crun container, or the host)");
 		else
 			err_hint(err, "the supervisor needs Linux 5.6 or newer");
 		return -ENOSYS;
@@ -304,7 +307,8 @@ int supervise_probe(struct stepbox_err *err)
 	}
 	if (errno == EPERM) {
 		/* not a failure: the supervisor works without it, doing less (nofd_take) */
-		err_set(err, ERR_UNAVAILABLE, EPERM, "pidfd_getfd is refused here (a container's "
+		err_set(err, ERR_UNAVAILABLE, EPERM,
+			"pidfd_getfd is refused here (a container's "
 			"seccomp profile: Docker's and containerd's default refuse it)");
 		err_hint(err, "the supervisor then re-makes each connect's socket and refuses UNIX "
 			      "datagram sockets and listen() under a port list; allow pidfd_getfd "
@@ -312,7 +316,8 @@ int supervise_probe(struct stepbox_err *err)
 		return SUPERVISE_NO_GETFD;
 	}
 	if (listener_taken()) {
-		err_set(err, ERR_UNAVAILABLE, EBUSY, "nested in another sandbox whose supervisor "
+		err_set(err, ERR_UNAVAILABLE, EBUSY,
+			"nested in another sandbox whose supervisor "
 			"holds this process's seccomp filters (the kernel allows one)");
 		err_hint(err, "whatever holds the listener (an outer stepbox, a runtime's "
 			      "interception) decides this step's UNIX socket connects and metadata "

@@ -46,28 +46,28 @@ static const struct {
 	struct meta_call shape;
 } meta_calls[] = {
 	/* nr                {kind,       fd, path, follow, flags} */
-	{SYS_chmod,          {M_CHMOD,    -1, 0, true, -1}},
-	{SYS_fchmod,         {M_CHMOD,    0, -1, true, -1}},
-	{SYS_fchmodat,       {M_CHMOD,    0, 1, true, -1}},
-	{NR_FCHMODAT2,       {M_CHMOD,    0, 1, true, 3}},
-	{SYS_chown,          {M_CHOWN,    -1, 0, true, -1}},
-	{SYS_lchown,         {M_CHOWN,    -1, 0, false, -1}},
-	{SYS_fchown,         {M_CHOWN,    0, -1, true, -1}},
-	{SYS_fchownat,       {M_CHOWN,    0, 1, true, 4}},
-	{SYS_utime,          {M_TIMES,    -1, 0, true, -1}},
-	{SYS_utimes,         {M_TIMES,    -1, 0, true, -1}},
-	{SYS_futimesat,      {M_TIMES,    0, 1, true, -1}},
-	{SYS_utimensat,      {M_TIMES,    0, 1, true, 3}}, /* path -1 when NULL: meta_shape */
-	{SYS_setxattr,       {M_SETXATTR, -1, 0, true, -1}},
-	{SYS_lsetxattr,      {M_SETXATTR, -1, 0, false, -1}},
-	{SYS_fsetxattr,      {M_SETXATTR, 0, -1, true, -1}},
-	{SYS_removexattr,    {M_RMXATTR,  -1, 0, true, -1}},
-	{SYS_lremovexattr,   {M_RMXATTR,  -1, 0, false, -1}},
-	{SYS_fremovexattr,   {M_RMXATTR,  0, -1, true, -1}},
-	{NR_SETXATTRAT,      {M_SETXATTR, 0, 1, true, 2}},
-	{NR_REMOVEXATTRAT,   {M_RMXATTR,  0, 1, true, 2}},
-	{NR_FILE_SETATTR,    {M_SETATTR,  0, 1, true, 4}},
-	{SYS_ioctl,          {M_FLAGS,    0, -1, true, -1}}, /* M_FSXATTR: meta_shape */
+	{SYS_chmod, {M_CHMOD, -1, 0, true, -1}},
+	{SYS_fchmod, {M_CHMOD, 0, -1, true, -1}},
+	{SYS_fchmodat, {M_CHMOD, 0, 1, true, -1}},
+	{NR_FCHMODAT2, {M_CHMOD, 0, 1, true, 3}},
+	{SYS_chown, {M_CHOWN, -1, 0, true, -1}},
+	{SYS_lchown, {M_CHOWN, -1, 0, false, -1}},
+	{SYS_fchown, {M_CHOWN, 0, -1, true, -1}},
+	{SYS_fchownat, {M_CHOWN, 0, 1, true, 4}},
+	{SYS_utime, {M_TIMES, -1, 0, true, -1}},
+	{SYS_utimes, {M_TIMES, -1, 0, true, -1}},
+	{SYS_futimesat, {M_TIMES, 0, 1, true, -1}},
+	{SYS_utimensat, {M_TIMES, 0, 1, true, 3}}, /* path -1 when NULL: meta_shape */
+	{SYS_setxattr, {M_SETXATTR, -1, 0, true, -1}},
+	{SYS_lsetxattr, {M_SETXATTR, -1, 0, false, -1}},
+	{SYS_fsetxattr, {M_SETXATTR, 0, -1, true, -1}},
+	{SYS_removexattr, {M_RMXATTR, -1, 0, true, -1}},
+	{SYS_lremovexattr, {M_RMXATTR, -1, 0, false, -1}},
+	{SYS_fremovexattr, {M_RMXATTR, 0, -1, true, -1}},
+	{NR_SETXATTRAT, {M_SETXATTR, 0, 1, true, 2}},
+	{NR_REMOVEXATTRAT, {M_RMXATTR, 0, 1, true, 2}},
+	{NR_FILE_SETATTR, {M_SETATTR, 0, 1, true, 4}},
+	{SYS_ioctl, {M_FLAGS, 0, -1, true, -1}}, /* M_FSXATTR: meta_shape */
 };
 /* clang-format on */
 
@@ -98,7 +98,9 @@ static int meta_times(struct call *c, int fd, bool is_fd_form, bool is_link, con
 	if (!at) {
 		tp = NULL;
 	} else if (nr == SYS_utime) {
-		struct { long actime, modtime; } ub;
+		struct {
+			long actime, modtime;
+		} ub;
 		if ((r = stepview_read(&c->v, at, &ub, sizeof(ub))) < 0)
 			return r;
 		ts[0] = (struct timespec){ub.actime, 0};
@@ -141,7 +143,10 @@ static int meta_xattr(struct call *c, enum meta_kind kind, int fd, bool is_fd_fo
 	uint64_t val_at = a[2], size = a[3];
 	int flags = (int)a[4];
 	if (nr == NR_SETXATTRAT) {
-		struct { uint64_t value; uint32_t size, flags; } xa;
+		struct {
+			uint64_t value;
+			uint32_t size, flags;
+		} xa;
 		if (a[5] < sizeof(xa))
 			return -EINVAL;
 		if ((r = stepview_read(&c->v, a[4], &xa, sizeof(xa))) < 0)
@@ -194,8 +199,8 @@ static int meta_do(struct call *c, const struct meta_call *mc, int fd, bool is_f
 	case M_FLAGS: {
 		/* inode flags or generation: an int, whichever of these it is */
 		unsigned long cmd = (unsigned)a[1];
-		if (cmd != FS_IOC_SETFLAGS && cmd != FS_IOC32_SETFLAGS && cmd != FS_IOC_SETVERSION &&
-		    cmd != FS_IOC32_SETVERSION)
+		if (cmd != FS_IOC_SETFLAGS && cmd != FS_IOC32_SETFLAGS &&
+		    cmd != FS_IOC_SETVERSION && cmd != FS_IOC32_SETVERSION)
 			return -ENOTTY;
 		int v;
 		if ((r = stepview_read(&c->v, a[2], &v, sizeof(v))) < 0)
@@ -267,7 +272,8 @@ void sup_serve_meta(struct call *c)
 	char path[PATH_MAX];
 	bool fd_form = mc.path_arg < 0;
 	int r = 0;
-	if (!fd_form && (r = stepview_read_str(&c->v, a[mc.path_arg], path, sizeof(path))) == 0 && !path[0]) {
+	if (!fd_form && (r = stepview_read_str(&c->v, a[mc.path_arg], path, sizeof(path))) == 0 &&
+	    !path[0]) {
 		/* AT_EMPTY_PATH with "": the dirfd is the object */
 		fd_form = (flags & AT_EMPTY_PATH) != 0;
 		r = fd_form ? 0 : -ENOENT;
@@ -346,7 +352,8 @@ void sup_serve_setid_make(struct call *c)
 /* Let the call go on: the kernel performs it, and Landlock judges it. */
 static void go_on(const struct call *c)
 {
-	struct seccomp_notif_resp resp = {.id = c->req->id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE};
+	struct seccomp_notif_resp resp = {.id = c->req->id,
+					  .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE};
 	while (ioctl(c->s->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno == EINTR)
 		;
 }
@@ -356,8 +363,7 @@ static void go_on(const struct call *c)
  * go on is judged here as Landlock will judge it, by the folder it writes
  * in (parent: the folder path lies in), or the file it reads or writes.
  */
-static void judge(struct call *c, enum denial_op op, uint64_t dirfd, const char *path,
-		  bool parent)
+static void judge(struct call *c, enum denial_op op, uint64_t dirfd, const char *path, bool parent)
 {
 	if (!c->s->judge)
 		return;
@@ -383,9 +389,9 @@ static void judge(struct call *c, enum denial_op op, uint64_t dirfd, const char 
 }
 
 /* What a file in the step's /dev/shm may be opened with; anything else is Landlock's. */
-#define SHM_OPEN_FLAGS                                                                     \
-	(O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |    \
-	 O_APPEND | O_NOCTTY | O_LARGEFILE)
+#define SHM_OPEN_FLAGS                                                                             \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_APPEND | \
+	 O_NOCTTY | O_LARGEFILE)
 
 /*
  * open, openat, link, linkat, unlink and unlinkat (harden_filter_notify*_alone):
@@ -421,14 +427,15 @@ void sup_serve_shm(struct call *c)
 			return;
 		}
 		mode_t mode = (mode_t)a[at + 2] & 0777 & ~sup_step_umask(c);
-		int fd = openat(c->s->shm_dir, n1, (flags & SHM_OPEN_FLAGS) | O_NOFOLLOW | O_CLOEXEC,
-				mode);
+		int fd = openat(c->s->shm_dir, n1,
+				(flags & SHM_OPEN_FLAGS) | O_NOFOLLOW | O_CLOEXEC, mode);
 		if (fd < 0) {
 			sup_respond(c, 0, errno);
 			return;
 		}
 		struct seccomp_notif_addfd add = {
-			.id = c->req->id, .srcfd = (uint32_t)fd,
+			.id = c->req->id,
+			.srcfd = (uint32_t)fd,
 			.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0,
 		};
 		int newfd = ioctl(c->s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);

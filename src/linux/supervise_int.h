@@ -33,7 +33,6 @@
 #define NR_FILE_SETATTR 469
 #define NR_FACCESSAT2 439
 
-
 /*
  * An abstract name a process of the step bound, and the socket holding it;
  * len 0: any name that socket holds (without pidfd_getfd the kernel binds
@@ -67,10 +66,10 @@ struct supervisor {
 	bool own_netns, host_names;
 	bool no_getfd; /* pidfd_getfd refused: connects re-made, nothing sent for the step */
 	int diag;      /* with it: sock_diag in the step's network namespace (dispatcher only) */
-	bool broken; /* its credentials could not be narrowed: refuse everything */
+	bool broken;   /* its credentials could not be narrowed: refuse everything */
 	int net_ruleset;
-	int shm_dir;  /* the step's own /dev/shm (Landlock alone), or -1 */
-	bool judge;   /* --explain by the tracer: a call let go on is judged here */
+	int shm_dir;               /* the step's own /dev/shm (Landlock alone), or -1 */
+	bool judge;                /* --explain by the tracer: a call let go on is judged here */
 	struct sup_denial *denied; /* what was refused, for --explain and the report */
 	size_t ndenied, capdenied;
 	struct sup_name *names;

@@ -51,25 +51,25 @@
 struct net_msg {
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
-	int target;         /* pinned pathname socket the address now names, or -1 */
+	int target; /* pinned pathname socket the address now names, or -1 */
 	char *data;
 	size_t len;
 	char *control;
 	size_t controllen;
-	int *fds;           /* our copies of SCM_RIGHTS fds, closed after */
+	int *fds; /* our copies of SCM_RIGHTS fds, closed after */
 	size_t nfds, capfds;
-	uint64_t len_addr;  /* sendmmsg: where the step reads msg_len */
+	uint64_t len_addr; /* sendmmsg: where the step reads msg_len */
 };
 
 struct net_op {
-	struct call c;      /* req owned by the op */
-	int sock;           /* our copy of the step's socket, or the one we made */
-	int install;        /* without pidfd_getfd: the step's fd that sock replaces, or -1 */
+	struct call c; /* req owned by the op */
+	int sock;      /* our copy of the step's socket, or the one we made */
+	int install;   /* without pidfd_getfd: the step's fd that sock replaces, or -1 */
 	bool install_cloexec;
-	int mem;            /* sendmmsg: the step's memory, to answer msg_len */
+	int mem; /* sendmmsg: the step's memory, to answer msg_len */
 	int flags;
-	bool tcp_rules;     /* perform in a thread under the step's TCP rules */
-	bool sigpipe;       /* the step did not ask for MSG_NOSIGNAL */
+	bool tcp_rules; /* perform in a thread under the step's TCP rules */
+	bool sigpipe;   /* the step did not ask for MSG_NOSIGNAL */
 	struct net_msg *m;
 	size_t nm;
 };
@@ -212,8 +212,10 @@ static int decide(struct net_op *op, struct net_msg *m, int domain)
 	if (un->sun_path[0] == '\0') {
 		/* a socket we make is in our network namespace, not the step's own */
 		if (op->install >= 0 && op->c.s->own_netns) {
-			sup_note_denial(&op->c, OP_NOFD, "a connect to an abstract socket in the "
-					"step's own network namespace", -1);
+			sup_note_denial(&op->c, OP_NOFD,
+					"a connect to an abstract socket in the "
+					"step's own network namespace",
+					-1);
 			return EACCES;
 		}
 		if (abstract_ok(op->c.s, un->sun_path, (socklen_t)plen))
@@ -275,7 +277,8 @@ static int read_iov(const struct call *c, uint64_t iov_addr, uint64_t iovlen, bo
 		r = -ENOMEM;
 	size_t at = 0;
 	for (size_t i = 0; r == 0 && i < iovlen; i++) {
-		r = stepview_read(&c->v, (uint64_t)(uintptr_t)iov[i].iov_base, m->data + at, iov[i].iov_len);
+		r = stepview_read(&c->v, (uint64_t)(uintptr_t)iov[i].iov_base, m->data + at,
+				  iov[i].iov_len);
 		at += iov[i].iov_len;
 	}
 	m->len = total;
@@ -337,7 +340,8 @@ static int read_msghdr(const struct call *c, uint64_t addr, bool stream, size_t 
 		if (h.msg_namelen > sizeof(m->addr))
 			return -EINVAL;
 		m->addrlen = h.msg_namelen;
-		if ((r = stepview_read(&c->v, (uint64_t)(uintptr_t)h.msg_name, &m->addr, h.msg_namelen)) < 0)
+		if ((r = stepview_read(&c->v, (uint64_t)(uintptr_t)h.msg_name, &m->addr,
+				       h.msg_namelen)) < 0)
 			return r;
 	}
 	if ((r = read_iov(c, (uint64_t)(uintptr_t)h.msg_iov, h.msg_iovlen, stream, budget, m)) < 0)
@@ -368,8 +372,10 @@ static ssize_t send_one(const struct net_op *op, const struct net_msg *m)
 static int install_sock(const struct net_op *op)
 {
 	struct seccomp_notif_addfd add = {
-		.id = op->c.req->id, .flags = SECCOMP_ADDFD_FLAG_SETFD,
-		.srcfd = (uint32_t)op->sock, .newfd = (uint32_t)op->install,
+		.id = op->c.req->id,
+		.flags = SECCOMP_ADDFD_FLAG_SETFD,
+		.srcfd = (uint32_t)op->sock,
+		.newfd = (uint32_t)op->install,
 		.newfd_flags = op->install_cloexec ? O_CLOEXEC : 0,
 	};
 	/* the ioctl returns the fd it installed (newfd): only -1 is a failure */
@@ -386,8 +392,8 @@ static void perform(struct net_op *op)
 	int e = 0;
 	if (nr == SYS_connect || nr == SYS_bind) {
 		const struct net_msg *m = &op->m[0];
-		if ((nr == SYS_connect ? connect : bind)(op->sock, (const struct sockaddr *)&m->addr,
-							 m->addrlen) < 0)
+		if ((nr == SYS_connect ? connect : bind)(
+			    op->sock, (const struct sockaddr *)&m->addr, m->addrlen) < 0)
 			e = errno;
 		int ie = e == 0 || e == EINPROGRESS ? install_sock(op) : 0;
 		e = ie ? ie : e;
@@ -404,7 +410,8 @@ static void perform(struct net_op *op)
 				break;
 			}
 			unsigned len = (unsigned)n;
-			if (stepview_write(&op->c.v, op->mem, op->m[sent].len_addr, &len, sizeof(len)) < 0) {
+			if (stepview_write(&op->c.v, op->mem, op->m[sent].len_addr, &len,
+					   sizeof(len)) < 0) {
 				e = EFAULT;
 				break;
 			}
@@ -429,8 +436,8 @@ static void *worker(void *arg)
 	struct net_op *op = arg;
 	struct supervisor *s = op->c.s;
 	/* a TCP connect obeys the step's own rules: the same ruleset, here */
-	if (op->tcp_rules && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-			      landlock_enforce(s->net_ruleset, 0) < 0))
+	if (op->tcp_rules &&
+	    (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || landlock_enforce(s->net_ruleset, 0) < 0))
 		sup_respond(&op->c, 0, EACCES);
 	else
 		perform(op);
@@ -634,10 +641,12 @@ static int nofd_take(struct net_op *op, int nr, uint64_t fd)
 		ioctl(op->c.s->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 		return 1;
 	}
-	if (r == -EPROTONOSUPPORT || (r == 0 && k.family == AF_UNIX &&
-				      (k.bound || k.type == SOCK_DGRAM) && !k.state_err)) {
-		sup_note_denial(&op->c, OP_NOFD, r < 0 ? "a connect or bind on a socket of a kind "
-				"stepbox cannot re-make" : "a connect of a bound or datagram UNIX socket",
+	if (r == -EPROTONOSUPPORT ||
+	    (r == 0 && k.family == AF_UNIX && (k.bound || k.type == SOCK_DGRAM) && !k.state_err)) {
+		sup_note_denial(&op->c, OP_NOFD,
+				r < 0 ? "a connect or bind on a socket of a kind "
+					"stepbox cannot re-make"
+				      : "a connect of a bound or datagram UNIX socket",
 				-1);
 		return -EACCES;
 	}
@@ -758,7 +767,8 @@ static int net_copy(struct net_op *op, int nr, const uint64_t *a, bool stream)
 			r = -EMSGSIZE;
 		else if (!(m->data = malloc(a[2] > budget ? budget : a[2] ? a[2] : 1)))
 			r = -ENOMEM;
-		else if ((r = stepview_read(&op->c.v, a[1], m->data, a[2] > budget ? budget : a[2])) == 0 &&
+		else if ((r = stepview_read(&op->c.v, a[1], m->data,
+					    a[2] > budget ? budget : a[2])) == 0 &&
 			 (r = stepview_read(&op->c.v, a[4], &m->addr, a[5])) == 0) {
 			m->len = a[2] > budget ? budget : a[2];
 			m->addrlen = (socklen_t)a[5];

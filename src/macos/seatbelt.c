@@ -25,9 +25,9 @@
 
 /* How the command ended, for the exit status and the run report. */
 struct outcome {
-	int code;        /* stepbox's exit status */
-	int status;      /* the command's own exit status, or -1 */
-	int signal;      /* the signal that ended it, or 0 */
+	int code;   /* stepbox's exit status */
+	int status; /* the command's own exit status, or -1 */
+	int signal; /* the signal that ended it, or 0 */
 	bool started, timed_out, graced;
 	double duration_s;
 };
@@ -54,27 +54,27 @@ void seatbelt_release(struct seatbelt_ctx *ctx)
 	ctx->report_dir = NULL;
 }
 
-static const char *const gives[] = {"files (deny by default)", "exec", "network",
-				    "unix-sockets", "signals", "rlimits", NULL};
+static const char *const gives[] = {
+	"files (deny by default)", "exec", "network", "unix-sockets", "signals", "rlimits", NULL};
 static const char *const lacks[] = {"private-tmp", "pid-namespace", "memory-limit",
-				    "tasks-limit", "output-limit", "explain", NULL};
+				    "tasks-limit", "output-limit",  "explain",
+				    NULL};
 
 /* The run report, in the Linux backends' keys where they mean the same. */
 static int write_report(const struct stepbox_config *cfg, const struct seatbelt_ctx *ctx,
-			char *const *argv, const struct outcome *o,
-			const struct persist_lock *lock, const char *reached,
-			struct stepbox_err *err)
+			char *const *argv, const struct outcome *o, const struct persist_lock *lock,
+			const char *reached, struct stepbox_err *err)
 {
 	json_t *root = json_pack(
 		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:b, s:f, s:s, s:o, s:o, s:n, s:s, s:o, s:o, "
 		"s:{s:b}}",
 		"version", 1, "command", show_list_json((const char *const *)argv), "started",
-		o->started, "exit_code", o->code,
-		"status", o->status >= 0 ? json_integer(o->status) : json_null(), "signal",
+		o->started, "exit_code", o->code, "status",
+		o->status >= 0 ? json_integer(o->status) : json_null(), "signal",
 		o->signal ? json_integer(o->signal) : json_null(), "timed_out", o->timed_out,
-		"graced", o->graced, "duration_s", o->duration_s, "backend", "seatbelt",
-		"network", show_network_json(cfg), "missing_protections", show_list_json(lacks),
-		"denials", "denials_source",
+		"graced", o->graced, "duration_s", o->duration_s, "backend", "seatbelt", "network",
+		show_network_json(cfg), "missing_protections", show_list_json(lacks), "denials",
+		"denials_source",
 		"none: Seatbelt's denials are in macOS's unified log (docs/seatbelt.md)",
 		"env_dropped", show_dropped_json(&ctx->env.dropped), "limit_reached",
 		reached ? json_string(reached) : json_null(), "layers", "seatbelt", true);
@@ -198,8 +198,10 @@ int backend_none_usable(const struct backend_host *host, const struct stepbox_er
 
 int backend_not_here(enum policy_backend name, struct stepbox_err *err)
 {
-	err_set(err, ERR_UNAVAILABLE, 0, "the %s backend is Linux's; this build has the "
-		"Seatbelt backend", policy_backend_name(name));
+	err_set(err, ERR_UNAVAILABLE, 0,
+		"the %s backend is Linux's; this build has the "
+		"Seatbelt backend",
+		policy_backend_name(name));
 	err_hint(err, "drop --backend (or \"backend\" in the policy), or say seatbelt");
 	return -EOPNOTSUPP;
 }
@@ -251,7 +253,6 @@ static void child(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, bo
 	(void)n;
 	_exit(127);
 }
-
 
 /* Wake in seconds (0: never). */
 static void alarm_in(double seconds)
@@ -307,13 +308,19 @@ static void wait_command(const struct stepbox_config *cfg, pid_t pid, const sigs
 	o->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	o->code = command_status(status);
 	if (o->timed_out) {
-		fprintf(stderr, "stepbox: timed out after %ld s: killed the command's process "
-				"tree\n", cfg->timeout_s);
+		fprintf(stderr,
+			"stepbox: timed out after %ld s: killed the command's process "
+			"tree\n",
+			cfg->timeout_s);
 		o->code = 124;
 	} else if (o->graced) {
-		fprintf(stderr, "stepbox: the command still ran %ld s after SIG%s was passed on "
-				"(--grace): killed its process tree\n", cfg->grace_s,
-			passed == SIGINT ? "INT" : passed == SIGHUP ? "HUP" : "TERM");
+		fprintf(stderr,
+			"stepbox: the command still ran %ld s after SIG%s was passed on "
+			"(--grace): killed its process tree\n",
+			cfg->grace_s,
+			passed == SIGINT   ? "INT"
+			: passed == SIGHUP ? "HUP"
+					   : "TERM");
 		o->signal = SIGKILL;
 		o->code = 128 + SIGKILL;
 	}
@@ -383,8 +390,7 @@ out:
 		sigaction(waited[i], &old[i], NULL);
 }
 
-int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
-		 char *const *argv)
+int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, char *const *argv)
 {
 	struct stepbox_err err = {0}, rerr = {0};
 	struct persist_lock lock = {.fd = -1, .path_fd = -1};
@@ -403,8 +409,12 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
 		err_print(&err);
 		goto report;
 	}
-	struct backend_input in = {.cfg = cfg, .grants = &ctx->grants, .idmap_userns = -1,
-				   .file = file, .argv = argv, .envp = ctx->env.env.v};
+	struct backend_input in = {.cfg = cfg,
+				   .grants = &ctx->grants,
+				   .idmap_userns = -1,
+				   .file = file,
+				   .argv = argv,
+				   .envp = ctx->env.env.v};
 	if (backend_plan(&ctx->backend, &in, &err) < 0)
 		goto fail;
 	if (cfg->explain && cfg->verbosity >= 0)
@@ -449,18 +459,20 @@ bool seatbelt_check(FILE *out, const struct stepbox_config *cfg, bool json)
 	backend_describe(&b, what, sizeof(what));
 	backend_missing(&b, &m);
 	if (json) {
-		json_t *o = json_pack("{s:s, s:{s:{s:b, s:s, s:s, s:s?, s:s?, s:o, s:o}}}", "auto",
-				      here ? "seatbelt" : "none", "backends", "seatbelt",
-				      "available", here, "runner", host.runner, "what", what,
-				      "why", here ? NULL : err.msg, "hint", here ? NULL : err.hint,
-				      "gives", show_list_json(gives), "missing", show_strv_json(&m));
+		json_t *o =
+			json_pack("{s:s, s:{s:{s:b, s:s, s:s, s:s?, s:s?, s:o, s:o}}}", "auto",
+				  here ? "seatbelt" : "none", "backends", "seatbelt", "available",
+				  here, "runner", host.runner, "what", what, "why",
+				  here ? NULL : err.msg, "hint", here ? NULL : err.hint, "gives",
+				  show_list_json(gives), "missing", show_strv_json(&m));
 		strv_release(&m);
 		return show_dump(out, o) == 0 && here;
 	}
 	if (here)
 		fprintf(out, "backend %s\n", what);
 	else
-		fprintf(out, "backend seatbelt: not available: %s\n  hint: %s\n", err.msg, err.hint);
+		fprintf(out, "backend seatbelt: not available: %s\n  hint: %s\n", err.msg,
+			err.hint);
 	fputs("  gives:", out);
 	for (size_t i = 0; gives[i]; i++)
 		fprintf(out, "%s %s", i ? "," : "", gives[i]);

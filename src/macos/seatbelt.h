@@ -66,8 +66,7 @@ void seatbelt_release(struct seatbelt_ctx *ctx);
  * process group. stepbox's exit status: the command's, 124, 126, 127,
  * 128+N, or 125 (said on stderr) when the sandbox could not be applied.
  */
-int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
-		 char *const *argv);
+int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, char *const *argv);
 
 /* `stepbox check`: what this backend gives here; whether it can run cfg's limits. */
 bool seatbelt_check(FILE *out, const struct stepbox_config *cfg, bool json);

@@ -34,8 +34,8 @@ void err_hint(struct stepbox_err *err, const char *fmt, ...)
 
 void err_print(const struct stepbox_err *err)
 {
-	fprintf(stderr, "stepbox: %s%s\n", err->kind == ERR_UNAVAILABLE ? "SANDBOX_UNAVAILABLE: " : "",
-		err->msg);
+	fprintf(stderr, "stepbox: %s%s\n",
+		err->kind == ERR_UNAVAILABLE ? "SANDBOX_UNAVAILABLE: " : "", err->msg);
 	if (err->hint[0])
 		fprintf(stderr, "hint: %s\n", err->hint);
 }

@@ -13,9 +13,9 @@ enum err_kind {
 
 struct stepbox_err {
 	enum err_kind kind;
-	int errnum;     /* errno of the failing call, 0 if none */
-	char msg[1024]; /* "cannot open '/srv/x': Permission denied" */
-	char hint[1024];/* what the user can do, or "" */
+	int errnum;      /* errno of the failing call, 0 if none */
+	char msg[1024];  /* "cannot open '/srv/x': Permission denied" */
+	char hint[1024]; /* what the user can do, or "" */
 };
 
 /*
@@ -24,11 +24,10 @@ struct stepbox_err {
  * formatted; when errnum is non-zero ": strerror(errnum)" is appended.
  */
 __attribute__((format(printf, 4, 5))) int err_set(struct stepbox_err *err, enum err_kind kind,
-						   int errnum, const char *fmt, ...);
+						  int errnum, const char *fmt, ...);
 
 /* Set the hint line of an error already filled; no-op when err is NULL. */
-__attribute__((format(printf, 2, 3))) void err_hint(struct stepbox_err *err, const char *fmt,
-						    ...);
+__attribute__((format(printf, 2, 3))) void err_hint(struct stepbox_err *err, const char *fmt, ...);
 
 /* Print "stepbox: [SANDBOX_UNAVAILABLE: ]msg" and "hint: ..." to stderr. */
 void err_print(const struct stepbox_err *err);

@@ -17,8 +17,8 @@ static struct {
 
 static void *counted_malloc(size_t n)
 {
-	if (n > SIZE_MAX - HEADER || (mem.cap && (n + HEADER > mem.cap ||
-						   mem.used > mem.cap - n - HEADER))) {
+	if (n > SIZE_MAX - HEADER ||
+	    (mem.cap && (n + HEADER > mem.cap || mem.used > mem.cap - n - HEADER))) {
 		mem.refused = true;
 		return NULL;
 	}

@@ -375,7 +375,8 @@ void path_close_fds(const int *fds, size_t n)
 		for (j = i + 1; j < n && fds[j] == fds[j - 1] + 1; j++)
 			;
 #ifdef SYS_close_range
-		if (j - i > 1 && syscall(SYS_close_range, (unsigned)fds[i], (unsigned)fds[j - 1], 0u) == 0)
+		if (j - i > 1 &&
+		    syscall(SYS_close_range, (unsigned)fds[i], (unsigned)fds[j - 1], 0u) == 0)
 			continue;
 #endif
 		for (size_t k = i; k < j; k++)

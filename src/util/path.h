@@ -32,7 +32,8 @@ int path_normalize(const char *path, char *buf, size_t cap);
 /* req as text, made absolute against cwd and normalized (no link looked at). */
 int path_lexical(const char *cwd, const char *req, char *buf, size_t cap);
 
-/* An absolute path with no empty, "." or ".." name in it: its text is where it lands, links aside. */
+/* An absolute path with no empty, "." or ".." name in it: its text is where it lands, links aside.
+ */
 bool path_plain(const char *path);
 
 /*
@@ -45,8 +46,8 @@ char *path_parent(const char *path, char *buf, size_t cap);
 const char *path_base(const char *path);
 
 /* What to say when a canonical path meets a symlink (-ELOOP below): planted since. */
-#define PATH_LINK_APPEARED_HINT                                                            \
-	"a symlink appeared on the way since the grant was resolved; check what else writes " \
+#define PATH_LINK_APPEARED_HINT                                                                    \
+	"a symlink appeared on the way since the grant was resolved; check what else writes "      \
 	"there"
 
 /*
@@ -122,7 +123,7 @@ void path_unescape_mountinfo(char *s);
 /* The fields of one /proc/PID/mountinfo line. */
 struct path_mount {
 	char *id, *parent, *dev, *root, *mnt, *opts; /* dev: "major:minor"; root, mnt unescaped */
-	char *fstype, *source, *super;         /* after " - "; NULL where the line has none */
+	char *fstype, *source, *super;               /* after " - "; NULL where the line has none */
 };
 
 /*

@@ -14,7 +14,7 @@ struct strbuf {
 	char *buf;
 	size_t cap; /* bytes of buf, the terminating NUL included */
 	size_t len;
-	bool cut;   /* something did not fit */
+	bool cut; /* something did not fit */
 };
 
 /* Start empty text in buf (cap > 0 bytes). */

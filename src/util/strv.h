@@ -13,7 +13,10 @@ struct strv {
 	size_t cap;
 };
 
-#define STRV_INIT {NULL, 0, 0}
+#define STRV_INIT                                                                                  \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 /*
  * Make room for one more element in any growable array: *vp (of elem-byte

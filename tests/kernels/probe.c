@@ -41,12 +41,18 @@
 static const char *errname(int e)
 {
 	switch (e) {
-	case EACCES: return "EACCES";
-	case EPERM: return "EPERM";
-	case ENOENT: return "ENOENT";
-	case ECONNREFUSED: return "ECONNREFUSED";
-	case ENOSYS: return "ENOSYS";
-	default: return strerror(e);
+	case EACCES:
+		return "EACCES";
+	case EPERM:
+		return "EPERM";
+	case ENOENT:
+		return "ENOENT";
+	case ECONNREFUSED:
+		return "ECONNREFUSED";
+	case ENOSYS:
+		return "ENOSYS";
+	default:
+		return strerror(e);
 	}
 }
 
@@ -105,7 +111,9 @@ static int forge(int s, const char *dir)
 			int type = 0;
 			socklen_t tl = sizeof(type);
 			getsockopt(s, SOL_SOCKET, SO_TYPE, &type, &tl);
-			puts(type == SOCK_STREAM ? "stream" : type == SOCK_DGRAM ? "datagram" : "other");
+			puts(type == SOCK_STREAM  ? "stream"
+			     : type == SOCK_DGRAM ? "datagram"
+						  : "other");
 			return 0;
 		}
 	}
@@ -125,7 +133,8 @@ int main(int argc, char **argv)
 		{"deny-getfd-vmread", __NR_pidfd_getfd, __NR_process_vm_readv, EPERM},
 		{"deny-mount", __NR_mount, 0, EPERM},
 		{"deny-ptrace", __NR_ptrace, 0, EPERM},
-		{"deny-landlock", 444 /* landlock_create_ruleset, on every architecture */, 0, EPERM},
+		{"deny-landlock", 444 /* landlock_create_ruleset, on every architecture */, 0,
+		 EPERM},
 		{"deny-mount-setattr", 442 /* on every architecture */, 0, ENOSYS},
 	};
 	unsigned refused = 0, refused2 = 0, err = 0;
@@ -158,7 +167,9 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "int80") == 0) {
 #if defined(__x86_64__)
 		long nr = strtol(argv[2], NULL, 10), ret;
-		__asm__ volatile("int $0x80" : "=a"(ret) : "a"(nr), "b"(0), "c"(0), "d"(0)
+		__asm__ volatile("int $0x80"
+				 : "=a"(ret)
+				 : "a"(nr), "b"(0), "c"(0), "d"(0)
 				 : "memory", "r8", "r9", "r10", "r11");
 		printf("%ld\n", ret);
 		return 0;

@@ -44,8 +44,11 @@ static void file(const char *rel, const char *text)
 static void grant(struct grants *g, const char *path, unsigned access)
 {
 	g->v = realloc(g->v, (g->n + 1) * sizeof(*g->v));
-	g->v[g->n++] = (struct grant){.path = strdup(path), .requested = strdup(path),
-				      .access = access, .origin = ORIGIN_POLICY, .exists = true};
+	g->v[g->n++] = (struct grant){.path = strdup(path),
+				      .requested = strdup(path),
+				      .access = access,
+				      .origin = ORIGIN_POLICY,
+				      .exists = true};
 }
 
 /* Every backend has every operation, once, and auto never picks none. */
@@ -55,8 +58,8 @@ static void table(void)
 	bool complete = true, distinct = true;
 	for (size_t i = 0; backend_table[i]; i++, n++) {
 		const struct backend_ops *o = backend_table[i];
-		complete &= o->probe && o->plan && o->apply && o->describe && o->missing &&
-			    o->release;
+		complete &=
+			o->probe && o->plan && o->apply && o->describe && o->missing && o->release;
 		for (size_t j = 0; j < i; j++)
 			distinct &= backend_table[j]->name != o->name;
 		CHECK(backend_find(o->name) == o);
@@ -147,7 +150,8 @@ static void linux_backends(void)
 	}
 	cfg.backend = BACKEND_LANDLOCK;
 	CHECK(backend_choose(&cfg, &host, &b, &err) == 0);
-	CHECK(b.name == BACKEND_LANDLOCK && b.layers.landlock && !b.layers.ns && b.layers.refuse_sysv);
+	CHECK(b.name == BACKEND_LANDLOCK && b.layers.landlock && !b.layers.ns &&
+	      b.layers.refuse_sysv);
 	char what[256];
 	backend_describe(&b, what, sizeof(what));
 	CHECK_HAS(what, "landlock: Landlock");
@@ -230,8 +234,12 @@ static void seatbelt_backend(void)
 	struct grants g = {0};
 	grant(&g, root, GRANT_READ);
 	char *argv[] = {"echo", "hi", NULL}, *envp[] = {"PATH=/usr/bin:/bin", NULL};
-	struct backend_input in = {.cfg = &cfg, .grants = &g, .idmap_userns = -1,
-				   .file = "/bin/echo", .argv = argv, .envp = envp};
+	struct backend_input in = {.cfg = &cfg,
+				   .grants = &g,
+				   .idmap_userns = -1,
+				   .file = "/bin/echo",
+				   .argv = argv,
+				   .envp = envp};
 	CHECK(backend_plan(&b, &in, &err) == 0);
 	CHECK(b.built != NULL);
 	CHECK_HAS(b.built->profile, "(deny default)");

@@ -34,8 +34,11 @@ static void file(const char *rel, mode_t mode)
 static void grant(struct grants *g, const char *path, unsigned access)
 {
 	g->v = realloc(g->v, (g->n + 1) * sizeof(*g->v));
-	g->v[g->n++] = (struct grant){.path = strdup(path), .requested = strdup(path),
-				      .access = access, .origin = ORIGIN_POLICY, .exists = true};
+	g->v[g->n++] = (struct grant){.path = strdup(path),
+				      .requested = strdup(path),
+				      .access = access,
+				      .origin = ORIGIN_POLICY,
+				      .exists = true};
 }
 
 /* The doctor's JSON for ctx, and its return (the failed checks). */
@@ -80,8 +83,8 @@ int main(void)
 		return 1;
 	memcpy(root, real, strlen(real) + 1);
 	free(real);
-	const char *dirs[] = {"bin", "tools", "home", "home/.config", "home/.config/gh", "etc",
-			      "etc/sub", "opt", "opt/wheels"};
+	const char *dirs[] = {"bin", "tools",   "home", "home/.config", "home/.config/gh",
+			      "etc", "etc/sub", "opt",  "opt/wheels"};
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++)
 		mkdir(at(dirs[i]), 0755);
 	file("home/.gitconfig", 0644);
@@ -139,9 +142,10 @@ int main(void)
 	/* the return is the failed checks */
 	size_t i, nfail = 0;
 	json_t *c;
-	json_array_foreach(json_object_get(j, "checks"), i, c)
-		nfail += strcmp(json_string_value(json_object_get(c, "verdict")), "fail") == 0;
-	CHECK((size_t)failed == nfail && json_integer_value(json_object_get(j, "failed")) == failed);
+	json_array_foreach(json_object_get(j, "checks"), i, c) nfail +=
+		strcmp(json_string_value(json_object_get(c, "verdict")), "fail") == 0;
+	CHECK((size_t)failed == nfail &&
+	      json_integer_value(json_object_get(j, "failed")) == failed);
 	json_decref(j);
 
 	/* /etc granted whole: the secret would be readable inside, which fails, named */

@@ -15,17 +15,34 @@ static struct grants g;
 static void grant(const char *path, unsigned access, enum grant_origin o)
 {
 	g.v = realloc(g.v, (g.n + 1) * sizeof(*g.v));
-	g.v[g.n++] = (struct grant){.path = strdup(path), .requested = strdup(path), .access = access, .origin = o, .exists = true};
+	g.v[g.n++] = (struct grant){.path = strdup(path),
+				    .requested = strdup(path),
+				    .access = access,
+				    .origin = o,
+				    .exists = true};
 }
 
 #define W (GRANT_READ | GRANT_WRITE | GRANT_EXEC)
 
 static char *const inherited[] = {
-	"PATH=/usr/bin:/bin", "HOME=/home/u", "AWS_SECRET_ACCESS_KEY=s", "GITHUB_TOKEN=t",
-	"db_password=p", "MY_CREDENTIALS=c", "LD_PRELOAD=/x.so", "LANG=C", "LC_ALL=C",
-	"NPM_CONFIG_PREFIX=/usr/local", "NPM_CONFIG_CACHE=/root/.npm", "PNPM_CONFIG_STORE_DIR=/s",
-	"XDG_RUNTIME_DIR=/run/user/1000", "FOO=bar", "FOO=second",
-	"PIP_FIND_LINKS=/opt/wheels", "MAVEN_OPTS=-Xmx1g", NULL,
+	"PATH=/usr/bin:/bin",
+	"HOME=/home/u",
+	"AWS_SECRET_ACCESS_KEY=s",
+	"GITHUB_TOKEN=t",
+	"db_password=p",
+	"MY_CREDENTIALS=c",
+	"LD_PRELOAD=/x.so",
+	"LANG=C",
+	"LC_ALL=C",
+	"NPM_CONFIG_PREFIX=/usr/local",
+	"NPM_CONFIG_CACHE=/root/.npm",
+	"PNPM_CONFIG_STORE_DIR=/s",
+	"XDG_RUNTIME_DIR=/run/user/1000",
+	"FOO=bar",
+	"FOO=second",
+	"PIP_FIND_LINKS=/opt/wheels",
+	"MAVEN_OPTS=-Xmx1g",
+	NULL,
 };
 
 static struct env_result build(struct stepbox_config *cfg)
@@ -91,9 +108,16 @@ static void test_names(void)
 	CHECK_STR(why("HOME", "/home/u"), "kept");
 	CHECK_STR(why("TMUX_TMPDIR", "/tmp"), "kept");
 	/* socket locators and loader hooks, whatever their value */
-	const char *sockets[] = {"DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS",
-				 "DOCKER_HOST", "CONTAINER_HOST", "TMUX", "TMUX_PANE", "STY",
-				 "KITTY_LISTEN_ON", "NVIM", "NVIM_LISTEN_ADDRESS"};
+	const char *sockets[] = {"DBUS_SESSION_BUS_ADDRESS",
+				 "DBUS_SYSTEM_BUS_ADDRESS",
+				 "DOCKER_HOST",
+				 "CONTAINER_HOST",
+				 "TMUX",
+				 "TMUX_PANE",
+				 "STY",
+				 "KITTY_LISTEN_ON",
+				 "NVIM",
+				 "NVIM_LISTEN_ADDRESS"};
 	for (size_t i = 0; i < sizeof(sockets) / sizeof(sockets[0]); i++)
 		CHECK_STR(why(sockets[i], "unix:path=/run/x"), "control socket locator");
 	CHECK_STR(why("GPG_AGENT_INFO", "/run/gpg:1:1"), "credential agent socket");
@@ -157,10 +181,13 @@ static void test_values(void)
 		/* the shapes a red team found missed */
 		{"Authorization=Bearer%20abc.def", "an Authorization header"}, /* OTLP headers */
 		{"api-name=x,Authorization=Basic dXNlcjpwYXNz", "an Authorization header"},
-		{"Authorization: Basic dXNlcjpwYXNzd29yZA==", "an Authorization header"}, /* GIT_CONFIG_VALUE_0 */
-		{"X-Trace: 1\nAuthorization:token abcdef", "an Authorization header"}, /* CURL_HEADERS */
+		{"Authorization: Basic dXNlcjpwYXNzd29yZA==",
+		 "an Authorization header"}, /* GIT_CONFIG_VALUE_0 */
+		{"X-Trace: 1\nAuthorization:token abcdef",
+		 "an Authorization header"}, /* CURL_HEADERS */
 		{"Bearer 0123456789abcdefABCDEF", "an Authorization header"},
-		{"-Xmx1g -Dhttp.proxyPassword=hunter2 -Dx=y", "a password= setting"}, /* MAVEN_OPTS */
+		{"-Xmx1g -Dhttp.proxyPassword=hunter2 -Dx=y",
+		 "a password= setting"}, /* MAVEN_OPTS */
 		{"https://acct.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig=AbCd%2Bef%3D",
 		 "a password= setting"}, /* Azure SAS */
 		{"https://x.example/api?token=abcdef", "a password= setting"},
@@ -170,7 +197,8 @@ static void test_values(void)
 		{"shpat_0123456789abcdef0123456789abcdef", "a Shopify token"},
 		{"whsec_abcdefghijklmnopqrstuvwxyz012345", "a webhook signing secret"},
 		{"lin_api_abcdefghijklmnopqrstuvwxyz0123456789AB", "a Linear key"},
-		{"ATATT3xFfGF0abcdefghijklmnopqrstuvwxyz0123456789_-ABCDEF", "an Atlassian API token"},
+		{"ATATT3xFfGF0abcdefghijklmnopqrstuvwxyz0123456789_-ABCDEF",
+		 "an Atlassian API token"},
 	};
 	for (size_t i = 0; i < sizeof(tokens) / sizeof(tokens[0]); i++) {
 		const char *r = why("PLAIN_NAME", tokens[i].value);
@@ -187,7 +215,7 @@ static void test_values(void)
 		"/srv/hf_cache",
 		"/srv/pypi-mirror/simple",
 		"ghp_short",
-		"AKIAIOSFODNN7EXAMPLE0", /* 17 after AKIA: not a key id */
+		"AKIAIOSFODNN7EXAMPLE0",                     /* 17 after AKIA: not a key id */
 		"npm_0123456789abcdefghijABCDEFGHIJklmnopq", /* 37 after npm_ */
 		"my-task-sk-builder",
 		"OLDPWD=/w",          /* pwd= inside a word */
@@ -197,7 +225,7 @@ static void test_values(void)
 		"C.UTF-8",
 		"https://github.com/org/repo/settings/hooks", /* a page about hooks */
 		"https://hooks.example.org/docs/catch",       /* words, not ids */
-		"https://builder@ci.example.org/job",          /* a name as the user */
+		"https://builder@ci.example.org/job",         /* a name as the user */
 		"the token expired",
 		"Authorization header not set",
 		"basic authentication",
@@ -338,15 +366,19 @@ static void test_config_grants(void)
 	h.workdir = strdup("/w");
 	h.v = calloc(3, sizeof(*h.v));
 	h.v[h.n++] = (struct grant){.path = strdup("/home/u/.gitconfig"),
-				     .requested = strdup("/home/u/.gitconfig"),
-				     .access = GRANT_READ, .origin = ORIGIN_FLAG, .exists = true};
+				    .requested = strdup("/home/u/.gitconfig"),
+				    .access = GRANT_READ,
+				    .origin = ORIGIN_FLAG,
+				    .exists = true};
 	h.v[h.n++] = (struct grant){.path = strdup("/home/u/.config"),
-				     .requested = strdup("/home/u/.config"),
-				     .access = GRANT_READ, .origin = ORIGIN_EXTRA, .exists = true};
+				    .requested = strdup("/home/u/.config"),
+				    .access = GRANT_READ,
+				    .origin = ORIGIN_EXTRA,
+				    .exists = true};
 	struct env_result r;
 	CHECK(env_build(&cfg, &h, inherited, &r, NULL) == 0);
 	CHECK(env_get(r.env.v, "GIT_CONFIG_GLOBAL") == NULL); /* the granted ~/.gitconfig counts */
-	CHECK(env_get(r.env.v, "XDG_CONFIG_HOME") == NULL);   /* incident 1's set-up keeps working */
+	CHECK(env_get(r.env.v, "XDG_CONFIG_HOME") == NULL); /* incident 1's set-up keeps working */
 	CHECK_STR(env_get(r.env.v, "npm_config_userconfig"), "/dev/null");
 	env_release(&r);
 	grants_release(&h);
@@ -378,8 +410,11 @@ static void test_unseen(void)
 	env_release(&r);
 	/* granted: read as usual, nothing unseen */
 	gr.v = calloc(1, sizeof(*gr.v));
-	gr.v[gr.n++] = (struct grant){.path = strdup(path), .requested = strdup(path),
-				     .access = GRANT_READ, .origin = ORIGIN_FLAG, .exists = true};
+	gr.v[gr.n++] = (struct grant){.path = strdup(path),
+				      .requested = strdup(path),
+				      .access = GRANT_READ,
+				      .origin = ORIGIN_FLAG,
+				      .exists = true};
 	CHECK(env_build(&cfg, &gr, inh, &r, NULL) == 0);
 	CHECK(r.unseen.n == 0 && env_get(r.env.v, "GIT_CONFIG_GLOBAL") == NULL);
 	env_release(&r);
@@ -468,10 +503,9 @@ int main(void)
 	CHECK_STR(env_get(e, "GIT_CONFIG_GLOBAL"), "/wf/.sandbox-cache/config/git/config");
 	CHECK_STR(env_get(e, "npm_config_userconfig"), "/wf/.sandbox-cache/config/npmrc");
 	CHECK(strv_find(&r.dirs, "/wf/.sandbox-cache/config/git") >= 0);
-	CHECK_HAS(env_get(e, "PATH"),
-		  "/wf/.sandbox-cache/bin:/wf/.sandbox-cache/python/bin:"
-		  "/wf/.sandbox-cache/npm-global/bin:/wf/.sandbox-cache/go/bin:"
-		  "/wf/.sandbox-cache/cargo/bin:");
+	CHECK_HAS(env_get(e, "PATH"), "/wf/.sandbox-cache/bin:/wf/.sandbox-cache/python/bin:"
+				      "/wf/.sandbox-cache/npm-global/bin:/wf/.sandbox-cache/go/bin:"
+				      "/wf/.sandbox-cache/cargo/bin:");
 	CHECK(strstr(env_get(e, "PATH"), ":/usr/bin:/bin") != NULL);
 	CHECK_STR(env_get(e, "MAVEN_OPTS"),
 		  "-Xmx1g -Dmaven.repo.local=/wf/.sandbox-cache/maven/repository");
@@ -574,7 +608,8 @@ int main(void)
 	CHECK_HAS(env_drop_reason("SLACK_WEBHOOK_URL", "x"), "*WEBHOOK*");
 	CHECK_HAS(env_drop_reason("CI_JOB_JWT", "x"), "*JWT*");
 	CHECK_HAS(env_drop_reason("N", "https://hooks.slack.com/services/T0/B0/"
-				       "AbCdEfGhIjKlMnOpQrStUvWx"), "a webhook URL");
+				       "AbCdEfGhIjKlMnOpQrStUvWx"),
+		  "a webhook URL");
 	CHECK_HAS(env_drop_reason("N", "x https://outlook.webhook.office.com/webhookb2/"
 				       "0123456789abcdef0123456789abcdef/IncomingWebhook/x"),
 		  "a webhook URL");

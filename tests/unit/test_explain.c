@@ -19,8 +19,11 @@ static void grant(const char *rel, unsigned access)
 	char p[PATH_MAX];
 	snprintf(p, sizeof(p), "%s/%s", root, rel);
 	g.v = realloc(g.v, (g.n + 1) * sizeof(*g.v));
-	g.v[g.n++] = (struct grant){.path = strdup(p), .requested = strdup(p), .access = access,
-				    .origin = ORIGIN_POLICY, .exists = true};
+	g.v[g.n++] = (struct grant){.path = strdup(p),
+				    .requested = strdup(p),
+				    .access = access,
+				    .origin = ORIGIN_POLICY,
+				    .exists = true};
 }
 
 static void file(const char *rel)
@@ -33,8 +36,8 @@ static void file(const char *rel)
 }
 
 /* Judge one call on root/rel (rel2: a rename's destination) failed with errnum. */
-static void judge(struct explain *x, enum denial_op op, const char *rel, const char *rel2,
-		  int port, int errnum)
+static void judge(struct explain *x, enum denial_op op, const char *rel, const char *rel2, int port,
+		  int errnum)
 {
 	struct explain_call c;
 	memset(&c, 0, sizeof(c));
@@ -149,8 +152,9 @@ int main(void)
 	struct explain_call c;
 	memset(&c, 0, sizeof(c));
 	c.op = OP_READ;
-#define MAY_FAIL(rel) (snprintf(c.path, sizeof(c.path), "%s", rel[0] == '/' ? rel : at(rel)), \
-		       explain_may_fail(&x, &c))
+#define MAY_FAIL(rel)                                                                              \
+	(snprintf(c.path, sizeof(c.path), "%s", rel[0] == '/' ? rel : at(rel)),                    \
+	 explain_may_fail(&x, &c))
 	chmod(at("ro/f"), 0644);
 	CHECK(!MAY_FAIL("ro/f"));       /* granted, every user may read it: nothing to judge */
 	CHECK(!MAY_FAIL("ro"));         /* ... a folder too */
@@ -177,7 +181,7 @@ int main(void)
 	mkdir(at("ro/closed"), 0700);
 	file("ro/closed/g");
 	chmod(at("ro/closed/g"), 0644);
-	CHECK(MAY_FAIL("ro/closed/g")); /* a folder above it may refuse another user */
+	CHECK(MAY_FAIL("ro/closed/g"));       /* a folder above it may refuse another user */
 	CHECK(MAY_FAIL("/proc/self/status")); /* /proc, /sys, /dev: their own rules */
 	snprintf(c.path, sizeof(c.path), "relative/f");
 	CHECK(explain_may_fail(&x, &c));

@@ -60,12 +60,37 @@ static void tree(void)
 	snprintf(root, sizeof(root), "/tmp/stepbox-grants-XXXXXX");
 	if (!mkdtemp(root))
 		exit(1);
-	const char *dirs[] = {"/usr", "/usr/bin", "/lib", "/etc", "/etc/ssl", "/etc/ssl/certs",
-			      "/etc/ld.so.conf.d", "/run", "/run/systemd", "/run/systemd/resolve",
-			      "/proc", "/dev", "/dev/pts", "/dev/shm", "/srv", "/srv/wf",
-			      "/srv/wf/run", "/srv/wf/run/sub", "/opt", "/opt/tools", "/opt/chrome", "/home",
-			      "/home/u", "/home/u/.config", "/usr/lib64", "/w", "/srv/wf2", "/srv/wf2/.sandbox-cache",
-			      "/usr/local", "/usr/local/share", NULL};
+	const char *dirs[] = {"/usr",
+			      "/usr/bin",
+			      "/lib",
+			      "/etc",
+			      "/etc/ssl",
+			      "/etc/ssl/certs",
+			      "/etc/ld.so.conf.d",
+			      "/run",
+			      "/run/systemd",
+			      "/run/systemd/resolve",
+			      "/proc",
+			      "/dev",
+			      "/dev/pts",
+			      "/dev/shm",
+			      "/srv",
+			      "/srv/wf",
+			      "/srv/wf/run",
+			      "/srv/wf/run/sub",
+			      "/opt",
+			      "/opt/tools",
+			      "/opt/chrome",
+			      "/home",
+			      "/home/u",
+			      "/home/u/.config",
+			      "/usr/lib64",
+			      "/w",
+			      "/srv/wf2",
+			      "/srv/wf2/.sandbox-cache",
+			      "/usr/local",
+			      "/usr/local/share",
+			      NULL};
 	for (int i = 0; dirs[i]; i++)
 		mk(dirs[i], S_IFDIR | 0755);
 	mk("/etc/ssl/private", S_IFDIR | 0700);
@@ -106,8 +131,11 @@ static void tree(void)
 
 static struct grants_host host(bool hide)
 {
-	return (struct grants_host){.root = root, .cwd = "/srv/wf/run", .home = "/home/u",
-				    .hide_etc_secrets = hide, .keep_links = true};
+	return (struct grants_host){.root = root,
+				    .cwd = "/srv/wf/run",
+				    .home = "/home/u",
+				    .hide_etc_secrets = hide,
+				    .keep_links = true};
 }
 
 /* A config with the given read and write flags (NULL-terminated lists). */
@@ -171,7 +199,8 @@ static void test_planted_links(void)
 	bool exists;
 	CHECK(canon_links(root, "/lib64/x/../y", &out, &exists, record, &s) == 0);
 	CHECK_STR(out, "/usr/lib64/y");
-	CHECK(s.n == 1 && strcmp(s.links[0], "/lib64") == 0 && strcmp(s.targets[0], "usr/lib64") == 0);
+	CHECK(s.n == 1 && strcmp(s.links[0], "/lib64") == 0 &&
+	      strcmp(s.targets[0], "usr/lib64") == 0);
 	free(out);
 	memset(&s, 0, sizeof(s));
 	CHECK(canon_links(root, "/w/etc/resolv.conf", &out, &exists, record, &s) == 0);
@@ -188,7 +217,8 @@ static void test_planted_links(void)
 
 	/* in the workdir */
 	flags(&cfg, (const char *[]){"/srv/wf/run/ssh", NULL}, NULL);
-	REFUSED(&cfg, &h, "flag path '/srv/wf/run/ssh'", "'/srv/wf/run/ssh'", "workdir '/srv/wf/run'");
+	REFUSED(&cfg, &h, "flag path '/srv/wf/run/ssh'", "'/srv/wf/run/ssh'",
+		"workdir '/srv/wf/run'");
 	/* a read-only workdir is no place a step could have planted it */
 	cfg.workdir_readonly = true;
 	CHECK(grants_build(&cfg, &h, &g, &err) == 0);
@@ -380,8 +410,8 @@ static void test_broad(void)
 	flags(&cfg, NULL, NULL);
 	cfg.workdir = strdup("/usr/../");
 	BROAD(&cfg, &h, "refusing the workdir '/usr/../'");
-	const char *const each[] = {"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-				    "/libx32", "/boot", "/dev", "/proc", "/sys", "/var", "/run"};
+	const char *const each[] = {"/usr",    "/etc",  "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+				    "/libx32", "/boot", "/dev", "/proc", "/sys", "/var",   "/run"};
 	char made[64][80];
 	int nmade = 0;
 	for (size_t i = 0; i < sizeof(each) / sizeof(each[0]); i++) {
@@ -551,7 +581,8 @@ static void test_devices(void)
 	size_t devices = 0;
 	for (size_t i = 0; i < g.n; i++) {
 		struct stat st;
-		bool dev = lstat(g.v[i].path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode));
+		bool dev = lstat(g.v[i].path, &st) == 0 &&
+			   (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode));
 		CHECK(!dev || (g.v[i].access & GRANT_DEV));
 	}
 	for (size_t i = 0; i < g.nskipped; i++)
@@ -604,8 +635,8 @@ static void test_devices(void)
 	snprintf(fdev, sizeof(fdev), "%s/fdev", root);
 	snprintf(node, sizeof(node), "%s/bus/usb/001/002", fdev);
 	const char *fdevs[] = {"/fdev", NULL};
-	struct grants_host fh = {.root = root, .cwd = "/srv/wf/run", .keep_links = true,
-				 .dev_mounts = fdevs};
+	struct grants_host fh = {
+		.root = root, .cwd = "/srv/wf/run", .keep_links = true, .dev_mounts = fdevs};
 	mk("/fdev", S_IFDIR | 0755);
 	mk("/fdev/bus", S_IFDIR | 0755);
 	mk("/fdev/bus/usb", S_IFDIR | 0755);
@@ -679,7 +710,8 @@ static bool same_file(int fd, const char *path)
 	char p[512];
 	struct stat a, b;
 	snprintf(p, sizeof(p), "%s%s", root, path);
-	return fstat(fd, &a) == 0 && stat(p, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	return fstat(fd, &a) == 0 && stat(p, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
 }
 
 static void test_held_fds(void)
@@ -793,7 +825,8 @@ int main(void)
 	CHECK(!find(&g, "/etc/shadow") && !find(&g, "/etc/ssl/private/host.key"));
 	CHECK(skipped(&g, "/etc/shadow") && skipped(&g, "/etc/ssl/private"));
 	/* root: the file, never its daemon's folder (a secret written there later) */
-	CHECK(!find(&g, "/run/systemd/resolve") && find(&g, "/run/systemd/resolve/stub-resolv.conf"));
+	CHECK(!find(&g, "/run/systemd/resolve") &&
+	      find(&g, "/run/systemd/resolve/stub-resolv.conf"));
 	CHECK(!grants_covers(&g, "/etc/shadow", GRANT_READ));
 	CHECK(!grants_covers(&g, "/etc/ssl/private/host.key", GRANT_READ));
 	/* /etc is recorded as split: the namespaces bind it whole and hide the secrets */

@@ -62,8 +62,11 @@ static void build_real(void)
 			mkdir(p[i], 0755);
 		else
 			close(open(p[i], O_WRONLY | O_CREAT, 0644)); /* a file grant */
-		g.v[g.n++] = (struct grant){.path = p[i], .requested = p[i], .access = GRANT_READ,
-					    .origin = ORIGIN_POLICY, .exists = true};
+		g.v[g.n++] = (struct grant){.path = p[i],
+					    .requested = p[i],
+					    .access = GRANT_READ,
+					    .origin = ORIGIN_POLICY,
+					    .exists = true};
 	}
 	char out[80];
 	snprintf(out, sizeof(out), "%s/outside", root);
@@ -144,7 +147,8 @@ static void dev_mounts(void)
 			 "22 1 %u:%u / /dev rw - devtmpfs udev rw\n"
 			 "70 1 0:50 / /srv/lnk rw - overlay overlay ro,lowerdir=%s:/e\n",
 			 major(dev.st_dev), minor(dev.st_dev), at);
-		CHECK(landlock_dev_mounts(text, &v) == 0 && v.n == 2 && !strcmp(v.v[1], "/srv/lnk"));
+		CHECK(landlock_dev_mounts(text, &v) == 0 && v.n == 2 &&
+		      !strcmp(v.v[1], "/srv/lnk"));
 		strv_release(&v);
 		unlink(at);
 		rmdir(link);
@@ -152,8 +156,10 @@ static void dev_mounts(void)
 	char line[] = "36 35 98:0 /mnt1 /mnt\\0402 rw,noatime master:1 - ext3 /dev/root rw\n";
 	struct path_mount m;
 	CHECK(path_mount_fields(line, &m) && !strcmp(m.id, "36") && !strcmp(m.parent, "35"));
-	CHECK(!strcmp(m.root, "/mnt1") && !strcmp(m.mnt, "/mnt 2") && !strcmp(m.opts, "rw,noatime"));
-	CHECK(!strcmp(m.fstype, "ext3") && !strcmp(m.source, "/dev/root") && !strcmp(m.super, "rw"));
+	CHECK(!strcmp(m.root, "/mnt1") && !strcmp(m.mnt, "/mnt 2") &&
+	      !strcmp(m.opts, "rw,noatime"));
+	CHECK(!strcmp(m.fstype, "ext3") && !strcmp(m.source, "/dev/root") &&
+	      !strcmp(m.super, "rw"));
 	char short_line[] = "36 35 98:0 /";
 	CHECK(!path_mount_fields(short_line, &m));
 }

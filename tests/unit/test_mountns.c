@@ -14,8 +14,11 @@ static struct grants g;
 static void grant(const char *path, unsigned access, bool world_readable_only)
 {
 	g.v = realloc(g.v, (g.n + 1) * sizeof(*g.v));
-	g.v[g.n++] = (struct grant){.path = strdup(path), .requested = strdup(path),
-				    .access = access, .origin = ORIGIN_POLICY, .exists = true,
+	g.v[g.n++] = (struct grant){.path = strdup(path),
+				    .requested = strdup(path),
+				    .access = access,
+				    .origin = ORIGIN_POLICY,
+				    .exists = true,
 				    .world_readable_only = world_readable_only};
 }
 
@@ -197,20 +200,20 @@ int main(void)
 	memset(&g, 0, sizeof(g));
 	g.workdir = strdup("/w");
 	grant("/usr", GRANT_READ | GRANT_EXEC, false);
-	grant("/usr/bin", GRANT_READ | GRANT_EXEC, false);        /* the same: left out */
-	grant("/usr/lib/os-release", GRANT_READ, false);          /* less: its own (noexec) */
+	grant("/usr/bin", GRANT_READ | GRANT_EXEC, false); /* the same: left out */
+	grant("/usr/lib/os-release", GRANT_READ, false);   /* less: its own (noexec) */
 	grant("/x", GRANT_READ | GRANT_EXEC, false);
-	grant("/x/y", GRANT_READ, false);                         /* less: its own */
-	grant("/x/y/z", GRANT_READ | GRANT_EXEC, false);          /* more than /x/y: its own */
-	grant("/x/y/z/q", GRANT_READ | GRANT_EXEC, false);        /* the same as /x/y/z */
-	grant("/x-y", GRANT_READ | GRANT_EXEC, false);            /* a sibling, not beneath */
-	grant("/x-y/z", GRANT_READ | GRANT_EXEC, false);          /* the same as /x-y */
+	grant("/x/y", GRANT_READ, false);                  /* less: its own */
+	grant("/x/y/z", GRANT_READ | GRANT_EXEC, false);   /* more than /x/y: its own */
+	grant("/x/y/z/q", GRANT_READ | GRANT_EXEC, false); /* the same as /x/y/z */
+	grant("/x-y", GRANT_READ | GRANT_EXEC, false);     /* a sibling, not beneath */
+	grant("/x-y/z", GRANT_READ | GRANT_EXEC, false);   /* the same as /x-y */
 	/* the deepest mount above is not the last one planned (/x/y/z is) */
-	grant("/x/y/w", GRANT_READ, false);                       /* the same as /x/y */
-	grant("/x/y/w/v", GRANT_READ | GRANT_EXEC, false);        /* more than /x/y: its own */
+	grant("/x/y/w", GRANT_READ, false);                /* the same as /x/y */
+	grant("/x/y/w/v", GRANT_READ | GRANT_EXEC, false); /* more than /x/y: its own */
 	grant("/w", GRANT_READ | GRANT_WRITE, false);
-	grant("/w/data", GRANT_READ, false);                      /* read-only in a write grant */
-	grant("/w/out", GRANT_READ | GRANT_WRITE, false);         /* the same: left out */
+	grant("/w/data", GRANT_READ, false);              /* read-only in a write grant */
+	grant("/w/out", GRANT_READ | GRANT_WRITE, false); /* the same: left out */
 	CHECK(mountns_plan(&p, &cfg, &g) == 0);
 	CHECK(at(&p, "/usr") && !at(&p, "/usr/bin"));
 	CHECK(at(&p, "/usr/lib/os-release") != NULL);

@@ -54,8 +54,7 @@ int main(void)
 	CHECK(cfg.read_policy.n == 1 && cfg.write_policy.n == 2);
 	CHECK_STR(cfg.persist, "/srv/wf/.sandbox-cache");
 	CHECK_STR(cfg.env_set.v[0], "LANG=C.UTF-8");
-	CHECK(cfg.clean_env && cfg.timeout_s == 600 && cfg.env_keep.n == 1 &&
-	      cfg.env_unset.n == 1);
+	CHECK(cfg.clean_env && cfg.timeout_s == 600 && cfg.env_keep.n == 1 && cfg.env_unset.n == 1);
 	policy_release(&cfg);
 
 	/* every error names the key and its line and column */
@@ -84,7 +83,8 @@ int main(void)
 	FAILS("{\"version\": 1, \"env\": {\"set\": {\"A\": 1}}}", "env.set.A: must be a string");
 	FAILS("{\"version\": 1, \"env\": {\"color\": 1}}", "env.color: unknown key");
 	FAILS("{\"version\": 1, \"env\": {\"unset\": [\"A B\"]}}", "env.unset[0]");
-	FAILS("{\"version\": 1, \"env\": {\"clean\": \"yes\"}}", "env.clean: must be true or false");
+	FAILS("{\"version\": 1, \"env\": {\"clean\": \"yes\"}}",
+	      "env.clean: must be true or false");
 	FAILS("{\"version\": 1,\n  \"allow_broad_grants\": \"yes\"}",
 	      "line 2, column 3: allow_broad_grants: must be true or false");
 	FAILS("{\"version\": 1, \"allow_broad_grants\": 1}", "allow_broad_grants: must be true");

@@ -12,8 +12,11 @@ static struct grants g;
 static void grant(const char *path, unsigned access, enum grant_origin o)
 {
 	g.v = realloc(g.v, (g.n + 1) * sizeof(*g.v));
-	g.v[g.n++] = (struct grant){.path = strdup(path), .requested = strdup(path),
-				    .access = access, .origin = o, .exists = true};
+	g.v[g.n++] = (struct grant){.path = strdup(path),
+				    .requested = strdup(path),
+				    .access = access,
+				    .origin = o,
+				    .exists = true};
 }
 
 /* The profile for cfg and g as a string, or NULL with err's message printed. */

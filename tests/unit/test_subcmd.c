@@ -7,8 +7,8 @@
 /* One table: every command found by name, each takes what its row says. */
 int main(void)
 {
-	const char *const names[] = {"run", "learn", "check", "policy", "env", "guide", "doctor",
-				     "mcp"};
+	const char *const names[] = {"run", "learn", "check",  "policy",
+				     "env", "guide", "doctor", "mcp"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const struct subcmd *c = subcmd_find(names[i]);
 		CHECK(c && strcmp(c->name, names[i]) == 0 && c->run && c->synopsis && c->what);
