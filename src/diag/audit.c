@@ -224,20 +224,38 @@ static void parse(struct record *r, const char *msg)
 	r->text = strdup(close ? close + 3 : msg);
 }
 
-void audit_collect(struct audit *a, pid_t creator, struct explain *x)
+/* Whether record i (a domain's "deallocated") ends the run: its domain was allocated for creator.
+ */
+static bool ends_run(const struct record *rec, size_t i, pid_t creator)
 {
-	if (a->fd < 0)
-		return;
-	struct record *rec = calloc(MAX_RECORDS, sizeof(*rec));
-	size_t n = 0;
-	/*
-	 * kauditd delivers asynchronously. A domain's "deallocated" record comes
-	 * after all of its denials: once ours has come, the run is complete; a run
-	 * with no denial has no record at all, so a short quiet spell ends it too.
-	 */
 	char v[64];
+	if (rec[i].type != AUDIT_LANDLOCK_DOMAIN || !strstr(rec[i].text, "status=deallocated") ||
+	    !audit_field(rec[i].text, "domain", v, sizeof(v)))
+		return false;
+	/* ours when an earlier record allocated it for our child */
+	for (size_t k = 0; k < i; k++) {
+		char d[64], pid[32];
+		if (rec[k].type == AUDIT_LANDLOCK_DOMAIN &&
+		    strstr(rec[k].text, "status=allocated") &&
+		    audit_field(rec[k].text, "domain", d, sizeof(d)) && !strcmp(d, v) &&
+		    audit_field(rec[k].text, "pid", pid, sizeof(pid)) &&
+		    strtol(pid, NULL, 10) == creator)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Read records until the run is complete: kauditd delivers asynchronously. A
+ * domain's "deallocated" record comes after all of its denials: once ours has
+ * come, the run is complete; a run with no denial has no record at all, so a
+ * short quiet spell ends it too. The number of records read.
+ */
+static size_t read_records(struct audit *a, pid_t creator, struct record *rec, struct explain *x)
+{
+	size_t n = 0;
 	bool complete = false;
-	for (int idle = 0; rec && !complete && idle < 2 && n < MAX_RECORDS;) {
+	for (int idle = 0; !complete && idle < 2 && n < MAX_RECORDS;) {
 		struct pollfd p = {a->fd, POLLIN, 0};
 		if (poll(&p, 1, 50) <= 0) {
 			idle++;
@@ -265,23 +283,20 @@ void audit_collect(struct audit *a, pid_t creator, struct explain *x)
 		parse(&rec[n], msg);
 		if (!rec[n].text)
 			continue;
-		if (type == AUDIT_LANDLOCK_DOMAIN && strstr(rec[n].text, "status=deallocated") &&
-		    audit_field(rec[n].text, "domain", v, sizeof(v))) {
-			/* ours when an earlier record allocated it for our child */
-			for (size_t k = 0; k < n && !complete; k++) {
-				char d[64], pid[32];
-				complete = rec[k].type == AUDIT_LANDLOCK_DOMAIN &&
-					   strstr(rec[k].text, "status=allocated") &&
-					   audit_field(rec[k].text, "domain", d, sizeof(d)) &&
-					   !strcmp(d, v) &&
-					   audit_field(rec[k].text, "pid", pid, sizeof(pid)) &&
-					   strtol(pid, NULL, 10) == creator;
-			}
-		}
+		complete = ends_run(rec, n, creator);
 		n++;
 	}
+	return n;
+}
+
+void audit_collect(struct audit *a, pid_t creator, struct explain *x)
+{
+	if (a->fd < 0)
+		return;
+	struct record *rec = calloc(MAX_RECORDS, sizeof(*rec));
+	size_t n = rec ? read_records(a, creator, rec, x) : 0;
 	/* this run's domains: allocated by our child */
-	char ours[64][32];
+	char ours[64][32], v[64];
 	size_t nours = 0;
 	for (size_t i = 0; i < n && nours < 64; i++)
 		if (rec[i].type == AUDIT_LANDLOCK_DOMAIN &&

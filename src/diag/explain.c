@@ -369,9 +369,59 @@ static bool home_file(const struct explain_denial *d, const char *home, char *re
 	return true;
 }
 
+/* What to do about one sandbox denial, after describe() named it: one line. */
+static void print_advice(FILE *out, const struct explain *x, const struct explain_denial *d,
+			 const char *home)
+{
+	char rel[PATH_MAX];
+	if (d->op == OP_CONNECT || d->op == OP_BIND) {
+		if (d->port >= 0)
+			fprintf(out,
+				"not allowed by the network policy; allow with --net "
+				"tcp:%d or network.%s_tcp\n",
+				d->port, d->op == OP_CONNECT ? "connect" : "bind");
+		else if (d->op == OP_BIND)
+			fprintf(out, "a name among the host's abstract sockets, which a "
+				     "step takes only under --net allow; bind a pathname "
+				     "socket in a write grant, or an autobound name\n");
+		else
+			fprintf(out, "a socket outside the sandbox\n");
+	} else if (d->op == OP_SIGNAL) {
+		fprintf(out, "a process outside the sandbox\n");
+	} else if (d->op == OP_SETID) {
+		fprintf(out, "never allowed: outside the sandbox the file would run with "
+			     "its owner's rights (root's, for a root step); no grant allows "
+			     "it\n");
+	} else if (d->op == OP_NOFD) {
+		fprintf(out, "not possible here: this host refuses pidfd_getfd (a container's "
+			     "seccomp profile), which the supervisor needs for it; allow "
+			     "pidfd_getfd there\n");
+	} else if (d->path && (grants_hidden(x->grants, d->path) || is_device(d->path))) {
+		fprintf(out, "%s\n", hidden_why(d->path));
+	} else if (d->path && is_write(d) && x->cfg->persist_shared && x->grants->persist &&
+		   path_beneath(d->path, x->grants->persist)) {
+		fprintf(out, "the workflow cache is shared read-only in this step; "
+			     "install in a step that holds it (--persist)\n");
+	} else if (is_write(d) && d->grant && grants_system_folder(d->grant)) {
+		fprintf(out, "a system folder, which a step never writes; write in "
+			     "the workdir or another write grant\n");
+	} else if (home_file(d, home, rel, sizeof(rel))) {
+		fprintf(out,
+			"a file of HOME, which holds nothing of the user's unless "
+			"granted; grant it read-only with --home-file %s\n",
+			rel);
+	} else {
+		fprintf(out, "outside every %s grant; grant with %s %s\n",
+			d->op == OP_READ      ? "read"
+			: d->op == OP_EXECUTE ? "execute"
+					      : "write",
+			is_write(d) ? "--write" : "--read", d->grant ? d->grant : d->path);
+	}
+}
+
 void explain_print(FILE *out, const struct explain *x)
 {
-	char home[PATH_MAX] = "", rel[PATH_MAX];
+	char home[PATH_MAX] = "";
 	const char *h = getenv("HOME");
 	if (h && h[0] == '/')
 		canonical(h, home, sizeof(home));
@@ -392,54 +442,7 @@ void explain_print(FILE *out, const struct explain *x)
 		if (!d->sandbox || probe != (k >= x->n))
 			continue;
 		describe(out, d);
-		if (d->op == OP_CONNECT || d->op == OP_BIND) {
-			if (d->port >= 0)
-				fprintf(out,
-					"not allowed by the network policy; allow with --net "
-					"tcp:%d or network.%s_tcp\n",
-					d->port, d->op == OP_CONNECT ? "connect" : "bind");
-			else if (d->op == OP_BIND)
-				fprintf(out, "a name among the host's abstract sockets, which a "
-					     "step takes only under --net allow; bind a pathname "
-					     "socket in a write grant, or an autobound name\n");
-			else
-				fprintf(out, "a socket outside the sandbox\n");
-		} else if (d->op == OP_SIGNAL) {
-			fprintf(out, "a process outside the sandbox\n");
-		} else if (d->op == OP_SETID) {
-			fprintf(out,
-				"never allowed: outside the sandbox the file would run with "
-				"its owner's rights (root's, for a root step); no grant allows "
-				"it\n");
-		} else if (d->op == OP_NOFD) {
-			fprintf(out,
-				"not possible here: this host refuses pidfd_getfd (a container's "
-				"seccomp profile), which the supervisor needs for it; allow "
-				"pidfd_getfd there\n");
-		} else {
-			if (d->path && (grants_hidden(x->grants, d->path) || is_device(d->path)))
-				fprintf(out, "%s\n", hidden_why(d->path));
-			else if (d->path && is_write(d) && x->cfg->persist_shared &&
-				 x->grants->persist && path_beneath(d->path, x->grants->persist))
-				fprintf(out, "the workflow cache is shared read-only in this step; "
-					     "install in a step that holds it (--persist)\n");
-			else if (is_write(d) && d->grant && grants_system_folder(d->grant))
-				fprintf(out, "a system folder, which a step never writes; write in "
-					     "the workdir or another write grant\n");
-			else if (home_file(d, home[0] && strcmp(home, "/") ? home : NULL, rel,
-					   sizeof(rel)))
-				fprintf(out,
-					"a file of HOME, which holds nothing of the user's unless "
-					"granted; grant it read-only with --home-file %s\n",
-					rel);
-			else
-				fprintf(out, "outside every %s grant; grant with %s %s\n",
-					d->op == OP_READ      ? "read"
-					: d->op == OP_EXECUTE ? "execute"
-							      : "write",
-					is_write(d) ? "--write" : "--read",
-					d->grant ? d->grant : d->path);
-		}
+		print_advice(out, x, d, home[0] && strcmp(home, "/") ? home : NULL);
 	}
 	if (x->omitted)
 		fprintf(out, "  ... and %zu more not listed\n", x->omitted);

@@ -84,6 +84,41 @@ static void guide_limits(FILE *out, const struct limit_plan *lp)
 	}
 }
 
+/* Where installs go, and whether they last. */
+static void guide_installs(FILE *out, const struct stepbox_config *cfg,
+			   const struct env_result *env)
+{
+	fprintf(out, "\n## Installing tools\n\n");
+	if (env->persist && cfg->persist_shared) {
+		fprintf(out,
+			"The workflow's tools in `$SANDBOX_PERSISTENT_DIR` (`%s`) are on `PATH` "
+			"and may be run, but the workflow cache is shared read-only in this "
+			"step: nothing can be installed or changed there (other steps use it at "
+			"the same time). Install in a step that holds it (`--persist`). Caches "
+			"go to `%s`.\n",
+			env->persist, env->run_base ? env->run_base : "nowhere writable");
+	} else if (env->persist) {
+		fprintf(out,
+			"Installs work and persist for this workflow: `pip install --user`, "
+			"`npm install -g`, `go install`, `cargo install`, `pipx`, `uv tool` "
+			"and their caches go to `$SANDBOX_PERSISTENT_DIR` (`%s`), and its bin "
+			"folders lead `PATH`. The next run finds them there, so do not "
+			"reinstall what is present. Keep a venv or a downloaded binary there "
+			"on purpose (`python3 -m venv $SANDBOX_PERSISTENT_DIR/venv`). That "
+			"folder is for tooling; the workflow's data and results belong in "
+			"your working folder or the other folders above.\n",
+			env->persist);
+	} else if (env->run_base) {
+		fprintf(out,
+			"Installs work: `pip install --user`, `python3 -m venv`, `npm install` "
+			"and `npm install -g` go into `%s` (`.local`, `.cache`). They last only "
+			"as long as that folder: this step has no persistent tool folder.\n",
+			env->run_base);
+	} else {
+		fprintf(out, "This step has no writable folder, so nothing can be installed.\n");
+	}
+}
+
 void guide_write(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
 		 const struct env_result *env, const struct limit_plan *lp)
 {
@@ -125,35 +160,7 @@ void guide_write(FILE *out, const struct stepbox_config *cfg, const struct grant
 	list_grants(out, g, true);
 	fprintf(out, "\n## You may read (besides the system: /usr, /etc, /proc)\n\n");
 	list_grants(out, g, false);
-	fprintf(out, "\n## Installing tools\n\n");
-	if (env->persist && cfg->persist_shared) {
-		fprintf(out,
-			"The workflow's tools in `$SANDBOX_PERSISTENT_DIR` (`%s`) are on `PATH` "
-			"and may be run, but the workflow cache is shared read-only in this "
-			"step: nothing can be installed or changed there (other steps use it at "
-			"the same time). Install in a step that holds it (`--persist`). Caches "
-			"go to `%s`.\n",
-			env->persist, env->run_base ? env->run_base : "nowhere writable");
-	} else if (env->persist) {
-		fprintf(out,
-			"Installs work and persist for this workflow: `pip install --user`, "
-			"`npm install -g`, `go install`, `cargo install`, `pipx`, `uv tool` "
-			"and their caches go to `$SANDBOX_PERSISTENT_DIR` (`%s`), and its bin "
-			"folders lead `PATH`. The next run finds them there, so do not "
-			"reinstall what is present. Keep a venv or a downloaded binary there "
-			"on purpose (`python3 -m venv $SANDBOX_PERSISTENT_DIR/venv`). That "
-			"folder is for tooling; the workflow's data and results belong in "
-			"your working folder or the other folders above.\n",
-			env->persist);
-	} else if (env->run_base) {
-		fprintf(out,
-			"Installs work: `pip install --user`, `python3 -m venv`, `npm install` "
-			"and `npm install -g` go into `%s` (`.local`, `.cache`). They last only "
-			"as long as that folder: this step has no persistent tool folder.\n",
-			env->run_base);
-	} else {
-		fprintf(out, "This step has no writable folder, so nothing can be installed.\n");
-	}
+	guide_installs(out, cfg, env);
 	if (tmp)
 		fprintf(out, "\nTemporary files: `$TMPDIR` (`%s`)%s.\n", tmp,
 			ns ? "; `/tmp` is a private folder of this step"
