@@ -384,6 +384,31 @@ struct exec_state {
  * the hardening, the places the supervisor serves. Returns 0 or negative
  * (st->err filled).
  */
+bool run_sysv_unbounded(const struct backend_layers *l, const struct limit_plan *lp)
+{
+	/*
+	 * The IPC namespace's System V limits follow the tmp limit only where a
+	 * root it maps sets them (mountns_apply.c): under a user namespace that maps
+	 * the caller to itself they stay the kernel's, and message queues and
+	 * detached segments are kernel memory that only a cgroup charges. With
+	 * neither, System V IPC is refused, as under Landlock alone.
+	 */
+	return l->userns && lp->how[LIMIT_MEMORY] != LIMIT_CGROUP;
+}
+
+void run_harden_opts(const struct backend_layers *l, bool traced, struct harden_opts *o)
+{
+	*o = (struct harden_opts){
+		.traced = traced,
+		.refuse_sysv = l->refuse_sysv,
+		.refuse_unbounded_sysv = l->unbounded_sysv,
+		.supervise = l->supervise,
+		.supervise_nofd = l->supervise_nofd,
+		/* Landlock alone: access(2) and /dev/shm's calls (harden_filter_notify*_alone) */
+		.supervise_alone = l->landlock && !l->ns,
+	};
+}
+
 static int exec_prepare(const struct stepbox_config *cfg, struct run_ctx *ctx,
 			struct exec_state *st)
 {
@@ -397,24 +422,10 @@ static int exec_prepare(const struct stepbox_config *cfg, struct run_ctx *ctx,
 	};
 	if (rc == 0)
 		rc = backend_plan(b, &in, &st->err);
-	/*
-	 * The IPC namespace's System V limits follow the tmp limit only where a
-	 * root it maps sets them (mountns_apply.c): under a user namespace that maps
-	 * the caller to itself they stay the kernel's, and message queues and
-	 * detached segments are kernel memory that only a cgroup charges. With
-	 * neither, System V IPC is refused, as under Landlock alone.
-	 */
-	if (rc == 0 && b->layers.userns && ctx->limits.how[LIMIT_MEMORY] != LIMIT_CGROUP)
-		b->layers.unbounded_sysv = true;
+	if (rc == 0)
+		b->layers.unbounded_sysv = run_sysv_unbounded(&b->layers, &ctx->limits);
 	grants_close_fds(&ctx->grants); /* the rules hold what they need: none for the child */
-	st->ho = (struct harden_opts){
-		.traced = cfg->explain && !st->use_audit,
-		.refuse_sysv = b->layers.refuse_sysv,
-		.refuse_unbounded_sysv = b->layers.unbounded_sysv,
-		.supervise = b->layers.supervise,
-		.supervise_nofd = b->layers.supervise_nofd,
-		.supervise_alone = b->layers.landlock && !b->layers.ns,
-	};
+	run_harden_opts(&b->layers, cfg->explain && !st->use_audit, &st->ho);
 	harden_prepare(&st->h, cfg, &st->ho);
 	if (rc == 0)
 		rc = supervised_places(ctx, &st->write, &st->unix_dirs, &st->err);

@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "env.h"
 #include "grants.h"
+#include "harden.h"
 #include "layers.h"
 #include "launch.h"
 #include "limit.h"
@@ -56,5 +57,14 @@ struct learn {
  */
 int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
 	     struct learn *learn);
+
+/*
+ * The decisions run_exec takes from the layer plan, for the tests at that
+ * seam. Whether System V IPC is refused for want of anything bounding it
+ * (lp: the limits as planned); the hardening the plan asks (traced: the
+ * tracer explains, not the kernel's audit records).
+ */
+bool run_sysv_unbounded(const struct backend_layers *l, const struct limit_plan *lp);
+void run_harden_opts(const struct backend_layers *l, bool traced, struct harden_opts *o);
 
 #endif
