@@ -23,7 +23,7 @@
  * shared: with P shared (read-only in this step), what tools write while
  * they only use what is installed goes to R instead, there.
  *
- * bin, path: P's bin folders lead PATH, DESIGN.md's P/bin first
+ * bin, path: P's bin folders lead PATH, P/bin first (docs/environment.md)
  * (ENV_PATH_FIRST), then ours in the table's order (ENV_PATH_NEXT); without
  * P, the bin folder beneath R (R/.local/bin) where the row routes to R.
  *

@@ -1,6 +1,6 @@
 /*
  * env: the environment a command gets, as one function of the config and
- * the grants (DESIGN.md, "The environment a command gets"), so that
+ * the grants (docs/environment.md), so that
  * `stepbox env` prints exactly what `run` passes to execve.
  */
 #ifndef STEPBOX_ENV_H

@@ -33,7 +33,7 @@ static const struct {
 	{"CONTAINER_HOST", "control socket locator"},
 	{"TMUX", "control socket locator"},
 	{"TMUX_PANE", "control socket locator"},
-	/* beyond DESIGN.md's list: the same escape through other terminals */
+	/* beyond the usual list: the same escape through other terminals */
 	{"STY", "control socket locator"},
 	{"KITTY_LISTEN_ON", "control socket locator"},
 	{"NVIM", "control socket locator"},

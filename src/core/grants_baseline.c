@@ -1,6 +1,6 @@
 /*
  * grants_baseline.c: what stepbox grants of its own, before and after what
- * was asked: the baseline every command may touch (DESIGN.md), the targets
+ * was asked: the baseline every command may touch (docs/security.md), the targets
  * of /etc's symlinks, SANDBOX_EXTRA_SYSTEM_PATHS, the browser's folder, and
  * HOME (the user's files named one by one, a private HOME under the
  * namespaces).
@@ -23,7 +23,7 @@
 enum { BOTH, NS_ONLY };
 
 /*
- * DESIGN.md, "What every command may touch". Under the namespaces /proc,
+ * What every command may touch (docs/security.md). Under the namespaces /proc,
  * /dev/pts, /dev/shm and /tmp are made anew for the step (GRANT_PRIVATE):
  * nothing of the host's. Landlock alone has no private ones: the host's
  * /proc stays, only the step's own terminal is granted (grants_host.ttys)

@@ -38,7 +38,7 @@ struct launch_spec {
 };
 
 struct launch_result {
-	int exit_code; /* what stepbox exits with (DESIGN.md, exit status) */
+	int exit_code; /* what stepbox exits with (stepbox(1), EXIT STATUS) */
 	int status;    /* the command's own exit status, or -1 */
 	int signal;    /* the signal that killed it, or 0 */
 	bool timed_out;

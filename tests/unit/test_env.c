@@ -457,7 +457,7 @@ static void test_routes_table(void)
 		CHECK(!rt->config || (rt->dotfile && !rt->persist_sub && !rt->run_sub));
 		CHECK(rt->tool != NULL);
 	}
-	CHECK(firsts > 0); /* DESIGN.md's P/bin leads PATH */
+	CHECK(firsts > 0); /* P/bin leads PATH (docs/environment.md) */
 }
 
 int main(void)
