@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "canon.h"
@@ -71,6 +72,45 @@ static bool yields_to_write(const struct build *b, const char *path)
 	return w && w->writable;
 }
 
+static bool dev_near(const struct build *b, const char *path, int how);
+
+/*
+ * A folder the caller may not search and does not own (another user's
+ * 0700 folder: another run's stepbox-shm.* in /dev/shm): the step, the same
+ * user with no capability, can neither enter it nor change its mode, so
+ * what it holds is out of reach whatever a rule above it says, and the
+ * folder above stays one rule instead of split around it.
+ */
+static bool unreachable(int dfd, const char *name, const struct stat *st)
+{
+	return st->st_uid != geteuid() && faccessat(dfd, name, X_OK, AT_EACCESS) < 0 &&
+	       errno == EACCES;
+}
+
+/*
+ * Whether the folder name in dfd lies on a file system mounted nodev (the
+ * host's /dev/shm, a tmpfs): a device node there cannot be opened as a
+ * device (the kernel refuses it at open), so the device walk need not look
+ * inside; a folder in it that cannot be listed (another run's 0700
+ * stepbox-shm.*) then leaves the grant whole instead of split. A device
+ * mount beneath it is still walked (the caller checks).
+ */
+static bool on_nodev(int dfd, const char *name)
+{
+#ifdef ST_NODEV
+	int fd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct statvfs sv;
+	bool yes = fd >= 0 && fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_NODEV);
+	if (fd >= 0)
+		close(fd);
+	return yes;
+#else
+	(void)dfd;
+	(void)name;
+	return false;
+#endif
+}
+
 /*
  * Grant path (and what is beneath it) with access, leaving out everything that
  * is not world-readable: as root, DAC no longer protects /etc/shadow, SSH host
@@ -112,11 +152,16 @@ static int walk_readable(struct build *b, int dfd, const char *name, const char 
 		return gb_skip(g, path, origin, "not world-readable: hidden from the sandbox");
 	if (!S_ISDIR(st.st_mode))
 		return gb_add(g, strdup(path), strdup(req), access, origin, true) < 0 ? -ENOMEM : 1;
+	if (b->devices && on_nodev(dfd, name) && !dev_near(b, path, 2))
+		return gb_add(g, strdup(path), strdup(req), access, origin, true) < 0 ? -ENOMEM : 1;
 	if (depth >= ETC_MAX_DEPTH)
 		return gb_skip(g, path, origin, "nested too deep to check what it holds");
 	struct path_dir d;
 	if (path_dir_open(&d, dfd, name) < 0)
-		return gb_skip(g, path, origin, "cannot be listed to check what it holds");
+		return unreachable(dfd, name, &st)
+			       ? 1
+			       : gb_skip(g, path, origin,
+					 "cannot be listed to check what it holds");
 	size_t mark = g->n, skipmark = g->nskipped;
 	bool whole = true;
 	int r = 0;
