@@ -120,6 +120,7 @@ fi
 section "policy cases"
 count policy < <(STEPBOX=$build/stepbox bash "$top/tests/policy/run-cases.sh" 2>&1)
 
+section "integration families: every backend, as root and as uid 65534"
 # A world-readable copy: CI's clone may sit where uid 65534 cannot enter.
 stage=$(mktemp -d /tmp/stepbox-ci.XXXXXX)
 chmod 755 "$stage"

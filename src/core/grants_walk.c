@@ -123,6 +123,21 @@ static bool on_nodev(int dfd, const char *name)
  * when path was granted whole, 0 when it was split or left out, or a negative
  * errno (-E2BIG past ETC_MAX_ENTRIES).
  */
+/*
+ * The path of entry name in folder path, into child (PATH_MAX), counted
+ * against the walk's budget: 0; 1 for a path too long to name (left out);
+ * -E2BIG when the budget is spent.
+ */
+static int child_path(struct build *b, const char *path, const char *name, char *child)
+{
+	if (b->budget == 0)
+		return -E2BIG;
+	b->budget--;
+	return snprintf(child, PATH_MAX, "%s/%s", strcmp(path, "/") ? path : "", name) >= PATH_MAX
+		       ? 1
+		       : 0;
+}
+
 static int walk_readable(struct build *b, int dfd, const char *name, const char *path,
 			 const char *req, unsigned access, enum grant_origin origin, int depth,
 			 unsigned char type)
@@ -167,14 +182,11 @@ static int walk_readable(struct build *b, int dfd, const char *name, const char 
 	int r = 0;
 	struct path_entry de;
 	while (path_dir_next(&d, &de)) {
-		if (b->budget == 0) {
-			r = -E2BIG;
-			break;
-		}
-		b->budget--;
 		char child[PATH_MAX];
-		if (snprintf(child, sizeof(child), "%s/%s", strcmp(path, "/") ? path : "",
-			     de.name) >= (int)sizeof(child)) {
+		if ((r = child_path(b, path, de.name, child)) < 0)
+			break;
+		if (r == 1) {
+			r = 0;
 			whole = false; /* left out: the folder must not cover it */
 			continue;
 		}
@@ -304,15 +316,13 @@ static int split_toward(struct build *b, int dfd, const char *name, const char *
 	while (r == 0 && (de = readdir(d))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (b->budget == 0) {
-			r = -E2BIG;
-			break;
-		}
-		b->budget--;
 		char child[PATH_MAX];
-		if (snprintf(child, sizeof(child), "%s/%s", strcmp(path, "/") ? path : "",
-			     de->d_name) >= (int)sizeof(child))
+		if ((r = child_path(b, path, de->d_name, child)) < 0)
+			break;
+		if (r == 1) {
+			r = 0;
 			continue; /* left out: only narrows */
+		}
 		int dfd2 = dirfd(d);
 		if (yields_to_write(b, child))
 			continue;
