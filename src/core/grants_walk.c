@@ -88,6 +88,18 @@ static bool unreachable(int dfd, const char *name, const struct stat *st)
 }
 
 /*
+ * Whether an entry met in a listing (depth > 0) was gone when looked at
+ * (errno ENOENT): another process removed or renamed it (a run's
+ * .stepbox-new.* in a shared /dev/shm). It holds nothing a rule on its
+ * folder could cover, so the folder stays whole; one made after the walk
+ * is covered the same way whatever the walk saw.
+ */
+static bool gone(int depth)
+{
+	return depth > 0 && errno == ENOENT;
+}
+
+/*
  * Whether the folder name in dfd lies on a file system mounted nodev (the
  * host's /dev/shm, a tmpfs): a device node there cannot be opened as a
  * device (the kernel refuses it at open), so the device walk need not look
@@ -155,7 +167,7 @@ static int walk_readable(struct build *b, int dfd, const char *name, const char 
 	 */
 	bool link = type == DT_LNK;
 	if (!link && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return 0;
+		return gone(depth) ? 1 : 0;
 	if (link || S_ISLNK(st.st_mode)) {
 		int r = b->host->bind_entries ? add_link(g, dfd, name, path) : 0;
 		return r < 0 ? r : 1;
@@ -173,7 +185,7 @@ static int walk_readable(struct build *b, int dfd, const char *name, const char 
 		return gb_skip(g, path, origin, "nested too deep to check what it holds");
 	struct path_dir d;
 	if (path_dir_open(&d, dfd, name) < 0)
-		return unreachable(dfd, name, &st)
+		return gone(depth) || unreachable(dfd, name, &st)
 			       ? 1
 			       : gb_skip(g, path, origin,
 					 "cannot be listed to check what it holds");
