@@ -9,11 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit.h"
+#include "egress.h"
 #include "harden.h"
 #include "landlock.h"
 #include "persist.h"
@@ -325,7 +328,8 @@ static bool explain_by_audit(const struct stepbox_config *cfg, const struct run_
  */
 static void after_run(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
 		      struct learn *learn, const struct launch_result *res,
-		      const struct persist_lock *lock, struct audit *au, struct explain *x)
+		      const struct persist_lock *lock, struct audit *au, struct explain *x,
+		      const struct egress *eg)
 {
 	struct stepbox_err err = {0};
 	persist_check_intact(lock, ctx->grants.persist);
@@ -355,9 +359,9 @@ static void after_run(const struct stepbox_config *cfg, struct run_ctx *ctx, cha
 				    "without (--home-file NAME grants one read-only):\n  ",
 				ctx->env.unseen.v[i]);
 	}
-	if (cfg->report_file &&
-	    report_run(cfg->report_file, ctx->report_dir, cfg, argv, &ctx->backend, &ctx->env, res,
-		       lock, &ctx->limits, cfg->explain ? x : NULL, &err) < 0)
+	struct report_in in = {cfg,  argv,	       &ctx->backend,	       &ctx->env, res,
+			       lock, &ctx->limits, cfg->explain ? x : NULL, eg};
+	if (cfg->report_file && report_run(cfg->report_file, ctx->report_dir, &in, &err) < 0)
 		err_print(&err); /* the command ran: its status stands */
 }
 
@@ -377,6 +381,8 @@ struct exec_state {
 	struct shm_place shm;
 	struct supervise_config sc;
 	struct denial_sink sink;
+	struct egress eg;             /* network by name: the proxy */
+	struct sockaddr_in proxy_at;  /* ... on the host's loopback: where the step may connect */
 };
 
 /*
@@ -409,16 +415,39 @@ void run_harden_opts(const struct backend_layers *l, bool traced, struct harden_
 	};
 }
 
+/*
+ * Network by name: the proxy started where the backend can hold the step to
+ * it (its own network namespace, or the host's loopback), the step's
+ * clients pointed at it.
+ */
+static int exec_egress(struct run_ctx *ctx, const struct stepbox_config *cfg,
+		       struct exec_state *st)
+{
+	bool own_netns = ctx->backend.layers.ns;
+	int rc = egress_start(&st->eg, cfg, own_netns, &st->err);
+	if (rc == 0 && env_set_proxy(&ctx->env, st->eg.url, own_netns) < 0)
+		rc = err_set(&st->err, ERR_UNAVAILABLE, ENOMEM, "point the step at the proxy");
+	st->proxy_at = (struct sockaddr_in){
+		.sin_family = AF_INET,
+		.sin_port = htons(st->eg.port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	return rc;
+}
+
 static int exec_prepare(const struct stepbox_config *cfg, struct run_ctx *ctx,
 			struct exec_state *st)
 {
 	struct backend *b = &ctx->backend;
 	int rc = env_prepare_step(cfg, &ctx->grants, &ctx->env, &st->lock, &st->err);
+	if (rc == 0 && cfg->net == NET_HOSTS)
+		rc = exec_egress(ctx, cfg, st);
 	struct backend_input in = {
 		.cfg = cfg,
 		.grants = &ctx->grants,
 		.tmp_size = ctx->limits.v[LIMIT_TMP],
 		.idmap_userns = ctx->idmap_userns,
+		.proxy_port = st->eg.handoff < 0 ? st->eg.port : 0,
 	};
 	if (rc == 0)
 		rc = backend_plan(b, &in, &st->err);
@@ -446,7 +475,8 @@ static void exec_supervise_config(const struct stepbox_config *cfg, const struct
 		.unix_dirs = st->unix_dirs.v,
 		.nunix = st->unix_dirs.n,
 		.by_mount = b->layers.ns,
-		.own_netns = b->layers.ns && cfg->net == NET_NONE,
+		.own_netns = b->layers.ns && (cfg->net == NET_NONE || cfg->net == NET_HOSTS),
+		.only_peer = cfg->net == NET_HOSTS && !b->layers.ns ? &st->proxy_at : NULL,
 		.host_names = cfg->net == NET_ALLOW,
 		.no_getfd = b->layers.supervise_nofd,
 		.diag_fd = -1, /* the child's, taken with the listener */
@@ -481,10 +511,13 @@ static int exec_launch(const struct stepbox_config *cfg, struct run_ctx *ctx, ch
 		.explain = cfg->explain && !st->use_audit ? &st->x : NULL,
 		.denials = cfg->explain ? &st->sink : NULL,
 		.limits = &ctx->limits,
+		.net_handoff = st->eg.handoff > 0 ? st->eg.handoff : 0,
 		.output = {st->out[1], st->out[3]},
 	};
 	int rc = launch_run(&spec, res, &st->err);
 	st->out[1] = st->out[3] = -1; /* launch_run closed them */
+	/* the tree is gone: the proxy's refusals go where the supervisor's went */
+	egress_stop(&st->eg, cfg->explain ? &st->sink : NULL);
 	if (rc == 0 && res->not_run.msg[0])
 		err_print(&res->not_run);
 	ctx->limits.output_dropped = limit_pump_stop(st->pump);
@@ -516,6 +549,7 @@ static void exec_release(struct run_ctx *ctx, struct exec_state *st)
 	strv_release(&st->write);
 	strv_release(&st->unix_dirs);
 	shm_place_remove(&st->shm);
+	egress_release(&st->eg);
 	for (int k = 0; k < 3; k++)
 		strv_release(&st->rights[k]);
 	audit_release(&st->au);
@@ -534,6 +568,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 		.rights = {STRV_INIT, STRV_INIT, STRV_INIT},
 		.shm = {.dirfd = -1},
 	};
+	egress_init(&st.eg);
 	explain_init(&st.x, &ctx->grants, cfg);
 	st.use_audit = cfg->explain && explain_by_audit(cfg, ctx, &st.au, &st.x);
 	int code = 125;
@@ -564,7 +599,8 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	if (rc < 0)
 		goto out;
 	code = res.exit_code;
-	after_run(cfg, ctx, argv, learn, &res, &st.lock, &st.au, &st.x);
+	after_run(cfg, ctx, argv, learn, &res, &st.lock, &st.au, &st.x,
+		  cfg->net == NET_HOSTS ? &st.eg : NULL);
 out:
 	if (rc < 0 && !retry)
 		not_started(cfg, &st.err);

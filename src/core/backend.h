@@ -70,6 +70,8 @@ struct backend_input {
 	const struct grants *grants;
 	uint64_t tmp_size; /* the private /tmp and /dev/shm, bytes (namespaces) */
 	int idmap_userns;  /* root's /etc idmapped (mountns_idmap_userns), or -1 */
+	/* network by name on the host's loopback (egress.h): the proxy's port, or 0 */
+	unsigned short proxy_port;
 	const char *file;  /* the command, resolved (Seatbelt's runner execs it) */
 	char *const *argv;
 	char *const *envp; /* its whole environment */

@@ -31,7 +31,25 @@ enum denial_op {
 	OP_SIGNAL,
 	OP_METADATA,
 	OP_NOFD,
-	OP_SETID
+	OP_SETID,
+	OP_HOST /* a host by name (struct denial_host) */
+};
+
+/*
+ * A way out by name the proxy refused (egress.h): the host as the step asked
+ * for it (normalised; an address when it gave one), its port, the address
+ * it resolved to (or NULL), why (not_listed, denied, private_address,
+ * sni_mismatch, host_mismatch, bad_name, ip_literal, auth, malformed,
+ * resolve_failed; direct for a connect around the proxy), and detail, a
+ * sentence or NULL.
+ */
+struct denial_host {
+	const char *proto; /* connect, http, socks5, direct */
+	const char *name;
+	int port;
+	const char *addr;
+	const char *why;
+	const char *detail;
 };
 
 /*
@@ -43,6 +61,7 @@ enum denial_op {
 struct denial_sink {
 	void (*add)(void *ctx, enum denial_op op, const char *program, pid_t pid, const char *path,
 		    int port);
+	void (*host)(void *ctx, const struct denial_host *h);
 	void *ctx;
 };
 

@@ -126,6 +126,55 @@ static int set_var(struct strv *sv, const char *name, const char *value)
 	return strv_push_owned(sv, e);
 }
 
+/*
+ * The variables the step's clients read for a proxy: the conventional ones
+ * in both cases (curl reads only http_proxy for plain HTTP, wget only the
+ * lowercase ones), and those of the tools that prefer their own
+ * (docs/network.md lists who reads which).
+ */
+static const char *const proxy_vars[] = {
+	"HTTP_PROXY",
+	"HTTPS_PROXY",
+	"ALL_PROXY",
+	"http_proxy",
+	"https_proxy",
+	"all_proxy",
+	"npm_config_proxy",
+	"npm_config_https_proxy",
+	"YARN_HTTP_PROXY",
+	"YARN_HTTPS_PROXY",
+	"PIP_PROXY",
+	"CARGO_HTTP_PROXY",
+	"GLOBAL_AGENT_HTTP_PROXY",
+};
+
+/* Ways around it a caller's variables would open: they go. */
+static const char *const proxy_unset[] = {
+	"npm_config_noproxy", "YARN_NO_PROXY", "GLOBAL_AGENT_NO_PROXY", "GIT_PROXY_COMMAND",
+	"PIP_NO_PROXY",
+};
+
+int env_set_proxy(struct env_result *r, const char *url, bool own_netns)
+{
+	const char *direct = own_netns ? "localhost,127.0.0.1,::1" : "";
+	int e = 0;
+	for (size_t i = 0; e == 0 && i < sizeof(proxy_vars) / sizeof(proxy_vars[0]); i++)
+		e = set_var(&r->env, proxy_vars[i], url);
+	for (size_t i = 0; i < sizeof(proxy_unset) / sizeof(proxy_unset[0]); i++) {
+		long k = find(&r->env, proxy_unset[i]);
+		if (k >= 0)
+			remove_at(&r->env, (size_t)k);
+	}
+	if (e == 0)
+		e = set_var(&r->env, "NO_PROXY", direct);
+	if (e == 0)
+		e = set_var(&r->env, "no_proxy", direct);
+	/* Node's own fetch and http read the variables only when asked (Node 22.21, 24.5) */
+	if (e == 0)
+		e = set_var(&r->env, "NODE_USE_ENV_PROXY", "1");
+	return e;
+}
+
 static int note_drop(struct env_result *r, const char *entry, const char *why)
 {
 	size_t nl = strcspn(entry, "=");

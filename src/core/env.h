@@ -50,6 +50,16 @@ int env_prepare_step(const struct stepbox_config *cfg, const struct grants *g,
 		     const struct env_result *r, struct persist_lock *lock,
 		     struct stepbox_err *err);
 
+/*
+ * Network by name: point the step's clients at the proxy (url,
+ * http://[stepbox:SECRET@]127.0.0.1:PORT), overriding whatever the caller
+ * or the policy set: the proxy variables in both cases, the package
+ * managers' own, and NO_PROXY. own_netns: the step's loopback is its own
+ * (a network namespace), so loopback stays direct; else NO_PROXY is
+ * cleared (nothing but the proxy is reachable). 0 or -ENOMEM.
+ */
+int env_set_proxy(struct env_result *r, const char *url, bool own_netns);
+
 /* The value of name in a NAME=VALUE vector, or NULL. */
 const char *env_get(char *const *env, const char *name);
 

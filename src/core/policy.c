@@ -34,6 +34,8 @@ void policy_release(struct stepbox_config *cfg)
 	strv_release(&cfg->env_set);
 	strv_release(&cfg->env_unset);
 	strv_release(&cfg->env_keep);
+	hostrules_free(&cfg->net_hosts);
+	hostrules_free(&cfg->net_deny);
 	free(cfg->workdir);
 	free(cfg->persist);
 	free(cfg->report_file);
@@ -91,7 +93,7 @@ const char *policy_backend_name(enum policy_backend b)
 
 const char *policy_net_name(enum policy_net n)
 {
-	return n == NET_NONE ? "none" : n == NET_TCP ? "tcp" : "allow";
+	return n == NET_NONE ? "none" : n == NET_TCP ? "tcp" : n == NET_HOSTS ? "hosts" : "allow";
 }
 
 static bool ports_equal(const struct policy_ports *a, const struct policy_ports *b)
@@ -108,7 +110,7 @@ static void net_text(enum policy_net net, const struct policy_ports *connect,
 		     const struct policy_ports *bind, char *buf, size_t cap)
 {
 	if (net != NET_TCP) {
-		snprintf(buf, cap, "%s", net == NET_NONE ? "none" : "allow");
+		snprintf(buf, cap, "%s", net == NET_HOSTS ? "host:..." : policy_net_name(net));
 		return;
 	}
 	size_t n = (size_t)snprintf(buf, cap, "tcp:");
@@ -141,6 +143,32 @@ int policy_net_merge(struct stepbox_config *cfg, enum policy_net net,
 	return 0;
 }
 
+int policy_add_hosts(struct stepbox_config *cfg, const char *entries, bool deny,
+		     struct stepbox_err *err)
+{
+	static const struct policy_ports empty;
+	int r = deny ? 0 : policy_net_merge(cfg, NET_HOSTS, &empty, &empty, err);
+	char entry[512];
+	for (const char *p = entries; r == 0;) {
+		size_t len = strcspn(p, ",");
+		if (len == 0 || len >= sizeof(entry)) {
+			err_set(err, ERR_USAGE, 0, "host list '%s': %s", entries,
+				len ? "an entry is too long" : "an empty entry");
+			err_hint(err, "write host:NAME[,NAME...], e.g. host:pypi.org,@npm");
+			return -EINVAL;
+		}
+		memcpy(entry, p, len);
+		entry[len] = '\0';
+		r = hostrules_add(deny ? &cfg->net_deny : &cfg->net_hosts, entry, err);
+		if (r < 0)
+			err->kind = ERR_USAGE;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	return r;
+}
+
 int policy_add_port(struct policy_ports *p, long port)
 {
 	if (port < 1 || port > 65535)
@@ -161,6 +189,15 @@ int policy_set_net(struct stepbox_config *cfg, const char *text, struct stepbox_
 		return policy_net_merge(cfg, NET_ALLOW, &empty, &empty, err);
 	if (strcmp(text, "none") == 0)
 		return policy_net_merge(cfg, NET_NONE, &empty, &empty, err);
+	if (strncmp(text, "host:", 5) == 0) {
+		int r = policy_add_hosts(cfg, text + 5, false, err);
+		if (r < 0 && err->msg[0]) {
+			char was[sizeof(err->msg)];
+			memcpy(was, err->msg, sizeof(was));
+			snprintf(err->msg, sizeof(err->msg), "--net host: %.1000s", was);
+		}
+		return r;
+	}
 	if (strncmp(text, "tcp:", 4) != 0 || !text[4])
 		goto bad;
 	struct policy_ports *connect = calloc(1, sizeof(*connect));
@@ -191,7 +228,8 @@ int policy_set_net(struct stepbox_config *cfg, const char *text, struct stepbox_
 	return r;
 bad:
 	err_set(err, ERR_USAGE, 0, "--net '%s': unknown network mode", text);
-	err_hint(err, "use --net allow, --net none or --net tcp:PORT[,PORT...]");
+	err_hint(err, "use --net allow, --net none, --net tcp:PORT[,PORT...] or "
+		      "--net host:NAME[,NAME...]");
 	return -EINVAL;
 }
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "hostrule.h"
 #include "limitcfg.h"
 #include "strv.h"
 
@@ -29,8 +30,12 @@ enum policy_backend {
 	BACKEND_SEATBELT, /* macOS (src/macos/seatbelt.c) */
 };
 
-/* allow: no restriction; none: AF_UNIX only; tcp: TCP to/from listed ports only */
-enum policy_net { NET_ALLOW, NET_NONE, NET_TCP };
+/*
+ * allow: no restriction; none: AF_UNIX only; tcp: TCP to/from listed ports
+ * only; hosts: the hosts named (net_hosts less net_deny), through the proxy
+ * stepbox runs outside the sandbox, and nothing else (docs/network.md)
+ */
+enum policy_net { NET_ALLOW, NET_NONE, NET_TCP, NET_HOSTS };
 
 #define POLICY_MAX_PORTS 1024
 
@@ -66,6 +71,7 @@ struct stepbox_config {
 	enum policy_net net;
 	bool net_set;
 	struct policy_ports connect_tcp, bind_tcp; /* with NET_TCP */
+	struct hostrules net_hosts, net_deny;      /* with NET_HOSTS: hosts, deny_hosts */
 	struct strv env_set;                       /* "NAME=VALUE", explicit, win over routing */
 	struct strv env_unset;                     /* names */
 	struct strv env_keep;                      /* names kept despite looking secret */
@@ -96,7 +102,7 @@ bool policy_home_file_ok(const char *name);
 /* --persist-wait and --grace: whole seconds, 0 to POLICY_MAX_TIMEOUT. */
 int policy_set_seconds(long *out, const char *flag, const char *text, struct stepbox_err *err);
 int policy_set_timeout(struct stepbox_config *cfg, const char *text, struct stepbox_err *err);
-/* --net allow | none | tcp:PORT[,PORT...] (connect) */
+/* --net allow | none | tcp:PORT[,PORT...] (connect) | host:NAME[,NAME...] (repeatable) */
 int policy_set_net(struct stepbox_config *cfg, const char *text, struct stepbox_err *err);
 int policy_add_env(struct stepbox_config *cfg, const char *assignment, struct stepbox_err *err);
 /* Make path absolute against the current folder and check it: 0 or -errno. */
@@ -115,6 +121,13 @@ const char *policy_net_name(enum policy_net n);
 /* Record a network policy; a second one that differs is a contradiction. */
 int policy_net_merge(struct stepbox_config *cfg, enum policy_net net,
 		     const struct policy_ports *connect, const struct policy_ports *bind,
+		     struct stepbox_err *err);
+/*
+ * Add hosts (NET_HOSTS) to what may be reached, or with deny to what may
+ * not: entries, comma-separated as --net host: writes them. -EINVAL with
+ * err saying which entry and why.
+ */
+int policy_add_hosts(struct stepbox_config *cfg, const char *entries, bool deny,
 		     struct stepbox_err *err);
 /* Add a port once: 0, -ERANGE, or -E2BIG past POLICY_MAX_PORTS. */
 int policy_add_port(struct policy_ports *p, long port);

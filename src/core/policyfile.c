@@ -333,6 +333,56 @@ static int load_ports(struct loader *ld, const char *key, json_t *v, struct poli
 	return 0;
 }
 
+/* "hosts" or "deny_hosts": each entry a name, *.suffix, address or @preset. */
+static int load_hosts(struct loader *ld, const char *key, json_t *v, bool deny)
+{
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return bad(ld, key, "must be a non-empty array of host names");
+	size_t i;
+	json_t *e;
+	json_array_foreach(v, i, e)
+	{
+		char sub[320];
+		snprintf(sub, sizeof(sub), "%s/%zu", key, i);
+		const char *name = json_string_value(e);
+		if (!name || strlen(name) != json_string_length(e))
+			return bad(ld, sub, "must be a host name (a string with no NUL)");
+		if (strchr(name, ',')) /* one entry each: a comma is --net's separator */
+			return bad(ld, sub, "'%s': one host an entry, no commas", name);
+		if (policy_add_hosts(ld->cfg, name, deny, ld->err) < 0) {
+			char why[sizeof(ld->err->msg)];
+			snprintf(why, sizeof(why), "%s", ld->err->msg);
+			return bad(ld, sub, "%s", why);
+		}
+	}
+	return 0;
+}
+
+/* {"hosts": [...], "deny_hosts": [...]}: one network policy, not beside ports. */
+static int load_network_hosts(struct loader *ld, json_t *v)
+{
+	json_t *hosts = json_object_get(v, "hosts"), *deny = json_object_get(v, "deny_hosts");
+	if (!hosts)
+		return bad(ld, "network/deny_hosts",
+			   "takes away from \"hosts\": list the hosts the step may reach too");
+	if (json_object_get(v, "connect_tcp") || json_object_get(v, "bind_tcp"))
+		return bad(ld, "network",
+			   "\"hosts\" and TCP ports are two network policies: give one (a host "
+			   "entry takes a port, e.g. \"git.example.com:22\")");
+	const char *key;
+	json_t *e;
+	json_object_foreach(v, key, e)
+	{
+		if (strcmp(key, "hosts") != 0 && strcmp(key, "deny_hosts") != 0) {
+			char sub[300];
+			snprintf(sub, sizeof(sub), "network/%s", key);
+			return bad(ld, sub, "unknown key (expected hosts or deny_hosts)");
+		}
+	}
+	int r = load_hosts(ld, "network/hosts", hosts, false);
+	return r < 0 || !deny ? r : load_hosts(ld, "network/deny_hosts", deny, true);
+}
+
 static int load_network(struct loader *ld, json_t *v)
 {
 	static const struct policy_ports empty;
@@ -349,6 +399,8 @@ static int load_network(struct loader *ld, json_t *v)
 	}
 	if (!json_is_object(v))
 		return bad(ld, "network", "must be \"allow\", \"none\" or an object");
+	if (json_object_get(v, "hosts") || json_object_get(v, "deny_hosts"))
+		return load_network_hosts(ld, v);
 	struct policy_ports *ports = calloc(2, sizeof(*ports));
 	if (!ports)
 		return err_set(ld->err, ERR_USAGE, ENOMEM, "network");
@@ -364,7 +416,8 @@ static int load_network(struct loader *ld, json_t *v)
 		else if (strcmp(key, "bind_tcp") == 0)
 			r = load_ports(ld, sub, e, &ports[1]);
 		else
-			r = bad(ld, sub, "unknown key (expected connect_tcp or bind_tcp)");
+			r = bad(ld, sub,
+				"unknown key (expected hosts, deny_hosts, connect_tcp or bind_tcp)");
 		if (r < 0)
 			break;
 	}

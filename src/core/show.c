@@ -27,9 +27,22 @@ static json_t *ports_json(const struct policy_ports *p)
 	return a;
 }
 
-/* As the policy file spells it: "allow", "none" or the port lists. */
+static json_t *hosts_json(const struct hostrules *r)
+{
+	json_t *a = json_array();
+	char buf[320];
+	for (size_t i = 0; a && i < r->n; i++)
+		if (hostrule_format(&r->v[i], buf, sizeof(buf)) >= 0)
+			json_array_append_new(a, json_string(buf));
+	return a;
+}
+
+/* As the policy file spells it: "allow", "none", the port lists or the hosts. */
 json_t *show_network_json(const struct stepbox_config *cfg)
 {
+	if (cfg->net == NET_HOSTS)
+		return json_pack("{s:o, s:o}", "hosts", hosts_json(&cfg->net_hosts), "deny_hosts",
+				 hosts_json(&cfg->net_deny));
 	if (cfg->net != NET_TCP)
 		return json_string(policy_net_name(cfg->net));
 	return json_pack("{s:o, s:o}", "connect_tcp", ports_json(&cfg->connect_tcp), "bind_tcp",

@@ -21,7 +21,8 @@ const char *explain_op_name(enum denial_op op)
 					    "truncate", "execute",
 					    "connect",  "bind",
 					    "signal",   "change the metadata of",
-					    "use",      "set a set-user-ID or set-group-ID bit on"};
+					    "use",      "set a set-user-ID or set-group-ID bit on",
+					    "reach"};
 	return names[op];
 }
 
@@ -39,6 +40,9 @@ void explain_release(struct explain *x)
 	for (size_t i = 0; i < x->n; i++) {
 		free(x->v[i].path);
 		free(x->v[i].grant);
+		free(x->v[i].why);
+		free(x->v[i].addr);
+		free(x->v[i].detail);
 	}
 	free(x->v);
 	free(x->t);
@@ -317,6 +321,9 @@ static void describe(FILE *out, const struct explain_denial *d)
 		explain_op_name(d->op));
 	if (d->op == OP_SIGNAL)
 		fprintf(out, "process %d", d->port);
+	else if (d->op == OP_HOST)
+		fprintf(out, "'%s' port %d%s%s", d->path ? d->path : "?", d->port,
+			d->addr ? " at " : "", d->addr ? d->addr : "");
 	else if (d->path && d->port < 0)
 		fprintf(out, "'%s'", d->path);
 	else
@@ -332,9 +339,31 @@ static void sink_add(void *ctx, enum denial_op op, const char *program, pid_t pi
 	explain_add(ctx, op, program, pid, path, port);
 }
 
+/* A host the proxy refused: one line for each name, port and reason. */
+static void sink_host(void *ctx, const struct denial_host *h)
+{
+	struct explain *x = ctx;
+	size_t before = x->n;
+	struct explain_call t = {.op = OP_HOST, .port = h->port};
+	for (size_t i = 0; i < x->n; i++) {
+		struct explain_denial *d = &x->v[i];
+		if (same(d, OP_HOST, h->name, h->port) && d->why && strcmp(d->why, h->why) == 0) {
+			d->count++;
+			return;
+		}
+	}
+	record(x, &t, h->name, EACCES, true, NULL, "proxy");
+	if (x->n == before)
+		return;
+	struct explain_denial *d = &x->v[x->n - 1];
+	d->why = strdup(h->why);
+	d->addr = h->addr ? strdup(h->addr) : NULL;
+	d->detail = h->detail ? strdup(h->detail) : NULL;
+}
+
 struct denial_sink explain_sink(struct explain *x)
 {
-	return (struct denial_sink){sink_add, x};
+	return (struct denial_sink){sink_add, sink_host, x};
 }
 
 void explain_add(struct explain *x, enum denial_op op, const char *program, pid_t pid,
@@ -346,7 +375,7 @@ void explain_add(struct explain *x, enum denial_op op, const char *program, pid_
 	t.op = op;
 	t.port = port;
 	bool fs = op != OP_CONNECT && op != OP_BIND && op != OP_SIGNAL && op != OP_NOFD &&
-		  op != OP_SETID;
+		  op != OP_SETID && op != OP_HOST;
 	record(x, &t, path, op == OP_SIGNAL || op == OP_CONNECT ? EPERM : EACCES, true,
 	       fs && path ? grant_folder(path, false) : NULL, program);
 }
@@ -369,12 +398,38 @@ static bool home_file(const struct explain_denial *d, const char *home, char *re
 	return true;
 }
 
+/* Why the proxy refused a host, and what would allow it: one line. */
+static void host_advice(FILE *out, const struct explain_denial *d)
+{
+	const char *why = d->why ? d->why : "direct";
+	const char *name = d->path ? d->path : "?";
+	if (strcmp(why, "not_listed") == 0)
+		fprintf(out, "not among the hosts the policy names; allow it with --net host:%s:%d "
+			     "or network.hosts\n",
+			name, d->port);
+	else if (strcmp(why, "denied") == 0)
+		fprintf(out, "named in network.deny_hosts, which wins over hosts\n");
+	else if (strcmp(why, "private_address") == 0)
+		fprintf(out, "it resolved to %s, an address of this host or its networks (loopback, "
+			     "private, link-local, metadata), which a name never reaches; list that "
+			     "address itself in network.hosts to allow it\n",
+			d->addr ? d->addr : "such an address");
+	else if (strcmp(why, "direct") == 0)
+		fprintf(out, "a connect around the proxy: under network by name every host is "
+			     "reached through it (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); use a "
+			     "client that honours them\n");
+	else
+		fprintf(out, "%s%s%s\n", why, d->detail ? ": " : "", d->detail ? d->detail : "");
+}
+
 /* What to do about one sandbox denial, after describe() named it: one line. */
 static void print_advice(FILE *out, const struct explain *x, const struct explain_denial *d,
 			 const char *home)
 {
 	char rel[PATH_MAX];
-	if (d->op == OP_CONNECT || d->op == OP_BIND) {
+	if (d->op == OP_HOST) {
+		host_advice(out, d);
+	} else if (d->op == OP_CONNECT || d->op == OP_BIND) {
 		if (d->port >= 0)
 			fprintf(out,
 				"not allowed by the network policy; allow with --net "
@@ -642,7 +697,14 @@ json_t *explain_json(const struct explain *x)
 				  (int)d->pid, "operation", explain_op_name(d->op), "sandbox",
 				  d->sandbox, "count", (int)d->count, "error", strerror(d->errnum));
 		if (d->path)
-			json_object_set_new(o, "path", json_string(d->path));
+			json_object_set_new(o, d->op == OP_HOST ? "host" : "path",
+					    json_string(d->path));
+		if (d->op == OP_HOST)
+			json_object_set_new(o, "why", json_string(d->why ? d->why : "direct"));
+		if (d->addr)
+			json_object_set_new(o, "address", json_string(d->addr));
+		if (d->detail)
+			json_object_set_new(o, "detail", json_string(d->detail));
 		if (d->port >= 0)
 			json_object_set_new(o, d->op == OP_SIGNAL ? "target_pid" : "port",
 					    json_integer(d->port));

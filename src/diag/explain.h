@@ -30,6 +30,9 @@ struct explain_denial {
 	int errnum;
 	unsigned count; /* the same denial, again */
 	bool sandbox;   /* false: the file's own permissions, not the sandbox */
+	/* OP_HOST: why the proxy refused it (denial_host's why), what the name
+	 * resolved to, and its sentence; each NULL when not said */
+	char *why, *addr, *detail;
 };
 
 /* One call the sandbox may have refused, as the tracer read it at its seccomp stop. */

@@ -25,6 +25,31 @@ static void list_grants(FILE *out, const struct grants *g, bool writable)
 		fprintf(out, "- nothing%s\n", writable ? ": this step cannot write files" : "");
 }
 
+static void guide_hostlist(FILE *out, const struct hostrules *r)
+{
+	char buf[320];
+	for (size_t i = 0; i < r->n; i++)
+		if (hostrule_format(&r->v[i], buf, sizeof(buf)) >= 0)
+			fprintf(out, "%s`%s`", i ? ", " : "", buf);
+}
+
+/* Network by name: which hosts, how they are reached, what fails and how. */
+static void guide_hosts(FILE *out, const struct stepbox_config *cfg)
+{
+	fprintf(out, "\nNetwork: only these hosts (ports 80 and 443 unless one is given), "
+		     "through a proxy that HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name: ");
+	guide_hostlist(out, &cfg->net_hosts);
+	if (cfg->net_deny.n) {
+		fprintf(out, "; never ");
+		guide_hostlist(out, &cfg->net_deny);
+	}
+	fprintf(out, ".\nA client that ignores those variables, a direct connect to an "
+		     "address, UDP and DNS lookups of your own do not get out. Any other host "
+		     "is refused with HTTP 403 (a CONNECT or request to the proxy) naming the "
+		     "host; a name that resolves to a private or loopback address is refused "
+		     "too. Do not retry a refused host: it needs the policy changed.\n");
+}
+
 static void guide_network(FILE *out, const struct stepbox_config *cfg)
 {
 	if (cfg->net == NET_ALLOW) {
@@ -34,6 +59,10 @@ static void guide_network(FILE *out, const struct stepbox_config *cfg)
 	if (cfg->net == NET_NONE) {
 		fprintf(out, "\nNetwork: none. Only local UNIX sockets work; name lookups fail at "
 			     "once. Package installs must come from local files or caches.\n");
+		return;
+	}
+	if (cfg->net == NET_HOSTS) {
+		guide_hosts(out, cfg);
 		return;
 	}
 	fprintf(out, "\nNetwork: TCP only, connecting to port");

@@ -197,11 +197,32 @@ static json_t *tried_json(const struct backend *b)
 	return a;
 }
 
-int report_run(const char *path, const char *dir, const struct stepbox_config *cfg,
-	       char *const *argv, const struct backend *backend, const struct env_result *env,
-	       const struct launch_result *res, const struct persist_lock *lock,
-	       const struct limit_plan *limits, const struct explain *x, struct stepbox_err *err)
+/* Network by name: each host reached, with the bytes each way. */
+static json_t *reached_json(const struct egress *e)
 {
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < e->nreached; i++) {
+		const struct egress_reached *h = &e->reached[i];
+		json_array_append_new(a, json_pack("{s:s, s:i, s:s, s:I, s:I, s:i}", "host",
+						   h->name, "port", (int)h->port, "address",
+						   h->addr, "bytes_up", (json_int_t)h->up,
+						   "bytes_down", (json_int_t)h->down, "connections",
+						   (int)h->connections));
+	}
+	return a;
+}
+
+int report_run(const char *path, const char *dir, const struct report_in *in,
+	       struct stepbox_err *err)
+{
+	const struct stepbox_config *cfg = in->cfg;
+	char *const *argv = in->argv;
+	const struct backend *backend = in->backend;
+	const struct env_result *env = in->env;
+	const struct launch_result *res = in->res;
+	const struct persist_lock *lock = in->lock;
+	const struct limit_plan *limits = in->limits;
+	const struct explain *x = in->x;
 	const struct landlock_features *f = &backend->host->features;
 	json_t *cmd = show_list_json((const char *const *)argv);
 	json_t *root = json_pack(
@@ -246,6 +267,10 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 				  backend->layers.refuse_sysv || backend->layers.unbounded_sysv));
 	if (root)
 		json_object_set_new(root, "auto_tried", tried_json(backend));
+	if (root && in->egress)
+		json_object_set_new(root, "hosts",
+				    json_pack("{s:o, s:I}", "reached", reached_json(in->egress),
+					      "refused", (json_int_t)in->egress->refused));
 	return reportfile_write(path, "--report", dir, root, err);
 }
 

@@ -17,6 +17,7 @@
 #include "grants.h"
 #include "landlock.h"
 #include "launch.h"
+#include "egress.h"
 #include "limit.h"
 #include "persist.h"
 #include "policy.h"
@@ -25,15 +26,24 @@
 bool report_check(FILE *out, const struct backend_host *host, const struct stepbox_config *cfg,
 		  bool json);
 
+/* What a run's report tells. */
+struct report_in {
+	const struct stepbox_config *cfg;
+	char *const *argv;
+	const struct backend *backend;
+	const struct env_result *env; /* the dropped variables, by name and reason, never values */
+	const struct launch_result *res;
+	const struct persist_lock *lock; /* how P was held, how long the step waited */
+	const struct limit_plan *limits;
+	const struct explain *x;     /* --explain's denials, or NULL */
+	const struct egress *egress; /* network by name: the hosts reached, or NULL */
+};
+
 /*
  * Write the run report to path (atomically: a temporary file, then rename),
  * in dir: path's folder, resolved to a canonical path before the run.
- * env gives the dropped variables, by name and reason, never their values;
- * lock how the persistent folder was held and how long the step waited.
  */
-int report_run(const char *path, const char *dir, const struct stepbox_config *cfg,
-	       char *const *argv, const struct backend *backend, const struct env_result *env,
-	       const struct launch_result *res, const struct persist_lock *lock,
-	       const struct limit_plan *limits, const struct explain *x, struct stepbox_err *err);
+int report_run(const char *path, const char *dir, const struct report_in *in,
+	       struct stepbox_err *err);
 
 #endif

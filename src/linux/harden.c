@@ -46,7 +46,14 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg, const st
 		{FPROG(harden_filter_base_net_tcp), FPROG(harden_filter_base_net_tcp_alone),
 		 FPROG(harden_filter_base_net_tcp_sysv)},
 	};
-	int net = cfg->net == NET_NONE ? 1 : cfg->net == NET_TCP ? 2 : 0;
+	/*
+	 * Network by name: TCP streams only, as under a port list (no UDP, so no
+	 * DNS of the step's own). listen() on an unbound socket is refused only on
+	 * the host's loopback (Landlock alone): in its own network namespace an
+	 * ephemeral port of the step's is its own.
+	 */
+	bool tcp = cfg->net == NET_TCP || (cfg->net == NET_HOSTS && o->supervise_alone);
+	int net = cfg->net == NET_NONE ? 1 : tcp || cfg->net == NET_HOSTS ? 2 : 0;
 	h->filters[h->n++] = hardening[net][o->refuse_sysv ? 1 : o->refuse_unbounded_sysv ? 2 : 0];
 	if (o->traced)
 		h->filters[h->n++] = PROG(harden_filter_trace);
@@ -60,7 +67,7 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg, const st
 		  FPROG(harden_filter_notify_nofd_listen_alone)}},
 	};
 	if (o->supervise)
-		h->notify = notify[o->supervise_nofd][cfg->net == NET_TCP][o->supervise_alone];
+		h->notify = notify[o->supervise_nofd][tcp][o->supervise_alone];
 	assert(h->n <= HARDEN_MAX_FILTERS);
 }
 

@@ -229,12 +229,39 @@ static void batch_close(struct fd_batch *b, int fd)
 	b->fd[b->n++] = fd;
 }
 
+void landlock_tcp_of(const struct stepbox_config *cfg, bool own_netns, unsigned short proxy_port,
+		     struct policy_ports *proxy, struct landlock_tcp *out)
+{
+	*out = (struct landlock_tcp){cfg->net != NET_ALLOW, NULL, NULL};
+	if (cfg->net == NET_TCP) {
+		out->connect = &cfg->connect_tcp;
+		out->bind = &cfg->bind_tcp;
+	} else if (cfg->net == NET_HOSTS && own_netns) {
+		out->handled = false;
+	} else if (cfg->net == NET_HOSTS) {
+		proxy->n = 0;
+		if (proxy_port)
+			policy_add_port(proxy, proxy_port);
+		out->connect = proxy;
+	}
+}
+
+static int add_tcp(int fd, const struct landlock_tcp *tcp, struct stepbox_err *err)
+{
+	static const struct policy_ports none;
+	return add_ports(fd, LL_NET_CONNECT_TCP, tcp->connect ? tcp->connect : &none, err) < 0 ||
+			       add_ports(fd, LL_NET_BIND_TCP, tcp->bind ? tcp->bind : &none, err) < 0
+		       ? -EPERM
+		       : 0;
+}
+
 int landlock_build(const struct landlock_features *f, const struct grants *g,
-		   const struct stepbox_config *cfg, struct stepbox_err *err)
+		   const struct stepbox_config *cfg, const struct landlock_tcp *tcp,
+		   struct stepbox_err *err)
 {
 	int verbosity = cfg->verbosity;
 	/* with no port rule, a handled right refuses every TCP bind and connect */
-	uint64_t net = cfg->net == NET_ALLOW ? 0 : f->net;
+	uint64_t net = tcp->handled ? f->net : 0;
 	struct ll_ruleset_attr attr = {f->fs, net, f->scoped};
 	int fd = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (fd < 0) {
@@ -289,23 +316,21 @@ int landlock_build(const struct landlock_features *f, const struct grants *g,
 			batch_close(&held, pfd);
 	}
 	batch_flush(&held);
-	if (net && (add_ports(fd, LL_NET_CONNECT_TCP, &cfg->connect_tcp, err) < 0 ||
-		    add_ports(fd, LL_NET_BIND_TCP, &cfg->bind_tcp, err) < 0)) {
+	if (net && add_tcp(fd, tcp, err) < 0) {
 		close(fd);
 		return -EPERM;
 	}
 	return fd;
 }
 
-int landlock_build_net(const struct landlock_features *f, const struct stepbox_config *cfg,
+int landlock_build_net(const struct landlock_features *f, const struct landlock_tcp *tcp,
 		       struct stepbox_err *err)
 {
 	struct ll_ruleset_attr attr = {0, f->net, 0};
 	int fd = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (fd < 0)
 		return err_set(err, ERR_UNAVAILABLE, errno, "create Landlock network ruleset");
-	if (add_ports(fd, LL_NET_CONNECT_TCP, &cfg->connect_tcp, err) < 0 ||
-	    add_ports(fd, LL_NET_BIND_TCP, &cfg->bind_tcp, err) < 0) {
+	if (add_tcp(fd, tcp, err) < 0) {
 		close(fd);
 		return -EPERM;
 	}

@@ -55,14 +55,33 @@ int landlock_check_net(const struct landlock_features *f, const struct stepbox_c
  * process. Returns an
  * O_CLOEXEC ruleset fd, or a negative errno with err naming the path.
  */
-int landlock_build(const struct landlock_features *f, const struct grants *g,
-		   const struct stepbox_config *cfg, struct stepbox_err *err);
+/*
+ * What the step's TCP is held to: nothing (handled false), or the ports
+ * listed (NULL: none).
+ */
+struct landlock_tcp {
+	bool handled;
+	const struct policy_ports *connect, *bind;
+};
 
 /*
- * A ruleset that handles only TCP, with cfg's port rules: what the supervisor
+ * The TCP rules cfg's network policy asks for. Network by name: the step's
+ * own network namespace holds it (own_netns: TCP not handled, its loopback
+ * is its own), else TCP connects only to the proxy's port (proxy_port,
+ * written into *proxy, which must outlive *out).
+ */
+void landlock_tcp_of(const struct stepbox_config *cfg, bool own_netns, unsigned short proxy_port,
+		     struct policy_ports *proxy, struct landlock_tcp *out);
+
+int landlock_build(const struct landlock_features *f, const struct grants *g,
+		   const struct stepbox_config *cfg, const struct landlock_tcp *tcp,
+		   struct stepbox_err *err);
+
+/*
+ * A ruleset that handles only TCP, with tcp's port rules: what the supervisor
  * restricts itself with before it connects for the step. fd or -errno.
  */
-int landlock_build_net(const struct landlock_features *f, const struct stepbox_config *cfg,
+int landlock_build_net(const struct landlock_features *f, const struct landlock_tcp *tcp,
 		       struct stepbox_err *err);
 
 /*

@@ -23,6 +23,7 @@
 #include "command.h"
 #include "harden.h"
 #include "layers.h"
+#include "netns.h"
 #include "supervise.h"
 #include "tracer.h"
 
@@ -49,6 +50,7 @@ enum child_step {
 	STEP_FORK,
 	STEP_NOTIFY,
 	STEP_LIMITS,
+	STEP_NETNS,
 	STEP_EXEC,
 	STEP_LISTENER, /* not a failure: errnum is the supervisor's listener fd */
 	STEP_PID,      /* not a failure: errnum is the command's pid (Landlock alone) */
@@ -68,6 +70,7 @@ static const char *const step_names[] = {
 	"start the command inside the namespaces",
 	"install the supervisor's seccomp filter",
 	"enter the step's cgroup and set its rlimits",
+	"hand the proxy its listener in the step's network namespace",
 	"execute the command",
 };
 
@@ -342,9 +345,13 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 		_exit(125); /* the parent gave up */
 	if (sync_fd >= 0)
 		close(sync_fd);
+	/* network by name: loopback up, the proxy's listener made here and handed out */
+	int r = s->net_handoff > 0 ? netns_hand_listener(s->net_handoff) : 0;
+	if (r < 0)
+		child_fail(fd, STEP_NETNS, -r);
 	/* into the step's cgroup first (unless born there, or stepbox moves it):
 	 * nothing of the step may run outside it */
-	int r = s->limits && !joined ? limit_join(s->limits, 0) : 0;
+	r = s->limits && !joined ? limit_join(s->limits, 0) : 0;
 	if (r < 0)
 		child_fail(fd, STEP_LIMITS, -r);
 	init_start(s, fd, parent);

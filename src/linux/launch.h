@@ -30,6 +30,12 @@ struct launch_spec {
 	long grace_s;                    /* after a passed-on SIGTERM/INT/HUP, then the tree dies */
 	const struct limit_plan *limits; /* joined and set before the command forks */
 	/*
+	 * Network by name under the namespaces: a UNIX socket over which the
+	 * init, in the step's network namespace, sends the proxy its listener
+	 * (netns.h); 0 for none (stdin is never one).
+	 */
+	int net_handoff;
+	/*
 	 * The output limit: write ends that become the command's stdout and
 	 * stderr, or -1. launch_run always closes them (its children hold
 	 * the only other copies), so the reader sees the end with the tree's.

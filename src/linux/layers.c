@@ -229,12 +229,21 @@ static int plan_landlock(struct backend *b, const struct backend_input *in, stru
 	const struct landlock_features *f = &b->host->features;
 	const struct stepbox_config *cfg = in->cfg;
 	struct backend_built *l = b->built;
-	l->ruleset = landlock_build(f, in->grants, cfg, err);
+	struct policy_ports *proxy = malloc(sizeof(*proxy));
+	struct landlock_tcp tcp;
+	if (!proxy)
+		return err_set(err, ERR_UNAVAILABLE, ENOMEM, "plan the layers");
+	landlock_tcp_of(cfg, b->layers.ns, in->proxy_port, proxy, &tcp);
+	l->ruleset = landlock_build(f, in->grants, cfg, &tcp, err);
+	/* the supervisor connects for the step under the step's own port rules */
+	if (l->ruleset >= 0 && tcp.handled && tcp.connect &&
+	    (l->net_ruleset = landlock_build_net(f, &tcp, err)) < 0) {
+		free(proxy);
+		return l->net_ruleset;
+	}
+	free(proxy);
 	if (l->ruleset < 0)
 		return l->ruleset;
-	/* the supervisor connects for the step under the step's own port rules */
-	if (cfg->net == NET_TCP && (l->net_ruleset = landlock_build_net(f, cfg, err)) < 0)
-		return l->net_ruleset;
 	/* --explain: the kernel logs denials after exec too (audit, ABI 7) */
 	l->restrict_flags = cfg->explain ? landlock_log_flags(f) : 0;
 	return 0;

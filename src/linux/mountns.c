@@ -483,7 +483,7 @@ int mountns_plan(struct mountns_plan *p, const struct stepbox_config *cfg, const
 	if (p->userns)
 		p->clone_flags |= CLONE_NEWUSER;
 	/* a new network namespace has only a loopback device, and it is down */
-	if (cfg->net == NET_NONE)
+	if (cfg->net == NET_NONE || cfg->net == NET_HOSTS)
 		p->clone_flags |= CLONE_NEWNET;
 	p->uid = geteuid();
 	p->gid = getegid();

@@ -353,6 +353,10 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 		s->judge = cfg->judge;
 		s->own_netns = cfg->own_netns;
 		s->host_names = cfg->host_names;
+		if (cfg->only_peer) {
+			s->peer = *cfg->only_peer;
+			s->only_peer = &s->peer;
+		}
 		s->no_getfd = cfg->no_getfd;
 		s->diag = cfg->diag_fd;
 		s->refs = 2; /* the owner and the dispatcher */

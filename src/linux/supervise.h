@@ -36,6 +36,7 @@
 #define STEPBOX_SUPERVISE_H
 
 #include <stdbool.h>
+#include <netinet/in.h>
 #include <stddef.h>
 
 #include "denial.h"
@@ -60,6 +61,11 @@ struct supervise_config {
 	 * namespace, taken over by supervise_start (closed there), or -1 */
 	int diag_fd;
 	int net_ruleset; /* Landlock ruleset handling TCP for on-behalf connects, or -1 */
+	/*
+	 * Network by name on the host's loopback (egress.h): the one address
+	 * an IP socket may connect or send to (the proxy's), or NULL.
+	 */
+	const struct sockaddr_in *only_peer;
 	int shm_dir;     /* the step's own /dev/shm folder (shm.h) whose calls are served, or -1 */
 	bool judge;      /* --explain by the tracer: say what a call let go on will meet */
 	/*

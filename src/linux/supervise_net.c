@@ -200,8 +200,47 @@ static void remember_name(struct supervisor *s, int sock)
  * the address rewritten to /proc/self/fd/<pin>: what we checked is what we
  * reach. 0, or the errno the step gets.
  */
+/*
+ * Network by name on the host's loopback: an IP address is allowed only as
+ * the proxy's (v4, or v4-mapped on a v6 socket); AF_UNSPEC (a disconnect)
+ * names nothing.
+ */
+static int decide_peer(struct net_op *op, const struct net_msg *m)
+{
+	const struct sockaddr_in *p = op->c.s->only_peer;
+	struct sockaddr_in a = {.sin_family = AF_UNSPEC};
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&m->addr;
+	if (m->addrlen >= sizeof(struct sockaddr_in) && m->addr.ss_family == AF_INET) {
+		memcpy(&a, &m->addr, sizeof(a));
+	} else if (m->addrlen >= sizeof(struct sockaddr_in6) && a6->sin6_family == AF_INET6 &&
+		   IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) {
+		a.sin_family = AF_INET;
+		a.sin_port = a6->sin6_port;
+		memcpy(&a.sin_addr, &a6->sin6_addr.s6_addr[12], 4);
+	} else if (m->addrlen >= sizeof(sa_family_t) && m->addr.ss_family == AF_UNSPEC) {
+		return 0;
+	}
+	if (a.sin_family == AF_INET && a.sin_port == p->sin_port &&
+	    a.sin_addr.s_addr == p->sin_addr.s_addr)
+		return 0;
+	char shown[INET6_ADDRSTRLEN] = "an address";
+	int port = -1;
+	if (m->addr.ss_family == AF_INET) {
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)&m->addr)->sin_addr, shown,
+			  sizeof(shown));
+		port = ntohs(((const struct sockaddr_in *)&m->addr)->sin_port);
+	} else if (m->addr.ss_family == AF_INET6 && m->addrlen >= sizeof(struct sockaddr_in6)) {
+		inet_ntop(AF_INET6, &a6->sin6_addr, shown, sizeof(shown));
+		port = ntohs(a6->sin6_port);
+	}
+	sup_note_denial(&op->c, OP_HOST, shown, port);
+	return EACCES;
+}
+
 static int decide(struct net_op *op, struct net_msg *m, int domain)
 {
+	if ((domain == AF_INET || domain == AF_INET6) && op->c.s->only_peer && m->addrlen > 0)
+		return decide_peer(op, m);
 	if (domain != AF_UNIX || m->addrlen <= offsetof(struct sockaddr_un, sun_path) ||
 	    m->addr.ss_family != AF_UNIX)
 		return 0; /* no unix address: the kernel judges it on our copy */

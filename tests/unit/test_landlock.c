@@ -74,7 +74,8 @@ static void build_real(void)
 	int hole = open("/dev/null", O_RDONLY | O_CLOEXEC), before = open_fds();
 	struct stepbox_config cfg;
 	policy_init(&cfg);
-	int fd = landlock_build(&f, &g, &cfg, NULL);
+	struct landlock_tcp tcp = {false, NULL, NULL};
+	int fd = landlock_build(&f, &g, &cfg, &tcp, NULL);
 	CHECK(fd >= 0);
 	CHECK(open_fds() == before + 1); /* the ruleset, nothing else left open */
 	close(hole);

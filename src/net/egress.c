@@ -1,0 +1,233 @@
+#include "egress.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proxy.h"
+
+/* The port the proxy listens on inside the step's own network namespace. */
+#define EGRESS_NETNS_PORT 3128
+
+void egress_init(struct egress *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->proxy = -1;
+	e->stop = e->handoff = e->events = -1;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* A listener on the host's loopback, on a port the kernel picks. */
+static int host_listener(unsigned short *port)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	if (bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s, 128) < 0 ||
+	    getsockname(s, (struct sockaddr *)&a, &al) < 0) {
+		int e = errno;
+		close(s);
+		return -e;
+	}
+	*port = ntohs(a.sin_port);
+	return s;
+}
+
+/* 128 bits from the kernel, as hex: the per-run secret. */
+static int make_secret(char out[33])
+{
+	unsigned char b[16];
+	size_t got = 0;
+	while (got < sizeof(b)) {
+		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		got += n > 0 ? (size_t)n : 0;
+	}
+	for (size_t i = 0; i < sizeof(b); i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+	return 0;
+}
+
+/* The events file: unlinked, shared with the proxy, read after it ends. */
+static int events_file(void)
+{
+	FILE *f = tmpfile();
+	if (!f)
+		return -errno;
+	int fd = fcntl(fileno(f), F_DUPFD_CLOEXEC, 3);
+	int e = errno;
+	fclose(f);
+	return fd >= 0 ? fd : -e;
+}
+
+static int started(struct egress *e, const struct stepbox_config *cfg, int listener,
+		   const char *secret, int proxy_handoff, struct stepbox_err *err)
+{
+	int stop[2];
+	if (pipe2(stop, O_CLOEXEC) < 0)
+		return err_set(err, ERR_UNAVAILABLE, errno, "start the network proxy");
+	struct proxy_cfg pc = {
+		.allow = &cfg->net_hosts,
+		.deny = &cfg->net_deny,
+		.nlisten = listener >= 0 ? 1 : 0,
+		.listen_fds = {listener},
+		.handoff_fd = proxy_handoff,
+		.secret = secret,
+		.events_fd = e->events,
+		.stop_fd = stop[0],
+	};
+	e->proxy = proxy_spawn(&pc, err);
+	close(stop[0]);
+	if (e->proxy < 0) {
+		close(stop[1]);
+		return -EIO;
+	}
+	e->stop = stop[1];
+	return 0;
+}
+
+int egress_start(struct egress *e, const struct stepbox_config *cfg, bool own_netns,
+		 struct stepbox_err *err)
+{
+	egress_init(e);
+	e->own_netns = own_netns;
+	int r = e->events = events_file();
+	if (r < 0)
+		return err_set(err, ERR_UNAVAILABLE, -r, "make the network proxy's record");
+	if (own_netns) {
+		int pair[2];
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+			return err_set(err, ERR_UNAVAILABLE, errno, "start the network proxy");
+		e->handoff = pair[1];
+		e->port = EGRESS_NETNS_PORT;
+		snprintf(e->url, sizeof(e->url), "http://127.0.0.1:%u", e->port);
+		r = started(e, cfg, -1, NULL, pair[0], err);
+		close(pair[0]);
+		return r;
+	}
+	char secret[33];
+	int l = host_listener(&e->port);
+	if (l < 0)
+		return err_set(err, ERR_UNAVAILABLE, -l, "listen on 127.0.0.1 for the network proxy");
+	if ((r = make_secret(secret)) < 0) {
+		close(l);
+		return err_set(err, ERR_UNAVAILABLE, -r, "draw the network proxy's secret");
+	}
+	snprintf(e->url, sizeof(e->url), "http://stepbox:%s@127.0.0.1:%u", secret, e->port);
+	r = started(e, cfg, l, secret, -1, err);
+	close(l);
+	return r;
+}
+
+/* One "reached" event, added to the host's line (one per name, port and address). */
+static void add_reached(struct egress *e, const char *name, unsigned port, const char *addr,
+			uint64_t up, uint64_t down)
+{
+	size_t i = 0;
+	while (i < e->nreached && !(e->reached[i].port == port &&
+				    strcmp(e->reached[i].name, name) == 0 &&
+				    strcmp(e->reached[i].addr, addr) == 0))
+		i++;
+	if (i == e->nreached) {
+		if (e->nreached == EGRESS_MAX_REACHED)
+			return;
+		struct egress_reached *v = realloc(e->reached, (e->nreached + 1) * sizeof(*v));
+		if (!v)
+			return;
+		e->reached = v;
+		memset(&v[i], 0, sizeof(v[i]));
+		snprintf(v[i].name, sizeof(v[i].name), "%s", name);
+		snprintf(v[i].addr, sizeof(v[i].addr), "%s", addr);
+		v[i].port = port;
+		e->nreached++;
+	}
+	e->reached[i].up += up;
+	e->reached[i].down += down;
+	e->reached[i].connections++;
+}
+
+static const char *str(json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+/* One line of the proxy's record. */
+static void take_event(struct egress *e, const char *line, const struct denial_sink *sink)
+{
+	json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
+	const char *ev = o ? str(o, "event") : NULL;
+	const char *name = o ? str(o, "name") : NULL;
+	int port = o ? (int)json_integer_value(json_object_get(o, "port")) : 0;
+	if (ev && strcmp(ev, "refused") == 0) {
+		e->refused++;
+		struct denial_host h = {str(o, "proto"), name ? name : "", port,
+					str(o, "addr"),  str(o, "why"),	   str(o, "detail")};
+		if (sink && sink->host && h.why)
+			sink->host(sink->ctx, &h);
+	} else if (ev && strcmp(ev, "reached") == 0 && name) {
+		const char *addr = str(o, "addr");
+		add_reached(e, name, (unsigned)port, addr ? addr : "",
+			    (uint64_t)json_integer_value(json_object_get(o, "up")),
+			    (uint64_t)json_integer_value(json_object_get(o, "down")));
+	}
+	json_decref(o);
+}
+
+static void read_events(struct egress *e, const struct denial_sink *sink)
+{
+	if (lseek(e->events, 0, SEEK_SET) < 0)
+		return;
+	int fd = fcntl(e->events, F_DUPFD_CLOEXEC, 3);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, f) > 0)
+		take_event(e, line, sink);
+	free(line);
+	fclose(f);
+}
+
+void egress_stop(struct egress *e, const struct denial_sink *sink)
+{
+	close_fd(&e->handoff);
+	if (e->proxy > 0) {
+		proxy_stop(e->proxy, e->stop);
+		e->stop = -1; /* proxy_stop closed it */
+		e->proxy = -1;
+	}
+	close_fd(&e->stop);
+	if (e->events >= 0)
+		read_events(e, sink);
+	close_fd(&e->events);
+}
+
+void egress_release(struct egress *e)
+{
+	egress_stop(e, NULL);
+	free(e->reached);
+	e->reached = NULL;
+	e->nreached = 0;
+}

@@ -1,0 +1,74 @@
+/*
+ * egress: the step's way out by name (NET_HOSTS). The proxy (proxy.h) runs
+ * in a process of its own outside the sandbox for the step's lifetime;
+ * egress starts it where the backend can hold the step to it, points the
+ * step's clients at it, and when the step is over hands what it refused to
+ * a denial sink and what it reached to the report.
+ *
+ * Two ways in, by what the backend gives (docs/network.md):
+ *  - a network namespace of the step's own (stacked, mountns): the init
+ *    makes the proxy's listener there on loopback and hands it out over
+ *    e->handoff (netns.h); loopback is all the namespace has, so nothing
+ *    else is reachable and nothing else can reach the proxy;
+ *  - the host's loopback (Landlock alone, Seatbelt): a listener on
+ *    127.0.0.1 with a per-run secret every request must carry, the step's
+ *    connects held to that address and port by the layers.
+ */
+#ifndef STEPBOX_EGRESS_H
+#define STEPBOX_EGRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "denial.h"
+#include "err.h"
+#include "policy.h"
+
+#define EGRESS_MAX_REACHED 256
+
+/* A host the step reached, with the bytes each way. */
+struct egress_reached {
+	char name[256];
+	unsigned port;
+	char addr[64];
+	uint64_t up, down;
+	unsigned connections;
+};
+
+struct egress {
+	pid_t proxy;        /* the proxy's process, or -1 */
+	int stop;           /* the write end of its stop pipe, or -1 */
+	int handoff;        /* own_netns: the init's end of the handoff socket, or -1 */
+	int events;         /* the proxy's events file, read after the step, or -1 */
+	bool own_netns;     /* the step reaches the proxy in its own network namespace */
+	unsigned short port; /* the proxy's port, as the step reaches it */
+	char url[160];      /* http://[stepbox:SECRET@]127.0.0.1:PORT */
+	/* what it reached, after egress_stop */
+	struct egress_reached *reached;
+	size_t nreached;
+	unsigned long refused;
+};
+
+/* Nothing started: every fd -1 (egress_stop on it is a no-op). */
+void egress_init(struct egress *e);
+
+/*
+ * Start the proxy for cfg's hosts. own_netns: the listener comes from the
+ * step's network namespace (pass e->handoff to launch as net_handoff);
+ * else one on the host's loopback with a secret in e->url. 0, or a
+ * negative errno with err saying what failed and what to do.
+ */
+int egress_start(struct egress *e, const struct stepbox_config *cfg, bool own_netns,
+		 struct stepbox_err *err);
+
+/*
+ * Stop the proxy once the step's tree is gone; each refusal it recorded goes
+ * to sink (when not NULL), what was reached into e->reached.
+ */
+void egress_stop(struct egress *e, const struct denial_sink *sink);
+
+/* Free what egress_stop gathered. */
+void egress_release(struct egress *e);
+
+#endif

@@ -1,0 +1,155 @@
+#!/bin/bash
+# t0340: network by name (--net host:, network.hosts). Every target is a
+# server this test starts on 127.0.0.1: an HTTP one and an HTTPS one (a
+# test CA made here with openssl), reached by the name localhost, which
+# /etc/hosts maps to 127.0.0.1. No other address is ever a target: a
+# refusal that failed open would still reach only these servers.
+. "$(dirname "$0")/lib.sh"
+
+command -v openssl >/dev/null && command -v curl >/dev/null || {
+	skip "network by name" "openssl and curl are needed"
+	exit 0
+}
+
+# the test CA and a certificate for localhost
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=stepbox-test-ca \
+	-keyout "$T/ca.key" -out "$T/ca.pem" >/dev/null 2>&1
+openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout "$T/srv.key" \
+	-out "$T/srv.csr" >/dev/null 2>&1
+printf 'subjectAltName=DNS:localhost\n' >"$T/san"
+openssl x509 -req -in "$T/srv.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial \
+	-days 2 -extfile "$T/san" -out "$T/srv.pem" >/dev/null 2>&1
+chmod 644 "$T"/*.pem "$T"/*.key
+mkdir -p "$T/site" && echo hello-from-upstream >"$T/site/hello" && chmod -R a+rX "$T/site"
+
+# an HTTP and an HTTPS server on free loopback ports, their ports in a file
+python3 - "$T/ports" "$T/site" "$T/srv.pem" "$T/srv.key" <<'PY' &
+import functools, http.server, ssl, sys, threading
+ports, site, cert, key = sys.argv[1:5]
+H = functools.partial(http.server.SimpleHTTPRequestHandler, directory=site)
+class Quiet(H.func):
+    def log_message(self, *a):
+        pass
+H = functools.partial(Quiet, directory=site)
+plain = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+tls = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
+for s in (plain, tls):
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+open(ports, "w").write("%d %d" % (plain.server_address[1], tls.server_address[1]))
+threading.Event().wait(300)
+PY
+BG_PIDS="$BG_PIDS $!"
+for _ in $(seq 100); do [ -s "$T/ports" ] && break; sleep 0.1; done
+read -r HP SP <"$T/ports"
+
+# what a client inside sees: curl through the proxy the variables name
+# (NO_PROXY cleared: inside a network namespace loopback stays direct)
+get() { # URL: the body, curl's exit status on failure
+	printf 'NO_PROXY= no_proxy= curl -sS --max-time 20 --cacert %s %s' "$T/ca.pem" "$1"
+}
+fetch() { # NAME WANT(works|refused) NET-ARGS... -- URL
+	local name=$1 want=$2
+	shift 2
+	local args=()
+	while [ "$1" != -- ]; do args+=("$1"); shift; done
+	shift
+	run_sb run "${args[@]}" -r "$T" -- sh -c "$(get "$1")"
+	if [ "$want" = works ] && [ "$RC" = 0 ] && [ "$OUT" = hello-from-upstream ]; then
+		ok "$name"
+	elif [ "$want" = refused ] && [ "$RC" != 0 ] && [ "$OUT" != hello-from-upstream ]; then
+		ok "$name"
+	else
+		notok "$name" "rc=$RC want $want" "stdout: $OUT"
+	fi
+}
+
+ALLOW="localhost:$HP,localhost:$SP,127.0.0.1"
+fetch "plain HTTP to a listed host" works --net "host:$ALLOW" -- "http://localhost:$HP/hello"
+fetch "HTTPS through CONNECT to a listed host" works --net "host:$ALLOW" -- "https://localhost:$SP/hello"
+fetch "a listed host on another port is refused" refused --net "host:localhost:$SP,127.0.0.1" -- "http://localhost:$HP/hello"
+fetch "a name resolving to loopback is refused unless its address is listed" refused \
+	--net "host:localhost:$HP" -- "http://localhost:$HP/hello"
+fetch "an unlisted host is refused" refused --net "host:example.invalid" -- "http://localhost:$HP/hello"
+
+# --explain names the refusal as the step made it, with what would allow it
+run_sb run --explain --net "host:example.invalid" -r "$T" -- sh -c "$(get "http://localhost:$HP/hello")"
+grep -q "reach 'localhost' port $HP" "$T/out/err" && grep -q "not among the hosts" "$T/out/err" &&
+	grep -q -- "--net host:localhost:$HP" "$T/out/err" &&
+	ok "--explain names an unlisted host and the grant that allows it" ||
+	notok "--explain names an unlisted host and the grant that allows it"
+run_sb run --explain --net "host:localhost:$HP" -r "$T" -- sh -c "$(get "http://localhost:$HP/hello")"
+grep -q "resolved to 127.0.0.1" "$T/out/err" &&
+	ok "--explain says a name resolved to a loopback address" ||
+	notok "--explain says a name resolved to a loopback address"
+
+# the only way out is the proxy: a direct connect, UDP and DNS of the step's own fail
+cat >"$T/direct.py" <<'PY'
+import socket, sys
+what, port = sys.argv[1], int(sys.argv[2])
+try:
+    if what == "tcp":
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        s.sendall(b"GET /hello HTTP/1.0\r\n\r\n")
+        sys.exit(0 if b"hello-from-upstream" in s.recv(4096) else 2)
+    else:
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", port))
+        sys.exit(0)
+except OSError as e:
+    print(e)
+    sys.exit(13)
+PY
+chmod 644 "$T/direct.py"
+run_sb run --net "host:$ALLOW" -r "$T" -- python3 "$T/direct.py" tcp "$HP"
+[ "$RC" = 13 ] && ok "a direct connect to the upstream's address fails" ||
+	notok "a direct connect to the upstream's address fails" "rc=$RC $OUT"
+run_sb run --net "host:$ALLOW" -r "$T" -- python3 "$T/direct.py" udp "$HP"
+[ "$RC" = 13 ] && ok "UDP is refused" || notok "UDP is refused" "rc=$RC $OUT"
+run_sb run --net "host:$ALLOW" -- sh -c 'getent hosts stepbox-test.example.com'
+[ "$RC" != 0 ] && ok "the step's own DNS lookups do not get out" ||
+	notok "the step's own DNS lookups do not get out" "$OUT"
+fetch "positive control: the same policy reaches the host through the proxy" works \
+	--net "host:$ALLOW" -- "http://localhost:$HP/hello"
+
+# the step's clients find the proxy without the user's help
+run_sb run --net "host:$ALLOW" -- sh -c 'echo "$HTTPS_PROXY|$http_proxy|$npm_config_https_proxy|$PIP_PROXY"'
+echo "$OUT" | grep -qE '^http://([a-z]+:[0-9a-f]+@)?127\.0\.0\.1:[0-9]+(\|http://([a-z]+:[0-9a-f]+@)?127\.0\.0\.1:[0-9]+){3}$' &&
+	ok "the proxy variables name the proxy" || notok "the proxy variables name the proxy" "$OUT"
+cat >"$T/urllib.py" <<'PY'
+import os, sys, urllib.request
+os.environ["NO_PROXY"] = os.environ["no_proxy"] = ""
+print(urllib.request.urlopen(sys.argv[1], timeout=20).read().decode().strip())
+PY
+chmod 644 "$T/urllib.py"
+run_sb run --net "host:$ALLOW" -r "$T" -- python3 "$T/urllib.py" "http://localhost:$HP/hello"
+[ "$RC" = 0 ] && [ "$OUT" = hello-from-upstream ] && ok "Python's urllib goes through it" ||
+	notok "Python's urllib goes through it" "rc=$RC $OUT"
+
+# the report lists what was reached, with bytes, and counts what was refused
+run_sb run --net "host:$ALLOW" --report "$T/r.json" -r "$T" -- sh -c "$(get "http://localhost:$HP/hello"); $(get "http://localhost:9/x")"
+python3 - "$T/r.json" "$HP" <<'PY' && ok "the report lists each host reached with bytes each way, and the refused" || notok "the report lists each host reached with bytes each way, and the refused" "$(cat "$T/r.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+h = r["hosts"]
+hit = [x for x in h["reached"] if x["host"] == "localhost" and x["port"] == int(sys.argv[2])]
+assert hit and hit[0]["bytes_down"] > 0 and hit[0]["bytes_up"] > 0, h
+assert h["refused"] >= 1, h
+assert r["network"]["hosts"][0] == "localhost:" + sys.argv[2], r["network"]
+PY
+
+# the policy file
+printf '{"version": 1, "network": {"hosts": ["localhost:%s", "127.0.0.1"]}}' "$HP" >"$T/hosts.json"
+fetch "network.hosts in a policy file" works -p "$T/hosts.json" -- "http://localhost:$HP/hello"
+printf '{"version": 1, "network": {"hosts": ["localhost:%s", "127.0.0.1"], "deny_hosts": ["localhost"]}}' "$HP" >"$T/deny.json"
+fetch "deny_hosts wins over hosts" refused -p "$T/deny.json" -- "http://localhost:$HP/hello"
+printf '{"version": 1,\n "network": {"hosts": ["ok.example.org",\n   "bad%%2e.example.org"]}}' >"$T/bad.json"
+expect "a bad host entry is a policy error with its line and column" 125 "line 3, column 4" -- run -p "$T/bad.json" -- true
+expect "a wildcard over a public suffix is refused" 125 "net host" -- run --net 'host:*.com' -- true
+printf '{"version": 1, "network": {"hosts": ["a.example.org"], "connect_tcp": [443]}}' >"$T/both.json"
+expect "hosts beside a port list is refused" 125 "two network policies" -- run -p "$T/both.json" -- true
+expect "hosts and --net none contradict" 125 "two network policies" -- run --net none --net host:a.example.org -- true
+run_sb guide --net "host:@pypi,localhost:$HP"
+echo "$OUT" | grep -q "pypi.org" && echo "$OUT" | grep -q "localhost:$HP" &&
+	ok "guide names the hosts" || notok "guide names the hosts" "$OUT"
