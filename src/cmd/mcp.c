@@ -662,10 +662,21 @@ static int reports_dir(const struct grants *g, char *out, size_t cap, struct ste
 	return -EPERM;
 }
 
+/*
+ * An agent that may have read a hostile page is the caller here: with no
+ * network policy asked for, the package registries and nothing else
+ * (installs work, arbitrary exfiltration does not); --net allow gives all.
+ */
+static const char mcp_default_hosts[] = "@pypi,@npm,@crates,@go,@rubygems,@maven";
+
 int mcp_main(struct stepbox_config *cfg, const struct mcp_opts *o)
 {
 	struct run_ctx ctx;
 	struct stepbox_err err = {0};
+	if (!cfg->net_set && policy_add_hosts(cfg, mcp_default_hosts, false, &err) < 0) {
+		err_print(&err);
+		return 125;
+	}
 	/* the policy as a run would take it, checked once: a bad one never starts serving */
 	if (run_prepare(cfg, environ, false, &ctx, &err) < 0) {
 		err_print(&err);

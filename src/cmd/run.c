@@ -151,6 +151,27 @@ void run_release(struct run_ctx *ctx)
 	strv_release(&ctx->dev_mounts);
 }
 
+/*
+ * Under a port list UDP is refused, so a name lookup either goes over TCP
+ * (port 53 listed) or nowhere: said at the start, before a client waits on
+ * it, once.
+ */
+static void say_dns(const struct stepbox_config *cfg)
+{
+	bool dns53 = false;
+	for (unsigned i = 0; i < cfg->connect_tcp.n; i++)
+		dns53 |= cfg->connect_tcp.v[i] == 53;
+	if (cfg->net != NET_TCP || cfg->verbosity < 0)
+		return;
+	if (!dns53)
+		fprintf(stderr, "stepbox: note: names will not resolve (but for /etc/hosts): a "
+				"port list refuses UDP and does not list 53; add 53 for DNS over "
+				"TCP, or name the hosts with --net host:\n");
+	else if (cfg->verbosity > 0)
+		fprintf(stderr, "stepbox: note: DNS goes over TCP to port 53 only (RES_OPTIONS "
+				"use-vc); a resolver that does not answer over TCP fails in 2 s\n");
+}
+
 static void say_what_is_missing(const struct stepbox_config *cfg, const struct run_ctx *ctx)
 {
 	const struct grants *g = &ctx->grants;
@@ -196,6 +217,7 @@ static void say_what_is_missing(const struct stepbox_config *cfg, const struct r
 			"stepbox: nested in another sandbox: its supervisor, not this one, "
 			"decides the step's UNIX socket connects and metadata changes, by its "
 			"own rules (every other layer here is this step's)\n");
+	say_dns(cfg);
 	if (ctx->backend.name == BACKEND_NONE) {
 		fprintf(stderr, "stepbox: WARNING: --backend none: the command runs WITHOUT a "
 				"filesystem sandbox (debugging only)\n");

@@ -626,7 +626,10 @@ int env_build(const struct stepbox_config *cfg, const struct grants *g, char *co
 		dns53 |= cfg->connect_tcp.v[i] == 53;
 	if (rc == 0 && dns53) {
 		const char *ro = env_get(out->env.v, "RES_OPTIONS");
-		char *v = ro && *ro ? strv_fmt("%s use-vc", ro) : strdup("use-vc");
+		/* and to give up in seconds where the resolver does not answer over
+		 * TCP, never the minute npm waited on EAI_AGAIN */
+		char *v = ro && *ro ? strv_fmt("%s use-vc timeout:2 attempts:1", ro)
+				    : strdup("use-vc timeout:2 attempts:1");
 		rc = v ? set_var(&out->env, "RES_OPTIONS", v) : -ENOMEM;
 		free(v);
 	}

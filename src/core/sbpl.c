@@ -466,6 +466,14 @@ out:
 int sbpl_write(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
 	       struct stepbox_err *err)
 {
+	if (cfg->net == NET_HOSTS) {
+		/* never a profile that says less than the policy: refused, not loosened */
+		err_set(err, ERR_UNAVAILABLE, 0,
+			"seatbelt: network by name (hosts) needs stepbox's proxy, which the "
+			"Seatbelt backend does not run yet");
+		err_hint(err, "on macOS use --net none, a TCP port list, or --net allow");
+		return -EOPNOTSUPP;
+	}
 	/* all of it or nothing: a half profile is never printed */
 	char *buf = NULL;
 	size_t len = 0;

@@ -628,6 +628,45 @@ static char *learn_refused(const struct explain *x, const struct explain_denial 
 	return NULL;
 }
 
+/*
+ * Network by name: each host the proxy refused as not listed, into
+ * network.hosts (its port written unless 80 or 443). Never an address of
+ * this host or its networks, nor a name denied on purpose: refused says
+ * why instead.
+ */
+static int learn_hosts(const struct explain *x, json_t *policy, struct strv *refused)
+{
+	json_t *net = json_object_get(policy, "network");
+	if (!json_is_object(net))
+		return 0;
+	int added = 0;
+	for (size_t i = 0; i < x->n; i++) {
+		const struct explain_denial *d = &x->v[i];
+		if (d->op != OP_HOST || !d->path)
+			continue;
+		char *why = NULL;
+		if (d->why && strcmp(d->why, "not_listed") == 0) {
+			char entry[320];
+			if (d->port == 80 || d->port == 443)
+				snprintf(entry, sizeof(entry), "%s", d->path);
+			else
+				snprintf(entry, sizeof(entry), "%s:%d", d->path, d->port);
+			added += add_unique(net, "hosts", entry);
+		} else if (d->why && strcmp(d->why, "private_address") == 0) {
+			why = strv_fmt("%s: resolves to %s, an address of this host or its "
+				       "networks; list that address yourself if the step must "
+				       "reach it",
+				       d->path, d->addr ? d->addr : "a private address");
+		} else if (d->why && strcmp(d->why, "denied") == 0) {
+			why = strv_fmt("%s: named in network.deny_hosts", d->path);
+		}
+		if (why && strv_find(refused, why) < 0)
+			strv_push(refused, why);
+		free(why);
+	}
+	return added;
+}
+
 int explain_learn(const struct explain *x, json_t *policy, struct strv *refused)
 {
 	char home[PATH_MAX] = "", pw_home[PATH_MAX] = "";
@@ -660,6 +699,8 @@ int explain_learn(const struct explain *x, json_t *policy, struct strv *refused)
 			added += add_unique(policy, is_write(d) ? "write_paths" : "read_paths",
 					    d->grant);
 	}
+	if (x->cfg->net == NET_HOSTS)
+		added += learn_hosts(x, policy, refused);
 	if (x->cfg->net == NET_TCP) {
 		json_t *net = json_pack("{s:o, s:o}", "connect_tcp",
 					ports(&x->cfg->connect_tcp, x, OP_CONNECT), "bind_tcp",

@@ -100,7 +100,7 @@ elif [ "$a" -ge 4 ]; then
 	other=$((FREE == 65535 ? FREE - 1 : FREE + 1))
 	probe "policy bind_tcp refuses another port" refused -p "$T/net.json" -- bind "$other"
 	run_sb env --net tcp:53,443
-	echo "$OUT" | grep -qx "RES_OPTIONS=use-vc" && ok "tcp with port 53: DNS over TCP (RES_OPTIONS=use-vc)" ||
+	echo "$OUT" | grep -qx "RES_OPTIONS=use-vc timeout:2 attempts:1" && ok "tcp with port 53: DNS over TCP (RES_OPTIONS=use-vc)" ||
 		notok "tcp with port 53: DNS over TCP (RES_OPTIONS=use-vc)"
 else
 	skip "TCP port lists" "Landlock ABI $a < 4"

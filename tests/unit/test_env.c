@@ -595,7 +595,18 @@ int main(void)
 	cfg.connect_tcp.n = 1;
 	cfg.connect_tcp.v[0] = 53;
 	r = build(&cfg);
-	CHECK_STR(env_get(r.env.v, "RES_OPTIONS"), "use-vc");
+	CHECK_STR(env_get(r.env.v, "RES_OPTIONS"), "use-vc timeout:2 attempts:1");
+	env_release(&r);
+	/* network by name: every client pointed at the proxy, the ways around gone */
+	r = build(&cfg);
+	CHECK(env_set_proxy(&r, "http://127.0.0.1:3128", true) == 0);
+	CHECK_STR(env_get(r.env.v, "HTTPS_PROXY"), "http://127.0.0.1:3128");
+	CHECK_STR(env_get(r.env.v, "http_proxy"), "http://127.0.0.1:3128");
+	CHECK_STR(env_get(r.env.v, "npm_config_https_proxy"), "http://127.0.0.1:3128");
+	CHECK_STR(env_get(r.env.v, "NO_PROXY"), "localhost,127.0.0.1,::1");
+	CHECK(env_set_proxy(&r, "http://stepbox:s@127.0.0.1:9", false) == 0);
+	CHECK_STR(env_get(r.env.v, "PIP_PROXY"), "http://stepbox:s@127.0.0.1:9");
+	CHECK_STR(env_get(r.env.v, "no_proxy"), "");
 	env_release(&r);
 	cfg.connect_tcp.v[0] = 443;
 	r = build(&cfg);

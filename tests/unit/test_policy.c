@@ -142,6 +142,32 @@ int main(void)
 	CHECK(policy_set_net(&cfg, "udp:53", &err) < 0);
 	policy_release(&cfg);
 
+	/* network by name: flags add up, the file's keys, each entry checked */
+	policy_init(&cfg);
+	CHECK(policy_set_net(&cfg, "host:pypi.org,*.example.net", &err) == 0 &&
+	      cfg.net == NET_HOSTS && cfg.net_hosts.n == 2);
+	CHECK(policy_set_net(&cfg, "host:git.example.com:22", &err) == 0 && cfg.net_hosts.n == 3);
+	CHECK(load(&cfg, "{\"version\": 1, \"network\": {\"hosts\": [\"@npm\"], "
+			 "\"deny_hosts\": [\"evil.example.net\"]}}") == 0);
+	CHECK(cfg.net_hosts.n > 3 && cfg.net_deny.n == 1);
+	CHECK(policy_set_net(&cfg, "none", &err) < 0); /* contradicts */
+	CHECK(policy_set_net(&cfg, "host:", &err) < 0 && policy_set_net(&cfg, "host:a.org,,b.org", &err) < 0);
+	CHECK(policy_set_net(&cfg, "host:*.com", &err) < 0 && err.kind == ERR_USAGE);
+	CHECK_HAS(err.msg, "--net host:");
+	policy_release(&cfg);
+	FAILS("{\"version\": 1, \"network\": {\"deny_hosts\": [\"a.example.org\"]}}",
+	      "list the hosts the step may reach too");
+	FAILS("{\"version\": 1, \"network\": {\"hosts\": [\"a.example.org\"], \"connect_tcp\": [443]}}",
+	      "two network policies");
+	FAILS("{\"version\": 1, \"network\": {\"hosts\": []}}", "non-empty array");
+	FAILS("{\"version\": 1, \"network\": {\"hosts\": [\"a.org\", 7]}}", "network.hosts[1]");
+	FAILS("{\"version\": 1,\n \"network\": {\"hosts\": [\"ok.example.org\",\n \"bad%2e.example.org\"]}}",
+	      "line 3, column 2");
+	FAILS("{\"version\": 1, \"network\": {\"hosts\": [\"a.org,b.org\"]}}", "no commas");
+	FAILS("{\"version\": 1, \"network\": {\"hosts\": [\"a\\u0000b.org\"]}}", "no NUL");
+	FAILS("{\"version\": 1, \"network\": {\"hosts\": [\"a.org\"], \"ports\": [1]}}",
+	      "unknown key");
+
 	/* flags and the file: a contradiction is an error, agreement is fine */
 	policy_init(&cfg);
 	cfg.workdir = strdup("/x");
