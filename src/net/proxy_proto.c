@@ -262,11 +262,16 @@ static size_t rewrite(char *b, const struct proxy_req *req, struct proxy_span pa
 
 static void mismatch(struct proxy *px, struct proxy_conn *p, const char *s, size_t len)
 {
-	char d[1024], h[400];
+	char d[1024], h[400], host[300];
+	size_t hl;
+	unsigned port;
+	bool br;
 	proxy_shown(s, len, h, sizeof(h));
 	snprintf(d, sizeof(d), "a request on this connection asks for '%s'; it was opened to %s:%u",
 		 h, p->name, p->port);
-	proxy_refuse(px, p, s, len, "host_mismatch", 403, d);
+	if (proxy_authority(s, len, 80, host, sizeof(host), &hl, &port, &br) < 0)
+		hl = 0;
+	proxy_refuse(px, p, host, hl, "host_mismatch", 403, d);
 }
 
 /* One request's head at b (parsed), checked and rewritten; false when refused. */
