@@ -76,8 +76,10 @@ static void socks_auth(struct proxy *px, struct proxy_conn *p)
 	if (r < 0)
 		return malformed(px, p, 400, "a malformed SOCKS5 user and password");
 	const char *s = px->cfg->secret;
-	bool ok = proxy_ct_equal(a.user, a.ulen, "stepbox", 7) &
-		  proxy_ct_equal(a.pass, a.plen, s, strlen(s));
+	/* both compared, whatever the first gives: the time says nothing */
+	bool uok = proxy_ct_equal(a.user, a.ulen, "stepbox", 7);
+	bool pok = proxy_ct_equal(a.pass, a.plen, s, strlen(s));
+	bool ok = uok && pok;
 	in_consume(p, (size_t)r);
 	const unsigned char reply[2] = {1, ok ? 0 : 1};
 	proxy_out_add(p, reply, sizeof(reply));

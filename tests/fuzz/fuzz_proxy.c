@@ -60,7 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct proxy_socks_greeting g;
 	struct proxy_socks_auth a;
 	struct proxy_socks_req q;
-	if (proxy_socks_greeting(u, size, &g) > (int)size || proxy_socks_auth(u, size, &a) > (int)size)
+	if (proxy_socks_greeting(u, size, &g) > (int)size ||
+	    proxy_socks_auth(u, size, &a) > (int)size)
 		abort();
 	if (proxy_socks_request(u, size, &q) > 0 && q.atyp == 3 && q.nlen + 7 > size)
 		abort();
