@@ -28,6 +28,14 @@
 
 #define BIG (32u << 20)
 
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
 static int echo_port, source_port;
 
 /* ---- the loopback servers ---- */
@@ -1027,17 +1035,40 @@ static void test_random(void)
 	CHECK(bad == 0);
 }
 
+static long rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long rss = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &rss) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return rss;
+}
+
 static void test_spawn(void)
 {
 	struct hostrules allow = {0};
 	struct stepbox_err err;
 	int stop[2], lp;
-	CHECK(hostrules_add(&allow, "echo.test", &err) == 0);
+	char rule[64];
+	snprintf(rule, sizeof(rule), "echo.test:%d", echo_port);
+	CHECK(hostrules_add(&allow, rule, &err) == 0);
+	CHECK(hostrules_add(&allow, "127.0.0.1", &err) == 0);
 	CHECK(pipe2(stop, O_CLOEXEC) == 0);
-	struct proxy_cfg cfg = {.allow = &allow, .events_fd = -1, .stop_fd = stop[0], .nlisten = 1};
+	struct proxy_cfg cfg = {.allow = &allow,
+				.events_fd = -1,
+				.stop_fd = stop[0],
+				.nlisten = 1,
+				.resolve = test_resolve};
 	cfg.listen_fds[0] = listen_any(&lp);
 	pid_t pid = proxy_spawn(&cfg, &err);
 	CHECK(pid > 0);
+	usleep(100000);
+	long rss0 = rss_kib(pid);
 	close(stop[0]);
 	int fd = dial(lp);
 	char buf[512];
@@ -1045,6 +1076,38 @@ static void test_spawn(void)
 	get(fd, buf, sizeof(buf), sizeof(buf), NULL);
 	CHECK_HAS(buf, "HTTP/1.1 403");
 	close(fd);
+	/* 100 tunnels at once, each with a full buffer's worth in flight: the RSS */
+	enum { N = 100 };
+	static int fds[N];
+	static char chunk[64 * 1024];
+	char t[64];
+	snprintf(t, sizeof(t), "CONNECT echo.test:%d HTTP/1.1\r\n\r\n", echo_port);
+	for (int i = 0; i < N; i++) {
+		fds[i] = dial(lp);
+		puts_(fds[i], t);
+	}
+	int ok = 0;
+	for (int i = 0; i < N; i++) {
+		size_t n = 0;
+		while (n < 39 && read(fds[i], buf + n, 1) == 1)
+			n++;
+		ok += n == 39;
+		fcntl(fds[i], F_SETFL, O_NONBLOCK);
+		for (int k = 0; k < 8; k++) /* fill what the kernel and the proxy hold */
+			if (send(fds[i], chunk, sizeof(chunk), MSG_NOSIGNAL) < 0)
+				break;
+	}
+	CHECK(ok == N);
+	usleep(300000);
+	long rss = rss_kib(pid);
+	printf("# the proxy's RSS: %ld KiB at its start (the test's pages it inherits), %ld KiB "
+	       "with %d busy tunnels\n",
+	       rss0, rss, N);
+#ifndef SANITIZED /* ASan's shadow memory and quarantine are not the proxy's */
+	CHECK(rss0 > 0 && rss > 0 && rss - rss0 < 6 * 1024);
+#endif
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
 	CHECK(proxy_stop(pid, stop[1]) == 0);
 	close(cfg.listen_fds[0]);
 	hostrules_free(&allow);
