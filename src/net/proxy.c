@@ -80,6 +80,8 @@ static bool relaying(const struct proxy_conn *p)
 
 static bool want_client_read(const struct proxy_conn *p)
 {
+	if (p->st == PS_CLOSING)
+		return p->c_shut && !p->c_eof; /* the lingering close: read and drop */
 	if (p->c_eof || p->in.len >= p->in.cap)
 		return false;
 	return p->st <= PS_SOCKS_REQ || relaying(p);
@@ -169,6 +171,13 @@ static bool again(void)
 
 static void read_client(struct proxy *px, struct proxy_conn *p)
 {
+	if (p->st == PS_CLOSING) {
+		char drop[4096];
+		ssize_t n = recv(p->cfd, drop, sizeof(drop), 0);
+		if (n == 0 || (n < 0 && !again()))
+			p->dead = true;
+		return;
+	}
 	compact(&p->in);
 	ssize_t n =
 		recv(p->cfd, p->in.b + p->in.off + p->in.len, p->in.cap - p->in.off - p->in.len, 0);
@@ -243,8 +252,18 @@ static void settle(struct proxy_conn *p)
 {
 	if (p->dead)
 		return;
+	/*
+	 * Our answer sent, the client's side is read to its end before the
+	 * close: closing with its bytes unread would send a reset, and a reset
+	 * can discard the answer before the client reads it.
+	 */
 	if (p->st == PS_CLOSING) {
-		p->dead = p->out.len == 0;
+		if (p->out.len == 0 && !p->c_shut) {
+			shutdown(p->cfd, SHUT_WR);
+			p->c_shut = true;
+		}
+		if (p->c_eof && p->out.len == 0)
+			p->dead = true;
 		return;
 	}
 	if (p->st == PS_TLS_PEEK && (p->c_eof || (p->u_eof && p->out.len == 0)))

@@ -117,9 +117,7 @@ void proxy_closing(struct proxy *px, struct proxy_conn *p)
 		p->ufd = -1;
 	}
 	p->st = PS_CLOSING;
-	p->deadline = px->now + 5000;
-	if (p->out.len == 0)
-		p->dead = true;
+	p->deadline = px->now + 2000; /* to send the answer, and to read the client's end */
 }
 
 static void http_answer(struct proxy *px, struct proxy_conn *p, int code, const char *reason,
