@@ -2,7 +2,8 @@
  * fuzz_proxy: libFuzzer's entry point over the proxy's parsers, which read
  * only bytes a hostile step wrote: the HTTP request head (and the authority
  * and URI inside it), chunked framing, SOCKS5's three messages, the TLS
- * ClientHello, and the names hostrule normalises. Build (clang):
+ * ClientHello, and the names hostrule normalises. Build (clang): ninja -C
+ * build-clang fuzz_proxy (meson.build), or by hand:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc/net -Isrc/core \
  *     -Isrc/util tests/fuzz/fuzz_proxy.c src/net/proxy_http.c src/net/proxy_socks.c \
  *     src/net/proxy_tls.c src/core/hostrule.c src/util/strv.c src/util/err.c -o fuzz_proxy
