@@ -498,6 +498,16 @@ static bool kept(const struct proxy_cfg *cfg, int fd)
 	return fd == cfg->events_fd || fd == cfg->stop_fd;
 }
 
+/* Every fd from first up (a soft limit raised after they were opened leaves some there). */
+static void close_above(int first)
+{
+#if defined(__linux__) && defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+	close_range((unsigned)first, ~0U, 0);
+#else
+	(void)first;
+#endif
+}
+
 /* In the child: every fd but cfg's closed, stdio on /dev/null. */
 static void close_others(const struct proxy_cfg *cfg)
 {
@@ -506,9 +516,15 @@ static void close_others(const struct proxy_cfg *cfg)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 	    rl.rlim_cur < (rlim_t)max)
 		max = (int)rl.rlim_cur;
-	for (int fd = 0; fd < max; fd++)
+	int top = max;
+	for (size_t i = 0; i < cfg->nlisten; i++)
+		top = cfg->listen_fds[i] >= top ? cfg->listen_fds[i] + 1 : top;
+	top = cfg->events_fd >= top ? cfg->events_fd + 1 : top;
+	top = cfg->stop_fd >= top ? cfg->stop_fd + 1 : top;
+	for (int fd = 0; fd < top; fd++)
 		if (!kept(cfg, fd))
 			close(fd);
+	close_above(top);
 	for (int fd = 0; fd < 3; fd++) {
 		if (kept(cfg, fd))
 			continue;
