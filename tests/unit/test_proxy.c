@@ -565,6 +565,24 @@ static void test_http(struct tproxy *tp)
 	close(fd);
 	CHECK(event_wait(tp, "host_mismatch", "other.test") != NULL);
 
+	/* pipelined: two requests in one write, both framed and passed */
+	fd = dial(tp->port);
+	snprintf(req, sizeof(req),
+		 "GET http://echo.test:%d/1 HTTP/1.1\r\nHost: echo.test:%d\r\n\r\n"
+		 "GET http://echo.test:%d/2 HTTP/1.1\r\nHost: echo.test:%d\r\n\r\n",
+		 echo_port, echo_port, echo_port, echo_port);
+	puts_(fd, req);
+	get(fd, buf, sizeof(buf), sizeof(buf), "/2 HTTP/1.1\r\nHost: echo.test");
+	get(fd, buf + strlen(buf), sizeof(buf) - strlen(buf), sizeof(buf), "\r\n\r\n");
+	CHECK_HAS(buf, "GET /1 HTTP/1.1\r\n");
+	CHECK_HAS(buf, "GET /2 HTTP/1.1\r\n");
+	/* then a CONNECT on it, to relay onwards: refused */
+	puts_(fd, "CONNECT other.test:443 HTTP/1.1\r\nHost: other.test:443\r\n\r\n");
+	get(fd, buf, sizeof(buf), sizeof(buf), NULL);
+	CHECK_HAS(buf, "HTTP/1.1 400");
+	CHECK_HAS(buf, "CONNECT on a connection");
+	close(fd);
+
 	/* smuggling shapes: refused before anything is sent */
 	static const char *const bad[] = {
 		"Content-Length: 3\r\nTransfer-Encoding: chunked\r\n",
