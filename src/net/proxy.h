@@ -25,9 +25,8 @@
 #define PROXY_DEFAULT_MAX_CONNS 256
 #define PROXY_DEFAULT_BUFFER (17 * 1024) /* each direction; also the least taken */
 #define PROXY_DEFAULT_IDLE_MS 120000     /* no byte either way */
-#define PROXY_DEFAULT_HANDSHAKE_MS                                                                 \
-	10000                    /* a request's head, a lookup, a connect, a ClientHello           \
-				  */
+/* a request's head, a lookup, a connect, a ClientHello */
+#define PROXY_DEFAULT_HANDSHAKE_MS 10000
 #define PROXY_HALF_OPEN_MS 30000 /* one side has ended: idle at most this long */
 /* Events written at most; past them one {"event":"dropped","count":N} at the end. */
 #define PROXY_MAX_EVENTS 10000
