@@ -51,7 +51,8 @@ int main(int argc, char **argv)
 		fclose(in);
 	struct stepbox_config cfg; /* defaults: network allowed, as stepbox's default */
 	policy_init(&cfg);
-	int fd = landlock_build(&f, &g, &cfg, NULL);
+	struct landlock_tcp tcp = {false, NULL, NULL};
+	int fd = landlock_build(&f, &g, &cfg, &tcp, NULL);
 	if (fd < 0)
 		return 125;
 	pid_t pid = fork();

@@ -9,8 +9,11 @@
 
 #include <stdint.h>
 
+#include "egress.h"
+#include "proxy.h"
+
 /* The proxy's address inside the step's namespace: loopback, this port. */
-#define NETNS_PROXY_PORT 3128
+#define NETNS_PROXY_PORT EGRESS_NETNS_PORT
 
 /*
  * In the child, inside its new network namespace and before anything of the
@@ -22,6 +25,6 @@
 int netns_hand_listener(int handoff);
 
 /* The tag the listener is sent with (fdpass_recv's). */
-#define NETNS_TAG 'p'
+#define NETNS_TAG PROXY_HANDOFF_TAG
 
 #endif

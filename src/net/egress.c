@@ -15,8 +15,6 @@
 
 #include "proxy.h"
 
-/* The port the proxy listens on inside the step's own network namespace. */
-#define EGRESS_NETNS_PORT 3128
 
 void egress_init(struct egress *e)
 {
@@ -214,8 +212,9 @@ void egress_stop(struct egress *e, const struct denial_sink *sink)
 {
 	close_fd(&e->handoff);
 	if (e->proxy > 0) {
-		proxy_stop(e->proxy, e->stop);
-		e->stop = -1; /* proxy_stop closed it */
+		/* a hang-up ends it: never a write that a proxy gone already makes SIGPIPE */
+		close_fd(&e->stop);
+		proxy_stop(e->proxy, -1);
 		e->proxy = -1;
 	}
 	close_fd(&e->stop);

@@ -26,6 +26,8 @@
 #include "policy.h"
 
 #define EGRESS_MAX_REACHED 256
+/* The port the proxy listens on inside the step's own network namespace. */
+#define EGRESS_NETNS_PORT 3128
 
 /* A host the step reached, with the bytes each way. */
 struct egress_reached {

@@ -7,6 +7,7 @@
  * proxy_tls.c's.
  */
 #include "proxy.h"
+#include "fdpass.h"
 #include "proxy_int.h"
 
 #include <errno.h>
@@ -495,7 +496,7 @@ static bool kept(const struct proxy_cfg *cfg, int fd)
 	for (size_t i = 0; i < cfg->nlisten; i++)
 		if (cfg->listen_fds[i] == fd)
 			return true;
-	return fd == cfg->events_fd || fd == cfg->stop_fd;
+	return fd == cfg->events_fd || fd == cfg->stop_fd || (fd == cfg->handoff_fd && fd > 0);
 }
 
 /* Every fd from first up (a soft limit raised after they were opened leaves some there). */
@@ -521,6 +522,7 @@ static void close_others(const struct proxy_cfg *cfg)
 		top = cfg->listen_fds[i] >= top ? cfg->listen_fds[i] + 1 : top;
 	top = cfg->events_fd >= top ? cfg->events_fd + 1 : top;
 	top = cfg->stop_fd >= top ? cfg->stop_fd + 1 : top;
+	top = cfg->handoff_fd >= top ? cfg->handoff_fd + 1 : top;
 	for (int fd = 0; fd < top; fd++)
 		if (!kept(cfg, fd))
 			close(fd);
@@ -558,7 +560,16 @@ pid_t proxy_spawn(const struct proxy_cfg *cfg, struct stepbox_err *err)
 		_exit(1);
 	signal(SIGPIPE, SIG_IGN);
 	close_others(cfg);
-	_exit(proxy_serve(cfg) == 0 ? 0 : 1);
+	struct proxy_cfg mine = *cfg;
+	if (cfg->handoff_fd > 0) {
+		/* the listener made in the step's network namespace, before it runs */
+		int l = mine.nlisten < 4 ? fdpass_recv(cfg->handoff_fd, PROXY_HANDOFF_TAG) : -E2BIG;
+		close(cfg->handoff_fd);
+		if (l < 0)
+			_exit(1);
+		mine.listen_fds[mine.nlisten++] = l;
+	}
+	_exit(proxy_serve(&mine) == 0 ? 0 : 1);
 }
 
 int proxy_stop(pid_t pid, int stop_fd_write_end)

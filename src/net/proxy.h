@@ -28,6 +28,7 @@
 /* a request's head, a lookup, a connect, a ClientHello */
 #define PROXY_DEFAULT_HANDSHAKE_MS 10000
 #define PROXY_HALF_OPEN_MS 30000 /* one side has ended: idle at most this long */
+#define PROXY_HANDOFF_TAG 'p'
 /* Events written at most; past them one {"event":"dropped","count":N} at the end. */
 #define PROXY_MAX_EVENTS 10000
 
@@ -43,6 +44,12 @@ struct proxy_cfg {
 	 * time, a wrong one refused (407, SOCKS auth failure) and reported.
 	 */
 	const char *secret;
+	/*
+	 * proxy_spawn only: a UNIX socket over which one more listener comes
+	 * (fdpass, tag PROXY_HANDOFF_TAG: from the step's own network namespace),
+	 * taken before serving; or -1. 0 is never one.
+	 */
+	int handoff_fd;
 	int events_fd; /* one JSON object a line (docs/network.md), or -1 */
 	int stop_fd;   /* the loop ends when this is readable or hung up */
 	/* bounds; 0 takes the PROXY_DEFAULT_* above */

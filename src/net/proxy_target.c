@@ -5,6 +5,7 @@
  * answered to the client and written as one event.
  */
 #include "proxy_int.h"
+#include "jsonmem.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -66,7 +67,7 @@ static void emit(struct proxy *px, json_t *o)
 			break;
 		off += (size_t)w;
 	}
-	free(s);
+	jsonmem_free(s); /* jansson's, not malloc's (stepbox installs its own) */
 	px->events++;
 }
 

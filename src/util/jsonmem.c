@@ -41,7 +41,11 @@ static void counted_free(void *q)
 
 void jsonmem_free(void *p)
 {
-	counted_free(p);
+	/* whichever jansson allocates with: the counter once installed, else malloc */
+	json_malloc_t m;
+	json_free_t f;
+	json_get_alloc_funcs(&m, &f);
+	f(p);
 }
 
 void jsonmem_install(void)

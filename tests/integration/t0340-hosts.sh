@@ -117,13 +117,13 @@ fetch "positive control: the same policy reaches the host through the proxy" wor
 run_sb run --net "host:$ALLOW" -- sh -c 'echo "$HTTPS_PROXY|$http_proxy|$npm_config_https_proxy|$PIP_PROXY"'
 echo "$OUT" | grep -qE '^http://([a-z]+:[0-9a-f]+@)?127\.0\.0\.1:[0-9]+(\|http://([a-z]+:[0-9a-f]+@)?127\.0\.0\.1:[0-9]+){3}$' &&
 	ok "the proxy variables name the proxy" || notok "the proxy variables name the proxy" "$OUT"
-cat >"$T/urllib.py" <<'PY'
+cat >"$T/geturl.py" <<'PY'
 import os, sys, urllib.request
 os.environ["NO_PROXY"] = os.environ["no_proxy"] = ""
 print(urllib.request.urlopen(sys.argv[1], timeout=20).read().decode().strip())
 PY
-chmod 644 "$T/urllib.py"
-run_sb run --net "host:$ALLOW" -r "$T" -- python3 "$T/urllib.py" "http://localhost:$HP/hello"
+chmod 644 "$T/geturl.py"
+run_sb run --net "host:$ALLOW" -r "$T" -- python3 "$T/geturl.py" "http://localhost:$HP/hello"
 [ "$RC" = 0 ] && [ "$OUT" = hello-from-upstream ] && ok "Python's urllib goes through it" ||
 	notok "Python's urllib goes through it" "rc=$RC $OUT"
 
