@@ -48,7 +48,7 @@ read -r HP SP <"$T/ports"
 # what a client inside sees: curl through the proxy the variables name
 # (NO_PROXY cleared: inside a network namespace loopback stays direct)
 get() { # URL: the body, curl's exit status on failure
-	printf 'NO_PROXY= no_proxy= curl -sS --max-time 20 --cacert %s %s' "$T/ca.pem" "$1"
+	printf 'NO_PROXY= no_proxy= curl -sS --fail --max-time 20 --cacert %s %s' "$T/ca.pem" "$1"
 }
 fetch() { # NAME WANT(works|refused) NET-ARGS... -- URL
 	local name=$1 want=$2
