@@ -34,6 +34,8 @@ void policy_release(struct stepbox_config *cfg)
 	strv_release(&cfg->env_set);
 	strv_release(&cfg->env_unset);
 	strv_release(&cfg->env_keep);
+	strv_release(&cfg->protect_paths);
+	strv_release(&cfg->unprotect);
 	free(cfg->workdir);
 	free(cfg->persist);
 	free(cfg->report_file);
