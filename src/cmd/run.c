@@ -19,6 +19,7 @@
 #include "persist.h"
 #include "path.h"
 #include "prepare.h"
+#include "protect.h"
 #include "report.h"
 #include "shm.h"
 
@@ -325,7 +326,8 @@ static bool explain_by_audit(const struct stepbox_config *cfg, const struct run_
  */
 static void after_run(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
 		      struct learn *learn, const struct launch_result *res,
-		      const struct persist_lock *lock, struct audit *au, struct explain *x)
+		      const struct persist_lock *lock, struct audit *au, struct explain *x,
+		      const struct protect_record *prot)
 {
 	struct stepbox_err err = {0};
 	persist_check_intact(lock, ctx->grants.persist);
@@ -357,7 +359,7 @@ static void after_run(const struct stepbox_config *cfg, struct run_ctx *ctx, cha
 	}
 	if (cfg->report_file &&
 	    report_run(cfg->report_file, ctx->report_dir, cfg, argv, &ctx->backend, &ctx->env, res,
-		       lock, &ctx->limits, cfg->explain ? x : NULL, &err) < 0)
+		       lock, &ctx->limits, cfg->explain ? x : NULL, prot, &err) < 0)
 		err_print(&err); /* the command ran: its status stands */
 }
 
@@ -377,6 +379,7 @@ struct exec_state {
 	struct shm_place shm;
 	struct supervise_config sc;
 	struct denial_sink sink;
+	struct protect_record *prot; /* the protected paths before the step */
 };
 
 /*
@@ -409,11 +412,44 @@ void run_harden_opts(const struct backend_layers *l, bool traced, struct harden_
 	};
 }
 
+/*
+ * The protected paths in the write grants, recorded before the step (the
+ * net after it compares), and those that exist handed to the plan (the
+ * namespaces bind them read-only). Only the protected names are looked at.
+ */
+static int protect_prepare(const struct stepbox_config *cfg, struct run_ctx *ctx,
+			   struct exec_state *st)
+{
+	struct strv roots = STRV_INIT;
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < ctx->grants.n; i++) {
+		const struct grant *g = &ctx->grants.v[i];
+		if ((g->access & GRANT_WRITE) && !(g->access & (GRANT_DEV | GRANT_PRIVATE)) &&
+		    strv_find(&roots, g->path) < 0)
+			r = strv_push(&roots, g->path);
+	}
+	const char *h = getenv("HOME");
+	char *home = h && h[0] == '/' ? realpath(h, NULL) : NULL;
+	if (r == 0)
+		st->prot = protect_record(cfg, (const char *const *)roots.v, roots.n, home,
+					  &st->err);
+	free(home);
+	strv_release(&roots);
+	if (r < 0)
+		return err_set(&st->err, ERR_UNAVAILABLE, -r, "list the write grants");
+	if (!st->prot)
+		return -EIO;
+	r = protect_places(st->prot, &ctx->grants.protected_ro, &ctx->grants.protected_pins);
+	return r < 0 ? err_set(&st->err, ERR_UNAVAILABLE, -r, "list the protected paths") : 0;
+}
+
 static int exec_prepare(const struct stepbox_config *cfg, struct run_ctx *ctx,
 			struct exec_state *st)
 {
 	struct backend *b = &ctx->backend;
 	int rc = env_prepare_step(cfg, &ctx->grants, &ctx->env, &st->lock, &st->err);
+	if (rc == 0)
+		rc = protect_prepare(cfg, ctx, st);
 	struct backend_input in = {
 		.cfg = cfg,
 		.grants = &ctx->grants,
@@ -520,6 +556,10 @@ static void exec_release(struct run_ctx *ctx, struct exec_state *st)
 		strv_release(&st->rights[k]);
 	audit_release(&st->au);
 	explain_release(&st->x);
+	protect_free(st->prot);
+	st->prot = NULL;
+	strv_release(&ctx->grants.protected_ro);
+	strv_release(&ctx->grants.protected_pins);
 }
 
 int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
@@ -564,7 +604,10 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	if (rc < 0)
 		goto out;
 	code = res.exit_code;
-	after_run(cfg, ctx, argv, learn, &res, &st.lock, &st.au, &st.x);
+	/* the whole tree is gone: what it left among the protected paths is judged */
+	if (protect_check(st.prot, NULL, cfg->verbosity < 0) && !cfg->protect_report_only)
+		code = PROTECT_EXIT;
+	after_run(cfg, ctx, argv, learn, &res, &st.lock, &st.au, &st.x, st.prot);
 out:
 	if (rc < 0 && !retry)
 		not_started(cfg, &st.err);

@@ -200,7 +200,8 @@ static json_t *tried_json(const struct backend *b)
 int report_run(const char *path, const char *dir, const struct stepbox_config *cfg,
 	       char *const *argv, const struct backend *backend, const struct env_result *env,
 	       const struct launch_result *res, const struct persist_lock *lock,
-	       const struct limit_plan *limits, const struct explain *x, struct stepbox_err *err)
+	       const struct limit_plan *limits, const struct explain *x,
+	       const struct protect_record *prot, struct stepbox_err *err)
 {
 	const struct landlock_features *f = &backend->host->features;
 	json_t *cmd = show_list_json((const char *const *)argv);
@@ -246,6 +247,10 @@ int report_run(const char *path, const char *dir, const struct stepbox_config *c
 				  backend->layers.refuse_sysv || backend->layers.unbounded_sysv));
 	if (root)
 		json_object_set_new(root, "auto_tried", tried_json(backend));
+	if (root) {
+		json_object_set_new(root, "protected", protect_json(prot));
+		json_object_set_new(root, "unprotected", protect_json_unprotected(prot));
+	}
 	return reportfile_write(path, "--report", dir, root, err);
 }
 
