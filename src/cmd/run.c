@@ -431,8 +431,8 @@ static int protect_prepare(const struct stepbox_config *cfg, struct run_ctx *ctx
 	const char *h = getenv("HOME");
 	char *home = h && h[0] == '/' ? realpath(h, NULL) : NULL;
 	if (r == 0)
-		st->prot = protect_record(cfg, (const char *const *)roots.v, roots.n, home,
-					  &st->err);
+		st->prot =
+			protect_record(cfg, (const char *const *)roots.v, roots.n, home, &st->err);
 	free(home);
 	strv_release(&roots);
 	if (r < 0)

@@ -20,8 +20,8 @@
 #include "protect_int.h"
 
 #define HOOKS_RUN "a git hook: run by git commit, merge, checkout, push, rebase..."
-#define CONFIG_RUN                                                                         \
-	"a git config: a key there (core.fsmonitor, core.hooksPath, a filter, an alias "   \
+#define CONFIG_RUN                                                                                 \
+	"a git config: a key there (core.fsmonitor, core.hooksPath, a filter, an alias "           \
 	"with '!') runs its command on the next git status, commit or diff"
 #define RC_RUN "a shell startup file: run by the next login or interactive shell"
 
@@ -43,8 +43,7 @@ const struct protect_rule protect_rules[] = {
 	 "and diff",
 	 true, false},
 	{".git/commondir", PROTECT_FILE,
-	 "a linked gitdir's pointer to the gitdir whose hooks and config git uses", true,
-	 false},
+	 "a linked gitdir's pointer to the gitdir whose hooks and config git uses", true, false},
 	{".git/modules", PROTECT_MODULES,
 	 "submodules' gitdirs: their hooks and config run as the checkout's do", true, false},
 	{".git/worktrees", PROTECT_MODULES,
@@ -54,8 +53,7 @@ const struct protect_rule protect_rules[] = {
 	 false},
 	{".envrc", PROTECT_FILE, "direnv: run by the shell on entering the folder", false, false},
 	{".vscode", PROTECT_FOLDER,
-	 "VS Code: tasks run on opening the folder, settings name programs it runs", false,
-	 false},
+	 "VS Code: tasks run on opening the folder, settings name programs it runs", false, false},
 	{".idea", PROTECT_FOLDER, "JetBrains IDEs: run configurations and external tools", false,
 	 false},
 	{".mcp.json", PROTECT_FILE, "MCP servers an agent starts in this folder", false, false},
@@ -77,8 +75,8 @@ const struct protect_rule protect_rules[] = {
 	{".config/fish/config.fish", PROTECT_FILE, RC_RUN, false, true},
 	{".gitconfig", PROTECT_CONFIG, CONFIG_RUN " in every repository", false, true},
 	{".config/git/config", PROTECT_CONFIG, CONFIG_RUN " in every repository", false, true},
-	{".ssh/config", PROTECT_FILE, "ssh's config: a ProxyCommand runs on the next ssh or git push",
-	 false, true},
+	{".ssh/config", PROTECT_FILE,
+	 "ssh's config: a ProxyCommand runs on the next ssh or git push", false, true},
 };
 const size_t protect_nrules = sizeof(protect_rules) / sizeof(protect_rules[0]);
 
@@ -197,7 +195,7 @@ int protect_walk(int rootfd, const char *rel, const char **base)
 struct scan {
 	struct protect_record *r;
 	struct item_list *list;
-	int *roots; /* one fd a grant, or -errno */
+	int *roots;       /* one fd a grant, or -errno */
 	struct strv seen; /* gitdirs looked at in this scan, by path */
 };
 
@@ -205,7 +203,8 @@ static bool wants_content(enum item_kind k, const char *rel)
 {
 	size_t n = strlen(rel);
 	/* a sample never runs: git runs hooks/NAME, not hooks/NAME.sample */
-	return k != ITEM_FOLDER && !(k == ITEM_HOOK && n > 7 && strcmp(rel + n - 7, ".sample") == 0);
+	return k != ITEM_FOLDER &&
+	       !(k == ITEM_HOOK && n > 7 && strcmp(rel + n - 7, ".sample") == 0);
 }
 
 /* The content of a regular file kept, to be judged and put back. */
@@ -327,11 +326,13 @@ static int follow(struct scan *s, size_t g, const char *rel, const char *to, int
 	char *gd = to ? protect_git_link(it->content, dir) : NULL;
 	if (!to && it->len < PATH_MAX) {
 		/* commondir: one line, a path relative to the gitdir */
-		char line[PATH_MAX], full[PATH_MAX];
+		char line[PATH_MAX];
 		snprintf(line, sizeof(line), "%.*s", (int)strcspn(it->content, "\r\n"),
 			 it->content);
-		if (line[0])
+		if (line[0]) {
+			char full[PATH_MAX];
 			gd = protect_resolve(dir, line, full, sizeof(full));
+		}
 	}
 	const char *grel = NULL;
 	long gg = gd ? grant_of(s->r, gd, &grel) : -1;
@@ -503,10 +504,11 @@ static int scan_grant(struct scan *s, size_t g)
 		const struct protect_rule *pr = &protect_rules[i];
 		if (pr->gitdir || s->r->off[i] || (pr->home && !holds_home))
 			continue;
-		char *rel = pr->home && strcmp(home, root) != 0
-				    ? strv_fmt("%s/%s", home + strlen(root) + (strcmp(root, "/") != 0),
-					       pr->name)
-				    : strdup(pr->name);
+		char *rel =
+			pr->home && strcmp(home, root) != 0
+				? strv_fmt("%s/%s", home + strlen(root) + (strcmp(root, "/") != 0),
+					   pr->name)
+				: strdup(pr->name);
 		if (!rel)
 			return -ENOMEM;
 		size_t at = 0;
@@ -583,8 +585,8 @@ struct protect_record *protect_record(const struct stepbox_config *cfg, const ch
 		rc = -ENOMEM;
 	for (size_t i = 0; rc == 0 && i < r->extra.n; i++)
 		r->xrules[i] = (struct protect_rule){r->extra.v[i], PROTECT_FILE,
-						     "named in the policy's protected_paths",
-						     false, false};
+						     "named in the policy's protected_paths", false,
+						     false};
 	for (size_t i = 0; rc == 0 && i < protect_nrules; i++)
 		r->off[i] = protect_unprotected(cfg, &protect_rules[i]);
 	if (rc == 0) {

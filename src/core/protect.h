@@ -36,9 +36,9 @@
 #define PROTECT_EXIT 123
 
 /* Bounds: a policy is input, and so is what a step leaves. */
-#define PROTECT_MAX_NAMES 1024         /* protected_paths, unprotect */
+#define PROTECT_MAX_NAMES 1024           /* protected_paths, unprotect */
 #define PROTECT_MAX_CONTENT (256u << 10) /* a file kept to be put back */
-#define PROTECT_MAX_ITEMS 4096         /* protected names looked at in one run */
+#define PROTECT_MAX_ITEMS 4096           /* protected names looked at in one run */
 
 /* How a protected name is judged after the step. */
 enum protect_kind {

@@ -25,9 +25,9 @@ enum item_kind {
 
 /* One protected name, as it was before or is after the step. */
 struct item {
-	char *path;      /* absolute */
-	char *rel;       /* from the root of its write grant */
-	size_t grant;    /* index into the record's roots */
+	char *path;       /* absolute */
+	char *rel;        /* from the root of its write grant */
+	size_t grant;     /* index into the record's roots */
 	const char *rule; /* its rule's name (what unprotect says), not owned */
 	const char *runs; /* what it would run, not owned */
 	enum item_kind kind;
@@ -53,13 +53,13 @@ struct finding {
 };
 
 struct protect_record {
-	struct strv roots;   /* the write grants, canonical */
-	char *home;          /* the caller's HOME, canonical, or NULL */
-	struct strv extra;   /* protected_paths */
+	struct strv roots;           /* the write grants, canonical */
+	char *home;                  /* the caller's HOME, canonical, or NULL */
+	struct strv extra;           /* protected_paths */
 	struct protect_rule *xrules; /* a rule for each, as the defaults have */
-	struct strv unprot;  /* unprotect */
-	bool *off;           /* protect_rules[i] unprotected */
-	struct strv broad;   /* what a broad unprotect opens, said */
+	struct strv unprot;          /* unprotect */
+	bool *off;                   /* protect_rules[i] unprotected */
+	struct strv broad;           /* what a broad unprotect opens, said */
 	int verbosity;
 	struct item_list before, after;
 	struct strv gitdirs; /* every gitdir looked at before: "GRANT\tREL" */

@@ -22,8 +22,7 @@
 static bool same_state(const struct stat *a, const struct stat *b)
 {
 	return a->st_mode == b->st_mode && a->st_size == b->st_size && a->st_ino == b->st_ino &&
-	       a->st_dev == b->st_dev && a->st_mtime == b->st_mtime &&
-	       a->st_ctime == b->st_ctime &&
+	       a->st_dev == b->st_dev && a->st_mtime == b->st_mtime && a->st_ctime == b->st_ctime &&
 #ifdef __APPLE__
 	       a->st_mtimespec.tv_nsec == b->st_mtimespec.tv_nsec &&
 	       a->st_ctimespec.tv_nsec == b->st_ctimespec.tv_nsec;
@@ -42,7 +41,10 @@ static const struct item *before_of(const struct protect_record *r, const struct
 
 static const char *what_type(mode_t m)
 {
-	return S_ISLNK(m) ? "a symlink" : S_ISDIR(m) ? "a folder" : S_ISREG(m) ? "a file" : "a special file";
+	return S_ISLNK(m)   ? "a symlink"
+	       : S_ISDIR(m) ? "a folder"
+	       : S_ISREG(m) ? "a file"
+			    : "a special file";
 }
 
 /* Why a created or changed item is a finding, or NULL when it is not one. */
@@ -63,10 +65,9 @@ static char *judge(const struct item *a, const struct item *b)
 		return protect_git_runs(b && S_ISREG(b->st.st_mode) ? b->content : NULL, a->content,
 					a->len);
 	case ITEM_FOLDER:
-		return S_ISDIR(a->st.st_mode)
-			       ? NULL
-			       : strv_fmt("%s as %s", b ? "replaced" : "created",
-					  what_type(a->st.st_mode));
+		return S_ISDIR(a->st.st_mode) ? NULL
+					      : strv_fmt("%s as %s", b ? "replaced" : "created",
+							 what_type(a->st.st_mode));
 	case ITEM_DOTGIT:
 		if (S_ISDIR(a->st.st_mode))
 			return NULL; /* its own names are judged one by one */
@@ -137,8 +138,7 @@ static const char *quarantine_dir(struct protect_record *r, const char *base, co
 }
 
 /* Move rel (in grant g, parent dfd, name base) into folder qroot, at sub. */
-static int move_into(int dfd, const char *base, const char *qroot, const char *sub,
-		     char **moved_to)
+static int move_into(int dfd, const char *base, const char *qroot, const char *sub, char **moved_to)
 {
 	int qfd = path_open_nofollow(qroot, O_DIRECTORY);
 	if (qfd < 0)
@@ -195,14 +195,17 @@ static void act(struct protect_record *r, const struct item *a, const struct ite
 	if (m == -EXDEV) { /* another file system: beside the grant's own root */
 		char *local = strv_fmt(".stepbox-quarantine/%s", runid);
 		int lfd = local ? mkdirs_at(root, local) : -ENOMEM;
-		char *lpath = lfd >= 0 ? strv_fmt("%s/%s", strcmp(r->roots.v[a->grant], "/")
-								  ? r->roots.v[a->grant]
-								  : "",
-						  local)
-				       : NULL;
+		char *lpath =
+			lfd >= 0 ? strv_fmt("%s/%s",
+					    strcmp(r->roots.v[a->grant], "/") ? r->roots.v[a->grant]
+									      : "",
+					    local)
+				 : NULL;
 		char sub[PATH_MAX];
 		snprintf(sub, sizeof(sub), "/%s", a->rel);
-		m = lpath ? move_into(dfd, name, lpath, sub, &f->moved_to) : lfd < 0 ? lfd : -ENOMEM;
+		m = lpath     ? move_into(dfd, name, lpath, sub, &f->moved_to)
+		    : lfd < 0 ? lfd
+			      : -ENOMEM;
 		if (lfd >= 0)
 			close(lfd);
 		free(local);
@@ -245,8 +248,9 @@ size_t protect_check(struct protect_record *r, const char *quarantine, bool quie
 		return 0;
 	int rc = protect_scan(r, &r->after, true);
 	if (rc < 0) {
-		fprintf(stderr, "stepbox: protected: cannot look at the protected paths after the "
-				"step: %s\n",
+		fprintf(stderr,
+			"stepbox: protected: cannot look at the protected paths after the "
+			"step: %s\n",
 			strerror(-rc));
 		return 0;
 	}
@@ -282,20 +286,19 @@ json_t *protect_json(const struct protect_record *r)
 	json_t *a = json_array();
 	for (size_t i = 0; r && a && i < r->nf; i++) {
 		const struct finding *f = &r->f[i];
-		json_array_append_new(
-			a, json_pack("{s:s?, s:s, s:s, s:s, s:s?, s:b, s:s?, s:s}", "path", f->path,
-				     "why", f->why, "rule", f->rule, "runs", f->runs, "moved_to",
-				     f->moved_to, "restored", f->restored, "note", f->note,
-				     "unprotect", f->rule));
+		json_array_append_new(a, json_pack("{s:s?, s:s, s:s, s:s, s:s?, s:b, s:s?, s:s}",
+						   "path", f->path, "why", f->why, "rule", f->rule,
+						   "runs", f->runs, "moved_to", f->moved_to,
+						   "restored", f->restored, "note", f->note,
+						   "unprotect", f->rule));
 	}
 	return a;
 }
 
 json_t *protect_json_unprotected(const struct protect_record *r)
 {
-	json_t *o = json_pack("{s:o, s:o, s:s?}", "unprotect",
-			      json_array(), "broad", json_array(), "quarantine",
-			      r ? r->quarantine : NULL);
+	json_t *o = json_pack("{s:o, s:o, s:s?}", "unprotect", json_array(), "broad", json_array(),
+			      "quarantine", r ? r->quarantine : NULL);
 	for (size_t i = 0; r && o && i < r->unprot.n; i++)
 		json_array_append_new(json_object_get(o, "unprotect"), json_string(r->unprot.v[i]));
 	for (size_t i = 0; r && o && i < r->broad.n; i++)

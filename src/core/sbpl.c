@@ -506,7 +506,8 @@ static void deny_git(struct out *o, const struct stepbox_config *cfg, const char
  * after the allows: SBPL takes the last rule that matches, so a deny
  * beneath an allow holds, for names that do not exist yet too.
  */
-static void deny_protected(struct out *o, const struct stepbox_config *cfg, const struct strv *write)
+static void deny_protected(struct out *o, const struct stepbox_config *cfg,
+			   const struct strv *write)
 {
 	if (write->n == 0)
 		return;
@@ -524,7 +525,8 @@ static void deny_protected(struct out *o, const struct stepbox_config *cfg, cons
 			if (r->home && !(home && home[0] == '/' && path_beneath(home, w)))
 				continue;
 			char *name = r->home && strcmp(home, w) != 0
-					     ? strv_fmt("%s/%s", home + strlen(w) + (strcmp(w, "/") != 0),
+					     ? strv_fmt("%s/%s",
+							home + strlen(w) + (strcmp(w, "/") != 0),
 							r->name)
 					     : strdup(r->name);
 			if (name)

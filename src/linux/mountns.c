@@ -347,8 +347,8 @@ static int pin_protected(struct mountns_plan *p, size_t *cap, const struct grant
 		const char *path = g->protected_ro.v[i];
 		if (write_bind_above(p, sorted, path, &exact) && !exact)
 			r = push(p, cap,
-				 (struct mountns_entry){MNT_BIND, path, NULL, GRANT_READ | GRANT_EXEC,
-							true, false});
+				 (struct mountns_entry){MNT_BIND, path, NULL,
+							GRANT_READ | GRANT_EXEC, true, false});
 	}
 	return r;
 }
@@ -423,8 +423,9 @@ static int plan_grants(struct mountns_plan *p, size_t *cap, const struct grants 
 
 /*
  * The mounts beyond the grants' own, after them (p->v in path order on
- * entry): P's pins, the protected paths and theirs, the named pipes hidden, the split folders bound whole,
- * the lock covered, the message queues, /proc's masks.
+ * entry): P's pins, the protected paths and theirs, the named pipes
+ * hidden, the split folders bound whole, the lock covered, the message
+ * queues, /proc's masks.
  */
 static int plan_covers(struct mountns_plan *p, size_t *cap, const struct grants *g, bool proc)
 {

@@ -112,7 +112,7 @@ static void names(void)
 	struct stepbox_config cfg;
 	policy_init(&cfg);
 	strv_push(&cfg.unprotect, ".git");
-	CHECK(protect_unprotected(&cfg, &protect_rules[1])); /* .git/hooks */
+	CHECK(protect_unprotected(&cfg, &protect_rules[1]));  /* .git/hooks */
 	CHECK(!protect_unprotected(&cfg, &protect_rules[9])); /* .envrc */
 	policy_release(&cfg);
 }
@@ -204,7 +204,8 @@ int main(void)
 {
 	config_keys();
 	names();
-	snprintf(top, sizeof(top), "%s/stepbox-protect-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	snprintf(top, sizeof(top), "%s/stepbox-protect-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(top))
 		return 1;
 	char real[PATH_MAX];
