@@ -150,3 +150,11 @@ fresh
 rm -rf "$T/evil" && git init -q --bare "$T/evil" && printf '%s\n' "$PLANT" >"$T/evil/hooks/pre-commit" && chmod +x "$T/evil/hooks/pre-commit"
 run_sb run -- sh -c "mv .git .git-old && ln -s '$T/evil' .git; echo ok >ctl"
 held ".git swapped for a symlink" "$T/w/ctl"
+
+# guide tells the agent what it may not write, and what the operator opened
+run_sb guide --unprotect .envrc
+if grep -q '`.git/hooks`' "$T/out/out" && ! grep -q '^- `.envrc`' "$T/out/out" && grep -q 'lets you write: `.envrc`' "$T/out/out"; then
+	ok "guide names the protected paths and the unprotected ones"
+else
+	notok "guide names the protected paths and the unprotected ones" "$OUT"
+fi
