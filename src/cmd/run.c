@@ -420,26 +420,9 @@ void run_harden_opts(const struct backend_layers *l, bool traced, struct harden_
 static int protect_prepare(const struct stepbox_config *cfg, struct run_ctx *ctx,
 			   struct exec_state *st)
 {
-	struct strv roots = STRV_INIT;
-	int r = 0;
-	for (size_t i = 0; r == 0 && i < ctx->grants.n; i++) {
-		const struct grant *g = &ctx->grants.v[i];
-		if ((g->access & GRANT_WRITE) && !(g->access & (GRANT_DEV | GRANT_PRIVATE)) &&
-		    strv_find(&roots, g->path) < 0)
-			r = strv_push(&roots, g->path);
-	}
-	const char *h = getenv("HOME");
-	char *home = h && h[0] == '/' ? realpath(h, NULL) : NULL;
-	if (r == 0)
-		st->prot =
-			protect_record(cfg, (const char *const *)roots.v, roots.n, home, &st->err);
-	free(home);
-	strv_release(&roots);
-	if (r < 0)
-		return err_set(&st->err, ERR_UNAVAILABLE, -r, "list the write grants");
-	if (!st->prot)
+	if (!(st->prot = protect_record_grants(cfg, &ctx->grants, &st->err)))
 		return -EIO;
-	r = protect_places(st->prot, &ctx->grants.protected_ro, &ctx->grants.protected_pins);
+	int r = protect_places(st->prot, &ctx->grants.protected_ro, &ctx->grants.protected_pins);
 	return r < 0 ? err_set(&st->err, ERR_UNAVAILABLE, -r, "list the protected paths") : 0;
 }
 

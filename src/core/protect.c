@@ -603,6 +603,30 @@ struct protect_record *protect_record(const struct stepbox_config *cfg, const ch
 	return r;
 }
 
+struct protect_record *protect_record_grants(const struct stepbox_config *cfg,
+					     const struct grants *g, struct stepbox_err *err)
+{
+	struct strv roots = STRV_INIT;
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < g->n; i++) {
+		const struct grant *gr = &g->v[i];
+		/* the device nodes and the namespaces' private places are no one's to keep */
+		if ((gr->access & GRANT_WRITE) && !(gr->access & (GRANT_DEV | GRANT_PRIVATE)) &&
+		    strv_find(&roots, gr->path) < 0)
+			r = strv_push(&roots, gr->path);
+	}
+	const char *h = getenv("HOME");
+	char *home = h && h[0] == '/' ? realpath(h, NULL) : NULL;
+	struct protect_record *rec =
+		r == 0 ? protect_record(cfg, (const char *const *)roots.v, roots.n, home, err)
+		       : NULL;
+	if (r < 0)
+		err_set(err, ERR_UNAVAILABLE, -r, "list the write grants");
+	free(home);
+	strv_release(&roots);
+	return rec;
+}
+
 void protect_free(struct protect_record *r)
 {
 	if (!r)

@@ -29,6 +29,7 @@
 #include <jansson.h>
 
 #include "err.h"
+#include "grants.h"
 #include "policy.h"
 #include "strv.h"
 
@@ -81,6 +82,10 @@ struct protect_record;
  */
 struct protect_record *protect_record(const struct stepbox_config *cfg, const char *const *write,
 				      size_t n, const char *home, struct stepbox_err *err);
+/* The same for the write grants of g (not the device nodes, not the private places)
+ * and the caller's HOME. */
+struct protect_record *protect_record_grants(const struct stepbox_config *cfg,
+					     const struct grants *g, struct stepbox_err *err);
 void protect_free(struct protect_record *r);
 
 /*
