@@ -80,6 +80,11 @@ fresh
 run_sb run -- sh -c "printf '%s\n' \"$PLANT\" >x.sh; chmod +x x.sh; mv x.sh .git/hooks/post-checkout; chmod +x .git/hooks/pre-commit.sample; printf '%s\n' \"$PLANT\" >ctl-hook"
 held "a hook renamed onto .git/hooks/post-checkout" "$T/w/ctl-hook"
 
+# a hook hard-linked in from a file beside it: the link is moved, the file stays
+fresh
+run_sb run -- sh -c "printf '%s\n' \"$PLANT\" >ctl-hook; chmod +x ctl-hook; ln ctl-hook .git/hooks/pre-commit"
+held "a hook hard-linked in" "$T/w/ctl-hook"
+
 # .envrc, .vscode/tasks.json, .mcp.json, .claude/settings.json: each a finding, the sibling kept
 for f in .envrc .vscode/tasks.json .mcp.json .claude/settings.json; do
 	fresh
