@@ -15,6 +15,7 @@
 #include "jsonmem.h"
 #include "policy.h"
 #include "policyfile.h"
+#include "protect.h"
 #include "subcmd.h"
 #ifdef STEPBOX_LINUX
 #include "landlock.h"
@@ -67,6 +68,10 @@ static const char options_text[] =
 	"                         (SIZE in bytes or with K, M, G; defaults: tasks=4096,\n"
 	"                         memory=3/4 of RAM, tmp=1/4 of RAM)\n"
 	"      --no-limits        no default limits (those asked for still apply)\n"
+	"      --unprotect NAME   let the step write a protected path (.git/hooks, .envrc...;\n"
+	"                         repeatable; see docs/protected-paths.md)\n"
+	"      --protect-report-only  a protected path the step changed is still moved\n"
+	"                         aside and named, but the exit status stays the command's\n"
 	"      --explain          after the command ends, list what the sandbox denied\n"
 	"      --enable-audit     with --explain as root: turn the audit subsystem on for\n"
 	"                         this run if it is off (and back off after)\n"
@@ -85,7 +90,8 @@ static const char environment_text[] =
 static const char exit_text[] =
 	"\nExit status of run: the command's own; 128+N if killed by signal N; 124 on\n"
 	"timeout; 126 if the command cannot be executed (including a sandbox denial);\n"
-	"127 if not found; 125 if stepbox failed and the command never started.\n"
+	"127 if not found; 125 if stepbox failed and the command never started;\n"
+	"123 if the step changed a protected path (moved aside; --protect-report-only).\n"
 	"See stepbox(1).\n";
 
 static void print_help(const struct subcmd *c)
@@ -155,7 +161,9 @@ enum {
 	OPT_LIMIT,
 	OPT_NO_LIMITS,
 	OPT_MAX_PARALLEL,
-	OPT_FORMAT
+	OPT_FORMAT,
+	OPT_UNPROTECT,
+	OPT_PROTECT_REPORT_ONLY
 };
 
 static const struct option options[] = {
@@ -193,6 +201,8 @@ static const struct option options[] = {
 	{"rounds", required_argument, NULL, OPT_ROUNDS},
 	{"max-parallel", required_argument, NULL, OPT_MAX_PARALLEL},
 	{"version", no_argument, NULL, OPT_VERSION},
+	{"unprotect", required_argument, NULL, OPT_UNPROTECT},
+	{"protect-report-only", no_argument, NULL, OPT_PROTECT_REPORT_ONLY},
 	{NULL, 0, NULL, 0},
 };
 
@@ -369,6 +379,24 @@ static bool opt_output(int c, struct stepbox_config *cfg, struct subcmd_cli *cli
 	return false;
 }
 
+/* The protected paths: --unprotect NAME, --protect-report-only. */
+static bool opt_protect(int c, struct stepbox_config *cfg, struct stepbox_err *err, int *r)
+{
+	const char *why;
+	switch (c) {
+	case OPT_UNPROTECT:
+		if ((why = protect_name_problem(optarg, false)))
+			*r = err_set(err, ERR_USAGE, 0, "--unprotect '%s': %s", optarg, why);
+		else if (strv_find(&cfg->unprotect, optarg) < 0)
+			*r = strv_push(&cfg->unprotect, optarg);
+		return true;
+	case OPT_PROTECT_REPORT_ONLY:
+		cfg->protect_report_only = true;
+		return true;
+	}
+	return false;
+}
+
 /* The commands' own counts: mcp's calls at once, learn's rounds. */
 static bool opt_counts(int c, struct subcmd_cli *cli, struct stepbox_err *err, int *r)
 {
@@ -423,7 +451,7 @@ static int parse(int argc, char **argv, struct stepbox_config *cfg, struct subcm
 				       c != OPT_FORMAT;
 		if (opt_paths(c, cfg, err, &r) || opt_network_env(c, cfg, err, &r) ||
 		    opt_limits(c, cfg, err, &r) || opt_output(c, cfg, cli, err, &r) ||
-		    opt_counts(c, cli, err, &r))
+		    opt_counts(c, cli, err, &r) || opt_protect(c, cfg, err, &r))
 			continue;
 		if (c == 'h') {
 			print_help(subcmd_find(argv[0]));

@@ -22,6 +22,7 @@
 #include "persist.h"
 #include "path.h"
 #include "prepare.h"
+#include "protect.h"
 #include "report.h"
 #include "shm.h"
 
@@ -351,7 +352,7 @@ static bool explain_by_audit(const struct stepbox_config *cfg, const struct run_
 static void after_run(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
 		      struct learn *learn, const struct launch_result *res,
 		      const struct persist_lock *lock, struct audit *au, struct explain *x,
-		      const struct egress *eg)
+		      const struct egress *eg, const struct protect_record *prot)
 {
 	struct stepbox_err err = {0};
 	persist_check_intact(lock, ctx->grants.persist);
@@ -381,8 +382,8 @@ static void after_run(const struct stepbox_config *cfg, struct run_ctx *ctx, cha
 				    "without (--home-file NAME grants one read-only):\n  ",
 				ctx->env.unseen.v[i]);
 	}
-	struct report_in in = {cfg,  argv,	       &ctx->backend,	       &ctx->env, res,
-			       lock, &ctx->limits, cfg->explain ? x : NULL, eg};
+	struct report_in in = {cfg,  argv,         &ctx->backend,           &ctx->env, res,
+			       lock, &ctx->limits, cfg->explain ? x : NULL, eg,        prot};
 	if (cfg->report_file && report_run(cfg->report_file, ctx->report_dir, &in, &err) < 0)
 		err_print(&err); /* the command ran: its status stands */
 }
@@ -403,8 +404,9 @@ struct exec_state {
 	struct shm_place shm;
 	struct supervise_config sc;
 	struct denial_sink sink;
-	struct egress eg;             /* network by name: the proxy */
-	struct sockaddr_in proxy_at;  /* ... on the host's loopback: where the step may connect */
+	struct egress eg;            /* network by name: the proxy */
+	struct sockaddr_in proxy_at; /* ... on the host's loopback: where the step may connect */
+	struct protect_record *prot; /* the protected paths before the step */
 };
 
 /*
@@ -442,8 +444,7 @@ void run_harden_opts(const struct backend_layers *l, bool traced, struct harden_
  * it (its own network namespace, or the host's loopback), the step's
  * clients pointed at it.
  */
-static int exec_egress(struct run_ctx *ctx, const struct stepbox_config *cfg,
-		       struct exec_state *st)
+static int exec_egress(struct run_ctx *ctx, const struct stepbox_config *cfg, struct exec_state *st)
 {
 	bool own_netns = ctx->backend.layers.ns;
 	int rc = egress_start(&st->eg, cfg, own_netns, &st->err);
@@ -457,6 +458,20 @@ static int exec_egress(struct run_ctx *ctx, const struct stepbox_config *cfg,
 	return rc;
 }
 
+/*
+ * The protected paths in the write grants, recorded before the step (the
+ * net after it compares), and those that exist handed to the plan (the
+ * namespaces bind them read-only). Only the protected names are looked at.
+ */
+static int protect_prepare(const struct stepbox_config *cfg, struct run_ctx *ctx,
+			   struct exec_state *st)
+{
+	if (!(st->prot = protect_record_grants(cfg, &ctx->grants, &st->err)))
+		return -EIO;
+	int r = protect_places(st->prot, &ctx->grants.protected_ro, &ctx->grants.protected_pins);
+	return r < 0 ? err_set(&st->err, ERR_UNAVAILABLE, -r, "list the protected paths") : 0;
+}
+
 static int exec_prepare(const struct stepbox_config *cfg, struct run_ctx *ctx,
 			struct exec_state *st)
 {
@@ -464,6 +479,8 @@ static int exec_prepare(const struct stepbox_config *cfg, struct run_ctx *ctx,
 	int rc = env_prepare_step(cfg, &ctx->grants, &ctx->env, &st->lock, &st->err);
 	if (rc == 0 && cfg->net == NET_HOSTS)
 		rc = exec_egress(ctx, cfg, st);
+	if (rc == 0)
+		rc = protect_prepare(cfg, ctx, st);
 	struct backend_input in = {
 		.cfg = cfg,
 		.grants = &ctx->grants,
@@ -576,6 +593,10 @@ static void exec_release(struct run_ctx *ctx, struct exec_state *st)
 		strv_release(&st->rights[k]);
 	audit_release(&st->au);
 	explain_release(&st->x);
+	protect_free(st->prot);
+	st->prot = NULL;
+	strv_release(&ctx->grants.protected_ro);
+	strv_release(&ctx->grants.protected_pins);
 }
 
 int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const *argv,
@@ -621,8 +642,11 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	if (rc < 0)
 		goto out;
 	code = res.exit_code;
+	/* the whole tree is gone: what it left among the protected paths is judged */
+	if (protect_check(st.prot, NULL, cfg->verbosity < 0) && !cfg->protect_report_only)
+		code = PROTECT_EXIT;
 	after_run(cfg, ctx, argv, learn, &res, &st.lock, &st.au, &st.x,
-		  cfg->net == NET_HOSTS ? &st.eg : NULL);
+		  cfg->net == NET_HOSTS ? &st.eg : NULL, st.prot);
 out:
 	if (rc < 0 && !retry)
 		not_started(cfg, &st.err);

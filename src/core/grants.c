@@ -105,6 +105,8 @@ void grants_release(struct grants *g)
 	free(g->skipped);
 	free(g->workdir);
 	free(g->persist);
+	strv_release(&g->protected_ro);
+	strv_release(&g->protected_pins);
 	memset(g, 0, sizeof(*g));
 }
 

@@ -14,6 +14,7 @@
 
 #include "err.h"
 #include "policy.h"
+#include "strv.h"
 
 /* Access bits; a backend maps them to its own rights. */
 #define GRANT_READ 1u  /* read files, list folders */
@@ -102,6 +103,13 @@ struct grants {
 	size_t nskipped, capskipped;
 	char *workdir; /* canonical */
 	char *persist; /* canonical persistent folder, or NULL */
+	/*
+	 * The protected paths in the write grants that exist when the step
+	 * starts (protect_places, filled by run before the plan): the
+	 * namespaces bind each read-only, and the folders between it and its
+	 * write grant (pins) onto themselves, so none can be renamed away.
+	 */
+	struct strv protected_ro, protected_pins;
 };
 
 /* What grants_build reads from the host, passed in so tests can fake it. */

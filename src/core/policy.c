@@ -36,6 +36,8 @@ void policy_release(struct stepbox_config *cfg)
 	strv_release(&cfg->env_keep);
 	hostrules_free(&cfg->net_hosts);
 	hostrules_free(&cfg->net_deny);
+	strv_release(&cfg->protect_paths);
+	strv_release(&cfg->unprotect);
 	free(cfg->workdir);
 	free(cfg->persist);
 	free(cfg->report_file);

@@ -89,6 +89,14 @@ struct stepbox_config {
 	bool enable_audit; /* --enable-audit: turn audit on for the run if it is off */
 	char *policy_file;
 	bool consume;
+	/*
+	 * The protected paths (protect.h): protected_paths adds names or globs
+	 * relative to each write grant (or absolute paths); unprotect and
+	 * --unprotect remove defaults; --protect-report-only keeps a finding's
+	 * exit status the command's own (the finding is still moved aside).
+	 */
+	struct strv protect_paths, unprotect;
+	bool protect_report_only;
 };
 
 void policy_init(struct stepbox_config *cfg);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "path.h"
+#include "protect.h"
 
 /*
  * jansson validates and parses but keeps no source positions, so errors about
@@ -500,6 +501,30 @@ static int load_backend(struct loader *ld, const char *key, json_t *v)
 	return r;
 }
 
+/* protected_paths (absolute_ok) and unprotect: names relative to a write grant. */
+static int get_protect_names(struct loader *ld, const char *key, json_t *v, bool absolute_ok,
+			     struct strv *out)
+{
+	if (!json_is_array(v) || json_array_size(v) > PROTECT_MAX_NAMES)
+		return bad(ld, key, "must be an array of at most %d names", PROTECT_MAX_NAMES);
+	size_t i;
+	json_t *e;
+	json_array_foreach(v, i, e)
+	{
+		char sub[64];
+		snprintf(sub, sizeof(sub), "%s/%zu", key, i);
+		if (!json_is_string(e))
+			return bad(ld, sub, "must be a string (a name or glob such as \".envrc\")");
+		const char *why = protect_name_problem(json_string_value(e), absolute_ok);
+		if (why)
+			return bad(ld, sub, "%s", why);
+		if (strv_find(out, json_string_value(e)) < 0 &&
+		    strv_push(out, json_string_value(e)) < 0)
+			return err_set(ld->err, ERR_USAGE, ENOMEM, "policy");
+	}
+	return 0;
+}
+
 static int load_key(struct loader *ld, const char *key, json_t *v)
 {
 	struct stepbox_config *cfg = ld->cfg;
@@ -556,10 +581,15 @@ static int load_key(struct loader *ld, const char *key, json_t *v)
 	}
 	if (strcmp(key, "backend") == 0)
 		return load_backend(ld, key, v);
+	if (strcmp(key, "protected_paths") == 0)
+		return get_protect_names(ld, key, v, true, &cfg->protect_paths);
+	if (strcmp(key, "unprotect") == 0)
+		return get_protect_names(ld, key, v, false, &cfg->unprotect);
 	return bad(ld, key,
 		   "unknown key (version 1 knows version, workdir, read_paths, write_paths, "
 		   "workdir_readonly, persistent_dir, persistent_shared, home_files, network, "
-		   "env, timeout_s, limits, backend, allow_broad_grants, unix_sockets; and ignores "
+		   "env, timeout_s, limits, backend, allow_broad_grants, unix_sockets, "
+		   "protected_paths, unprotect; and ignores "
 		   "what "
 		   "stepbox policy adds: resolved_backend, run_base, grants, skipped, "
 		   "routed_dirs)");

@@ -2,12 +2,15 @@
 #include "strbuf.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "path.h"
+#include "protect.h"
 #include "strv.h"
 
 /*
@@ -426,6 +429,138 @@ static void write_files(struct out *o, const struct lists *l)
 	fputc('\n', f);
 }
 
+/* One path filter of a deny: (subpath|literal "W/name"), or with require-all around it. */
+static void deny_path(struct out *o, const char *kind, const char *w, const char *name,
+		      const char *more)
+{
+	char *p = strv_fmt("%s/%s", strcmp(w, "/") ? w : "", name);
+	if (!p)
+		return;
+	fprintf(o->f, "\n  %s(%s ", more ? "(require-all " : "", kind);
+	str(o, p);
+	fprintf(o->f, ")%s%s", more ? more : "", more ? ")" : "");
+	free(p);
+}
+
+/* A protected_paths glob as an ERE over the path's end; odd bytes match any. */
+static void glob_regex(struct out *o, const char *glob)
+{
+	fputs(" (regex #\"/", o->f);
+	for (const char *c = glob; *c; c++) {
+		if (*c == '*')
+			fputs("[^/]*", o->f);
+		else if (*c == '?')
+			fputs("[^/]", o->f);
+		else if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			 (*c >= '0' && *c <= '9') || *c == '/' || *c == '-' || *c == '_')
+			fputc(*c, o->f);
+		else if (*c == '.')
+			fputs("\\.", o->f);
+		else
+			fputc('.', o->f); /* wider, never narrower: this is a deny */
+	}
+	fputs("(/|$)\")", o->f);
+}
+
+static bool gitdir_exists(const char *w)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/.git", w);
+	if (lstat(p, &st) < 0 && strncmp(p, "/private/", 9) == 0 && lstat(p + 8, &st) < 0)
+		return false;
+	return S_ISDIR(st.st_mode);
+}
+
+/* The git names of one write grant: hooks but samples; config where a gitdir is. */
+static void deny_git(struct out *o, const struct stepbox_config *cfg, const char *w)
+{
+	static const char not_sample[] = " (require-not (regex #\"\\.sample$\"))";
+	if (!protect_unprotected(cfg, &protect_rules[1])) { /* .git/hooks */
+		char *self = strv_fmt("%s/.git/hooks", strcmp(w, "/") ? w : "");
+		fputs("\n  (require-all", o->f);
+		deny_path(o, "subpath", w, ".git/hooks", NULL);
+		fputs(" (require-not (literal ", o->f);
+		str(o, self ? self : "/");
+		fprintf(o->f, "))%s)", not_sample);
+		free(self);
+	}
+	for (size_t i = 2; i < protect_nrules; i++) {
+		const struct protect_rule *r = &protect_rules[i];
+		if (!r->gitdir || protect_unprotected(cfg, r))
+			continue;
+		if (r->kind == PROTECT_MODULES && strcmp(r->name, ".git/modules") == 0)
+			deny_path(o, "subpath", w, r->name,
+				  " (require-any (regex #\"/config(\\.worktree)?$\") (require-all "
+				  "(regex #\"/hooks/[^/]+$\") (require-not (regex "
+				  "#\"\\.sample$\"))))");
+		else if (r->kind == PROTECT_MODULES)
+			deny_path(o, "subpath", w, r->name, " (regex #\"/config\\.worktree$\")");
+		else if (gitdir_exists(w)) /* git init and clone write a new one's */
+			deny_path(o, "literal", w, r->name, NULL);
+	}
+}
+
+/*
+ * The protected paths beneath each write grant (docs/protected-paths.md),
+ * after the allows: SBPL takes the last rule that matches, so a deny
+ * beneath an allow holds, for names that do not exist yet too.
+ */
+static void deny_protected(struct out *o, const struct stepbox_config *cfg,
+			   const struct strv *write)
+{
+	if (write->n == 0)
+		return;
+	const char *home = getenv("HOME");
+	fputs("; protected paths beneath the write grants: they run outside the sandbox later\n"
+	      "(deny file-write*",
+	      o->f);
+	for (size_t i = 0; i < write->n; i++) {
+		const char *w = write->v[i];
+		deny_git(o, cfg, w);
+		for (size_t k = 0; k < protect_nrules; k++) {
+			const struct protect_rule *r = &protect_rules[k];
+			if (r->gitdir || r->kind == PROTECT_GITDIR || protect_unprotected(cfg, r))
+				continue;
+			if (r->home && !(home && home[0] == '/' && path_beneath(home, w)))
+				continue;
+			char *name = r->home && strcmp(home, w) != 0
+					     ? strv_fmt("%s/%s",
+							home + strlen(w) + (strcmp(w, "/") != 0),
+							r->name)
+					     : strdup(r->name);
+			if (name)
+				deny_path(o, "subpath", w, name, NULL);
+			free(name);
+		}
+		for (size_t k = 0; k < cfg->protect_paths.n; k++) {
+			const char *pp = cfg->protect_paths.v[k];
+			bool off = false;
+			for (size_t u = 0; u < cfg->unprotect.n; u++)
+				off |= fnmatch(cfg->unprotect.v[u], pp, 0) == 0;
+			char *m = pp[0] == '/' ? mac_path(pp) : NULL;
+			if (m && !off && path_beneath(m, w)) {
+				fputs("\n  (subpath ", o->f);
+				str(o, m);
+				fputc(')', o->f);
+			}
+			free(m);
+			if (off || pp[0] == '/')
+				continue;
+			if (!strpbrk(pp, "*?[")) {
+				deny_path(o, "subpath", w, pp, NULL);
+			} else {
+				fputs("\n  (require-all (subpath ", o->f);
+				str(o, w);
+				fputc(')', o->f);
+				glob_regex(o, pp);
+				fputc(')', o->f);
+			}
+		}
+	}
+	fputs(")\n\n", o->f);
+}
+
 static int unwritable(const char *bad, struct stepbox_err *err)
 {
 	/* shown with its bytes above ASCII and below space as \xNN */
@@ -455,6 +590,7 @@ static int profile(FILE *f, const struct stepbox_config *cfg, const struct grant
 	}
 	write_system(&o);
 	write_files(&o, &l);
+	deny_protected(&o, cfg, &l.write);
 	network(&o, cfg);
 	if (o.err)
 		r = unwritable(o.bad, err);

@@ -111,6 +111,11 @@ json_t *show_policy_json(const struct stepbox_config *cfg, const struct grants *
 	strv_release(&homes);
 	if (root && cfg->timeout_s)
 		json_object_set_new(root, "timeout_s", json_integer(cfg->timeout_s));
+	/* the protected paths' additions and removals, so the output read back keeps them */
+	if (root && cfg->protect_paths.n)
+		json_object_set_new(root, "protected_paths", show_strv_json(&cfg->protect_paths));
+	if (root && cfg->unprotect.n)
+		json_object_set_new(root, "unprotect", show_strv_json(&cfg->unprotect));
 	/* what was asked (defaults stay defaults when read back) */
 	json_t *lim = json_object();
 	for (int k = 0; k < LIMIT_N; k++)

@@ -1,6 +1,8 @@
 /* guide: see guide.h. */
 #include "guide.h"
 
+#include "protect.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -114,6 +116,26 @@ static void guide_limits(FILE *out, const struct limit_plan *lp)
 }
 
 /* Where installs go, and whether they last. */
+/* The protected names: what the step may not write in its write grants, and why. */
+static void guide_protected(FILE *out, const struct stepbox_config *cfg)
+{
+	fprintf(out, "\n## Protected, even in the folders you may write\n\n"
+		     "These run later outside the sandbox, so a change is refused, or moved "
+		     "aside after the step and the run fails (exit 123); everything else in "
+		     "`.git` is yours (add, commit, branch, stash, fetch, init, clone work):\n\n");
+	for (size_t i = 0; i < protect_nrules; i++)
+		if (!protect_rules[i].home && !protect_unprotected(cfg, &protect_rules[i]))
+			fprintf(out, "- `%s`: %s\n", protect_rules[i].name, protect_rules[i].runs);
+	fprintf(out, "- in HOME, where a folder you may write holds it: shell startup files "
+		     "(`.bashrc`, `.profile`, `.zshrc`...), `.gitconfig`, `.ssh/config`\n");
+	for (size_t i = 0; i < cfg->protect_paths.n; i++)
+		fprintf(out, "- `%s`: named by the operator\n", cfg->protect_paths.v[i]);
+	for (size_t i = 0; i < cfg->unprotect.n; i++)
+		fprintf(out, "%s`%s`",
+			i ? ", " : "\nThe operator lets you write: ", cfg->unprotect.v[i]);
+	fprintf(out, "%s", cfg->unprotect.n ? ".\n" : "");
+}
+
 static void guide_installs(FILE *out, const struct stepbox_config *cfg,
 			   const struct env_result *env)
 {
@@ -187,6 +209,7 @@ void guide_write(FILE *out, const struct stepbox_config *cfg, const struct grant
 			xdg, env->persist ? " of this workflow" : " in this folder");
 	fprintf(out, "## You may write to\n\n");
 	list_grants(out, g, true);
+	guide_protected(out, cfg);
 	fprintf(out, "\n## You may read (besides the system: /usr, /etc, /proc)\n\n");
 	list_grants(out, g, false);
 	guide_installs(out, cfg, env);

@@ -271,6 +271,10 @@ int report_run(const char *path, const char *dir, const struct report_in *in,
 		json_object_set_new(root, "hosts",
 				    json_pack("{s:o, s:I}", "reached", reached_json(in->egress),
 					      "refused", (json_int_t)in->egress->refused));
+	if (root) {
+		json_object_set_new(root, "protected", protect_json(in->prot));
+		json_object_set_new(root, "unprotected", protect_json_unprotected(in->prot));
+	}
 	return reportfile_write(path, "--report", dir, root, err);
 }
 

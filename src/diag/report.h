@@ -21,6 +21,7 @@
 #include "limit.h"
 #include "persist.h"
 #include "policy.h"
+#include "protect.h"
 
 /* What this host gives, as text or JSON; whether auto finds a usable backend. */
 bool report_check(FILE *out, const struct backend_host *host, const struct stepbox_config *cfg,
@@ -35,8 +36,9 @@ struct report_in {
 	const struct launch_result *res;
 	const struct persist_lock *lock; /* how P was held, how long the step waited */
 	const struct limit_plan *limits;
-	const struct explain *x;     /* --explain's denials, or NULL */
-	const struct egress *egress; /* network by name: the hosts reached, or NULL */
+	const struct explain *x;           /* --explain's denials, or NULL */
+	const struct egress *egress;       /* network by name: the hosts reached, or NULL */
+	const struct protect_record *prot; /* the protected paths' findings, or NULL */
 };
 
 /*

@@ -306,6 +306,53 @@ static int pin_persist(struct mountns_plan *p, size_t *cap, const char *persist)
 	}
 }
 
+/* The write bind above path among the first n (sorted) entries, or NULL. */
+static const struct mountns_entry *write_bind_above(const struct mountns_plan *p, size_t n,
+						    const char *path, bool *exact)
+{
+	struct mountns_plan sorted = *p;
+	sorted.n = n;
+	struct mountns_entry key = {.path = path};
+	*exact = bsearch(&key, p->v, n, sizeof(*p->v), by_entry_path) != NULL;
+	const struct mountns_entry *e = enclosing(&sorted, path);
+	return e && e->kind == MNT_BIND && (e->access & GRANT_WRITE) && !(e->access & GRANT_DEV)
+		       ? e
+		       : NULL;
+}
+
+/*
+ * The protected paths that exist at the start (protect.h, in the grants):
+ * each bound read-only onto itself inside its write grant (writes fail
+ * with EROFS, a rename onto it with EBUSY), and each folder between it and
+ * the grant bound onto itself, as P's are: a mount point cannot be renamed
+ * away, so no .git is swapped for another beneath the step. Paths not in a
+ * write bind (a grant read-only there already) need nothing. Entries in
+ * path order on entry; pushed ones follow, for the caller to sort.
+ */
+static int pin_protected(struct mountns_plan *p, size_t *cap, const struct grants *g)
+{
+	size_t sorted = p->n;
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < g->protected_pins.n; i++) {
+		bool exact;
+		const char *path = g->protected_pins.v[i];
+		const struct mountns_entry *e = write_bind_above(p, sorted, path, &exact);
+		if (e && !exact)
+			r = push(p, cap,
+				 (struct mountns_entry){MNT_BIND, path, NULL, e->access, true,
+							false});
+	}
+	for (size_t i = 0; r == 0 && i < g->protected_ro.n; i++) {
+		bool exact;
+		const char *path = g->protected_ro.v[i];
+		if (write_bind_above(p, sorted, path, &exact) && !exact)
+			r = push(p, cap,
+				 (struct mountns_entry){MNT_BIND, path, NULL,
+							GRANT_READ | GRANT_EXEC, true, false});
+	}
+	return r;
+}
+
 /*
  * The grants' mounts, in path order: one per path, with the union of every
  * grant's access there, none where a bind above shows it already. *proc:
@@ -376,13 +423,19 @@ static int plan_grants(struct mountns_plan *p, size_t *cap, const struct grants 
 
 /*
  * The mounts beyond the grants' own, after them (p->v in path order on
- * entry): P's pins, the named pipes hidden, the split folders bound whole,
- * the lock covered, the message queues, /proc's masks.
+ * entry): P's pins, the protected paths and theirs, the named pipes
+ * hidden, the split folders bound whole, the lock covered, the message
+ * queues, /proc's masks.
  */
 static int plan_covers(struct mountns_plan *p, size_t *cap, const struct grants *g, bool proc)
 {
 	size_t before = p->n;
 	int r = pin_persist(p, cap, g->persist);
+	if (r == 0 && p->n > before)
+		qsort(p->v, p->n, sizeof(*p->v), by_entry_path);
+	before = p->n;
+	if (r == 0)
+		r = pin_protected(p, cap, g);
 	if (r == 0 && p->n > before)
 		qsort(p->v, p->n, sizeof(*p->v), by_entry_path);
 	if (r == 0)

@@ -18,6 +18,7 @@
 #include "limitcfg.h"
 #include "persist.h"
 #include "prepare.h"
+#include "protect.h"
 #include "reportfile.h"
 #include "sbpl.h"
 #include "show.h"
@@ -63,7 +64,8 @@ static const char *const lacks[] = {"private-tmp", "pid-namespace", "memory-limi
 /* The run report, in the Linux backends' keys where they mean the same. */
 static int write_report(const struct stepbox_config *cfg, const struct seatbelt_ctx *ctx,
 			char *const *argv, const struct outcome *o, const struct persist_lock *lock,
-			const char *reached, struct stepbox_err *err)
+			const char *reached, const struct protect_record *prot,
+			struct stepbox_err *err)
 {
 	json_t *root = json_pack(
 		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:b, s:f, s:s, s:o, s:o, s:n, s:s, s:o, s:o, "
@@ -83,6 +85,10 @@ static int write_report(const struct stepbox_config *cfg, const struct seatbelt_
 				    json_pack("{s:s, s:s, s:f}", "path", ctx->env.persist, "mode",
 					      lock->shared ? "shared" : "exclusive", "waited_s",
 					      lock->waited_s));
+	if (root) {
+		json_object_set_new(root, "protected", protect_json(prot));
+		json_object_set_new(root, "unprotected", protect_json_unprotected(prot));
+	}
 	return reportfile_write(cfg->report_file, "--report", ctx->report_dir, root, err);
 }
 
@@ -397,8 +403,10 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, cha
 	char *file = NULL;
 	const char *reached = NULL;
 	struct outcome o = {.code = 125, .status = -1};
+	struct protect_record *prot = NULL;
 	if (backend_choose(cfg, &ctx->host, &ctx->backend, &err) < 0 ||
-	    env_prepare_step(cfg, &ctx->grants, &ctx->env, &lock, &err) < 0)
+	    env_prepare_step(cfg, &ctx->grants, &ctx->env, &lock, &err) < 0 ||
+	    !(prot = protect_record_grants(cfg, &ctx->grants, &err)))
 		goto fail;
 	int r = command_find(argv[0], ctx->env.env.v, ctx->grants.workdir, &file, &err);
 	if (r == 0)
@@ -431,8 +439,11 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, cha
 	if (reached && cfg->verbosity >= 0)
 		fprintf(stderr, "stepbox: %s\n", said);
 	persist_check_intact(&lock, ctx->grants.persist);
+	/* the net after the step, as on Linux (the profile's denies held while it ran) */
+	if (protect_check(prot, NULL, cfg->verbosity < 0) && !cfg->protect_report_only)
+		o.code = PROTECT_EXIT;
 report:
-	if (cfg->report_file && write_report(cfg, ctx, argv, &o, &lock, reached, &err) < 0)
+	if (cfg->report_file && write_report(cfg, ctx, argv, &o, &lock, reached, prot, &err) < 0)
 		err_print(&err); /* the command ran (or could not): its status stands */
 	goto out;
 fail:
@@ -441,6 +452,7 @@ fail:
 		err_print(&rerr);
 out:
 	persist_unlock(&lock);
+	protect_free(prot);
 	free(file);
 	return o.code;
 }

@@ -74,8 +74,25 @@ for g in pol["grants"]:
 
 if forms[:2] != [["version", 1], ["deny", "default"]]:
     fail("the profile begins (version 1) (deny default): %r" % forms[:2])
+def strings(x):
+    if isinstance(x, dict):
+        yield s(x)
+    elif isinstance(x, list) and x[:1] != ["regex-literal"]:
+        for y in x:
+            yield from strings(y)
+
 seen = {}  # (op, kind, value) -> True
 for f in forms[2:]:
+    if f and f[0] == "deny":
+        # the protected paths: a deny only narrows, and only beneath write grants
+        if f[1] != "file-write*":
+            fail("only file-write* is denied after (deny default): %r" % f)
+        for flt in f[2:]:
+            paths = [v for v in strings(flt) if v.startswith("/")]
+            if not paths or not all(any(v == w or v.startswith(w.rstrip("/") + "/") for w in W)
+                                    for v in paths):
+                fail("a deny beyond the write grants: %r" % flt)
+        continue
     if not f or f[0] != "allow":
         fail("only allow forms after (deny default): %r" % f)
         continue

@@ -29,6 +29,17 @@
         ((and (integer? x) (exact? x)) (number->string x))
         (else (error "not SBPL data" x))))
 
+;; SBPL's regex literal, #"...": read as (regex-literal "...") with its
+;; backslashes kept, so a profile that holds one is still Scheme data here
+(read-hash-extend #\"
+  (lambda (c port)
+    (let loop ((acc '()))
+      (let ((ch (read-char port)))
+        (cond ((eof-object? ch) (error "a regex literal left open"))
+              ((char=? ch #\") (list 'regex-literal (list->string (reverse acc))))
+              ((char=? ch #\\) (loop (cons (read-char port) (cons ch acc))))
+              (else (loop (cons ch acc))))))))
+
 (define port (open-input-file (cadr (command-line))))
 (let loop ((form (read port)))
   (unless (eof-object? form)

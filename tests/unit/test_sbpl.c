@@ -68,6 +68,12 @@ int main(void)
 	CHECK_HAS(p, "(remote unix-socket (subpath \"/private/var/run/sock\"))");
 	CHECK_HAS(p, "(literal \"/home/u/.gitconfig\")");
 	CHECK(p && !strstr(p, "/lib64"));
+	/* protected paths: denied beneath the write grant, after its allow */
+	CHECK_HAS(p, "(deny file-write*");
+	CHECK_HAS(p, "(subpath \"/private/tmp/w \\\"q\\\"/.git/hooks\")");
+	CHECK_HAS(p, "(subpath \"/private/tmp/w \\\"q\\\"/.envrc\")");
+	CHECK(p && strstr(p, "(deny file-write*") > strstr(p, "(allow file-read* file-write*"));
+	CHECK(p && !strstr(p, "/srv/data/.envrc")); /* a read grant needs none */
 	/* no network at all: no IP rule, no name lookups */
 	CHECK(p && !strstr(p, "(remote ip)") && !strstr(p, "dnssd"));
 	/* the ancestors' metadata, not their contents */

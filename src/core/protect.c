@@ -1,0 +1,691 @@
+/*
+ * protect: the default set (one table), the policy's names, and the record
+ * of the protected names beneath each write grant (protect_scan, before the
+ * step and after it). The judgement and the quarantine are protect_net.c's,
+ * git's own files protect_git.c's.
+ */
+#include "protect.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "path.h"
+#include "protect_int.h"
+
+#define HOOKS_RUN "a git hook: run by git commit, merge, checkout, push, rebase..."
+#define CONFIG_RUN                                                                                 \
+	"a git config: a key there (core.fsmonitor, core.hooksPath, a filter, an alias "           \
+	"with '!') runs its command on the next git status, commit or diff"
+#define RC_RUN "a shell startup file: run by the next login or interactive shell"
+
+/*
+ * The default set. Names starting ".git/" hold for every gitdir a write
+ * grant holds or that a .git file there names (the grant's .git, a gitdir
+ * elsewhere in a grant, each submodule's under modules/).
+ */
+const struct protect_rule protect_rules[] = {
+	{".git", PROTECT_GITDIR,
+	 "the checkout's gitdir: a .git file there sends every git command to the gitdir it "
+	 "names",
+	 false, false},
+	{".git/hooks", PROTECT_HOOKS, HOOKS_RUN, true, false},
+	{".git/config", PROTECT_CONFIG, CONFIG_RUN, true, false},
+	{".git/config.worktree", PROTECT_CONFIG, CONFIG_RUN, true, false},
+	{".git/info/attributes", PROTECT_FILE,
+	 "git attributes: choose the filter, diff and merge drivers git runs on add, checkout "
+	 "and diff",
+	 true, false},
+	{".git/commondir", PROTECT_FILE,
+	 "a linked gitdir's pointer to the gitdir whose hooks and config git uses", true, false},
+	{".git/modules", PROTECT_MODULES,
+	 "submodules' gitdirs: their hooks and config run as the checkout's do", true, false},
+	{".git/worktrees", PROTECT_MODULES,
+	 "linked worktrees' config.worktree: read by git in those worktrees", true, false},
+	{".gitmodules", PROTECT_FILE,
+	 "submodules' URLs and paths: what git submodule update fetches and checks out", false,
+	 false},
+	{".envrc", PROTECT_FILE, "direnv: run by the shell on entering the folder", false, false},
+	{".vscode", PROTECT_FOLDER,
+	 "VS Code: tasks run on opening the folder, settings name programs it runs", false, false},
+	{".idea", PROTECT_FOLDER, "JetBrains IDEs: run configurations and external tools", false,
+	 false},
+	{".mcp.json", PROTECT_FILE, "MCP servers an agent starts in this folder", false, false},
+	{".claude", PROTECT_FOLDER, "Claude Code: hooks and MCP servers it runs here", false,
+	 false},
+	{".cursor", PROTECT_FOLDER, "Cursor: rules and MCP servers it runs here", false, false},
+	{".bashrc", PROTECT_FILE, RC_RUN, false, true},
+	{".bash_profile", PROTECT_FILE, RC_RUN, false, true},
+	{".bash_login", PROTECT_FILE, RC_RUN, false, true},
+	{".bash_logout", PROTECT_FILE, RC_RUN, false, true},
+	{".profile", PROTECT_FILE, RC_RUN, false, true},
+	{".zshrc", PROTECT_FILE, RC_RUN, false, true},
+	{".zshenv", PROTECT_FILE, RC_RUN, false, true},
+	{".zprofile", PROTECT_FILE, RC_RUN, false, true},
+	{".zlogin", PROTECT_FILE, RC_RUN, false, true},
+	{".kshrc", PROTECT_FILE, RC_RUN, false, true},
+	{".cshrc", PROTECT_FILE, RC_RUN, false, true},
+	{".tcshrc", PROTECT_FILE, RC_RUN, false, true},
+	{".config/fish/config.fish", PROTECT_FILE, RC_RUN, false, true},
+	{".gitconfig", PROTECT_CONFIG, CONFIG_RUN " in every repository", false, true},
+	{".config/git/config", PROTECT_CONFIG, CONFIG_RUN " in every repository", false, true},
+	{".ssh/config", PROTECT_FILE,
+	 "ssh's config: a ProxyCommand runs on the next ssh or git push", false, true},
+};
+const size_t protect_nrules = sizeof(protect_rules) / sizeof(protect_rules[0]);
+
+const char *protect_name_problem(const char *name, bool absolute_ok)
+{
+	const char *why = policy_path_problem(name);
+	if (why)
+		return why;
+	if (name[0] == '/' && !absolute_ok)
+		return "must be a name relative to a write grant (\".git/hooks\", \".envrc\")";
+	for (const char *p = name; *p;) {
+		size_t len = strcspn(p, "/");
+		if (len == 2 && p[0] == '.' && p[1] == '.')
+			return "must not hold a '..' component";
+		p += len;
+		p += *p == '/';
+	}
+	return NULL;
+}
+
+/* unprotect u removes rule name: u names it, a folder above it, or a glob matching it. */
+static bool unprotects(const char *u, const char *name)
+{
+	size_t ul = strlen(u);
+	if (fnmatch(u, name, 0) == 0)
+		return true;
+	return strncmp(name, u, ul) == 0 && name[ul] == '/';
+}
+
+bool protect_unprotected(const struct stepbox_config *cfg, const struct protect_rule *rule)
+{
+	for (size_t i = 0; i < cfg->unprotect.n; i++)
+		if (unprotects(cfg->unprotect.v[i], rule->name))
+			return true;
+	return false;
+}
+
+const char *protect_rule_glob(const struct protect_rule *rule)
+{
+	return rule->name;
+}
+
+/* -v and the report: an unprotect that opens more than one default. */
+static int say_broad(struct protect_record *r)
+{
+	for (size_t u = 0; u < r->unprot.n; u++) {
+		char opens[1024] = "";
+		size_t n = 0, k = 0;
+		for (size_t i = 0; i < protect_nrules; i++) {
+			if (!unprotects(r->unprot.v[u], protect_rules[i].name))
+				continue;
+			if (k < sizeof(opens))
+				k += (size_t)snprintf(opens + k, sizeof(opens) - k, "%s%s",
+						      n ? ", " : "", protect_rules[i].name);
+			n++;
+		}
+		if (n <= 1)
+			continue;
+		char *s = strv_fmt("%s (opens %s)", r->unprot.v[u], opens);
+		if (!s || strv_push_owned(&r->broad, s) < 0)
+			return -ENOMEM;
+		if (r->verbosity > 0)
+			fprintf(stderr,
+				"stepbox: unprotect '%s' is broad: the step may write %s in its "
+				"write grants, which run outside the sandbox later\n",
+				r->unprot.v[u], opens);
+	}
+	return 0;
+}
+
+void protect_items_release(struct item_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].path);
+		free(l->v[i].rel);
+		free(l->v[i].content);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+int protect_open_root(const struct protect_record *r, size_t grant)
+{
+	return path_open_nofollow(r->roots.v[grant], O_DIRECTORY);
+}
+
+int protect_walk(int rootfd, const char *rel, const char **base)
+{
+	int fd = dup(rootfd);
+	if (fd < 0)
+		return -errno;
+	for (const char *p = rel;;) {
+		size_t len = strcspn(p, "/");
+		if (!p[len]) {
+			*base = p;
+			return fd;
+		}
+		char name[NAME_MAX + 1];
+		if (len == 0 || len > NAME_MAX) {
+			close(fd);
+			return -EINVAL;
+		}
+		memcpy(name, p, len);
+		name[len] = '\0';
+		int next = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		close(fd);
+		if (next < 0)
+			return -e;
+		fd = next;
+		p += len + 1;
+	}
+}
+
+/* What one scan holds: the record, the list it fills, each grant's folder. */
+struct scan {
+	struct protect_record *r;
+	struct item_list *list;
+	int *roots;       /* one fd a grant, or -errno */
+	struct strv seen; /* gitdirs looked at in this scan, by path */
+};
+
+static bool wants_content(enum item_kind k, const char *rel)
+{
+	size_t n = strlen(rel);
+	/* a sample never runs: git runs hooks/NAME, not hooks/NAME.sample */
+	return k != ITEM_FOLDER &&
+	       !(k == ITEM_HOOK && n > 7 && strcmp(rel + n - 7, ".sample") == 0);
+}
+
+/* The content of a regular file kept, to be judged and put back. */
+static void read_content(int dirfd, const char *base, struct item *it)
+{
+	if (!S_ISREG(it->st.st_mode) || it->st.st_size > (off_t)PROTECT_MAX_CONTENT)
+		return;
+	int fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && st.st_ino == it->st.st_ino && st.st_dev == it->st.st_dev &&
+	    path_read_fd(fd, PROTECT_MAX_CONTENT, &it->content, &it->len) < 0)
+		it->content = NULL;
+	close(fd);
+}
+
+/*
+ * Look at rel in grant g and add it to the list when it exists (as what
+ * kind, from which rule). Returns 1 when added, 0 when absent or not
+ * reachable through real folders, -errno on a hard error. *added: its index.
+ */
+static int add_item(struct scan *s, size_t g, const char *rel, const struct protect_rule *rule,
+		    enum item_kind kind, size_t *added)
+{
+	for (size_t i = 0; i < s->list->n; i++)
+		if (s->list->v[i].grant == g && strcmp(s->list->v[i].rel, rel) == 0)
+			return 0; /* two rules, or two ways to one gitdir */
+	if (s->roots[g] < 0 || s->list->n >= PROTECT_MAX_ITEMS)
+		return 0;
+	const char *base;
+	int dfd = protect_walk(s->roots[g], rel, &base);
+	if (dfd < 0)
+		return 0; /* a folder on the way is not one: it is an item of its own */
+	struct item it = {.grant = g, .rule = rule->name, .runs = rule->runs, .kind = kind};
+	if (fstatat(dfd, base, &it.st, AT_SYMLINK_NOFOLLOW) < 0) {
+		close(dfd);
+		return 0;
+	}
+	if (wants_content(kind, rel))
+		read_content(dfd, base, &it);
+	close(dfd);
+	const char *root = s->r->roots.v[g];
+	it.rel = strdup(rel);
+	it.path = strv_fmt("%s/%s", strcmp(root, "/") ? root : "", rel);
+	if (!it.rel || !it.path ||
+	    strv_grow(&s->list->v, &s->list->cap, s->list->n, sizeof(it), 32) < 0) {
+		free(it.rel);
+		free(it.path);
+		free(it.content);
+		return -ENOMEM;
+	}
+	if (added)
+		*added = s->list->n;
+	s->list->v[s->list->n++] = it;
+	return 1;
+}
+
+/* The entries of folder rel (one level), each added as kind. */
+static int add_entries(struct scan *s, size_t g, const char *rel, const struct protect_rule *rule,
+		       enum item_kind kind)
+{
+	const char *base;
+	int dfd = protect_walk(s->roots[g], rel, &base);
+	if (dfd < 0)
+		return 0;
+	struct path_dir d;
+	int r = path_dir_open(&d, dfd, base);
+	close(dfd);
+	if (r < 0)
+		return 0;
+	struct path_entry e;
+	while (r >= 0 && path_dir_next(&d, &e)) {
+		char *sub = strv_fmt("%s/%s", rel, e.name);
+		size_t at = 0;
+		r = sub ? add_item(s, g, sub, rule, kind, &at) : -ENOMEM;
+		if (r == 1)
+			s->list->v[at].entry = true;
+		free(sub);
+	}
+	path_dir_close(&d);
+	return r < 0 ? r : 0;
+}
+
+/* The write grant holding the canonical path abs, or -1; *rel is what follows it. */
+static long grant_of(const struct protect_record *r, const char *abs, const char **rel)
+{
+	long best = -1;
+	size_t bestlen = 0;
+	for (size_t i = 0; i < r->roots.n; i++) {
+		size_t n = strlen(r->roots.v[i]);
+		if (path_beneath(abs, r->roots.v[i]) && strcmp(abs, r->roots.v[i]) != 0 &&
+		    (best < 0 || n > bestlen)) {
+			best = (long)i;
+			bestlen = n;
+		}
+	}
+	if (best >= 0)
+		*rel = abs + bestlen + (strcmp(r->roots.v[best], "/") != 0);
+	return best;
+}
+
+static int scan_gitdir(struct scan *s, size_t g, const char *rel, int depth);
+static int scan_modules(struct scan *s, size_t g, const char *rel, const struct protect_rule *pr,
+			int depth);
+
+/* A file naming another gitdir (.git, commondir): that gitdir too, if a grant holds it. */
+static int follow(struct scan *s, size_t g, const char *rel, const char *to, int depth)
+{
+	const struct item *it = NULL;
+	for (size_t i = 0; i < s->list->n; i++)
+		if (s->list->v[i].grant == g && strcmp(s->list->v[i].rel, rel) == 0)
+			it = &s->list->v[i];
+	if (!it || !it->content || depth > 3)
+		return 0;
+	char dir[PATH_MAX];
+	if (!path_parent(it->path, dir, sizeof(dir)))
+		return 0;
+	char *gd = to ? protect_git_link(it->content, dir) : NULL;
+	if (!to && it->len < PATH_MAX) {
+		/* commondir: one line, a path relative to the gitdir */
+		char line[PATH_MAX];
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(it->content, "\r\n"),
+			 it->content);
+		if (line[0]) {
+			char full[PATH_MAX];
+			gd = protect_resolve(dir, line, full, sizeof(full));
+		}
+	}
+	const char *grel = NULL;
+	long gg = gd ? grant_of(s->r, gd, &grel) : -1;
+	int r = gg >= 0 ? scan_gitdir(s, (size_t)gg, grel, depth + 1) : 0;
+	free(gd);
+	return r;
+}
+
+/* One gitdir's protected names: the rules starting ".git/". */
+static int scan_gitdir(struct scan *s, size_t g, const char *rel, int depth)
+{
+	char *key = strv_fmt("%zu\t%s", g, rel);
+	if (!key)
+		return -ENOMEM;
+	if (strv_find(&s->seen, key) >= 0 || depth > 3) {
+		free(key);
+		return 0;
+	}
+	int r = strv_push_owned(&s->seen, key);
+	for (size_t i = 0; r >= 0 && i < protect_nrules; i++) {
+		const struct protect_rule *pr = &protect_rules[i];
+		if (!pr->gitdir || s->r->off[i])
+			continue;
+		char *sub = strv_fmt("%s/%s", rel, pr->name + 5);
+		if (!sub)
+			return -ENOMEM;
+		enum item_kind k = pr->kind == PROTECT_CONFIG ? ITEM_CONFIG
+				   : pr->kind == PROTECT_FILE ? ITEM_FILE
+							      : ITEM_FOLDER;
+		r = add_item(s, g, sub, pr, k, NULL);
+		if (r >= 0 && pr->kind == PROTECT_HOOKS)
+			r = add_entries(s, g, sub, pr, ITEM_HOOK);
+		if (r >= 0 && strcmp(pr->name, ".git/commondir") == 0)
+			r = follow(s, g, sub, NULL, depth);
+		if (r >= 0 && pr->kind == PROTECT_MODULES)
+			r = scan_modules(s, g, sub, pr, depth);
+		free(sub);
+	}
+	return r < 0 ? r : 0;
+}
+
+/* modules/NAME: a gitdir each; worktrees/NAME: its config.worktree. */
+static int scan_modules(struct scan *s, size_t g, const char *rel, const struct protect_rule *pr,
+			int depth)
+{
+	const char *base;
+	int dfd = protect_walk(s->roots[g], rel, &base);
+	if (dfd < 0)
+		return 0;
+	struct path_dir d;
+	int r = path_dir_open(&d, dfd, base);
+	close(dfd);
+	if (r < 0)
+		return 0;
+	bool modules = strcmp(pr->name, ".git/modules") == 0;
+	struct path_entry e;
+	r = 0;
+	while (r >= 0 && path_dir_next(&d, &e)) {
+		if (e.type != DT_DIR && e.type != DT_UNKNOWN)
+			continue;
+		char *sub = modules ? strv_fmt("%s/%s", rel, e.name)
+				    : strv_fmt("%s/%s/config.worktree", rel, e.name);
+		if (!sub)
+			r = -ENOMEM;
+		else if (modules)
+			r = scan_gitdir(s, g, sub, depth + 1);
+		else
+			r = add_item(s, g, sub, pr, ITEM_CONFIG, NULL);
+		free(sub);
+	}
+	path_dir_close(&d);
+	return r < 0 ? r : 0;
+}
+
+static bool has_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/* A name the policy protects: as a file, or a folder and its entries. */
+static int add_named(struct scan *s, size_t g, const char *rel, const struct protect_rule *pr)
+{
+	size_t at = 0;
+	int r = add_item(s, g, rel, pr, ITEM_FILE, &at);
+	if (r == 1 && S_ISDIR(s->list->v[at].st.st_mode)) {
+		s->list->v[at].kind = ITEM_FOLDER;
+		r = add_entries(s, g, rel, pr, ITEM_FILE);
+	}
+	return r < 0 ? r : 0;
+}
+
+/*
+ * A protected_paths pattern beneath grant g: prefix found so far, rest to
+ * go. A component with a glob lists that one folder: never a walk.
+ */
+static int expand(struct scan *s, size_t g, const char *prefix, const char *rest,
+		  const struct protect_rule *pr)
+{
+	size_t len = strcspn(rest, "/");
+	if (!has_glob(rest)) {
+		char *rel = *prefix ? strv_fmt("%s/%s", prefix, rest) : strdup(rest);
+		int r = rel ? add_named(s, g, rel, pr) : -ENOMEM;
+		free(rel);
+		return r;
+	}
+	char comp[NAME_MAX + 1];
+	if (len == 0 || len > NAME_MAX)
+		return 0;
+	memcpy(comp, rest, len);
+	comp[len] = '\0';
+	int dfd = *prefix ? -1 : dup(s->roots[g]);
+	const char *base = ".";
+	if (*prefix)
+		dfd = protect_walk(s->roots[g], prefix, &base);
+	if (dfd < 0)
+		return 0;
+	struct path_dir d;
+	int r = path_dir_open(&d, dfd, base);
+	close(dfd);
+	if (r < 0)
+		return 0;
+	struct path_entry e;
+	r = 0;
+	while (r >= 0 && path_dir_next(&d, &e)) {
+		if (fnmatch(comp, e.name, FNM_PERIOD) != 0)
+			continue;
+		char *np = *prefix ? strv_fmt("%s/%s", prefix, e.name) : strdup(e.name);
+		if (!np)
+			r = -ENOMEM;
+		else if (!rest[len])
+			r = add_named(s, g, np, pr);
+		else
+			r = expand(s, g, np, rest + len + 1, pr);
+		free(np);
+	}
+	path_dir_close(&d);
+	return r;
+}
+
+/* protected_paths beneath grant g (an absolute one where it lies in g). */
+static int scan_extra(struct scan *s, size_t g)
+{
+	const char *root = s->r->roots.v[g];
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < s->r->extra.n; i++) {
+		const char *p = s->r->extra.v[i];
+		const struct protect_rule *pr = &s->r->xrules[i];
+		bool off = false;
+		for (size_t u = 0; u < s->r->unprot.n; u++)
+			off |= unprotects(s->r->unprot.v[u], p);
+		if (off)
+			continue;
+		if (p[0] != '/')
+			r = expand(s, g, "", p, pr);
+		else if (path_beneath(p, root) && strcmp(p, root) != 0)
+			r = expand(s, g, "", p + strlen(root) + (strcmp(root, "/") != 0), pr);
+	}
+	return r;
+}
+
+/* One write grant's own protected names: .git and what it names, the rest of the set. */
+static int scan_grant(struct scan *s, size_t g)
+{
+	const char *root = s->r->roots.v[g];
+	const char *home = s->r->home;
+	bool holds_home = home && path_beneath(home, root);
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < protect_nrules; i++) {
+		const struct protect_rule *pr = &protect_rules[i];
+		if (pr->gitdir || s->r->off[i] || (pr->home && !holds_home))
+			continue;
+		char *rel =
+			pr->home && strcmp(home, root) != 0
+				? strv_fmt("%s/%s", home + strlen(root) + (strcmp(root, "/") != 0),
+					   pr->name)
+				: strdup(pr->name);
+		if (!rel)
+			return -ENOMEM;
+		size_t at = 0;
+		enum item_kind k = pr->kind == PROTECT_GITDIR   ? ITEM_DOTGIT
+				   : pr->kind == PROTECT_CONFIG ? ITEM_CONFIG
+				   : pr->kind == PROTECT_FOLDER ? ITEM_FOLDER
+								: ITEM_FILE;
+		r = add_item(s, g, rel, pr, k, &at);
+		if (r == 1 && pr->kind == PROTECT_FOLDER)
+			r = add_entries(s, g, rel, pr, ITEM_FILE);
+		else if (r == 1 && k == ITEM_DOTGIT && S_ISDIR(s->list->v[at].st.st_mode))
+			r = scan_gitdir(s, g, rel, 0);
+		else if (r == 1 && k == ITEM_DOTGIT)
+			r = follow(s, g, rel, "gitdir", 0);
+		free(rel);
+	}
+	return r < 0 ? r : scan_extra(s, g);
+}
+
+/* After the step, the gitdirs looked at before too: a .git file repointed hides none. */
+static int scan_before_gitdirs(struct scan *s)
+{
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < s->r->gitdirs.n; i++) {
+		char *tab;
+		unsigned long g = strtoul(s->r->gitdirs.v[i], &tab, 10);
+		if (*tab == '\t' && g < s->r->roots.n)
+			r = scan_gitdir(s, g, tab + 1, 0);
+	}
+	return r;
+}
+
+int protect_scan(struct protect_record *r, struct item_list *list, bool after)
+{
+	struct scan s = {r, list, calloc(r->roots.n + 1, sizeof(int)), STRV_INIT};
+	if (!s.roots)
+		return -ENOMEM;
+	for (size_t g = 0; g < r->roots.n; g++)
+		s.roots[g] = protect_open_root(r, g);
+	int rc = 0;
+	for (size_t g = 0; rc >= 0 && g < r->roots.n; g++)
+		rc = scan_grant(&s, g);
+	if (rc >= 0 && after)
+		rc = scan_before_gitdirs(&s);
+	for (size_t g = 0; g < r->roots.n; g++)
+		if (s.roots[g] >= 0)
+			close(s.roots[g]);
+	free(s.roots);
+	if (rc >= 0 && !after) {
+		strv_release(&r->gitdirs);
+		r->gitdirs = s.seen;
+	} else {
+		strv_release(&s.seen);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+struct protect_record *protect_record(const struct stepbox_config *cfg, const char *const *write,
+				      size_t n, const char *home, struct stepbox_err *err)
+{
+	struct protect_record *r = calloc(1, sizeof(*r));
+	int rc = r ? 0 : -ENOMEM;
+	if (rc == 0 && !(r->off = calloc(protect_nrules, sizeof(bool))))
+		rc = -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = strv_push(&r->roots, write[i]);
+	if (rc == 0 && home && !(r->home = strdup(home)))
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = strv_extend(&r->extra, &cfg->protect_paths);
+	if (rc == 0)
+		rc = strv_extend(&r->unprot, &cfg->unprotect);
+	if (rc == 0 && !(r->xrules = calloc(r->extra.n + 1, sizeof(*r->xrules))))
+		rc = -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < r->extra.n; i++)
+		r->xrules[i] = (struct protect_rule){r->extra.v[i], PROTECT_FILE,
+						     "named in the policy's protected_paths", false,
+						     false};
+	for (size_t i = 0; rc == 0 && i < protect_nrules; i++)
+		r->off[i] = protect_unprotected(cfg, &protect_rules[i]);
+	if (rc == 0) {
+		r->verbosity = cfg->verbosity;
+		rc = say_broad(r);
+	}
+	if (rc == 0)
+		rc = protect_scan(r, &r->before, false);
+	if (rc < 0) {
+		protect_free(r);
+		err_set(err, ERR_UNAVAILABLE, -rc, "record the protected paths");
+		return NULL;
+	}
+	return r;
+}
+
+struct protect_record *protect_record_grants(const struct stepbox_config *cfg,
+					     const struct grants *g, struct stepbox_err *err)
+{
+	struct strv roots = STRV_INIT;
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < g->n; i++) {
+		const struct grant *gr = &g->v[i];
+		/* the device nodes and the namespaces' private places are no one's to keep */
+		if ((gr->access & GRANT_WRITE) && !(gr->access & (GRANT_DEV | GRANT_PRIVATE)) &&
+		    strv_find(&roots, gr->path) < 0)
+			r = strv_push(&roots, gr->path);
+	}
+	const char *h = getenv("HOME");
+	char *home = h && h[0] == '/' ? realpath(h, NULL) : NULL;
+	struct protect_record *rec =
+		r == 0 ? protect_record(cfg, (const char *const *)roots.v, roots.n, home, err)
+		       : NULL;
+	if (r < 0)
+		err_set(err, ERR_UNAVAILABLE, -r, "list the write grants");
+	free(home);
+	strv_release(&roots);
+	return rec;
+}
+
+void protect_free(struct protect_record *r)
+{
+	if (!r)
+		return;
+	protect_items_release(&r->before);
+	protect_items_release(&r->after);
+	for (size_t i = 0; i < r->nf; i++) {
+		free(r->f[i].path);
+		free(r->f[i].why);
+		free(r->f[i].moved_to);
+		free(r->f[i].note);
+	}
+	free(r->f);
+	strv_release(&r->roots);
+	strv_release(&r->extra);
+	strv_release(&r->unprot);
+	strv_release(&r->broad);
+	strv_release(&r->gitdirs);
+	free(r->xrules);
+	free(r->off);
+	free(r->home);
+	free(r->quarantine);
+	free(r);
+}
+
+/* The folders between a place and its grant (exclusive), for the pins. */
+static int push_between(const struct protect_record *r, const struct item *it, struct strv *pins)
+{
+	char up[PATH_MAX];
+	snprintf(up, sizeof(up), "%s", it->path);
+	const char *root = r->roots.v[it->grant];
+	for (char *slash; (slash = strrchr(up, '/')) && slash != up;) {
+		*slash = '\0';
+		if (strcmp(up, root) == 0 || !path_beneath(up, root))
+			break;
+		if (strv_find(pins, up) < 0 && strv_push(pins, up) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int protect_places(const struct protect_record *r, struct strv *out, struct strv *pins)
+{
+	for (size_t i = 0; r && i < r->before.n; i++) {
+		const struct item *it = &r->before.v[i];
+		/* a hooks folder is bound whole; a folder's entries are in it */
+		if (it->kind == ITEM_HOOK || it->entry)
+			continue;
+		if (it->kind == ITEM_DOTGIT && S_ISDIR(it->st.st_mode))
+			continue; /* .git itself stays writable: commits work */
+		if (!S_ISDIR(it->st.st_mode) && !S_ISREG(it->st.st_mode))
+			continue;
+		bool inside = false; /* an entry of a folder bound whole already */
+		for (size_t k = 0; k < out->n && !inside; k++)
+			inside = path_beneath(it->path, out->v[k]);
+		if (inside)
+			continue;
+		if (strv_push(out, it->path) < 0 || push_between(r, it, pins) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}

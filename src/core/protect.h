@@ -1,0 +1,122 @@
+/*
+ * protect: the protected paths of the write grants. A step that may write
+ * its workdir may write what runs later outside any sandbox, with the
+ * rights of the person who runs it: a git hook, a git config key that runs
+ * a command (core.fsmonitor), direnv's .envrc, an editor's task file, an
+ * agent's MCP configuration, a shell rc file in a granted HOME. This module
+ * holds that set (one table, protect_rules), the policy's additions
+ * (protected_paths) and removals (unprotect), and the net after the step:
+ *
+ *   protect_record   before the step: the protected names in each write
+ *                    grant (never a walk of the tree), their state and the
+ *                    small files' content;
+ *   protect_check    after the whole process tree is gone: what was created
+ *                    or changed is judged, a finding is moved aside into a
+ *                    quarantine folder (never deleted) and the recorded
+ *                    original is put back.
+ *
+ * Portable (POSIX *at() calls only): every file is reached from the write
+ * grant's folder one name at a time with O_NOFOLLOW, so a symlink the step
+ * planted is moved aside, never followed. docs/protected-paths.md.
+ */
+#ifndef STEPBOX_PROTECT_H
+#define STEPBOX_PROTECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "err.h"
+#include "grants.h"
+#include "policy.h"
+#include "strv.h"
+
+/* What a run with a finding exits with (unless --protect-report-only). */
+#define PROTECT_EXIT 123
+
+/* Bounds: a policy is input, and so is what a step leaves. */
+#define PROTECT_MAX_NAMES 1024           /* protected_paths, unprotect */
+#define PROTECT_MAX_CONTENT (256u << 10) /* a file kept to be put back */
+#define PROTECT_MAX_ITEMS 4096           /* protected names looked at in one run */
+
+/* How a protected name is judged after the step. */
+enum protect_kind {
+	PROTECT_HOOKS,   /* a folder of git hooks: a new or changed hook but *.sample */
+	PROTECT_CONFIG,  /* a git config: a key that runs a command, added or changed */
+	PROTECT_FILE,    /* anything created or changed */
+	PROTECT_FOLDER,  /* its entries (one level), each as PROTECT_FILE */
+	PROTECT_GITDIR,  /* .git: a folder (its own set), or a file naming a gitdir */
+	PROTECT_MODULES, /* modules/ or worktrees/: each entry a gitdir of its own */
+};
+
+/* One row of the default set: a name relative to a write grant (or a gitdir). */
+struct protect_rule {
+	const char *name; /* what unprotect and the messages call it: ".git/hooks" */
+	enum protect_kind kind;
+	const char *runs; /* what it would run, and when (docs, messages) */
+	bool gitdir;      /* relative to every gitdir, not only the grant's .git */
+	bool home;        /* only where the write grant is or holds HOME */
+};
+
+extern const struct protect_rule protect_rules[];
+extern const size_t protect_nrules;
+
+/*
+ * Why name cannot be a protected_paths (absolute_ok) or unprotect entry,
+ * or NULL: empty, a control character, a ".." component, too long.
+ */
+const char *protect_name_problem(const char *name, bool absolute_ok);
+
+/* The state of the protected names before the step; opaque. */
+struct protect_record;
+
+/*
+ * Record the protected names beneath each write grant (write: canonical
+ * folders, n of them), for cfg's protected_paths and unprotect; home: the
+ * caller's canonical HOME or NULL. Never walks a tree: only the protected
+ * names are looked at. Returns a record (protect_free) or NULL with err.
+ * Unprotect entries that remove more than one default are said with -v
+ * (cfg->verbosity > 0) and kept for the report (protect_json).
+ */
+struct protect_record *protect_record(const struct stepbox_config *cfg, const char *const *write,
+				      size_t n, const char *home, struct stepbox_err *err);
+/* The same for the write grants of g (not the device nodes, not the private places)
+ * and the caller's HOME. */
+struct protect_record *protect_record_grants(const struct stepbox_config *cfg,
+					     const struct grants *g, struct stepbox_err *err);
+void protect_free(struct protect_record *r);
+
+/*
+ * The protected places that exist now (folders and files), each with the
+ * folders between it and its write grant: what the namespaces bind
+ * read-only (out: the places; pins: the folders between, bound onto
+ * themselves so the step cannot rename them away). Appended; 0 or -errno.
+ */
+int protect_places(const struct protect_record *r, struct strv *out, struct strv *pins);
+
+/*
+ * After the step, its whole process tree gone: judge what changed, move
+ * each finding aside into quarantine/RUNID/ (created 0700; RUNID from the
+ * time and pid), put the recorded original back, and say each on stderr
+ * (what, where it went, what it would have run, the unprotect that would
+ * allow it). quarantine: the folder for this run's, NULL for the default
+ * ($XDG_STATE_HOME/stepbox/quarantine, else ~/.local/state/...). Where a
+ * move cannot reach it (another file system), the finding goes to
+ * .stepbox-quarantine/RUNID/ at the root of its own write grant. Returns
+ * the number of findings.
+ */
+size_t protect_check(struct protect_record *r, const char *quarantine, bool quiet);
+
+/* The report's "protected": the findings, each with where it went (r may be NULL). */
+json_t *protect_json(const struct protect_record *r);
+/* The report's "unprotected": the unprotect names, the broad ones, the quarantine. */
+json_t *protect_json_unprotected(const struct protect_record *r);
+
+/* SBPL and docs: the default set's names relative to a grant, with globs (sbpl.c). */
+const char *protect_rule_glob(const struct protect_rule *rule);
+/* Whether unprotect (cfg) removes the default rule. */
+bool protect_unprotected(const struct stepbox_config *cfg, const struct protect_rule *rule);
+
+#endif

@@ -1,0 +1,100 @@
+/*
+ * protect_int.h: what protect.c (the set, the record), protect_git.c (git's
+ * files read) and protect_net.c (the judgement after the step, the
+ * quarantine) share. Nothing outside the protect module includes it.
+ */
+#ifndef STEPBOX_PROTECT_INT_H
+#define STEPBOX_PROTECT_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "protect.h"
+#include "strv.h"
+
+/* How one name found is judged. */
+enum item_kind {
+	ITEM_HOOK,   /* an entry of a hooks folder */
+	ITEM_CONFIG, /* a git config file */
+	ITEM_FILE,   /* anything created or changed */
+	ITEM_FOLDER, /* a protected folder itself: judged when it is no longer one */
+	ITEM_DOTGIT, /* a grant's .git: a folder, or a file naming a gitdir */
+};
+
+/* One protected name, as it was before or is after the step. */
+struct item {
+	char *path;       /* absolute */
+	char *rel;        /* from the root of its write grant */
+	size_t grant;     /* index into the record's roots */
+	const char *rule; /* its rule's name (what unprotect says), not owned */
+	const char *runs; /* what it would run, not owned */
+	enum item_kind kind;
+	bool entry; /* an entry of a protected folder, not a name of the set */
+	struct stat st;
+	char *content; /* a regular file up to PROTECT_MAX_CONTENT, else NULL */
+	size_t len;
+};
+
+struct item_list {
+	struct item *v;
+	size_t n, cap;
+};
+
+/* One finding: what was judged, and what was done with it. */
+struct finding {
+	char *path;
+	const char *rule, *runs;
+	char *why;      /* "a new hook", "core.fsmonitor = 'x' added" */
+	char *moved_to; /* where it went, or NULL when it could not be moved */
+	char *note;     /* what else happened (the original put back, or why not) */
+	bool restored;
+};
+
+struct protect_record {
+	struct strv roots;           /* the write grants, canonical */
+	char *home;                  /* the caller's HOME, canonical, or NULL */
+	struct strv extra;           /* protected_paths */
+	struct protect_rule *xrules; /* a rule for each, as the defaults have */
+	struct strv unprot;          /* unprotect */
+	bool *off;                   /* protect_rules[i] unprotected */
+	struct strv broad;           /* what a broad unprotect opens, said */
+	int verbosity;
+	struct item_list before, after;
+	struct strv gitdirs; /* every gitdir looked at before: "GRANT\tREL" */
+	struct finding *f;
+	size_t nf, capf;
+	char *quarantine; /* this run's folder, once made */
+};
+
+/* protect.c: the scan of every grant into list (after: the before's gitdirs too). */
+int protect_scan(struct protect_record *r, struct item_list *list, bool after);
+/*
+ * The folder holding rel beneath root fd rootfd, reached one name at a time
+ * without following a symlink; *base points into rel. An fd or -errno.
+ */
+int protect_walk(int rootfd, const char *rel, const char **base);
+/* The write grant's folder, opened without following a symlink: an fd or -errno. */
+int protect_open_root(const struct protect_record *r, size_t grant);
+void protect_items_release(struct item_list *l);
+
+/* protect_git.c */
+/*
+ * Whether the git config text after holds a key that runs a command or
+ * loads configuration from elsewhere that before (NULL: none) did not hold
+ * with the same value. Returns a description ("core.fsmonitor = 'x'") to
+ * free, or NULL when there is none. A text that cannot be read as git
+ * would read it is a finding too (fail closed).
+ */
+char *protect_git_runs(const char *before, const char *after, size_t after_len);
+/*
+ * The gitdir a .git file names ("gitdir: X"), canonical (git follows links
+ * there), relative to dir (the .git file's folder): a string to free, or NULL.
+ */
+char *protect_git_link(const char *content, const char *dir);
+
+/* dir/target (or target, absolute) resolved as git does, links and all; to free, or NULL. */
+char *protect_resolve(const char *dir, const char *target, char *buf, size_t cap);
+
+#endif

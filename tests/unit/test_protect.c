@@ -1,0 +1,220 @@
+/* protect: the default set's judgement, git config keys, the net after a step, the quarantine. */
+#include <errno.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "protect.h"
+#include "protect_int.h"
+#include "tap.h"
+
+static char top[256];
+
+static void put(const char *rel, const char *text, mode_t mode)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/%s", top, rel);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	if (fd >= 0) {
+		if (write(fd, text, strlen(text)) < 0)
+			perror(p);
+		close(fd);
+	}
+}
+
+static void dir(const char *rel)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/%s", top, rel);
+	mkdir(p, 0755);
+}
+
+static bool exists(const char *rel)
+{
+	char p[512];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s", top, rel);
+	return lstat(p, &st) == 0;
+}
+
+static char *slurp(const char *rel)
+{
+	static char buf[4096];
+	char p[512];
+	snprintf(p, sizeof(p), "%s/%s", top, rel);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return NULL;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+static void config_keys(void)
+{
+	char *w;
+	CHECK(protect_git_runs(NULL, "[core]\n\tbare = false\n", 21) == NULL);
+	w = protect_git_runs(NULL, "[core]\n\tfsmonitor = ./x\n", 24);
+	CHECK_HAS(w, "core.fsmonitor = './x'");
+	free(w);
+	const char *was = "[core]\n\tbare = false\n";
+	const char *now = "[core]\n\tbare = false\n[remote \"o\"]\n\turl = /srv/r\n\tfetch = "
+			  "+refs/heads/*:refs/remotes/o/*\n[branch \"b\"]\n\tremote = o\n";
+	CHECK(protect_git_runs(was, now, strlen(now)) == NULL); /* git remote add */
+	now = "[Core]HooksPath=/tmp/h\n"; /* a key on the section's line, mixed case */
+	w = protect_git_runs(was, now, strlen(now));
+	CHECK_HAS(w, "core.hookspath");
+	free(w);
+	now = "[alias]\n\tst = status\n\tx = \"!sh -c id\"\n";
+	w = protect_git_runs(NULL, now, strlen(now));
+	CHECK_HAS(w, "alias.x");
+	free(w);
+	now = "[alias]\n\tst = status\n";
+	CHECK(protect_git_runs(NULL, now, strlen(now)) == NULL);
+	now = "[filter \"lfs\"]\n\tsmudge = evil\n";
+	w = protect_git_runs(NULL, now, strlen(now));
+	CHECK_HAS(w, "filter.lfs.smudge");
+	free(w);
+	now = "[include]\n\tpath = ../x.cfg\n";
+	w = protect_git_runs(NULL, now, strlen(now));
+	CHECK_HAS(w, "include.path");
+	free(w);
+	now = "[credential \"https://x\"]\n\thelper = !evil\n";
+	w = protect_git_runs(NULL, now, strlen(now));
+	CHECK_HAS(w, "credential.https://x.helper");
+	free(w);
+	/* the same key and value before: an untouched run key is the person's own */
+	now = "[core]\n\tpager = less\n\tbare = true\n";
+	CHECK(protect_git_runs("[core]\n\tpager = less\n", now, strlen(now)) == NULL);
+	/* a continued line and a comment do not hide a key */
+	now = "[core] ; c\n\tfsm\\\nonitor = x\n";
+	w = protect_git_runs(NULL, now, strlen(now));
+	CHECK(w != NULL);
+	free(w);
+	now = "[core\n\tfsmonitor = x\n"; /* what git refuses is judged as running code */
+	w = protect_git_runs(NULL, now, strlen(now));
+	CHECK_HAS(w, "grammar");
+	free(w);
+}
+
+static void names(void)
+{
+	CHECK(protect_name_problem(".git/hooks", false) == NULL);
+	CHECK(protect_name_problem("/srv/x/.envrc", true) == NULL);
+	CHECK(protect_name_problem("/srv/x", false) != NULL);
+	CHECK(protect_name_problem("a/../b", true) != NULL);
+	CHECK(protect_name_problem("", true) != NULL);
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	strv_push(&cfg.unprotect, ".git");
+	CHECK(protect_unprotected(&cfg, &protect_rules[1]));  /* .git/hooks */
+	CHECK(!protect_unprotected(&cfg, &protect_rules[9])); /* .envrc */
+	policy_release(&cfg);
+}
+
+/* A checkout, the step's writes, and the net after it. */
+static void net(void)
+{
+	dir(".git");
+	dir(".git/hooks");
+	dir(".git/info");
+	put(".git/hooks/pre-commit.sample", "#!/bin/sh\n", 0755);
+	put(".git/config", "[core]\n\tbare = false\n", 0644);
+	dir("outside");
+	put("outside/keep", "x\n", 0644);
+	dir("sub");
+	dir("sub/realgit");
+	dir("sub/realgit/hooks");
+	put("sub/.git", "gitdir: realgit\n", 0644);
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	strv_push(&cfg.protect_paths, "secrets/*.sh");
+	dir("secrets");
+	char w[300], sub[300], q[300];
+	snprintf(w, sizeof(w), "%s", top);
+	snprintf(sub, sizeof(sub), "%s/sub", top);
+	snprintf(q, sizeof(q), "%s/q", top);
+	mkdir(q, 0700);
+	const char *roots[] = {w, sub};
+	struct stepbox_err err = {0};
+	struct protect_record *r = protect_record(&cfg, roots, 2, NULL, &err);
+	CHECK(r != NULL);
+	struct strv ro = STRV_INIT, pins = STRV_INIT;
+	CHECK(protect_places(r, &ro, &pins) == 0);
+	char want[400];
+	snprintf(want, sizeof(want), "%s/.git/hooks", top);
+	CHECK(strv_find(&ro, want) >= 0);
+	snprintf(want, sizeof(want), "%s/.git", top);
+	CHECK(strv_find(&pins, want) >= 0);
+	/* the step: a hook, a run key, a new sample, an .envrc, a symlinked .vscode */
+	put(".git/hooks/pre-commit", "#!/bin/sh\ntouch marker\n", 0755);
+	put(".git/hooks/post-merge.sample", "#!/bin/sh\n", 0755);
+	put(".git/config", "[core]\n\tbare = false\n\tfsmonitor = ./fsm\n", 0644);
+	put(".envrc", "touch marker\n", 0644);
+	put("secrets/run.sh", "x", 0644);
+	put("secrets/notes.txt", "x", 0644);
+	char link[400];
+	snprintf(link, sizeof(link), "%s/.vscode", top);
+	CHECK(symlink("outside", link) == 0);
+	put("sub/realgit/hooks/post-checkout", "#!/bin/sh\n", 0755);
+	size_t n = protect_check(r, q, true);
+	CHECK(n == 6);
+	CHECK(!exists(".git/hooks/pre-commit"));
+	CHECK(exists(".git/hooks/post-merge.sample"));
+	CHECK(!exists(".envrc"));
+	CHECK(!exists(".vscode"));
+	CHECK(exists("outside/keep")); /* the link moved, never followed */
+	CHECK(!exists("secrets/run.sh"));
+	CHECK(exists("secrets/notes.txt"));
+	CHECK(!exists("sub/realgit/hooks/post-checkout"));
+	CHECK_STR(slurp(".git/config"), "[core]\n\tbare = false\n");
+	json_t *j = protect_json(r);
+	CHECK(json_array_size(j) == 6);
+	const char *to = json_string_value(json_object_get(json_array_get(j, 0), "moved_to"));
+	CHECK(to && strncmp(to, q, strlen(q)) == 0);
+	struct stat st;
+	CHECK(to && stat(to, &st) == 0);
+	json_decref(j);
+	strv_release(&ro);
+	strv_release(&pins);
+	protect_free(r);
+
+	/* git init, and a config git remote add changed: nothing to say */
+	r = protect_record(&cfg, roots, 1, NULL, &err);
+	put(".git/config", "[core]\n\tbare = false\n[remote \"o\"]\n\turl = /x\n", 0644);
+	put(".git/hooks/pre-push.sample", "#!/bin/sh\n", 0755);
+	CHECK(protect_check(r, q, true) == 0);
+	protect_free(r);
+	/* unprotect .git/hooks lets a hook stay */
+	strv_push(&cfg.unprotect, ".git/hooks");
+	r = protect_record(&cfg, roots, 1, NULL, &err);
+	put(".git/hooks/pre-commit", "#!/bin/sh\n", 0755);
+	CHECK(protect_check(r, q, true) == 0);
+	CHECK(exists(".git/hooks/pre-commit"));
+	protect_free(r);
+	policy_release(&cfg);
+}
+
+int main(void)
+{
+	config_keys();
+	names();
+	snprintf(top, sizeof(top), "%s/stepbox-protect-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(top))
+		return 1;
+	char real[PATH_MAX];
+	if (realpath(top, real))
+		snprintf(top, sizeof(top), "%.200s", real);
+	net();
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	if (system(cmd) != 0)
+		return 1;
+	return tap_done();
+}
