@@ -72,7 +72,7 @@ struct backend_input {
 	int idmap_userns;  /* root's /etc idmapped (mountns_idmap_userns), or -1 */
 	/* network by name on the host's loopback (egress.h): the proxy's port, or 0 */
 	unsigned short proxy_port;
-	const char *file;  /* the command, resolved (Seatbelt's runner execs it) */
+	const char *file; /* the command, resolved (Seatbelt's runner execs it) */
 	char *const *argv;
 	char *const *envp; /* its whole environment */
 };

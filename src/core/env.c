@@ -150,8 +150,8 @@ static const char *const proxy_vars[] = {
 
 /* Ways around it a caller's variables would open: they go. */
 static const char *const proxy_unset[] = {
-	"npm_config_noproxy", "YARN_NO_PROXY", "GLOBAL_AGENT_NO_PROXY", "GIT_PROXY_COMMAND",
-	"PIP_NO_PROXY",
+	"npm_config_noproxy", "YARN_NO_PROXY", "GLOBAL_AGENT_NO_PROXY",
+	"GIT_PROXY_COMMAND",  "PIP_NO_PROXY",
 };
 
 int env_set_proxy(struct env_result *r, const char *url, bool own_netns)

@@ -418,7 +418,8 @@ static int load_network(struct loader *ld, json_t *v)
 			r = load_ports(ld, sub, e, &ports[1]);
 		else
 			r = bad(ld, sub,
-				"unknown key (expected hosts, deny_hosts, connect_tcp or bind_tcp)");
+				"unknown key (expected hosts, deny_hosts, connect_tcp or "
+				"bind_tcp)");
 		if (r < 0)
 			break;
 	}

@@ -404,20 +404,23 @@ static void host_advice(FILE *out, const struct explain_denial *d)
 	const char *why = d->why ? d->why : "direct";
 	const char *name = d->path ? d->path : "?";
 	if (strcmp(why, "not_listed") == 0)
-		fprintf(out, "not among the hosts the policy names; allow it with --net host:%s:%d "
-			     "or network.hosts\n",
+		fprintf(out,
+			"not among the hosts the policy names; allow it with --net host:%s:%d "
+			"or network.hosts\n",
 			name, d->port);
 	else if (strcmp(why, "denied") == 0)
 		fprintf(out, "named in network.deny_hosts, which wins over hosts\n");
 	else if (strcmp(why, "private_address") == 0)
-		fprintf(out, "it resolved to %s, an address of this host or its networks (loopback, "
-			     "private, link-local, metadata), which a name never reaches; list that "
-			     "address itself in network.hosts to allow it\n",
+		fprintf(out,
+			"it resolved to %s, an address of this host or its networks (loopback, "
+			"private, link-local, metadata), which a name never reaches; list that "
+			"address itself in network.hosts to allow it\n",
 			d->addr ? d->addr : "such an address");
 	else if (strcmp(why, "direct") == 0)
-		fprintf(out, "a connect around the proxy: under network by name every host is "
-			     "reached through it (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); use a "
-			     "client that honours them\n");
+		fprintf(out,
+			"a connect around the proxy: under network by name every host is "
+			"reached through it (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); use a "
+			"client that honours them\n");
 	else
 		fprintf(out, "%s%s%s\n", why, d->detail ? ": " : "", d->detail ? d->detail : "");
 }

@@ -250,7 +250,8 @@ static int add_tcp(int fd, const struct landlock_tcp *tcp, struct stepbox_err *e
 {
 	static const struct policy_ports none;
 	return add_ports(fd, LL_NET_CONNECT_TCP, tcp->connect ? tcp->connect : &none, err) < 0 ||
-			       add_ports(fd, LL_NET_BIND_TCP, tcp->bind ? tcp->bind : &none, err) < 0
+			       add_ports(fd, LL_NET_BIND_TCP, tcp->bind ? tcp->bind : &none, err) <
+				       0
 		       ? -EPERM
 		       : 0;
 }

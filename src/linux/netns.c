@@ -19,7 +19,7 @@ static int loopback_up(void)
 		return -errno;
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof(ifr));
-	strcpy(ifr.ifr_name, "lo");
+	memcpy(ifr.ifr_name, "lo", sizeof("lo"));
 	int r = ioctl(s, SIOCGIFFLAGS, &ifr);
 	if (r == 0 && !(ifr.ifr_flags & IFF_UP)) {
 		ifr.ifr_flags |= IFF_UP;

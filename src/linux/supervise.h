@@ -66,8 +66,8 @@ struct supervise_config {
 	 * an IP socket may connect or send to (the proxy's), or NULL.
 	 */
 	const struct sockaddr_in *only_peer;
-	int shm_dir;     /* the step's own /dev/shm folder (shm.h) whose calls are served, or -1 */
-	bool judge;      /* --explain by the tracer: say what a call let go on will meet */
+	int shm_dir; /* the step's own /dev/shm folder (shm.h) whose calls are served, or -1 */
+	bool judge;  /* --explain by the tracer: say what a call let go on will meet */
 	/*
 	 * Landlock alone: access(2) is answered here (harden's notify filters
 	 * "_alone"), by the kernel's answer and these grants, canonical: what

@@ -68,9 +68,9 @@ struct supervisor {
 	int diag;      /* with it: sock_diag in the step's network namespace (dispatcher only) */
 	bool broken;   /* its credentials could not be narrowed: refuse everything */
 	int net_ruleset;
-	struct sockaddr_in peer;               /* only_peer's copy */
-	const struct sockaddr_in *only_peer;   /* the one IP peer allowed, or NULL */
-	int shm_dir;               /* the step's own /dev/shm (Landlock alone), or -1 */
+	struct sockaddr_in peer;             /* only_peer's copy */
+	const struct sockaddr_in *only_peer; /* the one IP peer allowed, or NULL */
+	int shm_dir;                         /* the step's own /dev/shm (Landlock alone), or -1 */
 	bool judge;                /* --explain by the tracer: a call let go on is judged here */
 	struct sup_denial *denied; /* what was refused, for --explain and the report */
 	size_t ndenied, capdenied;

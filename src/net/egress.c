@@ -15,7 +15,6 @@
 
 #include "proxy.h"
 
-
 void egress_init(struct egress *e)
 {
 	memset(e, 0, sizeof(*e));
@@ -124,7 +123,8 @@ int egress_start(struct egress *e, const struct stepbox_config *cfg, bool own_ne
 	char secret[33];
 	int l = host_listener(&e->port);
 	if (l < 0)
-		return err_set(err, ERR_UNAVAILABLE, -l, "listen on 127.0.0.1 for the network proxy");
+		return err_set(err, ERR_UNAVAILABLE, -l,
+			       "listen on 127.0.0.1 for the network proxy");
 	if ((r = make_secret(secret)) < 0) {
 		close(l);
 		return err_set(err, ERR_UNAVAILABLE, -r, "draw the network proxy's secret");
@@ -140,9 +140,9 @@ static void add_reached(struct egress *e, const char *name, unsigned port, const
 			uint64_t up, uint64_t down)
 {
 	size_t i = 0;
-	while (i < e->nreached && !(e->reached[i].port == port &&
-				    strcmp(e->reached[i].name, name) == 0 &&
-				    strcmp(e->reached[i].addr, addr) == 0))
+	while (i < e->nreached &&
+	       !(e->reached[i].port == port && strcmp(e->reached[i].name, name) == 0 &&
+		 strcmp(e->reached[i].addr, addr) == 0))
 		i++;
 	if (i == e->nreached) {
 		if (e->nreached == EGRESS_MAX_REACHED)
@@ -177,7 +177,7 @@ static void take_event(struct egress *e, const char *line, const struct denial_s
 	if (ev && strcmp(ev, "refused") == 0) {
 		e->refused++;
 		struct denial_host h = {str(o, "proto"), name ? name : "", port,
-					str(o, "addr"),  str(o, "why"),	   str(o, "detail")};
+					str(o, "addr"),  str(o, "why"),    str(o, "detail")};
 		if (sink && sink->host && h.why)
 			sink->host(sink->ctx, &h);
 	} else if (ev && strcmp(ev, "reached") == 0 && name) {

@@ -39,13 +39,13 @@ struct egress_reached {
 };
 
 struct egress {
-	pid_t proxy;        /* the proxy's process, or -1 */
-	int stop;           /* the write end of its stop pipe, or -1 */
-	int handoff;        /* own_netns: the init's end of the handoff socket, or -1 */
-	int events;         /* the proxy's events file, read after the step, or -1 */
-	bool own_netns;     /* the step reaches the proxy in its own network namespace */
+	pid_t proxy;         /* the proxy's process, or -1 */
+	int stop;            /* the write end of its stop pipe, or -1 */
+	int handoff;         /* own_netns: the init's end of the handoff socket, or -1 */
+	int events;          /* the proxy's events file, read after the step, or -1 */
+	bool own_netns;      /* the step reaches the proxy in its own network namespace */
 	unsigned short port; /* the proxy's port, as the step reaches it */
-	char url[160];      /* http://[stepbox:SECRET@]127.0.0.1:PORT */
+	char url[160];       /* http://[stepbox:SECRET@]127.0.0.1:PORT */
 	/* what it reached, after egress_stop */
 	struct egress_reached *reached;
 	size_t nreached;

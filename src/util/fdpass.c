@@ -14,8 +14,10 @@ int fdpass_send(int sock, int fd, char tag)
 	} u;
 	memset(&u, 0, sizeof(u));
 	struct iovec iov = {&tag, 1};
-	struct msghdr m = {
-		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = u.buf,
+			   .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
@@ -36,8 +38,10 @@ int fdpass_recv(int sock, char tag)
 	} u;
 	char byte = 0;
 	struct iovec iov = {&byte, 1};
-	struct msghdr m = {
-		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = u.buf,
+			   .msg_controllen = sizeof(u.buf)};
 	ssize_t n;
 	do
 		n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);

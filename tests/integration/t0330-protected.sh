@@ -124,7 +124,7 @@ fresh
 rm -rf "$T/bare" "$T/src" && git init -q --bare "$T/bare" && (cd "$T/w" && git push -q "$T/bare" HEAD:refs/heads/main) &&
 	git clone -q "$T/bare" "$T/src" 2>/dev/null || exit 1
 run_sb run -r "$T/bare" -r "$T/src" -- sh -c 'set -e; echo b >>f; git add f; git commit -qm b; git checkout -q -b topic; echo c >>f; git stash -q; git stash pop -q; git commit -qam c; git fetch -q "$0" main; git clone -q "$1" cl; mkdir n && cd n && git init -q && echo x >x && git add x && git commit -qm x && echo done' "$T/bare" "$T/src"
-if [ "$RC" = 0 ] && [ "$OUT" = done ] && ! grep -q "stepbox: protected" "$T/out/err"; then ok "add, commit, checkout -b, stash, fetch, clone, init inside: no finding"
+if [ "$RC" = 0 ] && [ "$OUT" = "done" ] && ! grep -q "stepbox: protected" "$T/out/err"; then ok "add, commit, checkout -b, stash, fetch, clone, init inside: no finding"
 else notok "add, commit, checkout -b, stash, fetch, clone, init inside: no finding" "rc=$RC out=$OUT"; fi
 rm -rf "$T/w/n"
 run_sb run -- sh -c 'git init -q n2 && cd n2 && git init -q . && echo ok'

@@ -151,17 +151,20 @@ int main(void)
 			 "\"deny_hosts\": [\"evil.example.net\"]}}") == 0);
 	CHECK(cfg.net_hosts.n > 3 && cfg.net_deny.n == 1);
 	CHECK(policy_set_net(&cfg, "none", &err) < 0); /* contradicts */
-	CHECK(policy_set_net(&cfg, "host:", &err) < 0 && policy_set_net(&cfg, "host:a.org,,b.org", &err) < 0);
+	CHECK(policy_set_net(&cfg, "host:", &err) < 0 &&
+	      policy_set_net(&cfg, "host:a.org,,b.org", &err) < 0);
 	CHECK(policy_set_net(&cfg, "host:*.com", &err) < 0 && err.kind == ERR_USAGE);
 	CHECK_HAS(err.msg, "--net host:");
 	policy_release(&cfg);
 	FAILS("{\"version\": 1, \"network\": {\"deny_hosts\": [\"a.example.org\"]}}",
 	      "list the hosts the step may reach too");
-	FAILS("{\"version\": 1, \"network\": {\"hosts\": [\"a.example.org\"], \"connect_tcp\": [443]}}",
+	FAILS("{\"version\": 1, \"network\": {\"hosts\": [\"a.example.org\"], \"connect_tcp\": "
+	      "[443]}}",
 	      "two network policies");
 	FAILS("{\"version\": 1, \"network\": {\"hosts\": []}}", "non-empty array");
 	FAILS("{\"version\": 1, \"network\": {\"hosts\": [\"a.org\", 7]}}", "network.hosts[1]");
-	FAILS("{\"version\": 1,\n \"network\": {\"hosts\": [\"ok.example.org\",\n \"bad%2e.example.org\"]}}",
+	FAILS("{\"version\": 1,\n \"network\": {\"hosts\": [\"ok.example.org\",\n "
+	      "\"bad%2e.example.org\"]}}",
 	      "line 3, column 2");
 	FAILS("{\"version\": 1, \"network\": {\"hosts\": [\"a.org,b.org\"]}}", "no commas");
 	FAILS("{\"version\": 1, \"network\": {\"hosts\": [\"a\\u0000b.org\"]}}", "not allowed");
