@@ -154,6 +154,13 @@ static const char *const traced[] = {
 	"connect",  "bind",      "kill",    "tkill",  "tgkill",  NULL,
 };
 
+/*
+ * Under the namespaces an ungranted path is absent, so a lookup fails there
+ * too (a shell's PATH search, os.path.exists): these stop as well, but never
+ * a lookup of "" with AT_EMPTY_PATH (fstat on an fd, the commonest call).
+ */
+static const char *const traced_lookup[] = {"stat", "lstat", "access", "readlink", NULL};
+
 static void die(const char *what, int r)
 {
 	fprintf(stderr, "seccomp-gen: %s: %s\n", what, strerror(-r));
@@ -469,7 +476,7 @@ static void notify_shm_rules(scmp_filter_ctx ctx)
  * unbound socket that listens takes an ephemeral port nobody allowed), and
  * /dev/shm's calls and access(2) under Landlock alone.
  */
-enum filter { F_TRACE, F_NOTIFY };
+enum filter { F_TRACE, F_TRACE_LOOKUP, F_NOTIFY };
 enum { N_NOFD = 1, N_LISTEN = 2, N_ALONE = 4 }; /* N_ALONE: Landlock alone */
 
 /* The hardening filter's network layer. */
@@ -590,11 +597,38 @@ static void notify_access_rules(scmp_filter_ctx ctx)
 	add(ctx, SCMP_ACT_NOTIFY, NR_FACCESSAT2, "faccessat2", 0, NULL);
 }
 
+/*
+ * Under the namespaces an ungranted path is absent, so a lookup fails there
+ * too (a shell's PATH search, os.path.exists, ls): those stop as well. Only
+ * lookups from the cwd (AT_FDCWD, as the compared low 32 bits of the folder's
+ * fd) or by the old calls that have no folder argument: a walk's lookups
+ * relative to a folder it opened (find, fts, rm -r) would cost a stop each,
+ * and fstat's AT_EMPTY_PATH names no path at all.
+ */
+static void trace_lookup_rules(scmp_filter_ctx ctx)
+{
+	add_names(ctx, SCMP_ACT_TRACE(0), traced_lookup);
+	const struct scmp_arg_cmp cwd =
+		SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)AT_FDCWD);
+	static const char *const at_calls[] = {"faccessat", "readlinkat", NULL};
+	for (size_t i = 0; at_calls[i]; i++)
+		add(ctx, SCMP_ACT_TRACE(0), seccomp_syscall_resolve_name(at_calls[i]), at_calls[i],
+		    1, &cwd);
+	add(ctx, SCMP_ACT_TRACE(0), NR_FACCESSAT2, "faccessat2", 1, &cwd);
+	/* the flags: newfstatat's fourth argument, statx's third */
+	const struct scmp_arg_cmp fstatat[2] = {cwd, SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, 0)};
+	const struct scmp_arg_cmp statx[2] = {cwd, SCMP_A2(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, 0)};
+	add(ctx, SCMP_ACT_TRACE(0), SCMP_SYS(newfstatat), "newfstatat", 2, fstatat);
+	add(ctx, SCMP_ACT_TRACE(0), SCMP_SYS(statx), "statx", 2, statx);
+}
+
 static void emit(const char *name, enum filter which, unsigned notify)
 {
 	scmp_filter_ctx ctx = new_ctx(false);
-	if (which == F_TRACE) {
+	if (which == F_TRACE || which == F_TRACE_LOOKUP) {
 		add_names(ctx, SCMP_ACT_TRACE(0), traced);
+		if (which == F_TRACE_LOOKUP)
+			trace_lookup_rules(ctx);
 	} else {
 		if (notify & N_NOFD)
 			notify_nofd_net_rules(ctx);
@@ -641,6 +675,7 @@ int main(int argc, char **argv)
 			emit_harden(name, (enum net_layer)net, (enum ipc_layer)ipc);
 		}
 	emit("harden_filter_trace", F_TRACE, 0);
+	emit("harden_filter_trace_lookup", F_TRACE_LOOKUP, 0);
 	for (unsigned n = 0; n < 8; n++) {
 		char name[64];
 		snprintf(name, sizeof(name), "harden_filter_notify%s%s%s",

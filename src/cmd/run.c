@@ -430,6 +430,7 @@ void run_harden_opts(const struct backend_layers *l, bool traced, struct harden_
 {
 	*o = (struct harden_opts){
 		.traced = traced,
+		.traced_lookups = traced && l->ns,
 		.refuse_sysv = l->refuse_sysv,
 		.refuse_unbounded_sysv = l->unbounded_sysv,
 		.supervise = l->supervise,

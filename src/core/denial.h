@@ -32,7 +32,8 @@ enum denial_op {
 	OP_METADATA,
 	OP_NOFD,
 	OP_SETID,
-	OP_HOST /* a host by name (struct denial_host) */
+	OP_HOST,  /* a host by name (struct denial_host) */
+	OP_LOOKUP /* stat, access, readlink: under the namespaces an ungranted path is absent */
 };
 
 /*

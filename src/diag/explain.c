@@ -22,7 +22,7 @@ const char *explain_op_name(enum denial_op op)
 					    "connect",  "bind",
 					    "signal",   "change the metadata of",
 					    "use",      "set a set-user-ID or set-group-ID bit on",
-					    "reach"};
+					    "reach",    "look up"};
 	return names[op];
 }
 
@@ -80,7 +80,7 @@ static void canonical(const char *path, char *out, size_t cap)
 
 static bool is_write(const struct explain_denial *d)
 {
-	return d->op != OP_READ && d->op != OP_EXECUTE;
+	return d->op != OP_READ && d->op != OP_EXECUTE && d->op != OP_LOOKUP;
 }
 
 static bool same(const struct explain_denial *d, enum denial_op op, const char *path, int port)
@@ -174,9 +174,13 @@ void explain_judge(struct explain *x, const struct explain_call *t, int errnum)
 			record(x, t, NULL, errnum, true, NULL, NULL);
 		return;
 	}
-	unsigned need = t->op == OP_READ      ? GRANT_READ
-			: t->op == OP_EXECUTE ? GRANT_EXEC
-					      : GRANT_WRITE;
+	/* a lookup needs no grant but the path's existence: only an absence is
+	 * the sandbox's (the namespaces), and /proc is the step's own */
+	if (t->op == OP_LOOKUP && (errnum != ENOENT || path_beneath(t->path, "/proc")))
+		return;
+	unsigned need = t->op == OP_READ || t->op == OP_LOOKUP ? GRANT_READ
+			: t->op == OP_EXECUTE                  ? GRANT_EXEC
+							       : GRANT_WRITE;
 	/* creating, deleting, renaming and linking change the folder */
 	bool parent =
 		t->op == OP_CREATE || t->op == OP_DELETE || t->op == OP_RENAME || t->op == OP_LINK;
@@ -268,7 +272,7 @@ static bool open_to_all(const struct stat *st)
 bool explain_may_fail(struct explain *x, const struct explain_call *c)
 {
 	static const char *const special[] = {"/proc", "/sys", "/dev"};
-	if (c->op != OP_READ || c->path[0] != '/')
+	if ((c->op != OP_READ && c->op != OP_LOOKUP) || c->path[0] != '/')
 		return true;
 	for (size_t i = 0; i < sizeof(special) / sizeof(*special); i++)
 		if (path_beneath(c->path, special[i]))
@@ -470,9 +474,9 @@ static void print_advice(FILE *out, const struct explain *x, const struct explai
 			rel);
 	} else {
 		fprintf(out, "outside every %s grant; grant with %s %s\n",
-			d->op == OP_READ      ? "read"
-			: d->op == OP_EXECUTE ? "execute"
-					      : "write",
+			d->op == OP_READ || d->op == OP_LOOKUP ? "read"
+			: d->op == OP_EXECUTE                  ? "execute"
+							       : "write",
 			is_write(d) ? "--write" : "--read", d->grant ? d->grant : d->path);
 	}
 }

@@ -121,7 +121,8 @@ static void absolute(pid_t tid, int dirfd, const char *path, char *out, size_t c
 static void path_arg(pid_t tid, int dirfd, uint64_t addr, char *out, size_t cap)
 {
 	char raw[PATH_MAX];
-	if (!read_string(tid, addr, raw, sizeof(raw))) {
+	/* "" names dirfd itself (AT_EMPTY_PATH): no lookup of a name */
+	if (!read_string(tid, addr, raw, sizeof(raw)) || !raw[0]) {
 		out[0] = '\0';
 		return;
 	}
@@ -199,6 +200,20 @@ static const struct decoder decoders[] = {
 	PATH2(SYS_renameat2, OP_RENAME, 0, 1, 2, 3),
 	PATH2(SYS_linkat, OP_LINK, 0, 1, 2, 3),
 	PATH1(SYS_truncate, OP_TRUNCATE, -1, 0),
+/* lookups: traced under the namespaces only (harden_filter_trace_lookup) */
+#ifdef SYS_stat
+	PATH1(SYS_stat, OP_LOOKUP, -1, 0),
+	PATH1(SYS_lstat, OP_LOOKUP, -1, 0),
+	PATH1(SYS_access, OP_LOOKUP, -1, 0),
+	PATH1(SYS_readlink, OP_LOOKUP, -1, 0),
+#endif
+	PATH1(SYS_newfstatat, OP_LOOKUP, 0, 1),
+	PATH1(SYS_statx, OP_LOOKUP, 0, 1),
+	PATH1(SYS_faccessat, OP_LOOKUP, 0, 1),
+#ifdef SYS_faccessat2
+	PATH1(SYS_faccessat2, OP_LOOKUP, 0, 1),
+#endif
+	PATH1(SYS_readlinkat, OP_LOOKUP, 0, 1),
 	{SYS_connect, K_SOCKET, OP_CONNECT, -1, -1, -1, -1, -1, 0},
 	{SYS_bind, K_SOCKET, OP_BIND, -1, -1, -1, -1, -1, 0},
 	{SYS_kill, K_SIGNAL, OP_SIGNAL, -1, -1, -1, -1, -1, 0},
@@ -233,7 +248,7 @@ static bool decode(struct explain_call *c, const struct __ptrace_syscall_info *s
 		path_arg(c->tid, d->dirfd2 < 0 ? AT_FDCWD : (int)a[d->dirfd2], a[d->path2],
 			 c->path2, sizeof(c->path2));
 	if (d->kind == K_PATH)
-		return true;
+		return c->path[0] != '\0' || d->op != OP_LOOKUP; /* a lookup of "": an fstat */
 	int flags = d->flags < 0 ? d->fixed_flags : (int)a[d->flags];
 	if (d->kind == K_OPENAT2) { /* the flags are the first field of struct open_how */
 		uint64_t how = 0;

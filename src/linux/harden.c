@@ -56,7 +56,8 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg, const st
 	int net = cfg->net == NET_NONE ? 1 : tcp || cfg->net == NET_HOSTS ? 2 : 0;
 	h->filters[h->n++] = hardening[net][o->refuse_sysv ? 1 : o->refuse_unbounded_sysv ? 2 : 0];
 	if (o->traced)
-		h->filters[h->n++] = PROG(harden_filter_trace);
+		h->filters[h->n++] = o->traced_lookups ? PROG(harden_filter_trace_lookup)
+						       : PROG(harden_filter_trace);
 	/* the supervisor's: [without pidfd_getfd][listen() under a port list][Landlock
 	 * alone: access(2) and /dev/shm's calls too (supervise.h)] */
 	static const struct sock_fprog notify[2][2][2] = {
