@@ -36,7 +36,12 @@ verdict(struct doctor *d, enum verdict v, const char *check, const char *fix, co
 	d->warned += v == WARN;
 }
 
-static void check_backends(struct doctor *d, const struct stepbox_config *cfg,
+/*
+ * Which backend auto picks here (doctor judges the default run); returns
+ * whether that run hides what is not granted (the namespaces: a path is not
+ * there) rather than refuse it (Landlock alone), for the checks' wording.
+ */
+static bool check_backends(struct doctor *d, const struct stepbox_config *cfg,
 			   const struct run_ctx *ctx)
 {
 	struct stepbox_config any = *cfg;
@@ -47,7 +52,7 @@ static void check_backends(struct doctor *d, const struct stepbox_config *cfg,
 	struct stepbox_err err = {0};
 	if (backend_choose(&any, &host, &pick, &err) < 0) {
 		verdict(d, FAIL, "backends", err.hint, "%s", err.msg);
-		return;
+		return false;
 	}
 	char what[256], missing[256] = "";
 	backend_describe(&pick, what, sizeof(what));
@@ -63,9 +68,10 @@ static void check_backends(struct doctor *d, const struct stepbox_config *cfg,
 			: "make user namespaces available (see stepbox check) for the stacked "
 			  "backend",
 		"auto picks %s; missing here: %s", what, missing[0] ? missing : "nothing");
+	return pick.layers.ns;
 }
 
-static void check_path(struct doctor *d, const struct run_ctx *ctx)
+static void check_path(struct doctor *d, const struct run_ctx *ctx, bool ns)
 {
 	const char *path = env_get(ctx->env.env.v, "PATH");
 	char *copy = strdup(path ? path : "");
@@ -81,11 +87,15 @@ static void check_path(struct doctor *d, const struct run_ctx *ctx)
 			char fix[PATH_MAX * 2 + 64];
 			snprintf(fix, sizeof(fix), "SANDBOX_EXTRA_SYSTEM_PATHS=%s (or --read %s)",
 				 canon, canon);
+			/* under the namespaces the folder is not there: a shell says
+			 * "not found"; Landlock alone refuses the exec */
 			verdict(d, FAIL, "PATH", fix,
 				"'%s' is on PATH but no execute grant covers it: a command found "
-				"there "
-				"fails with exit 126",
-				canon);
+				"only there %s",
+				canon,
+				ns ? "is not found in the step (the folder is not there; a "
+				     "shell exits 127)"
+				   : "is refused (EACCES; a shell exits 126)");
 			bad++;
 		}
 		free(canon);
@@ -273,8 +283,8 @@ static bool routed(const char *name)
 	return false;
 }
 
-/* A host's PIP_FIND_LINKS=/opt/wheels makes every pip install fail with EACCES. */
-static void check_env(struct doctor *d, const struct run_ctx *ctx)
+/* A host's PIP_FIND_LINKS=/opt/wheels makes every pip install fail. */
+static void check_env(struct doctor *d, const struct run_ctx *ctx, bool ns)
 {
 	int n = 0;
 	for (size_t i = 0; i < ctx->env.env.n; i++) {
@@ -293,9 +303,11 @@ static void check_env(struct doctor *d, const struct run_ctx *ctx)
 				snprintf(fix, sizeof(fix), "--read %s, or --unset %s", canon, name);
 				verdict(d, FAIL, "environment", fix,
 					"%s names '%s', which no grant covers: a tool that reads "
-					"it "
-					"fails with EACCES",
-					name, canon);
+					"it fails with %s",
+					name, canon,
+					ns ? "ENOENT (it is not there in "
+					     "the step)"
+					   : "EACCES");
 				n++;
 			}
 			free(canon);
@@ -311,14 +323,14 @@ int doctor_run(FILE *out, const struct stepbox_config *cfg, const struct run_ctx
 	       const char *etc_root, bool json)
 {
 	struct doctor d = {json_array(), 0, 0};
-	check_backends(&d, cfg, ctx);
-	check_path(&d, ctx);
+	bool ns = check_backends(&d, cfg, ctx);
+	check_path(&d, ctx, ns);
 	check_home_config(&d, ctx);
 	check_dotfiles(&d, ctx);
 	check_etc(&d, ctx, etc_root);
 	check_resolv(&d, ctx);
 	check_missing(&d, ctx);
-	check_env(&d, ctx);
+	check_env(&d, ctx, ns);
 	if (json) {
 		json_t *root = json_pack("{s:i, s:O, s:i, s:i}", "version", 1, "checks", d.checks,
 					 "failed", d.failed, "warnings", d.warned);

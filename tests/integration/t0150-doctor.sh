@@ -24,6 +24,11 @@ PY
 PATH="$T/deploy/tools/bin:$PATH" PIP_FIND_LINKS="$T/wheels" doc -r "$T/nope"
 [ "$RC" = 1 ] && ok "doctor exits non-zero when a check fails" || notok "doctor exits non-zero when a check fails" "rc=$RC"
 verdict PATH fail "$T/deploy/tools/bin" && ok "doctor: a PATH folder outside the grants" || notok "doctor: a PATH folder outside the grants"
+# the failure as the default run would meet it: under the namespaces the
+# folder is not there (a shell's 127), under Landlock alone refused (126)
+if verdict backends warn "auto picks landlock"; then want="a shell exits 126"; else want="a shell exits 127"; fi
+verdict PATH fail "$want" && ok "doctor: the PATH failure as auto's backend gives it ($want)" ||
+	notok "doctor: the PATH failure as auto's backend gives it ($want)" "$(cat "$T/doctor.json")"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any("SANDBOX_EXTRA_SYSTEM_PATHS=" in c.get("fix","") for c in d["checks"])' "$T/doctor.json" &&
 	ok "doctor: the fix names SANDBOX_EXTRA_SYSTEM_PATHS" || notok "doctor: the fix names SANDBOX_EXTRA_SYSTEM_PATHS"
 verdict environment fail "PIP_FIND_LINKS names '$T/wheels'" && ok "doctor: an inherited variable naming an ungranted path" || notok "doctor: an inherited variable naming an ungranted path"
