@@ -212,7 +212,8 @@ void mcp_run_start(struct server *sv, struct call *c)
 	struct stepbox_err e = {0};
 	cfg->report_file = c->report;
 	cfg->explain = sv->explain;
-	cfg->grace_s = 0; /* a cancellation ends the tree at once */
+	cfg->explain_silent = true; /* the result lists them, worded as --explain would */
+	cfg->grace_s = 0;           /* a cancellation ends the tree at once */
 	json_t *t = json_object_get(c->args, "timeout_s");
 	if (t && (!cfg->timeout_s || json_integer_value(t) < cfg->timeout_s))
 		cfg->timeout_s = (long)json_integer_value(t);
@@ -281,25 +282,27 @@ static void put_stream(FILE *f, const char *title, const char *buf, size_t kept,
 			kept, total);
 }
 
-/* One denial, worded for an agent. */
+/*
+ * One denial, worded for an agent as --explain words it (the report's
+ * "advice"); NULL for a failure that was not the sandbox's (a file's own
+ * permissions: the command's stderr says it).
+ */
 static char *denial_text(json_t *d)
 {
+	if (!json_is_true(json_object_get(d, "sandbox")))
+		return NULL;
 	const char *op = json_string_value(json_object_get(d, "operation"));
 	const char *path = json_string_value(json_object_get(d, "path"));
+	const char *host = json_string_value(json_object_get(d, "host"));
 	const char *error = json_string_value(json_object_get(d, "error"));
-	const char *key = NULL;
-	json_t *val = NULL;
-	char how[PATH_MAX + 64] = "";
-	json_object_foreach(json_object_get(d, "grant"), key, val)
-	{
-		if (json_is_string(val))
-			snprintf(how, sizeof(how), "; a policy would need %s: %s", key,
-				 json_string_value(val));
-		break;
-	}
+	const char *advice = json_string_value(json_object_get(d, "advice"));
 	char *s = NULL;
-	if (asprintf(&s, "the sandbox denied %s %s%s%s%s%s", op ? op : "access", path ? path : "?",
-		     error ? " (" : "", error ? error : "", error ? ")" : "", how) < 0)
+	if (asprintf(&s, "the sandbox denied %s %s%s%s%s%s%s", op ? op : "access",
+		     path   ? path
+		     : host ? host
+			    : "?",
+		     error ? " (" : "", error ? error : "", error ? ")" : "", advice ? ": " : "",
+		     advice ? advice : "") < 0)
 		return NULL;
 	return s;
 }

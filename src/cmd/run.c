@@ -339,7 +339,7 @@ static bool explain_by_audit(const struct stepbox_config *cfg, const struct run_
 		use = audit_prepare(au, cfg->enable_audit);
 	if (use)
 		x->source = "audit";
-	else if (cfg->verbosity >= 0)
+	else if (cfg->verbosity >= 0 && !cfg->explain_silent)
 		fprintf(stderr, "stepbox: explain: %s; using the tracer\n", au->why);
 	return use;
 }
@@ -362,7 +362,7 @@ static void after_run(const struct stepbox_config *cfg, struct run_ctx *ctx, cha
 		if (!learn->policy)
 			learn->policy = show_policy_json(cfg, &ctx->grants);
 		learn->added = learn->policy ? explain_learn(x, learn->policy, &learn->refused) : 0;
-	} else if (cfg->explain) {
+	} else if (cfg->explain && !cfg->explain_silent) {
 		explain_print(stderr, x);
 		/* not a file denial, but as likely the cause: a variable the step never
 		 * got (OLDPWD, which every shell that moved has, never is one) */

@@ -633,6 +633,10 @@ int env_build(const struct stepbox_config *cfg, const struct grants *g, char *co
 		rc = v ? set_var(&out->env, "RES_OPTIONS", v) : -ENOMEM;
 		free(v);
 	}
+	/* the shell's working folder is the step's: a stale PWD (the caller's
+	 * folder, absent in the step) costs a lookup and misleads */
+	if (rc == 0 && g->workdir)
+		rc = set_var(&out->env, "PWD", g->workdir);
 	/* explicit values win over routing */
 	for (size_t i = 0; rc == 0 && i < cfg->env_set.n; i++) {
 		const char *e = cfg->env_set.v[i];

@@ -85,8 +85,9 @@ struct stepbox_config {
 	bool backend_set;
 	int verbosity; /* -1 quiet, 0 normal, 1 verbose */
 	char *report_file;
-	bool explain;      /* --explain (and learn): record what the sandbox denies */
-	bool enable_audit; /* --enable-audit: turn audit on for the run if it is off */
+	bool explain;        /* --explain (and learn): record what the sandbox denies */
+	bool explain_silent; /* mcp: the denials go to the report (the result), not stderr */
+	bool enable_audit;   /* --enable-audit: turn audit on for the run if it is off */
 	char *policy_file;
 	bool consume;
 	/*

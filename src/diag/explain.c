@@ -429,8 +429,13 @@ static void host_advice(FILE *out, const struct explain_denial *d)
 		fprintf(out, "%s%s%s\n", why, d->detail ? ": " : "", d->detail ? d->detail : "");
 }
 
-/* What to do about one sandbox denial, after describe() named it: one line. */
-static void print_advice(FILE *out, const struct explain *x, const struct explain_denial *d,
+/*
+ * What to do about one sandbox denial, after describe() named it: one line.
+ * Returns whether that line proposes d's grant (the report's "grant", which
+ * the MCP result takes): never for a hidden entry, a system folder written,
+ * the shared cache, or a file of HOME (--home-file instead).
+ */
+static bool print_advice(FILE *out, const struct explain *x, const struct explain_denial *d,
 			 const char *home)
 {
 	char rel[PATH_MAX];
@@ -478,15 +483,26 @@ static void print_advice(FILE *out, const struct explain *x, const struct explai
 			: d->op == OP_EXECUTE                  ? "execute"
 							       : "write",
 			is_write(d) ? "--write" : "--read", d->grant ? d->grant : d->path);
+		return d->grant != NULL;
 	}
+	return false;
+}
+
+/* The caller's HOME, canonical, for the advice on its files; "" when none or "/". */
+static void caller_home(char *home, size_t cap)
+{
+	const char *h = getenv("HOME");
+	home[0] = '\0';
+	if (h && h[0] == '/')
+		canonical(h, home, cap);
+	if (strcmp(home, "/") == 0)
+		home[0] = '\0';
 }
 
 void explain_print(FILE *out, const struct explain *x)
 {
-	char home[PATH_MAX] = "";
-	const char *h = getenv("HOME");
-	if (h && h[0] == '/')
-		canonical(h, home, sizeof(home));
+	char home[PATH_MAX];
+	caller_home(home, sizeof(home));
 	size_t sandbox = 0, other = 0;
 	for (size_t i = 0; i < x->n; i++)
 		x->v[i].sandbox ? sandbox++ : other++;
@@ -504,7 +520,7 @@ void explain_print(FILE *out, const struct explain *x)
 		if (!d->sandbox || probe != (k >= x->n))
 			continue;
 		describe(out, d);
-		print_advice(out, x, d, home[0] && strcmp(home, "/") ? home : NULL);
+		print_advice(out, x, d, home[0] ? home : NULL);
 	}
 	if (x->omitted)
 		fprintf(out, "  ... and %zu more not listed\n", x->omitted);
@@ -737,9 +753,22 @@ static json_t *ports(const struct policy_ports *have, const struct explain *x, e
 
 json_t *explain_json(const struct explain *x)
 {
+	char home[PATH_MAX];
+	caller_home(home, sizeof(home));
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < x->n; i++) {
 		const struct explain_denial *d = &x->v[i];
+		/* the advice as --explain words it, and its grant only if it proposes one */
+		char *advice = NULL;
+		size_t len = 0;
+		bool proposes = false;
+		FILE *mem = d->sandbox ? open_memstream(&advice, &len) : NULL;
+		if (mem) {
+			proposes = print_advice(mem, x, d, home[0] ? home : NULL);
+			fclose(mem);
+			if (len && advice[len - 1] == '\n')
+				advice[len - 1] = '\0';
+		}
 		json_t *o =
 			json_pack("{s:s, s:i, s:s, s:b, s:i, s:s}", "program", d->program, "pid",
 				  (int)d->pid, "operation", explain_op_name(d->op), "sandbox",
@@ -756,11 +785,14 @@ json_t *explain_json(const struct explain *x)
 		if (d->port >= 0)
 			json_object_set_new(o, d->op == OP_SIGNAL ? "target_pid" : "port",
 					    json_integer(d->port));
-		if (d->grant)
+		if (proposes)
 			json_object_set_new(o, "grant",
 					    json_pack("{s:s}",
 						      is_write(d) ? "write_paths" : "read_paths",
 						      d->grant));
+		if (advice && advice[0])
+			json_object_set_new(o, "advice", json_string(advice));
+		free(advice);
 		json_array_append_new(a, o);
 	}
 	return a;

@@ -35,3 +35,31 @@ if [ -x "$kprobe" ]; then
 else
 	skip "mcp where ptrace is refused" "the kprobe fixture is missing"
 fi
+
+# one wording: a call's denials in the result are --explain's own lines
+# (a hidden /etc entry is said hidden, never offered as a grant), and the
+# call's stderr holds the command's, not stepbox's explanation
+mcp_call() { # COMMAND: the run tool's answer for it, in $T/out/mcp
+	(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+		'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+	 python3 -c 'import json,sys; print(json.dumps({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run","arguments":{"command":sys.argv[1]}}}))' "$1"
+	 sleep 4) | (cd "$T/mcp/wd" && "$SB" mcp --backend "$BACKEND") >"$T/out/mcp" 2>"$T/out/mcp.err"
+}
+echo out >"$T/mcp/outside/f"
+mcp_call "cat /etc/shadow; cat '$T/mcp/outside/f'"
+run_sb run --backend "$BACKEND" --explain -C "$T/mcp/wd" -- sh -c "cat /etc/shadow; cat '$T/mcp/outside/f'"
+python3 - "$T/out/mcp" "$T/out/err" "$T/mcp/outside/f" <<'PY' && ok "mcp: the result's denials are --explain's words, a hidden entry never a grant" || notok "mcp: the result's denials are --explain's words, a hidden entry never a grant" "$(head -c 600 "$T/out/mcp")" "$(grep -A3 'denied' "$T/out/err")"
+import json, sys
+res = next(json.loads(l) for l in open(sys.argv[1]) if '"id":2' in l)["result"]["structuredContent"]
+denials = res["denials"]
+explain = open(sys.argv[2]).read()
+outside = [d for d in denials if sys.argv[3] in d]
+assert outside and "grant with --read" in outside[0], denials
+# the advice after the path is the line --explain printed for it
+advice = outside[0].split(": ", 1)[1]
+assert advice in explain, (advice, explain)
+shadow = [d for d in denials if "/etc/shadow" in d]
+assert all("read_paths" not in d and "grant with" not in d for d in shadow), shadow
+assert "denied nothing" not in res.get("stderr", ""), res.get("stderr")
+assert "stepbox: explain" not in res.get("stderr", ""), res.get("stderr")
+PY
