@@ -285,11 +285,13 @@ static void put_stream(FILE *f, const char *title, const char *buf, size_t kept,
 /*
  * One denial, worded for an agent as --explain words it (the report's
  * "advice"); NULL for a failure that was not the sandbox's (a file's own
- * permissions: the command's stderr says it).
+ * permissions: the command's stderr says it) or did not matter (a miss of a
+ * name that then ran from another folder).
  */
 static char *denial_text(json_t *d)
 {
-	if (!json_is_true(json_object_get(d, "sandbox")))
+	if (!json_is_true(json_object_get(d, "sandbox")) ||
+	    json_is_true(json_object_get(d, "moot")))
 		return NULL;
 	const char *op = json_string_value(json_object_get(d, "operation"));
 	const char *path = json_string_value(json_object_get(d, "path"));

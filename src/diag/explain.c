@@ -252,6 +252,19 @@ static void remember_real_dir(struct explain *x, const char *dir)
 	x->real_next = (x->real_next + 1) % EXPLAIN_REAL_DIRS;
 }
 
+void explain_ran(struct explain *x, const char *path)
+{
+	const char *name = strrchr(path, '/');
+	name = name ? name + 1 : path;
+	for (size_t i = 0; name[0] && i < x->n; i++) {
+		struct explain_denial *d = &x->v[i];
+		const char *miss = d->path ? strrchr(d->path, '/') : NULL;
+		if ((d->op == OP_LOOKUP || d->op == OP_EXECUTE) && miss &&
+		    strcmp(miss + 1, name) == 0 && strcmp(d->path, path) != 0)
+			d->moot = true;
+	}
+}
+
 void explain_forget_dirs(struct explain *x)
 {
 	strv_release(&x->open_dirs);
@@ -503,9 +516,9 @@ void explain_print(FILE *out, const struct explain *x)
 {
 	char home[PATH_MAX];
 	caller_home(home, sizeof(home));
-	size_t sandbox = 0, other = 0;
+	size_t sandbox = 0, other = 0, moot = 0;
 	for (size_t i = 0; i < x->n; i++)
-		x->v[i].sandbox ? sandbox++ : other++;
+		x->v[i].moot ? moot++ : x->v[i].sandbox ? sandbox++ : other++;
 	if (!sandbox)
 		fprintf(out, "stepbox: explain: the sandbox denied nothing\n");
 	else
@@ -517,20 +530,31 @@ void explain_print(FILE *out, const struct explain *x)
 		const struct explain_denial *d = &x->v[k % x->n];
 		bool probe = d->path &&
 			     (path_beneath(d->path, "/proc") || path_beneath(d->path, "/sys"));
-		if (!d->sandbox || probe != (k >= x->n))
+		if (!d->sandbox || d->moot || probe != (k >= x->n))
 			continue;
 		describe(out, d);
 		print_advice(out, x, d, home[0] ? home : NULL);
 	}
 	if (x->omitted)
 		fprintf(out, "  ... and %zu more not listed\n", x->omitted);
+	if (moot) {
+		fprintf(out,
+			"stepbox: explain: %zu miss%s of a command that then ran from another "
+			"folder (not the cause):\n",
+			moot, moot == 1 ? "" : "es");
+		for (size_t i = 0; i < x->n; i++)
+			if (x->v[i].moot) {
+				describe(out, &x->v[i]);
+				fprintf(out, "not needed\n");
+			}
+	}
 	if (other) {
 		fprintf(out,
 			"stepbox: explain: %zu failure%s came from file permissions, not the "
 			"sandbox:\n",
 			other, other == 1 ? "" : "s");
 		for (size_t i = 0; i < x->n; i++) {
-			if (x->v[i].sandbox)
+			if (x->v[i].sandbox || x->v[i].moot)
 				continue;
 			describe(out, &x->v[i]);
 			fprintf(out, "%s\n", strerror(x->v[i].errnum));
@@ -704,7 +728,7 @@ int explain_learn(const struct explain *x, json_t *policy, struct strv *refused)
 	 * Landlock alone refuses a read-only grant there) */
 	for (size_t k = 0; k < 2 * x->n; k++) {
 		const struct explain_denial *d = &x->v[k % x->n];
-		if (!d->sandbox || !d->grant || is_write(d) != (k < x->n) ||
+		if (!d->sandbox || d->moot || !d->grant || is_write(d) != (k < x->n) ||
 		    (!is_write(d) && beneath_any(json_object_get(policy, "write_paths"), d->grant)))
 			continue;
 		struct stat st;
@@ -762,7 +786,7 @@ json_t *explain_json(const struct explain *x)
 		char *advice = NULL;
 		size_t len = 0;
 		bool proposes = false;
-		FILE *mem = d->sandbox ? open_memstream(&advice, &len) : NULL;
+		FILE *mem = d->sandbox && !d->moot ? open_memstream(&advice, &len) : NULL;
 		if (mem) {
 			proposes = print_advice(mem, x, d, home[0] ? home : NULL);
 			fclose(mem);
@@ -773,6 +797,8 @@ json_t *explain_json(const struct explain *x)
 			json_pack("{s:s, s:i, s:s, s:b, s:i, s:s}", "program", d->program, "pid",
 				  (int)d->pid, "operation", explain_op_name(d->op), "sandbox",
 				  d->sandbox, "count", (int)d->count, "error", strerror(d->errnum));
+		if (d->moot)
+			json_object_set_new(o, "moot", json_true());
 		if (d->path)
 			json_object_set_new(o, d->op == OP_HOST ? "host" : "path",
 					    json_string(d->path));

@@ -30,6 +30,7 @@ struct explain_denial {
 	int errnum;
 	unsigned count; /* the same denial, again */
 	bool sandbox;   /* false: the file's own permissions, not the sandbox */
+	bool moot;      /* a miss of a command's name that then ran from another folder */
 	/* OP_HOST: why the proxy refused it (denial_host's why), what the name
 	 * resolved to, and its sentence; each NULL when not said */
 	char *why, *addr, *detail;
@@ -94,6 +95,14 @@ bool explain_may_fail(struct explain *x, const struct explain_call *c);
  * a folder remembered may be a symlink or another folder by its next read.
  */
 void explain_forget_dirs(struct explain *x);
+
+/*
+ * The program at path was executed (the tracer saw its exec succeed): the
+ * misses of the same name in other folders before it (a PATH search trying
+ * ~/.cargo/bin/cargo before /usr/bin/cargo) did not matter. They are listed
+ * apart, never offered as the fix, and learn leaves them out.
+ */
+void explain_ran(struct explain *x, const char *path);
 
 /*
  * Add a denial the kernel reported (audit): path is the object Landlock

@@ -341,6 +341,13 @@ bool tracer_stop(struct explain *x, pid_t pid, int status)
 			ptrace(PTRACE_CONT, pid, NULL, NULL);
 		return true;
 	}
+	if (event == PTRACE_EVENT_EXEC) {
+		/* the exec decoded at its seccomp stop ran: misses of its name elsewhere did not
+		 * matter */
+		struct tracer_call *t = tracee(x, pid);
+		if (t && t->c.op == OP_EXECUTE && t->c.path[0])
+			explain_ran(x, t->c.path);
+	}
 	if (event) { /* fork, clone, exec: new tasks are traced already */
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
 		return true;

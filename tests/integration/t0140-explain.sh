@@ -68,6 +68,18 @@ grep -q "the sandbox denied nothing" "$T/out/err" &&
 	ok "explain: lookups of paths that exist nowhere are no denial" ||
 	notok "explain: lookups of paths that exist nowhere are no denial" "$(cat "$T/out/err")"
 
+# a PATH folder tried before the one that had the command (a HOME tool's
+# shim folder ahead of /usr/bin) is no cause: listed apart, never the fix
+mkdir -p "$T/shims"
+printf '#!/bin/sh\necho shim\n' >"$T/shims/cat"
+chmod 755 "$T/shims/cat"
+run_sb run --explain --report "$T/moot.json" -- sh -c "PATH='$T/shims':/usr/bin:/bin; cat /etc/os-release >/dev/null && echo ran"
+[ "$RC" = 0 ] && [ "$OUT" = ran ] && grep -q "the sandbox denied nothing" "$T/out/err" &&
+	grep -A1 "then ran from another folder" "$T/out/err" | grep -q "'$T/shims/cat': not needed" &&
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["denials"]; assert all(x.get("moot") and "grant" not in x for x in d if "/shims/" in x.get("path", "")), d' "$T/moot.json" &&
+	ok "explain: a PATH miss before the folder that had the command is not the cause" ||
+	notok "explain: a PATH miss before the folder that had the command is not the cause" "rc=$RC $OUT" "$(cat "$T/out/err")"
+
 run_sb run --explain -- sh -c 'echo ok > fine'
 grep -q "the sandbox denied nothing" "$T/out/err" && ok "explain: nothing denied says so" || notok "explain: nothing denied says so"
 
