@@ -190,6 +190,8 @@ bool grants_system_folder(const char *path);
  * them over, where one of its files, named, would not. false when unlisted.
  */
 bool grants_holds_keys(const char *dir);
+/* name is a key's or a credential file's (id_ed25519, .netrc, *.pem...). */
+bool grants_key_name(const char *name);
 
 /*
  * path is hidden from the sandbox on purpose: the walk left it out, or it

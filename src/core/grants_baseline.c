@@ -236,25 +236,30 @@ int gb_add_extras(struct build *b)
 }
 
 /* grants.h: by the names keys and credentials go by, in dir itself (not beneath). */
-bool grants_holds_keys(const char *dir)
+bool grants_key_name(const char *name)
 {
 	static const char *const names[] = {"id_rsa",  "id_ed25519",     "id_ecdsa",
 					    "id_dsa",  "credentials",    ".netrc",
 					    ".pgpass", "authorized_keys"};
 	static const char *const ends[] = {".pem", ".key", ".p12", ".pfx", ".kdbx", ".gpg"};
+	size_t len = strlen(name);
+	bool yes = false;
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		yes |= strcmp(name, names[k]) == 0;
+	for (size_t k = 0; k < sizeof(ends) / sizeof(ends[0]); k++)
+		yes |= len > strlen(ends[k]) && strcmp(name + len - strlen(ends[k]), ends[k]) == 0;
+	return yes;
+}
+
+bool grants_holds_keys(const char *dir)
+{
 	struct path_dir d;
 	struct path_entry e;
 	bool yes = false;
 	if (path_dir_open(&d, AT_FDCWD, dir) < 0)
 		return false;
-	while (!yes && path_dir_next(&d, &e)) {
-		size_t len = strlen(e.name);
-		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
-			yes |= strcmp(e.name, names[k]) == 0;
-		for (size_t k = 0; k < sizeof(ends) / sizeof(ends[0]); k++)
-			yes |= len > strlen(ends[k]) &&
-			       strcmp(e.name + len - strlen(ends[k]), ends[k]) == 0;
-	}
+	while (!yes && path_dir_next(&d, &e))
+		yes = grants_key_name(e.name);
 	path_dir_close(&d);
 	return yes;
 }

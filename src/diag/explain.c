@@ -405,6 +405,72 @@ static const char *hidden_why(const char *path)
 }
 
 /* A read of a file beneath HOME: its path relative to HOME in rel. */
+/*
+ * path is a key or credential file, lies in a folder that holds them, or in
+ * one whose purpose is to (~/.ssh, ~/.gnupg, a cloud CLI's credentials).
+ */
+static bool holds_keys(const char *path)
+{
+	static const char *const key_dirs[] = {
+		"/.ssh/",    "/.gnupg/",          "/.aws/",           "/.azure/", "/.kube/",
+		"/.docker/", "/.password-store/", "/.config/gcloud/", NULL};
+	char dir[PATH_MAX];
+	const char *name = strrchr(path, '/');
+	struct stat st;
+	if (name && grants_key_name(name + 1))
+		return true;
+	snprintf(dir, sizeof(dir), "%s/", path);
+	for (size_t i = 0; key_dirs[i]; i++)
+		if (strstr(dir, key_dirs[i]))
+			return true;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return grants_holds_keys(path);
+	return path_parent(path, dir, sizeof(dir)) && grants_holds_keys(dir);
+}
+
+/* Tools that install themselves in HOME, shims and all: their root, below HOME. */
+struct home_tool {
+	const char *root, *by;
+};
+static const struct home_tool home_tools[] = {
+	{".pyenv", "pyenv"},
+	{".rbenv", "rbenv"},
+	{".goenv", "goenv"},
+	{".jenv", "jenv"},
+	{".nvm", "nvm"},
+	{".volta", "Volta"},
+	{".local/share/fnm", "fnm"},
+	{".local/share/mise", "mise"},
+	{".asdf", "asdf"},
+	{".rustup", "rustup"},
+	{".cargo", "rustup (cargo's bin folder)"},
+	{".sdkman", "SDKMAN!"},
+	{".bun", "Bun"},
+	{".deno", "Deno"},
+	{NULL, NULL},
+};
+
+/*
+ * d is a read or exec in a tool installed in HOME (pyenv's shims and the like):
+ * the tool, and its root in root (a shim runs more of the installation, so the
+ * file alone is a grant that leads to the next denial).
+ */
+static const struct home_tool *home_tool(const struct explain_denial *d, const char *home,
+					 char *root, size_t cap)
+{
+	if (!home || !d->path || is_write(d) || !path_beneath(d->path, home))
+		return NULL;
+	for (const struct home_tool *t = home_tools; t->root; t++) {
+		char r[PATH_MAX];
+		snprintf(r, sizeof(r), "%s/%s", home, t->root);
+		if (path_beneath(d->path, r)) {
+			snprintf(root, cap, "%s", r);
+			return t;
+		}
+	}
+	return NULL;
+}
+
 static bool home_file(const struct explain_denial *d, const char *home, char *rel, size_t cap)
 {
 	struct stat st;
@@ -449,9 +515,11 @@ static void host_advice(FILE *out, const struct explain_denial *d)
  * the shared cache, or a file of HOME (--home-file instead).
  */
 static bool print_advice(FILE *out, const struct explain *x, const struct explain_denial *d,
-			 const char *home)
+			 const char *home, char *proposed, size_t cap)
 {
 	char rel[PATH_MAX];
+	const struct home_tool *tool;
+	snprintf(proposed, cap, "%s", d->grant ? d->grant : "");
 	if (d->op == OP_HOST) {
 		host_advice(out, d);
 	} else if (d->op == OP_CONNECT || d->op == OP_BIND) {
@@ -485,6 +553,17 @@ static bool print_advice(FILE *out, const struct explain *x, const struct explai
 	} else if (is_write(d) && d->grant && grants_system_folder(d->grant)) {
 		fprintf(out, "a system folder, which a step never writes; write in "
 			     "the workdir or another write grant\n");
+	} else if (d->path && holds_keys(d->path)) {
+		fprintf(out, "keys or credentials, which stepbox never proposes to grant: a step "
+			     "may send what it reads to any place it reaches; if it truly needs "
+			     "one, grant that file yourself\n");
+	} else if ((tool = home_tool(d, home, proposed, cap))) {
+		fprintf(out,
+			"a tool installed in HOME by %s, which runs more of its installation "
+			"than this file; grant it whole, read-only, with --read %s, or put the "
+			"system's first on PATH\n",
+			tool->by, proposed);
+		return true;
 	} else if (home_file(d, home, rel, sizeof(rel))) {
 		fprintf(out,
 			"a file of HOME, which holds nothing of the user's unless "
@@ -496,7 +575,7 @@ static bool print_advice(FILE *out, const struct explain *x, const struct explai
 			: d->op == OP_EXECUTE                  ? "execute"
 							       : "write",
 			is_write(d) ? "--write" : "--read", d->grant ? d->grant : d->path);
-		return d->grant != NULL;
+		return proposed[0] != '\0';
 	}
 	return false;
 }
@@ -533,7 +612,8 @@ void explain_print(FILE *out, const struct explain *x)
 		if (!d->sandbox || d->moot || probe != (k >= x->n))
 			continue;
 		describe(out, d);
-		print_advice(out, x, d, home[0] ? home : NULL);
+		char proposed[PATH_MAX];
+		print_advice(out, x, d, home[0] ? home : NULL, proposed, sizeof(proposed));
 	}
 	if (x->omitted)
 		fprintf(out, "  ... and %zu more not listed\n", x->omitted);
@@ -649,7 +729,7 @@ static void passwd_home(uid_t uid, char *out, size_t cap)
 
 /* Why learn does not propose d's grant, or NULL. */
 static char *learn_refused(const struct explain *x, const struct explain_denial *d,
-			   const char *const homes[2], bool dir)
+			   const char *const homes[2])
 {
 	/* a grant is proposed as the next round will resolve it, or not at all */
 	char *canon = NULL;
@@ -670,7 +750,7 @@ static char *learn_refused(const struct explain *x, const struct explain_denial 
 	char *why = is_write(d) ? write_refused(d->grant, homes, x->grants->workdir) : NULL;
 	if (why)
 		return why;
-	if (dir && grants_holds_keys(d->grant))
+	if (holds_keys(d->grant))
 		return strv_fmt("%s: holds keys or credentials", d->grant);
 	return NULL;
 }
@@ -727,13 +807,18 @@ int explain_learn(const struct explain *x, json_t *policy, struct strv *refused)
 	/* writes first: a read beneath a write grant is not added (writing covers it, and
 	 * Landlock alone refuses a read-only grant there) */
 	for (size_t k = 0; k < 2 * x->n; k++) {
-		const struct explain_denial *d = &x->v[k % x->n];
+		/* a tool installed in HOME: its whole installation, as --explain says */
+		struct explain_denial tool_d = x->v[k % x->n];
+		char root[PATH_MAX];
+		if (home_tool(&tool_d, home[0] ? home : NULL, root, sizeof(root)))
+			tool_d.grant = root;
+		const struct explain_denial *d = &tool_d;
 		if (!d->sandbox || d->moot || !d->grant || is_write(d) != (k < x->n) ||
 		    (!is_write(d) && beneath_any(json_object_get(policy, "write_paths"), d->grant)))
 			continue;
 		struct stat st;
 		bool dir = stat(d->grant, &st) == 0 && S_ISDIR(st.st_mode);
-		char *why = learn_refused(x, d, homes, dir);
+		char *why = learn_refused(x, d, homes);
 		if (why) {
 			if (strv_find(refused, why) < 0)
 				strv_push(refused, why);
@@ -783,12 +868,13 @@ json_t *explain_json(const struct explain *x)
 	for (size_t i = 0; a && i < x->n; i++) {
 		const struct explain_denial *d = &x->v[i];
 		/* the advice as --explain words it, and its grant only if it proposes one */
-		char *advice = NULL;
+		char *advice = NULL, proposed[PATH_MAX] = "";
 		size_t len = 0;
 		bool proposes = false;
 		FILE *mem = d->sandbox && !d->moot ? open_memstream(&advice, &len) : NULL;
 		if (mem) {
-			proposes = print_advice(mem, x, d, home[0] ? home : NULL);
+			proposes = print_advice(mem, x, d, home[0] ? home : NULL, proposed,
+						sizeof(proposed));
 			fclose(mem);
 			if (len && advice[len - 1] == '\n')
 				advice[len - 1] = '\0';
@@ -811,11 +897,11 @@ json_t *explain_json(const struct explain *x)
 		if (d->port >= 0)
 			json_object_set_new(o, d->op == OP_SIGNAL ? "target_pid" : "port",
 					    json_integer(d->port));
-		if (proposes)
+		if (proposes && proposed[0])
 			json_object_set_new(o, "grant",
 					    json_pack("{s:s}",
 						      is_write(d) ? "write_paths" : "read_paths",
-						      d->grant));
+						      proposed));
 		if (advice && advice[0])
 			json_object_set_new(o, "advice", json_string(advice));
 		free(advice);

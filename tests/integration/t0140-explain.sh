@@ -80,6 +80,33 @@ run_sb run --explain --report "$T/moot.json" -- sh -c "PATH='$T/shims':/usr/bin:
 	ok "explain: a PATH miss before the folder that had the command is not the cause" ||
 	notok "explain: a PATH miss before the folder that had the command is not the cause" "rc=$RC $OUT" "$(cat "$T/out/err")"
 
+# a tool installed in HOME (a pyenv-like shim that runs more of its tree):
+# named as such, with the grant of its whole installation, and that grant,
+# followed, runs it; never --home-file of the shim
+mkdir -p "$HOME/.pyenv/shims" "$HOME/.pyenv/libexec"
+printf '#!/bin/sh\nexec %s/.pyenv/libexec/pyenv exec "$@"\n' "$HOME" >"$HOME/.pyenv/shims/pytool"
+printf '#!/bin/sh\necho pyenv-ran\n' >"$HOME/.pyenv/libexec/pyenv"
+chmod 755 "$HOME/.pyenv/shims/pytool" "$HOME/.pyenv/libexec/pyenv"
+run_sb run --explain -- sh -c "'$HOME/.pyenv/shims/pytool'"
+grep -q "a tool installed in HOME by pyenv.*--read $HOME/.pyenv," "$T/out/err" && ! grep -q "home-file" "$T/out/err" &&
+	ok "explain: a shim of a tool in HOME names its whole installation" ||
+	notok "explain: a shim of a tool in HOME names its whole installation" "$(cat "$T/out/err")"
+run_sb run --explain --read "$HOME/.pyenv" -- sh -c "'$HOME/.pyenv/shims/pytool'"
+[ "$RC" = 0 ] && [ "$OUT" = pyenv-ran ] &&
+	ok "explain: the HOME tool's grant, followed, runs it" ||
+	notok "explain: the HOME tool's grant, followed, runs it" "rc=$RC $OUT" "$(cat "$T/out/err")"
+# keys: named, never proposed (not by --explain, the report, nor learn)
+mkdir -p "$HOME/.ssh"
+echo key >"$HOME/.ssh/id_ed25519"
+run_sb run --explain --report "$T/keys.json" -- cat "$HOME/.ssh/id_ed25519"
+grep -q "keys or credentials, which stepbox never proposes" "$T/out/err" &&
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["denials"]; assert d and all("grant" not in x for x in d), d' "$T/keys.json" &&
+	ok "explain: a key file is named, never proposed as a grant" ||
+	notok "explain: a key file is named, never proposed as a grant" "$(cat "$T/out/err")"
+run_sb learn -- cat "$HOME/.ssh/id_ed25519"
+! grep -q "id_ed25519" "$T/out/out" && grep -q "not proposed.*holds keys" "$T/out/err" &&
+	ok "learn: a key file is not proposed" || notok "learn: a key file is not proposed" "$OUT" "$(cat "$T/out/err")"
+
 run_sb run --explain -- sh -c 'echo ok > fine'
 grep -q "the sandbox denied nothing" "$T/out/err" && ok "explain: nothing denied says so" || notok "explain: nothing denied says so"
 
