@@ -1,4 +1,5 @@
 #include "explain.h"
+#include "explain_int.h"
 #include "canon.h"
 #include "path.h"
 
@@ -70,7 +71,7 @@ static char *grant_folder(const char *path, bool parent)
 }
 
 /* The canonical form of path, its missing tail kept as written (canon_path). */
-static void canonical(const char *path, char *out, size_t cap)
+void explain_canonical(const char *path, char *out, size_t cap)
 {
 	char *c = NULL;
 	bool exists;
@@ -78,7 +79,7 @@ static void canonical(const char *path, char *out, size_t cap)
 	free(c);
 }
 
-static bool is_write(const struct explain_denial *d)
+bool explain_is_write(const struct explain_denial *d)
 {
 	return d->op != OP_READ && d->op != OP_EXECUTE && d->op != OP_LOOKUP;
 }
@@ -144,7 +145,7 @@ static bool listed_port(const struct policy_ports *p, int port)
 }
 
 /* A character or block device (a grant gives none but the baseline's). */
-static bool is_device(const char *path)
+bool explain_is_device(const char *path)
 {
 	struct stat st;
 	return lstat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode));
@@ -192,7 +193,7 @@ void explain_judge(struct explain *x, const struct explain_call *t, int errnum)
 		if (!paths[i][0])
 			continue;
 		char target[PATH_MAX];
-		canonical(paths[i], canon[i], sizeof(canon[i]));
+		explain_canonical(paths[i], canon[i], sizeof(canon[i]));
 		memcpy(target, canon[i], sizeof(target)); /* the same size, NUL-terminated */
 		if (parent) {
 			char *slash = strrchr(target, '/');
@@ -200,7 +201,7 @@ void explain_judge(struct explain *x, const struct explain_call *t, int errnum)
 				*slash = '\0';
 		}
 		/* a device node opened needs a device grant: the others are nodev, or no rule */
-		bool dev = !parent && t->op != OP_EXECUTE && is_device(target);
+		bool dev = !parent && t->op != OP_EXECUTE && explain_is_device(target);
 		covered[i] = grants_covers(g, target, need | (dev ? GRANT_DEV : 0));
 		struct stat st;
 		/* ENOENT is the sandbox only for a path that exists outside it (mountns);
@@ -398,10 +399,10 @@ void explain_add(struct explain *x, enum denial_op op, const char *program, pid_
 }
 
 /* Why a hidden path (grants_hidden) is: a device node under a grant, or a secret. */
-static const char *hidden_why(const char *path)
+const char *explain_hidden_why(const char *path)
 {
-	return is_device(path) ? "a device node, which no grant gives but the baseline's"
-			       : "hidden on purpose: not world-readable";
+	return explain_is_device(path) ? "a device node, which no grant gives but the baseline's"
+				       : "hidden on purpose: not world-readable";
 }
 
 /* A read of a file beneath HOME: its path relative to HOME in rel. */
@@ -409,7 +410,7 @@ static const char *hidden_why(const char *path)
  * path is a key or credential file, lies in a folder that holds them, or in
  * one whose purpose is to (~/.ssh, ~/.gnupg, a cloud CLI's credentials).
  */
-static bool holds_keys(const char *path)
+bool explain_holds_keys(const char *path)
 {
 	static const char *const key_dirs[] = {
 		"/.ssh/",    "/.gnupg/",          "/.aws/",           "/.azure/", "/.kube/",
@@ -429,10 +430,7 @@ static bool holds_keys(const char *path)
 }
 
 /* Tools that install themselves in HOME, shims and all: their root, below HOME. */
-struct home_tool {
-	const char *root, *by;
-};
-static const struct home_tool home_tools[] = {
+static const struct explain_home_tool explain_home_tools[] = {
 	{".pyenv", "pyenv"},
 	{".rbenv", "rbenv"},
 	{".goenv", "goenv"},
@@ -455,12 +453,12 @@ static const struct home_tool home_tools[] = {
  * the tool, and its root in root (a shim runs more of the installation, so the
  * file alone is a grant that leads to the next denial).
  */
-static const struct home_tool *home_tool(const struct explain_denial *d, const char *home,
-					 char *root, size_t cap)
+const struct explain_home_tool *explain_home_tool(const struct explain_denial *d, const char *home,
+						  char *root, size_t cap)
 {
-	if (!home || !d->path || is_write(d) || !path_beneath(d->path, home))
+	if (!home || !d->path || explain_is_write(d) || !path_beneath(d->path, home))
 		return NULL;
-	for (const struct home_tool *t = home_tools; t->root; t++) {
+	for (const struct explain_home_tool *t = explain_home_tools; t->root; t++) {
 		char r[PATH_MAX];
 		snprintf(r, sizeof(r), "%s/%s", home, t->root);
 		if (path_beneath(d->path, r)) {
@@ -474,7 +472,7 @@ static const struct home_tool *home_tool(const struct explain_denial *d, const c
 static bool home_file(const struct explain_denial *d, const char *home, char *rel, size_t cap)
 {
 	struct stat st;
-	if (!home || !d->path || is_write(d) || !path_beneath(d->path, home) ||
+	if (!home || !d->path || explain_is_write(d) || !path_beneath(d->path, home) ||
 	    strcmp(d->path, home) == 0 || stat(d->path, &st) < 0 || S_ISDIR(st.st_mode))
 		return false;
 	snprintf(rel, cap, "%s", d->path + strlen(home) + (strcmp(home, "/") ? 1 : 0));
@@ -518,7 +516,7 @@ static bool print_advice(FILE *out, const struct explain *x, const struct explai
 			 const char *home, char *proposed, size_t cap)
 {
 	char rel[PATH_MAX];
-	const struct home_tool *tool;
+	const struct explain_home_tool *tool;
 	snprintf(proposed, cap, "%s", d->grant ? d->grant : "");
 	if (d->op == OP_HOST) {
 		host_advice(out, d);
@@ -544,20 +542,20 @@ static bool print_advice(FILE *out, const struct explain *x, const struct explai
 		fprintf(out, "not possible here: this host refuses pidfd_getfd (a container's "
 			     "seccomp profile), which the supervisor needs for it; allow "
 			     "pidfd_getfd there\n");
-	} else if (d->path && (grants_hidden(x->grants, d->path) || is_device(d->path))) {
-		fprintf(out, "%s\n", hidden_why(d->path));
-	} else if (d->path && is_write(d) && x->cfg->persist_shared && x->grants->persist &&
+	} else if (d->path && (grants_hidden(x->grants, d->path) || explain_is_device(d->path))) {
+		fprintf(out, "%s\n", explain_hidden_why(d->path));
+	} else if (d->path && explain_is_write(d) && x->cfg->persist_shared && x->grants->persist &&
 		   path_beneath(d->path, x->grants->persist)) {
 		fprintf(out, "the workflow cache is shared read-only in this step; "
 			     "install in a step that holds it (--persist)\n");
-	} else if (is_write(d) && d->grant && grants_system_folder(d->grant)) {
+	} else if (explain_is_write(d) && d->grant && grants_system_folder(d->grant)) {
 		fprintf(out, "a system folder, which a step never writes; write in "
 			     "the workdir or another write grant\n");
-	} else if (d->path && holds_keys(d->path)) {
+	} else if (d->path && explain_holds_keys(d->path)) {
 		fprintf(out, "keys or credentials, which stepbox never proposes to grant: a step "
 			     "may send what it reads to any place it reaches; if it truly needs "
 			     "one, grant that file yourself\n");
-	} else if ((tool = home_tool(d, home, proposed, cap))) {
+	} else if ((tool = explain_home_tool(d, home, proposed, cap))) {
 		fprintf(out,
 			"a tool installed in HOME by %s, which runs more of its installation "
 			"than this file; grant it whole, read-only, with --read %s, or put the "
@@ -574,7 +572,7 @@ static bool print_advice(FILE *out, const struct explain *x, const struct explai
 			d->op == OP_READ || d->op == OP_LOOKUP ? "read"
 			: d->op == OP_EXECUTE                  ? "execute"
 							       : "write",
-			is_write(d) ? "--write" : "--read", d->grant ? d->grant : d->path);
+			explain_is_write(d) ? "--write" : "--read", d->grant ? d->grant : d->path);
 		return proposed[0] != '\0';
 	}
 	return false;
@@ -586,7 +584,7 @@ static void caller_home(char *home, size_t cap)
 	const char *h = getenv("HOME");
 	home[0] = '\0';
 	if (h && h[0] == '/')
-		canonical(h, home, cap);
+		explain_canonical(h, home, cap);
 	if (strcmp(home, "/") == 0)
 		home[0] = '\0';
 }
@@ -642,224 +640,6 @@ void explain_print(FILE *out, const struct explain *x)
 	}
 }
 
-static json_t *ports(const struct policy_ports *have, const struct explain *x, enum denial_op op);
-
-/* Append s to the array under key in o (made if missing) unless there; 1 if added. */
-/* Whether path lies beneath one of the strings of the array a. */
-static bool beneath_any(json_t *a, const char *path)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(a, i, e) if (json_is_string(e) &&
-					path_beneath(path, json_string_value(e))) return true;
-	return false;
-}
-
-static int add_unique(json_t *o, const char *key, const char *s)
-{
-	json_t *a = json_object_get(o, key);
-	if (!a) {
-		a = json_array();
-		if (!a || json_object_set_new(o, key, a) < 0)
-			return 0;
-	}
-	size_t i;
-	json_t *e;
-	json_array_foreach(a, i, e) if (json_is_string(e) &&
-					strcmp(json_string_value(e), s) == 0) return 0;
-	return json_array_append_new(a, json_string(s)) == 0;
-}
-
-/*
- * Why learn never proposes writing at grant (canonical), or NULL: where the
- * host runs what is written, outside the sandbox (a system folder, /opt, a
- * home folder: the caller's by HOME and by the user database, root's, any
- * user's, or a folder that holds one), unless it lies in the workdir.
- */
-static char *write_refused(const char *grant, const char *const homes[2], const char *workdir)
-{
-	if (grants_system_folder(grant))
-		return strv_fmt("%s: a system folder", grant);
-	if (workdir && path_beneath(grant, workdir))
-		return NULL;
-	if (path_beneath(grant, "/opt"))
-		return strv_fmt("%s: in /opt, whose programs the host runs", grant);
-	for (int k = 0; k < 2; k++)
-		if (homes[k][0] && path_beneath(homes[k], grant))
-			return strv_fmt("%s: holds HOME (%s)", grant, homes[k]);
-	for (int k = 0; k < 2; k++)
-		if (homes[k][0] && path_beneath(grant, homes[k]))
-			return strv_fmt("%s: in HOME, whose files run outside the sandbox (shell "
-					"start-up files, autostart, PATH)",
-					grant);
-	if (path_beneath(grant, "/home") || path_beneath(grant, "/root"))
-		return strv_fmt("%s: in a user's home folder, whose files run outside the "
-				"sandbox",
-				grant);
-	return NULL;
-}
-
-/*
- * uid's home folder in /etc/passwd (read as a file: a static stepbox has no
- * NSS; users from elsewhere have HOME and the /home and /root rules), canonical;
- * "" when none.
- */
-static void passwd_home(uid_t uid, char *out, size_t cap)
-{
-	out[0] = '\0';
-	FILE *f = fopen("/etc/passwd", "re");
-	char line[1024];
-	while (f && fgets(line, sizeof(line), f)) {
-		char *field[7] = {line}, *p = line;
-		int n = 1;
-		while (n < 7 && (p = strchr(p, ':'))) {
-			*p++ = '\0';
-			field[n++] = p;
-		}
-		char *end;
-		if (n < 7 || strtoul(field[2], &end, 10) != uid || *end || field[5][0] != '/' ||
-		    strcmp(field[5], "/") == 0)
-			continue;
-		canonical(field[5], out, cap);
-		break;
-	}
-	if (f)
-		fclose(f);
-}
-
-/* Why learn does not propose d's grant, or NULL. */
-static char *learn_refused(const struct explain *x, const struct explain_denial *d,
-			   const char *const homes[2])
-{
-	/* a grant is proposed as the next round will resolve it, or not at all */
-	char *canon = NULL;
-	bool exists, same = canon_path("/", d->grant, &canon, &exists) == 0 &&
-			    strcmp(canon, d->grant) == 0;
-	free(canon);
-	if (!same)
-		return strv_fmt("%s: not a canonical path (it goes through a symlink or cannot be "
-				"resolved)",
-				d->grant);
-	if (grants_hidden(x->grants, d->grant) || is_device(d->grant))
-		return strv_fmt("%s: %s", d->grant, hidden_why(d->grant));
-	if (x->cfg->persist_shared && x->grants->persist &&
-	    path_beneath(d->grant, x->grants->persist))
-		return strv_fmt("%s: the workflow cache is shared in this step", d->grant);
-	if (homes[0][0] && strcmp(d->grant, homes[0]) == 0)
-		return strv_fmt("%s: HOME itself; grant the file it needs", d->grant);
-	char *why = is_write(d) ? write_refused(d->grant, homes, x->grants->workdir) : NULL;
-	if (why)
-		return why;
-	if (holds_keys(d->grant))
-		return strv_fmt("%s: holds keys or credentials", d->grant);
-	return NULL;
-}
-
-/*
- * Network by name: each host the proxy refused as not listed, into
- * network.hosts (its port written unless 80 or 443). Never an address of
- * this host or its networks, nor a name denied on purpose: refused says
- * why instead.
- */
-static int learn_hosts(const struct explain *x, json_t *policy, struct strv *refused)
-{
-	json_t *net = json_object_get(policy, "network");
-	if (!json_is_object(net))
-		return 0;
-	int added = 0;
-	for (size_t i = 0; i < x->n; i++) {
-		const struct explain_denial *d = &x->v[i];
-		if (d->op != OP_HOST || !d->path)
-			continue;
-		char *why = NULL;
-		if (d->why && strcmp(d->why, "not_listed") == 0) {
-			char entry[320];
-			if (d->port == 80 || d->port == 443)
-				snprintf(entry, sizeof(entry), "%s", d->path);
-			else
-				snprintf(entry, sizeof(entry), "%s:%d", d->path, d->port);
-			added += add_unique(net, "hosts", entry);
-		} else if (d->why && strcmp(d->why, "private_address") == 0) {
-			why = strv_fmt("%s: resolves to %s, an address of this host or its "
-				       "networks; list that address yourself if the step must "
-				       "reach it",
-				       d->path, d->addr ? d->addr : "a private address");
-		} else if (d->why && strcmp(d->why, "denied") == 0) {
-			why = strv_fmt("%s: named in network.deny_hosts", d->path);
-		}
-		if (why && strv_find(refused, why) < 0)
-			strv_push(refused, why);
-		free(why);
-	}
-	return added;
-}
-
-int explain_learn(const struct explain *x, json_t *policy, struct strv *refused)
-{
-	char home[PATH_MAX] = "", pw_home[PATH_MAX] = "";
-	const char *h = getenv("HOME");
-	if (h && h[0] == '/' && strcmp(h, "/") != 0)
-		canonical(h, home, sizeof(home));
-	/* /etc/passwd's too: HOME may be unset, /, or another user's (sudo) */
-	passwd_home(getuid(), pw_home, sizeof(pw_home));
-	const char *const homes[2] = {home, pw_home};
-	int added = 0;
-	/* writes first: a read beneath a write grant is not added (writing covers it, and
-	 * Landlock alone refuses a read-only grant there) */
-	for (size_t k = 0; k < 2 * x->n; k++) {
-		/* a tool installed in HOME: its whole installation, as --explain says */
-		struct explain_denial tool_d = x->v[k % x->n];
-		char root[PATH_MAX];
-		if (home_tool(&tool_d, home[0] ? home : NULL, root, sizeof(root)))
-			tool_d.grant = root;
-		const struct explain_denial *d = &tool_d;
-		if (!d->sandbox || d->moot || !d->grant || is_write(d) != (k < x->n) ||
-		    (!is_write(d) && beneath_any(json_object_get(policy, "write_paths"), d->grant)))
-			continue;
-		struct stat st;
-		bool dir = stat(d->grant, &st) == 0 && S_ISDIR(st.st_mode);
-		char *why = learn_refused(x, d, homes);
-		if (why) {
-			if (strv_find(refused, why) < 0)
-				strv_push(refused, why);
-			free(why);
-			continue;
-		}
-		if (!is_write(d) && !dir && home[0] && path_beneath(d->grant, home))
-			added += add_unique(policy, "home_files", d->grant + strlen(home) + 1);
-		else
-			added += add_unique(policy, is_write(d) ? "write_paths" : "read_paths",
-					    d->grant);
-	}
-	if (x->cfg->net == NET_HOSTS)
-		added += learn_hosts(x, policy, refused);
-	if (x->cfg->net == NET_TCP) {
-		json_t *net = json_pack("{s:o, s:o}", "connect_tcp",
-					ports(&x->cfg->connect_tcp, x, OP_CONNECT), "bind_tcp",
-					ports(&x->cfg->bind_tcp, x, OP_BIND));
-		json_t *old = json_object_get(policy, "network");
-		added += !json_equal(old, net);
-		json_object_set_new(policy, "network", net);
-	}
-	return added;
-}
-
-static json_t *ports(const struct policy_ports *have, const struct explain *x, enum denial_op op)
-{
-	json_t *a = json_array();
-	for (unsigned i = 0; a && i < have->n; i++)
-		json_array_append_new(a, json_integer(have->v[i]));
-	for (size_t i = 0; a && i < x->n; i++) {
-		const struct explain_denial *d = &x->v[i];
-		bool dup = false;
-		for (size_t k = 0; k < json_array_size(a); k++)
-			dup |= json_integer_value(json_array_get(a, k)) == d->port;
-		if (d->sandbox && d->op == op && d->port >= 0 && !dup)
-			json_array_append_new(a, json_integer(d->port));
-	}
-	return a;
-}
-
 json_t *explain_json(const struct explain *x)
 {
 	char home[PATH_MAX];
@@ -898,10 +678,11 @@ json_t *explain_json(const struct explain *x)
 			json_object_set_new(o, d->op == OP_SIGNAL ? "target_pid" : "port",
 					    json_integer(d->port));
 		if (proposes && proposed[0])
-			json_object_set_new(o, "grant",
-					    json_pack("{s:s}",
-						      is_write(d) ? "write_paths" : "read_paths",
-						      proposed));
+			json_object_set_new(
+				o, "grant",
+				json_pack("{s:s}",
+					  explain_is_write(d) ? "write_paths" : "read_paths",
+					  proposed));
 		if (advice && advice[0])
 			json_object_set_new(o, "advice", json_string(advice));
 		free(advice);

@@ -116,4 +116,13 @@ void sup_serve_setid_make(struct call *c);
 void sup_serve_shm(struct call *c);
 void sup_serve_access(struct call *c);
 
+/*
+ * Abstract names (supervise_names.c): whether one may be reached (the step
+ * bound it and still holds it; every name in a network namespace of its own),
+ * and the names a socket of the step holds, remembered.
+ */
+bool sup_abstract_ok(struct supervisor *s, const char *name, socklen_t len);
+void sup_add_name(struct supervisor *s, const char *name, socklen_t len, ino_t ino);
+void sup_remember_name(struct supervisor *s, int sock);
+
 #endif

@@ -42,7 +42,6 @@
 #define SUP_MAX_IOV 1024u
 #define SUP_MAX_MMSG 1024u
 #define SUP_MAX_WORKERS 64u
-#define SUP_MAX_NAMES 4096u
 #define SUP_MAX_SCM_FDS 253
 
 /* ---- sockets ------------------------------------------------------------ */
@@ -106,100 +105,6 @@ static int sock_domain(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &d, &l) < 0 ? -errno : d;
 }
 
-/* The inode of the socket bound to an abstract name in our network namespace. */
-static ino_t abstract_holder(const char *name, socklen_t len)
-{
-	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (nl < 0)
-		return 0;
-	struct {
-		struct nlmsghdr h;
-		struct unix_diag_req r;
-	} req = {
-		.h = {sizeof(req), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0},
-		.r = {.sdiag_family = AF_UNIX, .udiag_states = ~0u, .udiag_show = UDIAG_SHOW_NAME},
-	};
-	ino_t found = 0;
-	if (send(nl, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
-		close(nl);
-		return 0;
-	}
-	char buf[16384] __attribute__((aligned(8)));
-	for (bool done = false; !done && !found;) {
-		ssize_t n = recv(nl, buf, sizeof(buf), 0);
-		if (n <= 0)
-			break;
-		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
-		     h = NLMSG_NEXT(h, n)) {
-			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-				done = true;
-				break;
-			}
-			struct unix_diag_msg *m = NLMSG_DATA(h);
-			struct rtattr *a = (struct rtattr *)(m + 1);
-			int rl = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
-			for (; RTA_OK(a, rl); a = RTA_NEXT(a, rl)) {
-				size_t al = RTA_PAYLOAD(a);
-				if (a->rta_type == UNIX_DIAG_NAME && al == (size_t)len &&
-				    memcmp(RTA_DATA(a), name, al) == 0)
-					found = m->udiag_ino;
-			}
-		}
-	}
-	close(nl);
-	return found;
-}
-
-/*
- * An abstract name may be reached when a process of the step bound it and a
- * socket of the step still holds it (a host process may take a name the step
- * let go of). In a network namespace of its own every name is the step's.
- */
-static bool abstract_ok(struct supervisor *s, const char *name, socklen_t len)
-{
-	if (s->own_netns)
-		return true;
-	ino_t held = abstract_holder(name, len);
-	bool ok = false;
-	pthread_mutex_lock(&s->lock);
-	for (size_t i = 0; held && !ok && i < s->nnames; i++)
-		ok = s->names[i].ino == held &&
-		     (s->names[i].len == 0 ||
-		      (s->names[i].len == len && memcmp(s->names[i].name, name, len) == 0));
-	pthread_mutex_unlock(&s->lock);
-	return ok;
-}
-
-static void add_name(struct supervisor *s, const char *name, socklen_t len, ino_t ino)
-{
-	pthread_mutex_lock(&s->lock);
-	if (s->nnames < SUP_MAX_NAMES &&
-	    strv_grow(&s->names, &s->capnames, s->nnames, sizeof(*s->names), 16) == 0) {
-		struct sup_name *n = &s->names[s->nnames++];
-		n->len = len;
-		memcpy(n->name, name, len);
-		n->ino = ino;
-	}
-	pthread_mutex_unlock(&s->lock);
-}
-
-static void remember_name(struct supervisor *s, int sock)
-{
-	struct sockaddr_un a;
-	socklen_t al = sizeof(a);
-	struct stat st;
-	if (getsockname(sock, (struct sockaddr *)&a, &al) < 0 || fstat(sock, &st) < 0 ||
-	    al <= offsetof(struct sockaddr_un, sun_path) + 1 || a.sun_path[0] != '\0')
-		return;
-	add_name(s, a.sun_path, al - (socklen_t)offsetof(struct sockaddr_un, sun_path), st.st_ino);
-}
-
-/*
- * Decide where one message or connect may go, on our copy of its address.
- * A pathname is resolved as the step would, the socket pinned, checked, and
- * the address rewritten to /proc/self/fd/<pin>: what we checked is what we
- * reach. 0, or the errno the step gets.
- */
 /*
  * Network by name on the host's loopback: an IP address is allowed only as
  * the proxy's (v4, or v4-mapped on a v6 socket); AF_UNSPEC (a disconnect)
@@ -237,6 +142,12 @@ static int decide_peer(struct net_op *op, const struct net_msg *m)
 	return EACCES;
 }
 
+/*
+ * Decide where one message or connect may go, on our copy of its address.
+ * A pathname is resolved as the step would, the socket pinned, checked, and
+ * the address rewritten to /proc/self/fd/<pin>: what we checked is what we
+ * reach. 0, or the errno the step gets.
+ */
 static int decide(struct net_op *op, struct net_msg *m, int domain)
 {
 	if ((domain == AF_INET || domain == AF_INET6) && op->c.s->only_peer && m->addrlen > 0)
@@ -257,7 +168,7 @@ static int decide(struct net_op *op, struct net_msg *m, int domain)
 					-1);
 			return EACCES;
 		}
-		if (abstract_ok(op->c.s, un->sun_path, (socklen_t)plen))
+		if (sup_abstract_ok(op->c.s, un->sun_path, (socklen_t)plen))
 			return 0;
 		char shown[sizeof(un->sun_path) + 1] = "@";
 		memcpy(shown + 1, un->sun_path + 1, plen - 1);
@@ -674,7 +585,7 @@ static int nofd_take(struct net_op *op, int nr, uint64_t fd)
 			return -EINVAL;
 	} else if (nr == SYS_bind) {
 		if (unix_bind)
-			add_name(op->c.s, "", 0, (ino_t)k.ino);
+			sup_add_name(op->c.s, "", 0, (ino_t)k.ino);
 		struct seccomp_notif_resp resp = {op->c.req->id, 0, 0,
 						  SECCOMP_USER_NOTIF_FLAG_CONTINUE};
 		ioctl(op->c.s->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
@@ -865,7 +776,7 @@ static void serve_bind(struct net_op *op, int domain)
 	} else if (bind(op->sock, (const struct sockaddr *)&m->addr, m->addrlen) < 0) {
 		sup_respond(&op->c, 0, errno);
 	} else {
-		remember_name(op->c.s, op->sock);
+		sup_remember_name(op->c.s, op->sock);
 		sup_respond(&op->c, 0, 0);
 	}
 	op_free(op);
