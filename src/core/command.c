@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "env.h"
+#include "grants.h"
 #include "strv.h"
 
 int command_resolve(const char *argv0, const char *path_env, const char *workdir, char **out)
@@ -97,10 +98,23 @@ int command_exec_failure(command_may_exec *may, const void *arg, const char *fil
 			"cannot execute '%s': the sandbox refused it: it "
 			"lies outside every execute grant",
 			shown);
-		err_hint(err,
-			 "grant its folder with --read %s (or a read_paths entry), or add it "
-			 "to SANDBOX_EXTRA_SYSTEM_PATHS",
-			 dir ? dir : shown);
+		char *home = getenv("HOME") ? realpath(getenv("HOME"), NULL) : NULL;
+		char root[PATH_MAX];
+		const char *tool = home && strcmp(home, "/") != 0
+					   ? grants_home_tool(canon, home, root, sizeof(root))
+					   : NULL;
+		if (tool)
+			err_hint(err,
+				 "a tool installed in HOME by %s, which runs more of its "
+				 "installation than this file; grant it whole, read-only, with "
+				 "--read %s, or put the system's first on PATH",
+				 tool, root);
+		else
+			err_hint(err,
+				 "grant its folder with --read %s (or a read_paths entry), or add "
+				 "it to SANDBOX_EXTRA_SYSTEM_PATHS",
+				 dir ? dir : shown);
+		free(home);
 		free(dir);
 	} else if ((errnum == EACCES || errnum == ENOENT) && canon && (interp = shebang(canon))) {
 		icanon = realpath(interp, NULL);

@@ -192,6 +192,12 @@ bool grants_system_folder(const char *path);
 bool grants_holds_keys(const char *dir);
 /* name is a key's or a credential file's (id_ed25519, .netrc, *.pem...). */
 bool grants_key_name(const char *name);
+/*
+ * path lies in a tool that installs itself in HOME, shims and all (pyenv,
+ * nvm, rustup...): who installed it, and its root in root; NULL when not, or
+ * when home is NULL. One file of it is a grant that leads to the next denial.
+ */
+const char *grants_home_tool(const char *path, const char *home, char *root, size_t cap);
 
 /*
  * path is hidden from the sandbox on purpose: the walk left it out, or it

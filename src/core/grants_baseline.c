@@ -251,6 +251,37 @@ bool grants_key_name(const char *name)
 	return yes;
 }
 
+const char *grants_home_tool(const char *path, const char *home, char *root, size_t cap)
+{
+	static const char *const tools[][2] = {
+		{".pyenv", "pyenv"},
+		{".rbenv", "rbenv"},
+		{".goenv", "goenv"},
+		{".jenv", "jenv"},
+		{".nvm", "nvm"},
+		{".volta", "Volta"},
+		{".local/share/fnm", "fnm"},
+		{".local/share/mise", "mise"},
+		{".asdf", "asdf"},
+		{".rustup", "rustup"},
+		{".cargo", "rustup (cargo's bin folder)"},
+		{".sdkman", "SDKMAN!"},
+		{".bun", "Bun"},
+		{".deno", "Deno"},
+	};
+	if (!home || !path || !path_beneath(path, home))
+		return NULL;
+	for (size_t k = 0; k < sizeof(tools) / sizeof(tools[0]); k++) {
+		char r[PATH_MAX];
+		snprintf(r, sizeof(r), "%s/%s", home, tools[k][0]);
+		if (path_beneath(path, r)) {
+			snprintf(root, cap, "%s", r);
+			return tools[k][1];
+		}
+	}
+	return NULL;
+}
+
 bool grants_holds_keys(const char *dir)
 {
 	struct path_dir d;

@@ -429,44 +429,17 @@ bool explain_holds_keys(const char *path)
 	return path_parent(path, dir, sizeof(dir)) && grants_holds_keys(dir);
 }
 
-/* Tools that install themselves in HOME, shims and all: their root, below HOME. */
-static const struct explain_home_tool explain_home_tools[] = {
-	{".pyenv", "pyenv"},
-	{".rbenv", "rbenv"},
-	{".goenv", "goenv"},
-	{".jenv", "jenv"},
-	{".nvm", "nvm"},
-	{".volta", "Volta"},
-	{".local/share/fnm", "fnm"},
-	{".local/share/mise", "mise"},
-	{".asdf", "asdf"},
-	{".rustup", "rustup"},
-	{".cargo", "rustup (cargo's bin folder)"},
-	{".sdkman", "SDKMAN!"},
-	{".bun", "Bun"},
-	{".deno", "Deno"},
-	{NULL, NULL},
-};
-
 /*
  * d is a read or exec in a tool installed in HOME (pyenv's shims and the like):
- * the tool, and its root in root (a shim runs more of the installation, so the
- * file alone is a grant that leads to the next denial).
+ * who installed it, and its root in root (a shim runs more of the installation,
+ * so the file alone is a grant that leads to the next denial).
  */
-const struct explain_home_tool *explain_home_tool(const struct explain_denial *d, const char *home,
-						  char *root, size_t cap)
+const char *explain_home_tool(const struct explain_denial *d, const char *home, char *root,
+			      size_t cap)
 {
-	if (!home || !d->path || explain_is_write(d) || !path_beneath(d->path, home))
+	if (!d->path || explain_is_write(d))
 		return NULL;
-	for (const struct explain_home_tool *t = explain_home_tools; t->root; t++) {
-		char r[PATH_MAX];
-		snprintf(r, sizeof(r), "%s/%s", home, t->root);
-		if (path_beneath(d->path, r)) {
-			snprintf(root, cap, "%s", r);
-			return t;
-		}
-	}
-	return NULL;
+	return grants_home_tool(d->path, home, root, cap);
 }
 
 static bool home_file(const struct explain_denial *d, const char *home, char *rel, size_t cap)
@@ -516,7 +489,7 @@ static bool print_advice(FILE *out, const struct explain *x, const struct explai
 			 const char *home, char *proposed, size_t cap)
 {
 	char rel[PATH_MAX];
-	const struct explain_home_tool *tool;
+	const char *tool;
 	snprintf(proposed, cap, "%s", d->grant ? d->grant : "");
 	if (d->op == OP_HOST) {
 		host_advice(out, d);
@@ -560,7 +533,7 @@ static bool print_advice(FILE *out, const struct explain *x, const struct explai
 			"a tool installed in HOME by %s, which runs more of its installation "
 			"than this file; grant it whole, read-only, with --read %s, or put the "
 			"system's first on PATH\n",
-			tool->by, proposed);
+			tool, proposed);
 		return true;
 	} else if (home_file(d, home, rel, sizeof(rel))) {
 		fprintf(out,

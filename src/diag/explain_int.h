@@ -10,11 +10,6 @@
 
 #include "explain.h"
 
-/* A tool that installs itself in HOME: its root below HOME, and who. */
-struct explain_home_tool {
-	const char *root, *by;
-};
-
 /* d changes something (not a read, a lookup or an exec). */
 bool explain_is_write(const struct explain_denial *d);
 /* The canonical form of path, its missing tail kept as written. */
@@ -25,8 +20,8 @@ bool explain_is_device(const char *path);
 const char *explain_hidden_why(const char *path);
 /* path is a key or credential file, or in a folder that holds them. */
 bool explain_holds_keys(const char *path);
-/* d lies in a tool installed in HOME: the tool, and its root in root. */
-const struct explain_home_tool *explain_home_tool(const struct explain_denial *d, const char *home,
-						  char *root, size_t cap);
+/* d reads or runs a tool installed in HOME: who installed it, and its root in root. */
+const char *explain_home_tool(const struct explain_denial *d, const char *home, char *root,
+			      size_t cap);
 
 #endif

@@ -91,6 +91,12 @@ run_sb run --explain -- sh -c "'$HOME/.pyenv/shims/pytool'"
 grep -q "a tool installed in HOME by pyenv.*--read $HOME/.pyenv," "$T/out/err" && ! grep -q "home-file" "$T/out/err" &&
 	ok "explain: a shim of a tool in HOME names its whole installation" ||
 	notok "explain: a shim of a tool in HOME names its whole installation" "$(cat "$T/out/err")"
+# the launch's own refusal (no shell between) gives the same judgment
+run_sb run -- "$HOME/.pyenv/shims/pytool"
+grep -q "^hint: a tool installed in HOME by pyenv.*--read $HOME/.pyenv," "$T/out/err" &&
+	! grep -q -- "--read $HOME/.pyenv/shims" "$T/out/err" &&
+	ok "explain: the launch's refusal of a HOME tool's shim words it as --explain does" ||
+	notok "explain: the launch's refusal of a HOME tool's shim words it as --explain does" "$(cat "$T/out/err")"
 run_sb run --explain --read "$HOME/.pyenv" -- sh -c "'$HOME/.pyenv/shims/pytool'"
 [ "$RC" = 0 ] && [ "$OUT" = pyenv-ran ] &&
 	ok "explain: the HOME tool's grant, followed, runs it" ||
