@@ -298,14 +298,11 @@ static void fastopen_rules(scmp_filter_ctx ctx)
  * libseccomp rules are conjunctions and one argument cannot be compared twice
  * in a rule, so "not one of" is spelled as one rule per refused value.
  */
-static void net_rules(scmp_filter_ctx ctx, bool none)
+static void socket_rules(scmp_filter_ctx ctx, bool none, uint32_t action)
 {
-	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
-	fastopen_rules(ctx);
 	struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0);
-	add(ctx, eperm, SCMP_SYS(socketpair), "socketpair", 1, &not_unix);
 	if (none) {
-		add(ctx, eperm, SCMP_SYS(socket), "socket", 1, &not_unix);
+		add(ctx, action, SCMP_SYS(socket), "socket", 1, &not_unix);
 		return;
 	}
 	/* families other than AF_UNIX, AF_INET, AF_INET6 */
@@ -313,10 +310,10 @@ static void net_rules(scmp_filter_ctx ctx, bool none)
 		if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6)
 			continue;
 		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam, 0);
-		add(ctx, eperm, SCMP_SYS(socket), "socket family", 1, &c);
+		add(ctx, action, SCMP_SYS(socket), "socket family", 1, &c);
 	}
 	struct scmp_arg_cmp above = SCMP_A0(SCMP_CMP_GT, AF_INET6, 0);
-	add(ctx, eperm, SCMP_SYS(socket), "socket families", 1, &above);
+	add(ctx, action, SCMP_SYS(socket), "socket families", 1, &above);
 	const int inet[] = {AF_INET, AF_INET6};
 	for (size_t f = 0; f < 2; f++) {
 		/* the type without SOCK_NONBLOCK and SOCK_CLOEXEC: stream only */
@@ -326,18 +323,32 @@ static void net_rules(scmp_filter_ctx ctx, bool none)
 			struct scmp_arg_cmp c[2] = {
 				SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
 				SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)type)};
-			add(ctx, eperm, SCMP_SYS(socket), "socket type", 2, c);
+			add(ctx, action, SCMP_SYS(socket), "socket type", 2, c);
 		}
 		/* protocol 0 or IPPROTO_TCP only: not SCTP, not MPTCP */
 		for (int proto = 1; proto < IPPROTO_TCP; proto++) {
 			struct scmp_arg_cmp c[2] = {SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
 						    SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)proto, 0)};
-			add(ctx, eperm, SCMP_SYS(socket), "socket protocol", 2, c);
+			add(ctx, action, SCMP_SYS(socket), "socket protocol", 2, c);
 		}
 		struct scmp_arg_cmp c[2] = {SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
 					    SCMP_A2(SCMP_CMP_GT, IPPROTO_TCP, 0)};
-		add(ctx, eperm, SCMP_SYS(socket), "socket protocol", 2, c);
+		add(ctx, action, SCMP_SYS(socket), "socket protocol", 2, c);
 	}
+}
+
+/*
+ * sockets: the socket refusals are here; without, the supervisor's filter
+ * holds them (emit, N_SOCK_*), so that --explain hears of each.
+ */
+static void net_rules(scmp_filter_ctx ctx, bool none, bool sockets)
+{
+	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+	fastopen_rules(ctx);
+	struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0);
+	add(ctx, eperm, SCMP_SYS(socketpair), "socketpair", 1, &not_unix);
+	if (sockets)
+		socket_rules(ctx, none, eperm);
 }
 
 /*
@@ -477,7 +488,13 @@ static void notify_shm_rules(scmp_filter_ctx ctx)
  * /dev/shm's calls and access(2) under Landlock alone.
  */
 enum filter { F_TRACE, F_TRACE_LOOKUP, F_NOTIFY };
-enum { N_NOFD = 1, N_LISTEN = 2, N_ALONE = 4 }; /* N_ALONE: Landlock alone */
+/*
+ * N_ALONE: Landlock alone. N_SOCK_NONE, N_SOCK_TCP: the network mode's socket
+ * refusals, taken out of the hardening filter (--explain: an ERRNO there
+ * outranks the notification, and nothing would hear of the call); the
+ * supervisor refuses every one it is sent.
+ */
+enum { N_NOFD = 1, N_LISTEN = 2, N_ALONE = 4, N_SOCK_NONE = 8, N_SOCK_TCP = 16 };
 
 /* The hardening filter's network layer. */
 enum net_layer { NET_LAYER_NONE, NET_LAYER_NO_NET, NET_LAYER_TCP };
@@ -566,7 +583,7 @@ static void export(scmp_filter_ctx ctx, const char *name)
 /* What the hardening filter adds for the IPC the step would share or could not bound. */
 enum ipc_layer { IPC_OWN, IPC_ALONE, IPC_UNBOUNDED_SYSV };
 
-static void emit_harden(const char *name, enum net_layer net, enum ipc_layer ipc)
+static void emit_harden(const char *name, enum net_layer net, enum ipc_layer ipc, bool sockets)
 {
 	scmp_filter_ctx ctx = new_ctx(true);
 	nnamed = 0;
@@ -574,7 +591,7 @@ static void emit_harden(const char *name, enum net_layer net, enum ipc_layer ipc
 	base_rules(ctx);
 	layer = 2;
 	if (net != NET_LAYER_NONE)
-		net_rules(ctx, net == NET_LAYER_NO_NET);
+		net_rules(ctx, net == NET_LAYER_NO_NET, sockets);
 	layer = 3;
 	if (ipc == IPC_ALONE)
 		alone_rules(ctx);
@@ -638,6 +655,8 @@ static void emit(const char *name, enum filter which, unsigned notify)
 		notify_setid_rules(ctx);
 		if (notify & N_LISTEN)
 			add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), "listen", 0, NULL);
+		if (notify & (N_SOCK_NONE | N_SOCK_TCP))
+			socket_rules(ctx, notify & N_SOCK_NONE, SCMP_ACT_NOTIFY);
 		if (notify & N_ALONE) {
 			notify_shm_rules(ctx);
 			notify_access_rules(ctx);
@@ -668,20 +687,28 @@ int main(int argc, char **argv)
 	static const char *const nets[] = {"", "_net_none", "_net_tcp"};
 	static const char *const ipcs[] = {"", "_alone", "_sysv"};
 	for (int net = NET_LAYER_NONE; net <= NET_LAYER_TCP; net++)
-		for (int ipc = IPC_OWN; ipc <= IPC_UNBOUNDED_SYSV; ipc++) {
-			char name[64];
-			snprintf(name, sizeof(name), "harden_filter_base%s%s", nets[net],
-				 ipcs[ipc]);
-			emit_harden(name, (enum net_layer)net, (enum ipc_layer)ipc);
-		}
+		for (int ipc = IPC_OWN; ipc <= IPC_UNBOUNDED_SYSV; ipc++)
+			for (int sockets = 1; sockets >= (net != NET_LAYER_NONE ? 0 : 1);
+			     sockets--) {
+				char name[80];
+				snprintf(name, sizeof(name), "harden_filter_base%s%s%s", nets[net],
+					 ipcs[ipc], sockets ? "" : "_nosock");
+				emit_harden(name, (enum net_layer)net, (enum ipc_layer)ipc,
+					    sockets);
+			}
 	emit("harden_filter_trace", F_TRACE, 0);
 	emit("harden_filter_trace_lookup", F_TRACE_LOOKUP, 0);
-	for (unsigned n = 0; n < 8; n++) {
-		char name[64];
-		snprintf(name, sizeof(name), "harden_filter_notify%s%s%s",
-			 n & N_NOFD ? "_nofd" : "", n & N_LISTEN ? "_listen" : "",
-			 n & N_ALONE ? "_alone" : "");
-		emit(name, F_NOTIFY, n);
-	}
+	static const unsigned socks[] = {0, N_SOCK_NONE, N_SOCK_TCP};
+	for (unsigned k = 0; k < 3; k++)
+		for (unsigned n = 0; n < 8; n++) {
+			char name[80];
+			snprintf(name, sizeof(name), "harden_filter_notify%s%s%s%s",
+				 n & N_NOFD ? "_nofd" : "", n & N_LISTEN ? "_listen" : "",
+				 n & N_ALONE ? "_alone" : "",
+				 socks[k] == N_SOCK_NONE  ? "_sock_none"
+				 : socks[k] == N_SOCK_TCP ? "_sock_tcp"
+							  : "");
+			emit(name, F_NOTIFY, n | socks[k]);
+		}
 	return 0;
 }

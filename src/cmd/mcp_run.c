@@ -296,12 +296,14 @@ static char *denial_text(json_t *d)
 	const char *op = json_string_value(json_object_get(d, "operation"));
 	const char *path = json_string_value(json_object_get(d, "path"));
 	const char *host = json_string_value(json_object_get(d, "host"));
+	const char *sock = json_string_value(json_object_get(d, "socket"));
 	const char *error = json_string_value(json_object_get(d, "error"));
 	const char *advice = json_string_value(json_object_get(d, "advice"));
 	char *s = NULL;
 	if (asprintf(&s, "the sandbox denied %s %s%s%s%s%s%s", op ? op : "access",
 		     path   ? path
 		     : host ? host
+		     : sock ? sock
 			    : "?",
 		     error ? " (" : "", error ? error : "", error ? ")" : "", advice ? ": " : "",
 		     advice ? advice : "") < 0)

@@ -495,6 +495,7 @@ static int exec_prepare(const struct stepbox_config *cfg, struct run_ctx *ctx,
 		b->layers.unbounded_sysv = run_sysv_unbounded(&b->layers, &ctx->limits);
 	grants_close_fds(&ctx->grants); /* the rules hold what they need: none for the child */
 	run_harden_opts(&b->layers, cfg->explain && !st->use_audit, &st->ho);
+	st->ho.explain_sockets = cfg->explain; /* by either source: the supervisor hears them */
 	harden_prepare(&st->h, cfg, &st->ho);
 	if (rc == 0)
 		rc = supervised_places(ctx, &st->write, &st->unix_dirs, &st->err);

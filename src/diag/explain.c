@@ -16,14 +16,16 @@
 
 const char *explain_op_name(enum denial_op op)
 {
-	static const char *const names[] = {"read",     "write",
-					    "create",   "delete",
-					    "rename",   "link",
-					    "truncate", "execute",
-					    "connect",  "bind",
-					    "signal",   "change the metadata of",
-					    "use",      "set a set-user-ID or set-group-ID bit on",
-					    "reach",    "look up"};
+	static const char *const names[] = {
+		"read",         "write",
+		"create",       "delete",
+		"rename",       "link",
+		"truncate",     "execute",
+		"connect",      "bind",
+		"signal",       "change the metadata of",
+		"use",          "set a set-user-ID or set-group-ID bit on",
+		"reach",        "look up",
+		"open a socket"};
 	return names[op];
 }
 
@@ -342,6 +344,8 @@ static void describe(FILE *out, const struct explain_denial *d)
 	else if (d->op == OP_HOST)
 		fprintf(out, "'%s' port %d%s%s", d->path ? d->path : "?", d->port,
 			d->addr ? " at " : "", d->addr ? d->addr : "");
+	else if (d->op == OP_SOCKET)
+		fprintf(out, "(%s)", d->path ? d->path : "?");
 	else if (d->path && d->port < 0)
 		fprintf(out, "'%s'", d->path);
 	else
@@ -393,7 +397,7 @@ void explain_add(struct explain *x, enum denial_op op, const char *program, pid_
 	t.op = op;
 	t.port = port;
 	bool fs = op != OP_CONNECT && op != OP_BIND && op != OP_SIGNAL && op != OP_NOFD &&
-		  op != OP_SETID && op != OP_HOST;
+		  op != OP_SETID && op != OP_HOST && op != OP_SOCKET;
 	record(x, &t, path, op == OP_SIGNAL || op == OP_CONNECT ? EPERM : EACCES, true,
 	       fs && path ? grant_folder(path, false) : NULL, program);
 }
@@ -453,7 +457,25 @@ static bool home_file(const struct explain_denial *d, const char *home, char *re
 }
 
 /* Why the proxy refused a host, and what would allow it: one line. */
-static void host_advice(FILE *out, const struct explain_denial *d)
+/* A socket the network mode refuses: what the mode lets out, and what would allow more. */
+static void socket_advice(FILE *out, const struct explain *x)
+{
+	if (x->cfg->net == NET_NONE)
+		fprintf(out, "the network is off (--net none): a step makes UNIX sockets alone; "
+			     "name the hosts it needs with --net host:NAME (DNS and all, through "
+			     "stepbox's proxy), or allow ports with --net tcp:PORT\n");
+	else if (x->cfg->net == NET_HOSTS)
+		fprintf(out, "under network by name only TCP leaves, through stepbox's proxy, "
+			     "which resolves the names itself: no UDP (DNS included), raw or "
+			     "other sockets; use a client that honours HTTP_PROXY, HTTPS_PROXY "
+			     "or ALL_PROXY\n");
+	else
+		fprintf(out, "a port list allows TCP streams alone: no UDP (DNS included), raw "
+			     "or other sockets; name the hosts with --net host:NAME (stepbox's "
+			     "proxy resolves them), or use --net allow\n");
+}
+
+static void host_advice(FILE *out, const struct explain *x, const struct explain_denial *d)
 {
 	const char *why = d->why ? d->why : "direct";
 	const char *name = d->path ? d->path : "?";
@@ -470,6 +492,11 @@ static void host_advice(FILE *out, const struct explain_denial *d)
 			"private, link-local, metadata), which a name never reaches; list that "
 			"address itself in network.hosts to allow it\n",
 			d->addr ? d->addr : "such an address");
+	else if (strcmp(why, "direct") == 0 && x->cfg->net == NET_NONE)
+		fprintf(out,
+			"the network is off (--net none); name the hosts the step needs "
+			"with --net host:NAME, or allow the port with --net tcp:%d\n",
+			d->port);
 	else if (strcmp(why, "direct") == 0)
 		fprintf(out,
 			"a connect around the proxy: under network by name every host is "
@@ -492,7 +519,9 @@ static bool print_advice(FILE *out, const struct explain *x, const struct explai
 	const char *tool;
 	snprintf(proposed, cap, "%s", d->grant ? d->grant : "");
 	if (d->op == OP_HOST) {
-		host_advice(out, d);
+		host_advice(out, x, d);
+	} else if (d->op == OP_SOCKET) {
+		socket_advice(out, x);
 	} else if (d->op == OP_CONNECT || d->op == OP_BIND) {
 		if (d->port >= 0)
 			fprintf(out,
@@ -639,7 +668,10 @@ json_t *explain_json(const struct explain *x)
 		if (d->moot)
 			json_object_set_new(o, "moot", json_true());
 		if (d->path)
-			json_object_set_new(o, d->op == OP_HOST ? "host" : "path",
+			json_object_set_new(o,
+					    d->op == OP_HOST     ? "host"
+					    : d->op == OP_SOCKET ? "socket"
+								 : "path",
 					    json_string(d->path));
 		if (d->op == OP_HOST)
 			json_object_set_new(o, "why", json_string(d->why ? d->why : "direct"));

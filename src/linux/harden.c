@@ -37,15 +37,6 @@ const char *const *const harden_sysv_syscalls = harden_filter_sysv;
 void harden_prepare(struct harden *h, const struct stepbox_config *cfg, const struct harden_opts *o)
 {
 	memset(h, 0, sizeof(*h));
-	/* one filter: the base with the network mode's and Landlock alone's rules merged in */
-	static const struct sock_fprog hardening[3][3] = {
-		{FPROG(harden_filter_base), FPROG(harden_filter_base_alone),
-		 FPROG(harden_filter_base_sysv)},
-		{FPROG(harden_filter_base_net_none), FPROG(harden_filter_base_net_none_alone),
-		 FPROG(harden_filter_base_net_none_sysv)},
-		{FPROG(harden_filter_base_net_tcp), FPROG(harden_filter_base_net_tcp_alone),
-		 FPROG(harden_filter_base_net_tcp_sysv)},
-	};
 	/*
 	 * Network by name: TCP streams only, as under a port list (no UDP, so no
 	 * DNS of the step's own). listen() on an unbound socket is refused only on
@@ -54,21 +45,47 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg, const st
 	 */
 	bool tcp = cfg->net == NET_TCP || (cfg->net == NET_HOSTS && o->supervise_alone);
 	int net = cfg->net == NET_NONE ? 1 : tcp || cfg->net == NET_HOSTS ? 2 : 0;
-	h->filters[h->n++] = hardening[net][o->refuse_sysv ? 1 : o->refuse_unbounded_sysv ? 2 : 0];
+	int ipc = o->refuse_sysv ? 1 : o->refuse_unbounded_sysv ? 2 : 0;
+	/* the network mode's socket refusals in the supervisor's filter, where
+	 * --explain hears of them; never one without the other */
+	int sock = o->supervise && o->explain_sockets ? net : 0;
+	/* one filter: the base with the network mode's and Landlock alone's rules merged in */
+	static const struct sock_fprog hardening[3][3][2] = {
+		{{FPROG(harden_filter_base)},
+		 {FPROG(harden_filter_base_alone)},
+		 {FPROG(harden_filter_base_sysv)}},
+		{{FPROG(harden_filter_base_net_none), FPROG(harden_filter_base_net_none_nosock)},
+		 {FPROG(harden_filter_base_net_none_alone),
+		  FPROG(harden_filter_base_net_none_alone_nosock)},
+		 {FPROG(harden_filter_base_net_none_sysv),
+		  FPROG(harden_filter_base_net_none_sysv_nosock)}},
+		{{FPROG(harden_filter_base_net_tcp), FPROG(harden_filter_base_net_tcp_nosock)},
+		 {FPROG(harden_filter_base_net_tcp_alone),
+		  FPROG(harden_filter_base_net_tcp_alone_nosock)},
+		 {FPROG(harden_filter_base_net_tcp_sysv),
+		  FPROG(harden_filter_base_net_tcp_sysv_nosock)}},
+	};
+	h->filters[h->n++] = hardening[net][ipc][sock != 0];
+	assert(h->filters[0].len > 0);
 	if (o->traced)
 		h->filters[h->n++] = o->traced_lookups ? PROG(harden_filter_trace_lookup)
 						       : PROG(harden_filter_trace);
-	/* the supervisor's: [without pidfd_getfd][listen() under a port list][Landlock
-	 * alone: access(2) and /dev/shm's calls too (supervise.h)] */
-	static const struct sock_fprog notify[2][2][2] = {
-		{{FPROG(harden_filter_notify), FPROG(harden_filter_notify_alone)},
-		 {FPROG(harden_filter_notify_listen), FPROG(harden_filter_notify_listen_alone)}},
-		{{FPROG(harden_filter_notify_nofd), FPROG(harden_filter_notify_nofd_alone)},
-		 {FPROG(harden_filter_notify_nofd_listen),
-		  FPROG(harden_filter_notify_nofd_listen_alone)}},
+		/* the supervisor's: [without pidfd_getfd][listen() under a port list][Landlock
+		 * alone: access(2) and /dev/shm's calls too (supervise.h)][the sockets refused] */
+#define NOTIFY(f)                                                                                  \
+	{                                                                                          \
+		FPROG(f), FPROG(f##_sock_none), FPROG(f##_sock_tcp)                                \
+	}
+	static const struct sock_fprog notify[2][2][2][3] = {
+		{{NOTIFY(harden_filter_notify), NOTIFY(harden_filter_notify_alone)},
+		 {NOTIFY(harden_filter_notify_listen), NOTIFY(harden_filter_notify_listen_alone)}},
+		{{NOTIFY(harden_filter_notify_nofd), NOTIFY(harden_filter_notify_nofd_alone)},
+		 {NOTIFY(harden_filter_notify_nofd_listen),
+		  NOTIFY(harden_filter_notify_nofd_listen_alone)}},
 	};
+#undef NOTIFY
 	if (o->supervise)
-		h->notify = notify[o->supervise_nofd][tcp][o->supervise_alone];
+		h->notify = notify[o->supervise_nofd][tcp][o->supervise_alone][sock];
 	assert(h->n <= HARDEN_MAX_FILTERS);
 }
 

@@ -24,6 +24,7 @@ struct harden_opts {
 	bool supervise;             /* socket addresses and metadata calls go to the supervisor */
 	bool supervise_nofd;        /* ... which cannot copy the step's fds (supervise.h) */
 	bool supervise_alone;       /* ... and, Landlock alone, access(2) and /dev/shm's calls */
+	bool explain_sockets;       /* ... and the sockets the network mode refuses (--explain) */
 };
 
 struct harden {

@@ -204,6 +204,8 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 		int nr = req->data.nr;
 		if (s->broken) {
 			sup_respond(&c, 0, EPERM);
+		} else if (nr == SYS_socket && (req->data.args[0] & 0xffffffffu) != AF_UNIX) {
+			sup_refuse_socket(&c);
 		} else if (nr == SYS_socket || nr == SYS_socketpair) {
 			/* without pidfd_getfd: a UNIX datagram socket (harden_filter_notify_nofd)
 			 */

@@ -105,6 +105,8 @@ mode_t sup_step_umask(const struct call *c);
 
 /* supervise_net.c: connect, bind, sendto, sendmsg, sendmmsg, listen (takes req and the pidfd) */
 void sup_serve_net(struct call *c);
+/* socket, of a kind the network mode refuses: named and refused (--explain) */
+void sup_refuse_socket(struct call *c);
 
 /* supervise_fs.c */
 /* chmod, chown, the times, xattrs, inode flags: checked and performed on the object */

@@ -36,6 +36,10 @@
  * the supervisor (supervise.h says what is allowed).
  */
 
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
+#endif
+
 /* Bounds on what a step can make the supervisor copy or hold. */
 #define SUP_MAX_DATA (256u << 10) /* bytes a call may make us hold */
 #define SUP_MAX_CONTROL 65536u
@@ -105,6 +109,43 @@ static int sock_domain(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &d, &l) < 0 ? -errno : d;
 }
 
+/* An IP peer: v4, v6, or AF_UNSPEC for none. */
+union ip_peer {
+	sa_family_t family;
+	struct sockaddr_in v4;
+	struct sockaddr_in6 v6;
+};
+
+/*
+ * The IP address m names, v4-mapped ones as v4, in a (AF_UNSPEC when none:
+ * a disconnect, or too short), and as text in shown with its port.
+ */
+static void ip_named(const struct net_msg *m, union ip_peer *a, char *shown, size_t cap, int *port)
+{
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&m->addr;
+	memset(a, 0, sizeof(*a));
+	a->family = AF_UNSPEC;
+	snprintf(shown, cap, "an address");
+	*port = -1;
+	if (m->addrlen >= sizeof(struct sockaddr_in) && m->addr.ss_family == AF_INET) {
+		memcpy(&a->v4, &m->addr, sizeof(a->v4));
+	} else if (m->addrlen >= sizeof(struct sockaddr_in6) && a6->sin6_family == AF_INET6 &&
+		   IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) {
+		a->v4.sin_family = AF_INET;
+		a->v4.sin_port = a6->sin6_port;
+		memcpy(&a->v4.sin_addr, &a6->sin6_addr.s6_addr[12], 4);
+	} else if (m->addrlen >= sizeof(struct sockaddr_in6) && a6->sin6_family == AF_INET6) {
+		a->v6 = *a6;
+	}
+	if (a->family == AF_INET) {
+		inet_ntop(AF_INET, &a->v4.sin_addr, shown, (socklen_t)cap);
+		*port = ntohs(a->v4.sin_port);
+	} else if (a->family == AF_INET6) {
+		inet_ntop(AF_INET6, &a->v6.sin6_addr, shown, (socklen_t)cap);
+		*port = ntohs(a->v6.sin6_port);
+	}
+}
+
 /*
  * Network by name on the host's loopback: an IP address is allowed only as
  * the proxy's (v4, or v4-mapped on a v6 socket); AF_UNSPEC (a disconnect)
@@ -113,33 +154,32 @@ static int sock_domain(int fd)
 static int decide_peer(struct net_op *op, const struct net_msg *m)
 {
 	const struct sockaddr_in *p = op->c.s->only_peer;
-	struct sockaddr_in a = {.sin_family = AF_UNSPEC};
-	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&m->addr;
-	if (m->addrlen >= sizeof(struct sockaddr_in) && m->addr.ss_family == AF_INET) {
-		memcpy(&a, &m->addr, sizeof(a));
-	} else if (m->addrlen >= sizeof(struct sockaddr_in6) && a6->sin6_family == AF_INET6 &&
-		   IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) {
-		a.sin_family = AF_INET;
-		a.sin_port = a6->sin6_port;
-		memcpy(&a.sin_addr, &a6->sin6_addr.s6_addr[12], 4);
-	} else if (m->addrlen >= sizeof(sa_family_t) && m->addr.ss_family == AF_UNSPEC) {
+	union ip_peer a;
+	char shown[INET6_ADDRSTRLEN];
+	int port;
+	ip_named(m, &a, shown, sizeof(shown), &port);
+	if (a.family == AF_UNSPEC || (a.family == AF_INET && a.v4.sin_port == p->sin_port &&
+				      a.v4.sin_addr.s_addr == p->sin_addr.s_addr))
 		return 0;
-	}
-	if (a.sin_family == AF_INET && a.sin_port == p->sin_port &&
-	    a.sin_addr.s_addr == p->sin_addr.s_addr)
-		return 0;
-	char shown[INET6_ADDRSTRLEN] = "an address";
-	int port = -1;
-	if (m->addr.ss_family == AF_INET) {
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)&m->addr)->sin_addr, shown,
-			  sizeof(shown));
-		port = ntohs(((const struct sockaddr_in *)&m->addr)->sin_port);
-	} else if (m->addr.ss_family == AF_INET6 && m->addrlen >= sizeof(struct sockaddr_in6)) {
-		inet_ntop(AF_INET6, &a6->sin6_addr, shown, sizeof(shown));
-		port = ntohs(a6->sin6_port);
-	}
 	sup_note_denial(&op->c, OP_HOST, shown, port);
 	return EACCES;
+}
+
+/*
+ * The step's own network namespace has loopback alone (--net none, network
+ * by name): a connect anywhere else fails there (ENETUNREACH) whatever we
+ * do. Kept as a refusal so that --explain names it; the kernel answers.
+ */
+static void note_unreachable(struct net_op *op, const struct net_msg *m)
+{
+	union ip_peer a;
+	char shown[INET6_ADDRSTRLEN];
+	int port;
+	ip_named(m, &a, shown, sizeof(shown), &port);
+	bool loopback = a.family == AF_INET ? (ntohl(a.v4.sin_addr.s_addr) >> 24) == 127
+					    : IN6_IS_ADDR_LOOPBACK(&a.v6.sin6_addr);
+	if (a.family != AF_UNSPEC && !loopback)
+		sup_note_denial(&op->c, OP_HOST, shown, port);
 }
 
 /*
@@ -152,6 +192,9 @@ static int decide(struct net_op *op, struct net_msg *m, int domain)
 {
 	if ((domain == AF_INET || domain == AF_INET6) && op->c.s->only_peer && m->addrlen > 0)
 		return decide_peer(op, m);
+	if ((domain == AF_INET || domain == AF_INET6) && op->c.s->own_netns &&
+	    op->c.req->data.nr == SYS_connect)
+		note_unreachable(op, m);
 	if (domain != AF_UNIX || m->addrlen <= offsetof(struct sockaddr_un, sun_path) ||
 	    m->addr.ss_family != AF_UNIX)
 		return 0; /* no unix address: the kernel judges it on our copy */
@@ -783,6 +826,38 @@ static void serve_bind(struct net_op *op, int domain)
 }
 
 /* connect, bind, sendto, sendmsg, sendmmsg, listen: copy, decide, perform. */
+/*
+ * A socket the network mode refuses (harden_filter_notify*_sock_*, only
+ * those are sent): refused, always, and named by what it would have been.
+ */
+void sup_refuse_socket(struct call *c)
+{
+	const uint64_t *a = (const uint64_t *)c->req->data.args;
+	int fam = (int)a[0], type = (int)(a[1] & 0xf), proto = (int)a[2];
+	const char *family = a[0] == AF_INET      ? "IPv4"
+			     : a[0] == AF_INET6   ? "IPv6"
+			     : a[0] == AF_NETLINK ? "netlink"
+			     : a[0] == AF_PACKET  ? "packet"
+						  : NULL;
+	const char *kind = type == SOCK_DGRAM && (proto == 0 || proto == IPPROTO_UDP)    ? " UDP"
+			   : type == SOCK_DGRAM && proto == IPPROTO_ICMP                 ? " ICMP"
+			   : type == SOCK_DGRAM && proto == IPPROTO_ICMPV6               ? " ICMPv6"
+			   : type == SOCK_RAW                                            ? " raw"
+			   : proto == IPPROTO_SCTP                                       ? " SCTP"
+			   : proto == IPPROTO_MPTCP                                      ? " MPTCP"
+			   : type == SOCK_STREAM && (proto == 0 || proto == IPPROTO_TCP) ? " TCP"
+											 : "";
+	char what[64];
+	if (family && (a[0] == AF_INET || a[0] == AF_INET6))
+		snprintf(what, sizeof(what), "%s%s", family, kind);
+	else if (family)
+		snprintf(what, sizeof(what), "%s", family);
+	else
+		snprintf(what, sizeof(what), "family %d", fam);
+	sup_note_denial(c, OP_SOCKET, what, -1);
+	sup_respond(c, 0, EPERM);
+}
+
 void sup_serve_net(struct call *c)
 {
 	const uint64_t *a = (const uint64_t *)c->req->data.args;

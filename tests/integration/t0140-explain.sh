@@ -116,6 +116,46 @@ run_sb learn -- cat "$HOME/.ssh/id_ed25519"
 run_sb run --explain -- sh -c 'echo ok > fine'
 grep -q "the sandbox denied nothing" "$T/out/err" && ok "explain: nothing denied says so" || notok "explain: nothing denied says so"
 
+# network refusals, every mode: each socket and each connect the mode refuses
+# is named with what would allow it (nothing is sent: no network in --net
+# none's namespace or under its filter, 192.0.2.1 on a port not listed is
+# refused before any packet, and under names a direct connect is refused).
+# The UNIX socket in the same program is the positive control.
+netprog='
+import socket, sys
+u = socket.socket(socket.AF_UNIX); print("unix-ok")
+for fam, typ, addr in ((socket.AF_INET, socket.SOCK_DGRAM, ("192.0.2.1", 53)),
+                       (socket.AF_INET, socket.SOCK_STREAM, ("192.0.2.1", 81))):
+    try:
+        s = socket.socket(fam, typ); s.settimeout(3); s.connect(addr); print("reached", addr)
+    except OSError as e:
+        print("refused", e.errno)
+'
+run_sb run --net none --explain --report "$T/net.json" -- python3 -c "$netprog"
+denied() { awk '/the sandbox denied/{s=1; next} s' "$T/out/err" | grep -q "$1"; }
+[ "$(echo "$OUT" | head -1)" = unix-ok ] && ! grep -q reached "$T/out/out" &&
+	denied "open a socket (IPv4 UDP): the network is off (--net none)" &&
+	denied "open a socket (IPv4 TCP): the network is off" &&
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["denials"]; assert {x.get("socket") for x in d} == {"IPv4 UDP", "IPv4 TCP"} and all(x["sandbox"] and "grant" not in x and x["advice"] for x in d), d' "$T/net.json" &&
+	ok "explain: --net none names each socket it refused" ||
+	notok "explain: --net none names each socket it refused" "$OUT" "$(cat "$T/out/err")"
+if [ "$BACKEND" = mountns ]; then
+	skip "explain: a port list names the UDP socket and the port it refused" "port lists need Landlock"
+else
+run_sb run --net tcp:443 --explain -- python3 -c "$netprog"
+[ "$(echo "$OUT" | head -1)" = unix-ok ] && ! grep -q reached "$T/out/out" &&
+	denied "open a socket (IPv4 UDP): a port list allows TCP streams alone" &&
+	denied "connect tcp port 81: not allowed by the network policy; allow with --net tcp:81" &&
+	ok "explain: a port list names the UDP socket and the port it refused" ||
+	notok "explain: a port list names the UDP socket and the port it refused" "$OUT" "$(cat "$T/out/err")"
+fi
+run_sb run --net host:example.org --explain -- python3 -c "$netprog"
+[ "$(echo "$OUT" | head -1)" = unix-ok ] && ! grep -q reached "$T/out/out" &&
+	denied "open a socket (IPv4 UDP): under network by name only TCP leaves" &&
+	denied "reach '192.0.2.1' port 81: a connect around the proxy" &&
+	ok "explain: network by name names the UDP socket and the connect around the proxy" ||
+	notok "explain: network by name names the UDP socket and the connect around the proxy" "$OUT" "$(cat "$T/out/err")"
+
 # the tracer serves stops that never end (four threads opening in a loop)
 # and the wait loop still gets to the timeout: 124, in about its time
 start=$(date +%s)

@@ -61,6 +61,19 @@ int main(void)
 	harden_prepare(&hl, &cfg, &o);
 	CHECK(hs.notify.len > 0 && hl.notify.len > 0 && hs.notify.filter != hl.notify.filter);
 	CHECK(hs.n >= 1 && hl.n >= 1 && hs.filters[0].filter != hl.filters[0].filter);
+	/* --explain under --net none: the socket refusals move to the supervisor's
+	 * filter (where an ERRNO does not outrank them), and only where it runs */
+	cfg.net = NET_NONE;
+	run_harden_opts(&st.layers, false, &o);
+	harden_prepare(&hs, &cfg, &o);
+	o.explain_sockets = true;
+	harden_prepare(&hl, &cfg, &o);
+	CHECK(hs.filters[0].filter != hl.filters[0].filter && hs.notify.filter != hl.notify.filter);
+	CHECK(hl.filters[0].len < hs.filters[0].len);
+	o.supervise = false;
+	harden_prepare(&hl, &cfg, &o);
+	CHECK(hl.filters[0].filter == hs.filters[0].filter && hl.notify.len == 0);
+	cfg.net = NET_ALLOW;
 	/* System V IPC: refused in a user namespace with no memory cgroup, */
 	struct limit_plan lp;
 	memset(&lp, 0, sizeof(lp));
