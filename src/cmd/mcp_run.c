@@ -340,10 +340,14 @@ void mcp_run_finish(struct server *sv, struct call *c)
 	json_t *denials = json_array();
 	size_t i;
 	json_t *d;
+	/* the likely cause first, as --explain lists it */
 	json_array_foreach(json_object_get(rep, "denials"), i, d)
 	{
 		char *s = denial_text(d);
-		if (s)
+		bool cause = json_is_true(json_object_get(d, "cause"));
+		if (s && cause)
+			json_array_insert_new(denials, 0, json_string(s));
+		else if (s)
 			json_array_append_new(denials, json_string(s));
 		free(s);
 	}

@@ -358,6 +358,8 @@ static void after_run(const struct stepbox_config *cfg, struct run_ctx *ctx, cha
 	persist_check_intact(lock, ctx->grants.persist);
 	if (au->fd >= 0) /* the kernel's records are the source */
 		audit_collect(au, res->domain_creator, x);
+	if (cfg->explain)
+		explain_rank(x, res->exit_code);
 	if (learn) {
 		if (!learn->policy)
 			learn->policy = show_policy_json(cfg, &ctx->grants);

@@ -32,7 +32,7 @@ enum denial_op {
 	OP_METADATA,
 	OP_NOFD,
 	OP_SETID,
-	OP_HOST,  /* a host by name (struct denial_host) */
+	OP_HOST,   /* a host by name (struct denial_host) */
 	OP_LOOKUP, /* stat, access, readlink: under the namespaces an ungranted path is absent */
 	OP_SOCKET  /* a socket the network mode refuses (path: its kind, "IPv4 UDP") */
 };
@@ -52,17 +52,20 @@ struct denial_host {
 	const char *addr;
 	const char *why;
 	const char *detail;
+	double when; /* when it was refused: CLOCK_MONOTONIC seconds, 0 if unknown */
 };
 
 /*
  * Where refusals go: add(ctx, ...) once for each, from the thread that owns
  * the sink (a layer keeps its own until then). program: the process's name;
  * path: canonical as far as it exists, or NULL; port: the TCP port of a
- * connect or bind, a signal's target pid, or -1.
+ * connect or bind, a signal's target pid, or -1; when: the moment of the
+ * refusal on CLOCK_MONOTONIC (the same clock in every process of the host),
+ * so that diagnostics can tell which came last before a command failed.
  */
 struct denial_sink {
 	void (*add)(void *ctx, enum denial_op op, const char *program, pid_t pid, const char *path,
-		    int port);
+		    int port, double when);
 	void (*host)(void *ctx, const struct denial_host *h);
 	void *ctx;
 };

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/audit.h>
@@ -21,6 +22,7 @@
 struct record {
 	int type;
 	unsigned long serial;
+	double when; /* the event's time, moved to CLOCK_MONOTONIC (denial.h) */
 	char *text;
 };
 
@@ -184,8 +186,9 @@ static const struct {
 	{"scope.signal", OP_SIGNAL},     {"scope.abstract_unix_socket", OP_CONNECT},
 };
 
-static void add_denial(struct explain *x, const char *text, const struct record *sys)
+static void add_denial(struct explain *x, const struct record *r, const struct record *sys)
 {
+	const char *text = r->text;
 	char b[128], path[4096] = "", v[64] = "", comm[16] = "";
 	if (!audit_field(text, "blockers", b, sizeof(b)))
 		return;
@@ -212,12 +215,20 @@ static void add_denial(struct explain *x, const char *text, const struct record 
 			pid = (pid_t)strtol(v, NULL, 10);
 		audit_field(sys->text, "comm", comm, sizeof(comm));
 	}
-	explain_add(x, op, comm, pid, path[0] ? path : NULL, port);
+	explain_add(x, op, comm, pid, path[0] ? path : NULL, port, r->when);
 }
 
 static void parse(struct record *r, const char *msg)
 {
-	/* "audit(SECONDS.MS:SERIAL): text" */
+	/* "audit(SECONDS.MS:SERIAL): text", the time on the wall clock */
+	const char *open = strchr(msg, '(');
+	struct timespec wall, mono;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	double at = open ? strtod(open + 1, NULL) : 0;
+	r->when = at > 0 ? at - ((double)wall.tv_sec + (double)wall.tv_nsec / 1e9) +
+				   ((double)mono.tv_sec + (double)mono.tv_nsec / 1e9)
+			 : 0;
 	const char *colon = strchr(msg, ':');
 	const char *close = colon ? strstr(colon, "): ") : NULL;
 	r->serial = colon ? strtoul(colon + 1, NULL, 10) : 0;
@@ -318,7 +329,7 @@ void audit_collect(struct audit *a, pid_t creator, struct explain *x)
 		for (size_t k = 0; k < n && !sys; k++)
 			if (rec[k].type == AUDIT_SYSCALL && rec[k].serial == rec[i].serial)
 				sys = &rec[k];
-		add_denial(x, rec[i].text, sys);
+		add_denial(x, &rec[i], sys);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(rec[i].text);

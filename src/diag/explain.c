@@ -1,6 +1,7 @@
 #include "explain.h"
 #include "explain_int.h"
 #include "canon.h"
+#include "clock.h"
 #include "path.h"
 
 #include <jansson.h>
@@ -93,11 +94,14 @@ static bool same(const struct explain_denial *d, enum denial_op op, const char *
 }
 
 static void record(struct explain *x, const struct explain_call *t, const char *path, int errnum,
-		   bool sandbox, char *grant, const char *program)
+		   bool sandbox, char *grant, const char *program, double when)
 {
+	if (when <= 0)
+		when = clock_now_s(); /* the tracer's, at the call's exit */
 	for (size_t i = 0; i < x->n; i++) {
 		if (same(&x->v[i], t->op, path, t->port)) {
 			x->v[i].count++;
+			x->v[i].last = when > x->v[i].last ? when : x->v[i].last;
 			free(grant);
 			return;
 		}
@@ -122,6 +126,7 @@ static void record(struct explain *x, const struct explain_call *t, const char *
 	d->errnum = errnum;
 	d->count = 1;
 	d->sandbox = sandbox;
+	d->last = when;
 	if (program) {
 		snprintf(d->program, sizeof(d->program), "%s", program);
 		return;
@@ -164,17 +169,17 @@ void explain_judge(struct explain *x, const struct explain_call *t, int errnum)
 	const struct grants *g = x->grants;
 	if (t->op == OP_CONNECT || t->op == OP_BIND) {
 		if (t->port < 0) /* UNIX sockets: abstract ones are scoped */
-			record(x, t, t->path, errnum, errnum == EPERM, NULL, NULL);
+			record(x, t, t->path, errnum, errnum == EPERM, NULL, NULL, 0);
 		else if (x->cfg->net != NET_ALLOW &&
 			 !listed_port(t->op == OP_CONNECT ? &x->cfg->connect_tcp
 							  : &x->cfg->bind_tcp,
 				      t->port))
-			record(x, t, NULL, errnum, true, NULL, NULL);
+			record(x, t, NULL, errnum, true, NULL, NULL, 0);
 		return;
 	}
 	if (t->op == OP_SIGNAL) {
 		if (errnum == EPERM)
-			record(x, t, NULL, errnum, true, NULL, NULL);
+			record(x, t, NULL, errnum, true, NULL, NULL, 0);
 		return;
 	}
 	/* a lookup needs no grant but the path's existence: only an absence is
@@ -213,12 +218,13 @@ void explain_judge(struct explain *x, const struct explain_call *t, int errnum)
 	bool any_denied = false;
 	for (int i = 0; i < 2; i++)
 		if (paths[i][0] && real[i] && !covered[i]) {
-			record(x, t, canon[i], errnum, true, grant_folder(canon[i], parent), NULL);
+			record(x, t, canon[i], errnum, true, grant_folder(canon[i], parent), NULL,
+			       0);
 			any_denied = true;
 		}
 	/* all granted: the file's own permissions (EXDEV there: a move across mounts) */
 	if (!any_denied && real[0] && paths[0][0] && errnum != EXDEV && errnum != ENOENT)
-		record(x, t, canon[0], errnum, false, NULL, NULL);
+		record(x, t, canon[0], errnum, false, NULL, NULL, 0);
 }
 
 /* Whether every user may search dir and each folder above it (cached per run). */
@@ -356,9 +362,9 @@ static void describe(FILE *out, const struct explain_denial *d)
 }
 
 static void sink_add(void *ctx, enum denial_op op, const char *program, pid_t pid, const char *path,
-		     int port)
+		     int port, double when)
 {
-	explain_add(ctx, op, program, pid, path, port);
+	explain_add(ctx, op, program, pid, path, port, when);
 }
 
 /* A host the proxy refused: one line for each name, port and reason. */
@@ -371,10 +377,11 @@ static void sink_host(void *ctx, const struct denial_host *h)
 		struct explain_denial *d = &x->v[i];
 		if (same(d, OP_HOST, h->name, h->port) && d->why && strcmp(d->why, h->why) == 0) {
 			d->count++;
+			d->last = h->when > d->last ? h->when : d->last;
 			return;
 		}
 	}
-	record(x, &t, h->name, EACCES, true, NULL, "proxy");
+	record(x, &t, h->name, EACCES, true, NULL, "proxy", h->when);
 	if (x->n == before)
 		return;
 	struct explain_denial *d = &x->v[x->n - 1];
@@ -389,7 +396,7 @@ struct denial_sink explain_sink(struct explain *x)
 }
 
 void explain_add(struct explain *x, enum denial_op op, const char *program, pid_t pid,
-		 const char *path, int port)
+		 const char *path, int port, double when)
 {
 	struct explain_call t;
 	memset(&t, 0, sizeof(t));
@@ -399,7 +406,7 @@ void explain_add(struct explain *x, enum denial_op op, const char *program, pid_
 	bool fs = op != OP_CONNECT && op != OP_BIND && op != OP_SIGNAL && op != OP_NOFD &&
 		  op != OP_SETID && op != OP_HOST && op != OP_SOCKET;
 	record(x, &t, path, op == OP_SIGNAL || op == OP_CONNECT ? EPERM : EACCES, true,
-	       fs && path ? grant_folder(path, false) : NULL, program);
+	       fs && path ? grant_folder(path, false) : NULL, program, when);
 }
 
 /* Why a hidden path (grants_hidden) is: a device node under a grant, or a secret. */
@@ -591,6 +598,30 @@ static void caller_home(char *home, size_t cap)
 		home[0] = '\0';
 }
 
+/* What tools merely probe (/proc, /sys): listed after the denials that matter, never the cause. */
+static bool probe(const struct explain_denial *d)
+{
+	return d->path && (path_beneath(d->path, "/proc") || path_beneath(d->path, "/sys"));
+}
+
+void explain_rank(struct explain *x, int exit_code)
+{
+	struct explain_denial *cause = NULL;
+	bool not_run = exit_code == 126 || exit_code == 127;
+	for (size_t i = 0; i < x->n; i++) {
+		struct explain_denial *d = &x->v[i];
+		d->cause = false;
+		/* 124: the timeout; over 128: a signal; neither a denial's doing */
+		if (exit_code == 0 || exit_code == 124 || exit_code > 128 || !d->sandbox ||
+		    d->moot || probe(d) || (not_run && d->op != OP_EXECUTE && d->op != OP_LOOKUP))
+			continue;
+		if (!cause || d->last >= cause->last)
+			cause = d;
+	}
+	if (cause)
+		cause->cause = true;
+}
+
 void explain_print(FILE *out, const struct explain *x)
 {
 	char home[PATH_MAX];
@@ -598,18 +629,24 @@ void explain_print(FILE *out, const struct explain *x)
 	size_t sandbox = 0, other = 0, moot = 0;
 	for (size_t i = 0; i < x->n; i++)
 		x->v[i].moot ? moot++ : x->v[i].sandbox ? sandbox++ : other++;
+	bool ranked = false;
+	for (size_t i = 0; i < x->n; i++)
+		ranked |= x->v[i].cause;
 	if (!sandbox)
 		fprintf(out, "stepbox: explain: the sandbox denied nothing\n");
 	else
-		fprintf(out, "stepbox: explain: the sandbox denied %zu access%s (from the %s):\n",
+		fprintf(out, "stepbox: explain: the sandbox denied %zu access%s (from the %s)%s:\n",
 			sandbox, sandbox == 1 ? "" : "es",
-			strcmp(x->source, "audit") ? "tracer" : "kernel's audit records");
-	/* what tools merely probe (/proc, /sys) after the denials that matter */
-	for (size_t k = 0; k < 2 * x->n; k++) {
+			strcmp(x->source, "audit") ? "tracer" : "kernel's audit records",
+			!ranked ? ""
+			: sandbox == 1
+				? "; the command failed after it"
+				: "; first the last before the command failed, the likely cause");
+	/* the cause, then the rest, then what tools merely probe (/proc, /sys) */
+	for (size_t k = 0; k < 3 * x->n; k++) {
 		const struct explain_denial *d = &x->v[k % x->n];
-		bool probe = d->path &&
-			     (path_beneath(d->path, "/proc") || path_beneath(d->path, "/sys"));
-		if (!d->sandbox || d->moot || probe != (k >= x->n))
+		size_t pass = d->cause ? 0 : probe(d) ? 2 : 1;
+		if (!d->sandbox || d->moot || pass != k / x->n)
 			continue;
 		describe(out, d);
 		char proposed[PATH_MAX];
@@ -667,6 +704,8 @@ json_t *explain_json(const struct explain *x)
 				  d->sandbox, "count", (int)d->count, "error", strerror(d->errnum));
 		if (d->moot)
 			json_object_set_new(o, "moot", json_true());
+		if (d->cause)
+			json_object_set_new(o, "cause", json_true());
 		if (d->path)
 			json_object_set_new(o,
 					    d->op == OP_HOST     ? "host"

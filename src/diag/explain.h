@@ -31,6 +31,8 @@ struct explain_denial {
 	unsigned count; /* the same denial, again */
 	bool sandbox;   /* false: the file's own permissions, not the sandbox */
 	bool moot;      /* a miss of a command's name that then ran from another folder */
+	bool cause;     /* the last before the command failed (explain_rank) */
+	double last;    /* when last refused (CLOCK_MONOTONIC seconds) */
 	/* OP_HOST: why the proxy refused it (denial_host's why), what the name
 	 * resolved to, and its sentence; each NULL when not said */
 	char *why, *addr, *detail;
@@ -109,10 +111,18 @@ void explain_ran(struct explain *x, const char *path);
  * checked (for a create or delete, the folder); program may be "".
  */
 void explain_add(struct explain *x, enum denial_op op, const char *program, pid_t pid,
-		 const char *path, int port);
+		 const char *path, int port, double when);
 
 /* The sink the layers report their refusals to: explain_add on x. */
 struct denial_sink explain_sink(struct explain *x);
+
+/*
+ * The command ended with exit_code: mark the denial most likely its cause,
+ * the last refused before it ended (of an exec or a lookup when the command
+ * could not be run, 126 or 127), none when it succeeded, timed out or was
+ * killed by a signal.
+ */
+void explain_rank(struct explain *x, int exit_code);
 
 /* The list on stderr, deduplicated, capped, each with the grant that would allow it. */
 void explain_print(FILE *out, const struct explain *x);

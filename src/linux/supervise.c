@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "harden.h"
 #include "path.h"
 #include "stepview.h"
@@ -151,6 +152,7 @@ void sup_note_denial(const struct call *c, enum denial_op op, const char *path, 
 		d->op = op;
 		d->pid = c->v.tid;
 		d->port = port;
+		d->when = clock_now_s();
 		snprintf(d->program, sizeof(d->program), "%.15s", comm); /* TASK_COMM_LEN */
 		d->path = path ? strdup(path) : NULL;
 		if (d->path || !path)
@@ -419,7 +421,7 @@ void supervise_stop(struct supervisor *s, const struct denial_sink *sink)
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; sink && i < s->ndenied; i++)
 		sink->add(sink->ctx, s->denied[i].op, s->denied[i].program, s->denied[i].pid,
-			  s->denied[i].path, s->denied[i].port);
+			  s->denied[i].path, s->denied[i].port, s->denied[i].when);
 	pthread_mutex_unlock(&s->lock);
 	sup_unref(s);
 }

@@ -51,6 +51,7 @@ struct sup_denial {
 	pid_t pid;
 	char *path; /* NULL for a TCP port */
 	int port;
+	double when; /* clock_now_s() */
 };
 
 struct supervisor {

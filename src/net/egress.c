@@ -176,8 +176,13 @@ static void take_event(struct egress *e, const char *line, const struct denial_s
 	int port = o ? (int)json_integer_value(json_object_get(o, "port")) : 0;
 	if (ev && strcmp(ev, "refused") == 0) {
 		e->refused++;
-		struct denial_host h = {str(o, "proto"), name ? name : "", port,
-					str(o, "addr"),  str(o, "why"),    str(o, "detail")};
+		struct denial_host h = {str(o, "proto"),
+					name ? name : "",
+					port,
+					str(o, "addr"),
+					str(o, "why"),
+					str(o, "detail"),
+					json_real_value(json_object_get(o, "t"))};
 		if (sink && sink->host && h.why)
 			sink->host(sink->ctx, &h);
 	} else if (ev && strcmp(ev, "reached") == 0 && name) {

@@ -6,6 +6,7 @@
  */
 #include "proxy_int.h"
 #include "jsonmem.h"
+#include "clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -85,9 +86,10 @@ void proxy_event_refused(struct proxy *px, struct proxy_conn *p, const void *nam
 {
 	char n[1024];
 	proxy_shown(name, nlen, n, sizeof(n));
-	json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:s?, s:s, s:s}", "event", "refused", "proto",
-			      proto_name(p->proto), "name", n, "port", (int)p->port, "addr",
-			      p->addr[0] ? p->addr : NULL, "why", why, "detail", detail);
+	json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:s?, s:s, s:s, s:f}", "event", "refused",
+			      "proto", proto_name(p->proto), "name", n, "port", (int)p->port,
+			      "addr", p->addr[0] ? p->addr : NULL, "why", why, "detail", detail,
+			      "t", clock_now_s());
 	emit(px, o);
 }
 

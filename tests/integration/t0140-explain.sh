@@ -116,6 +116,28 @@ run_sb learn -- cat "$HOME/.ssh/id_ed25519"
 run_sb run --explain -- sh -c 'echo ok > fine'
 grep -q "the sandbox denied nothing" "$T/out/err" && ok "explain: nothing denied says so" || notok "explain: nothing denied says so"
 
+# ranked by cause: when the command fails, the last denial before it comes
+# first (here the exec, after a read); when it succeeds, or fails with no
+# denial of an exec (127 of a name that exists nowhere), none is the cause
+run_sb run --explain --report "$T/cause.json" -- sh -c "cat '$T/secret/file'; '$T/tools/bin/tool'"
+first=$(awk '/the sandbox denied/{getline; print; exit}' "$T/out/err")
+case "$RC:$first" in
+12[67]:*"execute '$T/tools/bin/tool'"*)
+	grep -q "the likely cause" "$T/out/err" &&
+		python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["denials"]; c=[x["path"] for x in d if x.get("cause")]; assert c == [sys.argv[2]], d' "$T/cause.json" "$T/tools/bin/tool" &&
+		ok "explain: the denial that made the command fail comes first, and the report marks it" ||
+		notok "explain: the denial that made the command fail comes first, and the report marks it" "$(cat "$T/out/err")" ;;
+*) notok "explain: the denial that made the command fail comes first, and the report marks it" "rc=$RC first: $first" "$(cat "$T/out/err")" ;;
+esac
+run_sb run --explain --report "$T/nocause.json" -- sh -c "cat '$T/secret/file'; nosuchtool-anywhere"
+run_sb2=$RC
+ncause=$(python3 -c 'import json,sys; print(sum(1 for x in json.load(open(sys.argv[1]))["denials"] if x.get("cause")))' "$T/nocause.json")
+run_sb run --explain -- sh -c "cat '$T/secret/file'; true"
+[ "$run_sb2" = 127 ] && [ "$ncause" = 0 ] && [ "$RC" = 0 ] && ! grep -q "likely cause" "$T/out/err" &&
+	grep -q "the sandbox denied 1 access" "$T/out/err" &&
+	ok "explain: a denial is not named the cause of a 127 with no exec denied, nor of a success" ||
+	notok "explain: a denial is not named the cause of a 127 with no exec denied, nor of a success" "rc=$run_sb2 causes=$ncause rc=$RC" "$(cat "$T/out/err")"
+
 # network refusals, every mode: each socket and each connect the mode refuses
 # is named with what would allow it (nothing is sent: no network in --net
 # none's namespace or under its filter, 192.0.2.1 on a port not listed is
