@@ -488,6 +488,7 @@ static void notify_shm_rules(scmp_filter_ctx ctx)
  * /dev/shm's calls and access(2) under Landlock alone.
  */
 enum filter { F_TRACE, F_TRACE_LOOKUP, F_NOTIFY };
+enum { T_FORKS = 1 }; /* trace filters: the forks too (a tasks limit by RLIMIT_NPROC) */
 /*
  * N_ALONE: Landlock alone. N_SOCK_NONE, N_SOCK_TCP: the network mode's socket
  * refusals, taken out of the hardening filter (--explain: an ERRNO there
@@ -646,6 +647,14 @@ static void emit(const char *name, enum filter which, unsigned notify)
 		add_names(ctx, SCMP_ACT_TRACE(0), traced);
 		if (which == F_TRACE_LOOKUP)
 			trace_lookup_rules(ctx);
+		/*
+		 * RLIMIT_NPROC refuses a fork (EAGAIN) and tells no one: its result
+		 * is the only evidence of a tasks limit reached and survived (a
+		 * cgroup counts them itself, in pids.events). clone3 is ENOSYS.
+		 */
+		static const char *const forks[] = {"clone", "fork", "vfork", NULL};
+		if (notify & T_FORKS)
+			add_names(ctx, SCMP_ACT_TRACE(0), forks);
 	} else {
 		if (notify & N_NOFD)
 			notify_nofd_net_rules(ctx);
@@ -698,6 +707,8 @@ int main(int argc, char **argv)
 			}
 	emit("harden_filter_trace", F_TRACE, 0);
 	emit("harden_filter_trace_lookup", F_TRACE_LOOKUP, 0);
+	emit("harden_filter_trace_forks", F_TRACE, T_FORKS);
+	emit("harden_filter_trace_lookup_forks", F_TRACE_LOOKUP, T_FORKS);
 	static const unsigned socks[] = {0, N_SOCK_NONE, N_SOCK_TCP};
 	for (unsigned k = 0; k < 3; k++)
 		for (unsigned n = 0; n < 8; n++) {

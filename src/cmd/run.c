@@ -498,6 +498,9 @@ static int exec_prepare(const struct stepbox_config *cfg, struct run_ctx *ctx,
 	grants_close_fds(&ctx->grants); /* the rules hold what they need: none for the child */
 	run_harden_opts(&b->layers, cfg->explain && !st->use_audit, &st->ho);
 	st->ho.explain_sockets = cfg->explain; /* by either source: the supervisor hears them */
+	/* the kernel counts no fork RLIMIT_NPROC refused: the tracer does */
+	st->ho.traced_forks = st->ho.traced && (ctx->limits.how[LIMIT_TASKS] == LIMIT_NPROC_NS ||
+						ctx->limits.how[LIMIT_TASKS] == LIMIT_NPROC_USER);
 	harden_prepare(&st->h, cfg, &st->ho);
 	if (rc == 0)
 		rc = supervised_places(ctx, &st->write, &st->unix_dirs, &st->err);
@@ -568,6 +571,7 @@ static int exec_launch(const struct stepbox_config *cfg, struct run_ctx *ctx, ch
 	if (rc == 0) {
 		struct rusage ru;
 		long maxrss = getrusage(RUSAGE_CHILDREN, &ru) == 0 ? ru.ru_maxrss : 0;
+		ctx->limits.forks_refused = st->ho.traced_forks ? st->x.forks_refused : 0;
 		limit_finish(&ctx->limits, res->exit_code, res->tasks_seen, maxrss,
 			     cfg->verbosity < 0);
 	}

@@ -58,7 +58,8 @@ struct explain {
 	struct explain_denial *v;
 	size_t n, cap;
 	size_t omitted;
-	struct tracer_call *t; /* the tracer's calls in progress, by thread */
+	struct tracer_call *t;       /* the tracer's calls in progress, by thread */
+	unsigned long forks_refused; /* forks the kernel refused with EAGAIN (RLIMIT_NPROC) */
 	size_t nt, capt;
 	struct strv open_dirs; /* folders every user may search, all the way down (a cache) */
 	/*

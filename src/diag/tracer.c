@@ -35,6 +35,7 @@
 struct tracer_call {
 	struct explain_call c;
 	bool pending;
+	bool forking; /* a fork, to its exit: RLIMIT_NPROC's refusal is an EAGAIN there */
 };
 
 int tracer_seize(pid_t pid)
@@ -293,6 +294,16 @@ static bool moves_folder(const struct explain_call *c, const struct __ptrace_sys
 	return c->path[0] == '\0' || lstat(c->path, &st) < 0 || S_ISDIR(st.st_mode);
 }
 
+/* clone, fork, vfork (harden_filter_trace*_forks); clone3 is ENOSYS in the base filter */
+static bool is_fork(uint64_t nr)
+{
+#ifdef SYS_fork
+	if (nr == SYS_fork || nr == SYS_vfork)
+		return true;
+#endif
+	return nr == SYS_clone;
+}
+
 bool tracer_stop(struct explain *x, pid_t pid, int status)
 {
 	if (!WIFSTOPPED(status)) {
@@ -313,10 +324,14 @@ bool tracer_stop(struct explain *x, pid_t pid, int status)
 		if (ours && moves_folder(&t->c, &si))
 			explain_forget_dirs(x); /* its name may be a link by the next read */
 		ours = ours && explain_may_fail(x, &t->c);
-		if (t)
+		bool forking = t && n > 0 && si.op == PTRACE_SYSCALL_INFO_SECCOMP &&
+			       si.arch == NATIVE_ARCH && is_fork(si.seccomp.nr);
+		if (t) {
 			t->pending = ours;
+			t->forking = forking;
+		}
 		/* to the call's exit when a failure there would be judged, else straight on */
-		ptrace(ours ? PTRACE_SYSCALL : PTRACE_CONT, pid, NULL, NULL);
+		ptrace(ours || forking ? PTRACE_SYSCALL : PTRACE_CONT, pid, NULL, NULL);
 		return true;
 	}
 	if (sig == (SIGTRAP | 0x80)) { /* syscall-exit-stop */
@@ -328,8 +343,11 @@ bool tracer_stop(struct explain *x, pid_t pid, int status)
 			if (e == EACCES || e == EPERM || e == EXDEV || e == ENOENT || e == EROFS)
 				explain_judge(x, &t->c, e);
 		}
+		if (t && t->forking && n > 0 && si.op == PTRACE_SYSCALL_INFO_EXIT &&
+		    si.exit.is_error && si.exit.rval == -EAGAIN)
+			x->forks_refused++;
 		if (t)
-			t->pending = false;
+			t->pending = t->forking = false;
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
 		return true;
 	}

@@ -67,9 +67,12 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg, const st
 	};
 	h->filters[h->n++] = hardening[net][ipc][sock != 0];
 	assert(h->filters[0].len > 0);
+	static const struct sock_fprog trace[2][2] = {
+		{FPROG(harden_filter_trace), FPROG(harden_filter_trace_forks)},
+		{FPROG(harden_filter_trace_lookup), FPROG(harden_filter_trace_lookup_forks)},
+	};
 	if (o->traced)
-		h->filters[h->n++] = o->traced_lookups ? PROG(harden_filter_trace_lookup)
-						       : PROG(harden_filter_trace);
+		h->filters[h->n++] = trace[o->traced_lookups][o->traced_forks];
 		/* the supervisor's: [without pidfd_getfd][listen() under a port list][Landlock
 		 * alone: access(2) and /dev/shm's calls too (supervise.h)][the sockets refused] */
 #define NOTIFY(f)                                                                                  \

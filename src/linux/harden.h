@@ -19,6 +19,7 @@
 struct harden_opts {
 	bool traced;                /* stops for stepbox's tracer (--explain without audit) */
 	bool traced_lookups;        /* ... at lookups too (the namespaces: ungranted is absent) */
+	bool traced_forks;          /* ... and at forks (a tasks limit by RLIMIT_NPROC) */
 	bool refuse_sysv;           /* no PID or IPC namespace: the host's IPC and processes */
 	bool refuse_unbounded_sysv; /* an IPC namespace whose System V IPC nothing bounds */
 	bool supervise;             /* socket addresses and metadata calls go to the supervisor */

@@ -682,8 +682,16 @@ void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long max
 		p->reached = "tasks";
 		snprintf(p->said, sizeof(p->said),
 			 "the step reached its tasks limit (%" PRIu64 "): %" PRIu64
-			 " forks were refused",
-			 p->v[LIMIT_TASKS], refused);
+			 " fork%s refused",
+			 p->v[LIMIT_TASKS], refused, refused == 1 ? " was" : "s were");
+	} else if (p->forks_refused && (p->how[LIMIT_TASKS] == LIMIT_NPROC_NS ||
+					p->how[LIMIT_TASKS] == LIMIT_NPROC_USER)) {
+		p->reached = "tasks";
+		snprintf(p->said, sizeof(p->said),
+			 "the step reached its tasks limit (%" PRIu64 "): %" PRIu64
+			 " fork%s refused",
+			 p->v[LIMIT_TASKS], p->forks_refused,
+			 p->forks_refused == 1 ? " was" : "s were");
 	} else if (tasks_seen >= 0 && p->how[LIMIT_TASKS] == LIMIT_NPROC_NS &&
 		   (uint64_t)tasks_seen * 3 >= p->v[LIMIT_TASKS] * 2) {
 		/* a sample: a tree at its limit keeps losing and forking tasks */

@@ -51,7 +51,8 @@ struct limit_plan {
 	 * root (its folder lists every other service's) or none.
 	 */
 	char *own[3];
-	uint64_t others; /* LIMIT_NPROC_USER: the user's tasks when the step started */
+	uint64_t others;        /* LIMIT_NPROC_USER: the user's tasks when the step started */
+	uint64_t forks_refused; /* RLIMIT_NPROC: forks refused, as the tracer saw them */
 	/* filled by limit_finish */
 	const char *reached; /* the limit the step reached, by name, or NULL */
 	char said[256];      /* stepbox's sentence about it */

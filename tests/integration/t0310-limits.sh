@@ -76,6 +76,32 @@ fi
 	ok "the report says the tasks limit was reached" ||
 	notok "the report says the tasks limit was reached" "$(json "$T/out/bomb.json" 'r.get("limit_reached")')"
 
+# --- tasks: a step that hits its limit and goes on (its forks fail with
+# EAGAIN, it copes, exits 0) still has the limit named: by the cgroup's count,
+# or under RLIMIT_NPROC, which tells no one, by --explain's tracer
+cat >"$T/w/spawn.py" <<'PY'
+import subprocess
+ps, failed = [], 0
+for i in range(120):
+    try:
+        ps.append(subprocess.Popen(["sleep", "1"]))
+    except OSError:
+        failed += 1
+for p in ps:
+    p.wait()
+print("survived", len(ps), "failed", failed)
+PY
+run_sb run --explain --limit tasks=40 --report "$T/out/survived.json" -- python3 spawn.py
+case "$RC:$OUT" in
+"0:survived "*" failed 0") skip "a tasks limit hit and survived is named" "no fork was refused ($tasks_by): $OUT" ;;
+"0:survived "*)
+	grep -Eq "tasks limit \(40\): [0-9]+ forks? (was|were) refused" "$T/out/err" &&
+		[ "$(json "$T/out/survived.json" 'r["limit_reached"]')" = tasks ] &&
+		ok "a tasks limit hit and survived is named, on stderr and in the report ($OUT)" ||
+		notok "a tasks limit hit and survived is named, on stderr and in the report" "$OUT" "$(grep stepbox: "$T/out/err" | head -3)" ;;
+*) notok "a tasks limit hit and survived is named" "rc=$RC $OUT" "$(grep stepbox: "$T/out/err" | head -3)" ;;
+esac
+
 # --- memory: an allocation loop ends with the limit named
 cat >"$T/w/alloc.py" <<'PY'
 import sys
