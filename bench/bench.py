@@ -174,6 +174,24 @@ print("|" + "---|" * len(names))
 print("| " + " | ".join("%.1f ms (%.2fx)" % (v, v / t[0]) for v in t) + " |")
 print("\nWithout --explain the filter holds no trace rule: the middle column is the cost.")
 
+print("\n## A shell-heavy workload: `sh -c` running 300 commands found on PATH\n")
+# each a fork, a PATH search (the lookups the tracer stops at under the
+# namespaces) and an exec: the shape of an agent's command line
+shell = "'for i in $(seq 300); do true_=$(command -v true); env true; done'"
+cmds = ["/bin/sh -c " + shell,
+        " ".join([sb, "run", "-q", "-C", work, "--", "/bin/sh", "-c", shell]),
+        " ".join([sb, "run", "-q", "--explain", "-C", work, "--", "/bin/sh", "-c", shell])]
+names = ["bare", "stepbox", "--explain (tracer)"]
+saved_runs = runs
+runs = 10
+t = hyperfine(cmds)
+runs = saved_runs
+print("| " + " | ".join(names) + " |")
+print("|" + "---|" * len(names))
+print("| " + " | ".join("%.1f ms (%.2fx)" % (v, v / t[0]) for v in t) + " |")
+print("\nUnder --explain each fork, PATH lookup and exec is a stop of the tracer's; "
+      "without it, none is.")
+
 print("\n## The environment module's start-up cost\n")
 pers = os.path.join(stage, "wf", ".sandbox-cache")
 t = hyperfine([" ".join([sb, "run", "-q", "-C", work, "--workdir-readonly", "--", "/bin/true"]),
