@@ -56,8 +56,8 @@ int command_resolve(const char *argv0, const char *path_env, const char *workdir
 	return denied ? -EACCES : -ENOENT;
 }
 
-/* The interpreter named by a "#!" line, or NULL. */
-static char *shebang(const char *file)
+/* command.h */
+char *command_interpreter(const char *file)
 {
 	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
@@ -90,10 +90,6 @@ int command_exec_failure(command_may_exec *may, const void *arg, const char *fil
 		err_set(err, ERR_CANNOT_EXEC, 0, "cannot execute '%s': it is a directory", shown);
 	} else if ((errnum == EACCES || errnum == ENOENT) && canon && !may(arg, canon)) {
 		/* Landlock answers EACCES; under mountns an ungranted file is not there */
-		char *dir = strdup(canon);
-		char *slash = dir ? strrchr(dir, '/') : NULL;
-		if (slash && slash != dir)
-			*slash = '\0';
 		err_set(err, ERR_CANNOT_EXEC, 0,
 			"cannot execute '%s': the sandbox refused it: it "
 			"lies outside every execute grant",
@@ -109,14 +105,14 @@ int command_exec_failure(command_may_exec *may, const void *arg, const char *fil
 				 "installation than this file; grant it whole, read-only, with "
 				 "--read %s, or put the system's first on PATH",
 				 tool, root);
-		else
+		else /* the file itself, as --explain proposes: never the folder around it */
 			err_hint(err,
-				 "grant its folder with --read %s (or a read_paths entry), or add "
-				 "it to SANDBOX_EXTRA_SYSTEM_PATHS",
-				 dir ? dir : shown);
+				 "grant it with --read %s (or a read_paths entry), or add its "
+				 "folder to SANDBOX_EXTRA_SYSTEM_PATHS",
+				 shown);
 		free(home);
-		free(dir);
-	} else if ((errnum == EACCES || errnum == ENOENT) && canon && (interp = shebang(canon))) {
+	} else if ((errnum == EACCES || errnum == ENOENT) && canon &&
+		   (interp = command_interpreter(canon))) {
 		icanon = realpath(interp, NULL);
 		if (!icanon) {
 			err_set(err, ERR_NOT_FOUND, 0,
@@ -129,7 +125,10 @@ int command_exec_failure(command_may_exec *may, const void *arg, const char *fil
 				"cannot execute '%s': the sandbox refused "
 				"its interpreter '%s': it lies outside every execute grant",
 				shown, icanon);
-			err_hint(err, "grant it with --read or SANDBOX_EXTRA_SYSTEM_PATHS");
+			err_hint(err,
+				 "grant it with --read %s (or a read_paths entry), or add its "
+				 "folder to SANDBOX_EXTRA_SYSTEM_PATHS",
+				 icanon);
 		} else {
 			err_set(err, errnum == ENOENT ? ERR_NOT_FOUND : ERR_CANNOT_EXEC, errnum,
 				"cannot execute '%s'", shown);
@@ -148,7 +147,7 @@ int command_check(command_may_exec *may, const void *arg, const char *file, stru
 {
 	char *canon = realpath(file, NULL);
 	int errnum = canon && may(arg, canon) ? 0 : EACCES;
-	char *interp = errnum ? NULL : shebang(canon);
+	char *interp = errnum ? NULL : command_interpreter(canon);
 	if (interp) {
 		char *icanon = realpath(interp, NULL);
 		errnum = !icanon ? ENOENT : may(arg, icanon) ? 0 : EACCES;

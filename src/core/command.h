@@ -47,6 +47,9 @@ int command_exec_failure(command_may_exec *may, const void *arg, const char *fil
 int command_check(command_may_exec *may, const void *arg, const char *file,
 		  struct stepbox_err *err);
 
+/* The interpreter a "#!" line of file names (malloc'd), or NULL. */
+char *command_interpreter(const char *file);
+
 /* stepbox's exit status for a wait status: the command's, or 128+N for signal N. */
 int command_status(int status);
 

@@ -2,6 +2,7 @@
 #include "explain_int.h"
 #include "canon.h"
 #include "clock.h"
+#include "command.h"
 #include "path.h"
 
 #include <jansson.h>
@@ -159,6 +160,29 @@ bool explain_is_device(const char *path)
 }
 
 /*
+ * A script the step may run failed to: the kernel runs its "#!" interpreter
+ * too, and answers for it on the script's name (EACCES; ENOENT under the
+ * namespaces, where an ungranted interpreter is absent). Recorded as the
+ * interpreter's own denial when no grant lets it run.
+ */
+static bool interpreter_denied(struct explain *x, const struct explain_call *t, const char *script,
+			       int errnum)
+{
+	char *interp = command_interpreter(script);
+	char canon[PATH_MAX];
+	struct stat st;
+	bool denied = interp && interp[0] == '/' && stat(interp, &st) == 0;
+	if (denied) {
+		explain_canonical(interp, canon, sizeof(canon));
+		denied = !grants_covers(x->grants, canon, GRANT_EXEC);
+	}
+	if (denied)
+		record(x, t, canon, errnum, true, grant_folder(canon, false), NULL, 0);
+	free(interp);
+	return denied;
+}
+
+/*
  * The call failed with errnum: was it the sandbox? For the filesystem, yes
  * when no grant allows what the call needed on that path (Landlock answers
  * EACCES or EXDEV; under mountns an ungranted path is absent, ENOENT, and a
@@ -216,6 +240,8 @@ void explain_judge(struct explain *x, const struct explain_call *t, int errnum)
 		real[i] = !(errnum == ENOENT && (covered[i] || lstat(target, &st) < 0));
 	}
 	bool any_denied = false;
+	if (t->op == OP_EXECUTE && covered[0] && (errnum == EACCES || errnum == ENOENT))
+		any_denied = interpreter_denied(x, t, canon[0], errnum);
 	for (int i = 0; i < 2; i++)
 		if (paths[i][0] && real[i] && !covered[i]) {
 			record(x, t, canon[i], errnum, true, grant_folder(canon[i], parent), NULL,
