@@ -46,6 +46,7 @@ void explain_release(struct explain *x)
 		free(x->v[i].path);
 		free(x->v[i].grant);
 		free(x->v[i].why);
+		free(x->v[i].unprotect);
 		free(x->v[i].addr);
 		free(x->v[i].detail);
 	}
@@ -94,8 +95,10 @@ static bool same(const struct explain_denial *d, enum denial_op op, const char *
 	       ((!d->path && !path) || (d->path && path && strcmp(d->path, path) == 0));
 }
 
-static void record(struct explain *x, const struct explain_call *t, const char *path, int errnum,
-		   bool sandbox, char *grant, const char *program, double when)
+/* The denial recorded (or counted again), or NULL when past the cap. */
+static struct explain_denial *record(struct explain *x, const struct explain_call *t,
+				     const char *path, int errnum, bool sandbox, char *grant,
+				     const char *program, double when)
 {
 	if (when <= 0)
 		when = clock_now_s(); /* the tracer's, at the call's exit */
@@ -104,18 +107,18 @@ static void record(struct explain *x, const struct explain_call *t, const char *
 			x->v[i].count++;
 			x->v[i].last = when > x->v[i].last ? when : x->v[i].last;
 			free(grant);
-			return;
+			return &x->v[i];
 		}
 	}
 	if (x->n >= EXPLAIN_MAX) {
 		x->omitted++;
 		free(grant);
-		return;
+		return NULL;
 	}
 	if (strv_grow(&x->v, &x->cap, x->n, sizeof(*x->v), 16) < 0) {
 		free(grant);
 		x->omitted++;
-		return;
+		return NULL;
 	}
 	struct explain_denial *d = &x->v[x->n++];
 	memset(d, 0, sizeof(*d));
@@ -130,7 +133,7 @@ static void record(struct explain *x, const struct explain_call *t, const char *
 	d->last = when;
 	if (program) {
 		snprintf(d->program, sizeof(d->program), "%s", program);
-		return;
+		return d;
 	}
 	char comm[64];
 	snprintf(comm, sizeof(comm), "/proc/%d/comm", (int)t->tid);
@@ -142,6 +145,7 @@ static void record(struct explain *x, const struct explain_call *t, const char *
 	char *nl = strchr(d->program, '\n');
 	if (nl)
 		*nl = '\0';
+	return d;
 }
 
 static bool listed_port(const struct policy_ports *p, int port)
@@ -180,6 +184,36 @@ static bool interpreter_denied(struct explain *x, const struct explain_call *t, 
 		record(x, t, canon, errnum, true, grant_folder(canon, false), NULL, 0);
 	free(interp);
 	return denied;
+}
+
+/*
+ * A write refused read-only (EROFS) beneath a protected path that the
+ * namespaces bound so, or a rename or removal of such a place or of a folder
+ * pinned above it (EBUSY, a mount point): the sandbox's, named with the
+ * unprotect entry that would allow it (the place, relative to its write grant).
+ */
+static bool protected_denied(struct explain *x, const struct explain_call *t, const char *target,
+			     int errnum)
+{
+	const struct grants *g = x->grants;
+	const char *place = NULL;
+	bool moved = errnum == EBUSY && (t->op == OP_RENAME || t->op == OP_DELETE);
+	for (size_t i = 0; (errnum == EROFS || moved) && !place && i < g->protected_ro.n; i++)
+		if (errnum == EROFS ? path_beneath(target, g->protected_ro.v[i])
+				    : path_beneath(g->protected_ro.v[i], target))
+			place = g->protected_ro.v[i];
+	const char *grant = NULL;
+	for (size_t i = 0; place && i < g->n; i++)
+		if ((g->v[i].access & GRANT_WRITE) && path_beneath(place, g->v[i].path) &&
+		    strcmp(place, g->v[i].path) != 0 &&
+		    (!grant || strlen(g->v[i].path) > strlen(grant)))
+			grant = g->v[i].path;
+	if (!grant)
+		return false;
+	struct explain_denial *d = record(x, t, target, errnum, true, NULL, NULL, 0);
+	if (d && !d->unprotect)
+		d->unprotect = strdup(place + strlen(grant) + (strcmp(grant, "/") ? 1 : 0));
+	return true;
 }
 
 /*
@@ -243,13 +277,17 @@ void explain_judge(struct explain *x, const struct explain_call *t, int errnum)
 	if (t->op == OP_EXECUTE && covered[0] && (errnum == EACCES || errnum == ENOENT))
 		any_denied = interpreter_denied(x, t, canon[0], errnum);
 	for (int i = 0; i < 2; i++)
+		if (paths[i][0] && covered[i] && !any_denied)
+			any_denied = protected_denied(x, t, canon[i], errnum);
+	for (int i = 0; i < 2; i++)
 		if (paths[i][0] && real[i] && !covered[i]) {
 			record(x, t, canon[i], errnum, true, grant_folder(canon[i], parent), NULL,
 			       0);
 			any_denied = true;
 		}
 	/* all granted: the file's own permissions (EXDEV there: a move across mounts) */
-	if (!any_denied && real[0] && paths[0][0] && errnum != EXDEV && errnum != ENOENT)
+	if (!any_denied && real[0] && paths[0][0] && errnum != EXDEV && errnum != ENOENT &&
+	    errnum != EBUSY)
 		record(x, t, canon[0], errnum, false, NULL, NULL, 0);
 }
 
@@ -555,6 +593,12 @@ static bool print_advice(FILE *out, const struct explain *x, const struct explai
 		host_advice(out, x, d);
 	} else if (d->op == OP_SOCKET) {
 		socket_advice(out, x);
+	} else if (d->unprotect) {
+		fprintf(out,
+			"a protected path: what a step leaves there runs outside the sandbox "
+			"later (git's hooks and config, an editor's or agent's settings, shell "
+			"rc files); to let a step write it: --unprotect %s\n",
+			d->unprotect);
 	} else if (d->op == OP_CONNECT || d->op == OP_BIND) {
 		if (d->port >= 0)
 			fprintf(out,
@@ -732,6 +776,8 @@ json_t *explain_json(const struct explain *x)
 			json_object_set_new(o, "moot", json_true());
 		if (d->cause)
 			json_object_set_new(o, "cause", json_true());
+		if (d->unprotect)
+			json_object_set_new(o, "unprotect", json_string(d->unprotect));
 		if (d->path)
 			json_object_set_new(o,
 					    d->op == OP_HOST     ? "host"

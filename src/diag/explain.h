@@ -36,6 +36,8 @@ struct explain_denial {
 	/* OP_HOST: why the proxy refused it (denial_host's why), what the name
 	 * resolved to, and its sentence; each NULL when not said */
 	char *why, *addr, *detail;
+	/* a protected path bound read-only: the unprotect entry that would allow it */
+	char *unprotect;
 };
 
 /* One call the sandbox may have refused, as the tracer read it at its seccomp stop. */

@@ -340,7 +340,8 @@ bool tracer_stop(struct explain *x, pid_t pid, int status)
 		if (t && t->pending && n > 0 && si.op == PTRACE_SYSCALL_INFO_EXIT &&
 		    si.exit.is_error) {
 			int e = (int)-si.exit.rval;
-			if (e == EACCES || e == EPERM || e == EXDEV || e == ENOENT || e == EROFS)
+			if (e == EACCES || e == EPERM || e == EXDEV || e == ENOENT || e == EROFS ||
+			    e == EBUSY)
 				explain_judge(x, &t->c, e);
 		}
 		if (t && t->forking && n > 0 && si.op == PTRACE_SYSCALL_INFO_EXIT &&
