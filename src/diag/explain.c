@@ -216,6 +216,49 @@ static bool protected_denied(struct explain *x, const struct explain_call *t, co
 	return true;
 }
 
+/* The longest write grant path lies beneath, or NULL. */
+static const char *write_grant_of(const struct grants *g, const char *path)
+{
+	const char *best = NULL;
+	for (size_t i = 0; i < g->n; i++)
+		if ((g->v[i].access & GRANT_WRITE) && path_beneath(path, g->v[i].path) &&
+		    (!best || strlen(g->v[i].path) > strlen(best)))
+			best = g->v[i].path;
+	return best;
+}
+
+/*
+ * A rename or link between two write grants on one file system outside,
+ * refused with EXDEV: under the namespaces each grant is a mount of its own,
+ * and the kernel moves no name between mounts. The sandbox's; the grant of
+ * one folder holding both is proposed when it is not too broad.
+ */
+static bool cross_grants_denied(struct explain *x, const struct explain_call *t, const char *from,
+				const char *to, int errnum)
+{
+	const char *g1 = write_grant_of(x->grants, from), *g2 = write_grant_of(x->grants, to);
+	char d1[PATH_MAX], d2[PATH_MAX];
+	struct stat s1, s2;
+	if (errnum != EXDEV || (t->op != OP_RENAME && t->op != OP_LINK) || !g1 || !g2 ||
+	    strcmp(g1, g2) == 0 || !path_parent(from, d1, sizeof(d1)) ||
+	    !path_parent(to, d2, sizeof(d2)) || stat(d1, &s1) < 0 || stat(d2, &s2) < 0 ||
+	    s1.st_dev != s2.st_dev)
+		return false;
+	/* the folder holding both grants, unless it is /, HOME, a system folder or holds keys */
+	char both[PATH_MAX], up[PATH_MAX];
+	snprintf(both, sizeof(both), "%s", g1);
+	while (!path_beneath(g2, both) && path_parent(both, up, sizeof(up)))
+		memcpy(both, up, sizeof(both));
+	const char *home = getenv("HOME");
+	bool broad = strcmp(both, "/") == 0 || grants_system_folder(both) ||
+		     (home && strcmp(both, home) == 0) || explain_holds_keys(both);
+	struct explain_denial *d =
+		record(x, t, to, errnum, true, broad ? NULL : strdup(both), NULL, 0);
+	if (d && !d->why)
+		d->why = strdup("exdev");
+	return true;
+}
+
 /*
  * The call failed with errnum: was it the sandbox? For the filesystem, yes
  * when no grant allows what the call needed on that path (Landlock answers
@@ -279,6 +322,8 @@ void explain_judge(struct explain *x, const struct explain_call *t, int errnum)
 	for (int i = 0; i < 2; i++)
 		if (paths[i][0] && covered[i] && !any_denied)
 			any_denied = protected_denied(x, t, canon[i], errnum);
+	if (!any_denied && paths[0][0] && paths[1][0] && covered[0] && covered[1])
+		any_denied = cross_grants_denied(x, t, canon[0], canon[1], errnum);
 	for (int i = 0; i < 2; i++)
 		if (paths[i][0] && real[i] && !covered[i]) {
 			record(x, t, canon[i], errnum, true, grant_folder(canon[i], parent), NULL,
@@ -528,22 +573,30 @@ static bool home_file(const struct explain_denial *d, const char *home, char *re
 }
 
 /* Why the proxy refused a host, and what would allow it: one line. */
-/* A socket the network mode refuses: what the mode lets out, and what would allow more. */
-static void socket_advice(FILE *out, const struct explain *x)
+/*
+ * A socket the network mode refuses: what the mode lets out, and what would
+ * allow it (a TCP stream: a host by name or a port; anything else, UDP and
+ * raw included: only --net allow).
+ */
+static void socket_advice(FILE *out, const struct explain *x, const struct explain_denial *d)
 {
-	if (x->cfg->net == NET_NONE)
-		fprintf(out, "the network is off (--net none): a step makes UNIX sockets alone; "
-			     "name the hosts it needs with --net host:NAME (DNS and all, through "
-			     "stepbox's proxy), or allow ports with --net tcp:PORT\n");
-	else if (x->cfg->net == NET_HOSTS)
-		fprintf(out, "under network by name only TCP leaves, through stepbox's proxy, "
-			     "which resolves the names itself: no UDP (DNS included), raw or "
-			     "other sockets; use a client that honours HTTP_PROXY, HTTPS_PROXY "
-			     "or ALL_PROXY\n");
+	bool tcp = d->path && strstr(d->path, " TCP") && !strstr(d->path, "MPTCP");
+	const char *mode = x->cfg->net == NET_NONE    ? "the network is off (--net none)"
+			   : x->cfg->net == NET_HOSTS ? "under network by name only TCP leaves, "
+							"through stepbox's proxy, which resolves "
+							"the names itself"
+						      : "a port list allows TCP streams alone";
+	if (tcp)
+		fprintf(out,
+			"%s; name the hosts the step needs with --net host:NAME (DNS and all, "
+			"through stepbox's proxy), or allow ports with --net tcp:PORT\n",
+			mode);
 	else
-		fprintf(out, "a port list allows TCP streams alone: no UDP (DNS included), raw "
-			     "or other sockets; name the hosts with --net host:NAME (stepbox's "
-			     "proxy resolves them), or use --net allow\n");
+		fprintf(out,
+			"%s: no UDP (DNS included), raw or other sockets; for names, --net "
+			"host:NAME resolves them through stepbox's proxy; a socket of this "
+			"kind of its own needs --net allow\n",
+			mode);
 }
 
 static void host_advice(FILE *out, const struct explain *x, const struct explain_denial *d)
@@ -592,7 +645,15 @@ static bool print_advice(FILE *out, const struct explain *x, const struct explai
 	if (d->op == OP_HOST) {
 		host_advice(out, x, d);
 	} else if (d->op == OP_SOCKET) {
-		socket_advice(out, x);
+		socket_advice(out, x, d);
+	} else if (d->why && strcmp(d->why, "exdev") == 0) {
+		fprintf(out, "a move between two grants, each a mount of its own here: the kernel "
+			     "moves no name between them (EXDEV); copy and delete (mv does)");
+		if (d->grant)
+			fprintf(out, ", or grant one folder holding both with --write %s",
+				d->grant);
+		fputc('\n', out);
+		return d->grant != NULL;
 	} else if (d->unprotect) {
 		fprintf(out,
 			"a protected path: what a step leaves there runs outside the sandbox "
