@@ -735,8 +735,44 @@ static bool probe(const struct explain_denial *d)
 	return d->path && (path_beneath(d->path, "/proc") || path_beneath(d->path, "/sys"));
 }
 
+/*
+ * The audit records hold no exec that succeeded, so a PATH miss cannot be
+ * told from the fix by explain_ran: in a step that succeeded, a refused exec
+ * whose name a granted folder on PATH (the caller's, and the system's) also
+ * holds, runnable, is taken for one that then ran from there.
+ */
+static void audit_moot(struct explain *x)
+{
+	const char *env = getenv("PATH");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s:/usr/local/bin:/usr/bin:/bin", env ? env : "");
+	for (size_t i = 0; i < x->n; i++) {
+		struct explain_denial *d = &x->v[i];
+		const char *name = d->path ? strrchr(d->path, '/') : NULL;
+		if (d->op != OP_EXECUTE || d->moot || !name)
+			continue;
+		char dirs[4096];
+		memcpy(dirs, path, sizeof(dirs));
+		char *save = NULL;
+		for (char *dir = strtok_r(dirs, ":", &save); dir && !d->moot;
+		     dir = strtok_r(NULL, ":", &save)) {
+			char cand[PATH_MAX], canon[PATH_MAX];
+			struct stat st;
+			if (dir[0] != '/' ||
+			    snprintf(cand, sizeof(cand), "%s%s", dir, name) >= (int)sizeof(cand) ||
+			    stat(cand, &st) < 0 || !S_ISREG(st.st_mode) || !(st.st_mode & S_IXOTH))
+				continue;
+			explain_canonical(cand, canon, sizeof(canon));
+			d->moot = strcmp(canon, d->path) != 0 &&
+				  grants_covers(x->grants, canon, GRANT_EXEC);
+		}
+	}
+}
+
 void explain_rank(struct explain *x, int exit_code)
 {
+	if (exit_code == 0 && strcmp(x->source, "audit") == 0)
+		audit_moot(x);
 	struct explain_denial *cause = NULL;
 	bool not_run = exit_code == 126 || exit_code == 127;
 	for (size_t i = 0; i < x->n; i++) {

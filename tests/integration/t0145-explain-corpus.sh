@@ -15,19 +15,23 @@
 # hint, alone: the flags are not added) and expect (what the command then
 # prints); optionally flags (for every run but the followed one), setup (a
 # function run in C/w first), backends (where it applies) and nothing=1
-# (harmless misses: no denial at all, and nothing proposed).
+# (harmless misses: no denial at all, and nothing proposed), audit_denial
+# (the audit records name the folder Landlock checked for a create, a
+# delete or a rename: the ERE for that line, the same hint).
 . "$(dirname "$0")/lib.sh"
 
 section() { # the sandbox's denials in $T/out/err, one a line
 	awk '/^stepbox: explain: the sandbox denied/{s=1; next} /^stepbox: explain:/{s=0} s' "$T/out/err"
 }
 
+AUDIT_ABI=0
+[ "$BACKEND" = landlock ] && is_root && AUDIT_ABI=$(abi)
 for f in "$TESTDIR"/explain-corpus/*.case; do
 	name=$(basename "$f" .case)
 	C="$T/corpus/$name"
 	mkdir -p "$C/w"
 	unset -f setup
-	command='' denial='' advice='' grant='' learn_has='' learn_not='' expect='' nothing=''
+	command='' denial='' audit_denial='' advice='' grant='' learn_has='' learn_not='' expect='' nothing=''
 	follow=() flags=()
 	backends="stacked landlock mountns auto"
 	# shellcheck source=/dev/null
@@ -55,6 +59,22 @@ for f in "$TESTDIR"/explain-corpus/*.case; do
 		[ "$RC" != 0 ] && [ -n "$line" ] && case "$line" in *"$advice"*) true ;; *) false ;; esac &&
 			ok "corpus $name: --explain names it, with its hint" ||
 			notok "corpus $name: --explain names it, with its hint" "rc=$RC want /$denial/ and '$advice'" "$(cat "$T/out/err")"
+	fi
+
+	# 1b. the kernel's audit records (root, Landlock alone, ABI 7): the same judgment
+	if [ "$BACKEND" = landlock ] && is_root && [ "$AUDIT_ABI" -ge 7 ]; then
+		run_sb run "${flags[@]}" --explain --enable-audit --report "$C/audit.json" -- sh -c "$command"
+		src=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["denials_source"])' "$C/audit.json")
+		aline=$(section | grep -E "\] (${audit_denial:-$denial})" | head -1)
+		if [ -n "$nothing" ]; then
+			[ "$src" = audit ] && grep -q "the sandbox denied nothing" "$T/out/err" &&
+				ok "corpus $name: the audit source: no denial either" ||
+				notok "corpus $name: the audit source: no denial either" "source $src" "$(cat "$T/out/err")"
+		else
+			[ "$src" = audit ] && [ -n "$aline" ] && case "$aline" in *"$advice"*) true ;; *) false ;; esac &&
+				ok "corpus $name: the audit source says the same" ||
+				notok "corpus $name: the audit source says the same" "source $src" "$(cat "$T/out/err")"
+		fi
 	fi
 
 	# 2. the report: the same advice, the same grant or none
