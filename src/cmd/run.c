@@ -408,7 +408,8 @@ struct exec_state {
 	struct denial_sink sink;
 	struct egress eg;            /* network by name: the proxy */
 	struct sockaddr_in proxy_at; /* ... on the host's loopback: where the step may connect */
-	struct protect_record *prot; /* the protected paths before the step */
+	struct landlock_proxy proxy_confine; /* ... and how it confines itself */
+	struct protect_record *prot;         /* the protected paths before the step */
 };
 
 /*
@@ -450,7 +451,10 @@ void run_harden_opts(const struct backend_layers *l, bool traced, struct harden_
 static int exec_egress(struct run_ctx *ctx, const struct stepbox_config *cfg, struct exec_state *st)
 {
 	bool own_netns = ctx->backend.layers.ns;
-	int rc = egress_start(&st->eg, cfg, own_netns, &st->err);
+	/* the proxy reads every byte the step sends: it runs under Landlock itself */
+	st->proxy_confine = (struct landlock_proxy){&ctx->host.features, &cfg->net_hosts};
+	int rc = egress_start(&st->eg, cfg, own_netns, landlock_confine_proxy, &st->proxy_confine,
+			      &st->err);
 	if (rc == 0 && env_set_proxy(&ctx->env, st->eg.url, own_netns) < 0)
 		rc = err_set(&st->err, ERR_UNAVAILABLE, ENOMEM, "point the step at the proxy");
 	st->proxy_at = (struct sockaddr_in){

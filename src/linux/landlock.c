@@ -1,13 +1,16 @@
 #include "landlock.h"
 #include "strbuf.h"
 
+#include "hostrule.h"
 #include "path.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -336,6 +339,63 @@ int landlock_build_net(const struct landlock_features *f, const struct landlock_
 		return -EPERM;
 	}
 	return fd;
+}
+
+int landlock_confine_proxy(void *ctx)
+{
+	const struct landlock_proxy *lp = ctx;
+	const struct landlock_features *f = lp->f;
+	if (f->abi <= 0)
+		return 0; /* no Landlock here: the proxy runs as the caller, as it always did */
+	/* TCP: the ports the hosts name (80 and 443 when none), and 53 for DNS over TCP */
+	struct policy_ports ports = {0};
+	for (size_t i = 0; i <= lp->allow->n && ports.n + 2 < POLICY_MAX_PORTS; i++) {
+		unsigned want[2] = {53, 0};
+		if (i < lp->allow->n && lp->allow->v[i].port) {
+			want[0] = lp->allow->v[i].port;
+		} else if (i < lp->allow->n) {
+			want[0] = 80;
+			want[1] = 443;
+		}
+		for (int k = 0; k < 2 && want[k]; k++) {
+			bool have = false;
+			for (unsigned j = 0; j < ports.n; j++)
+				have |= ports.v[j] == want[k];
+			if (!have)
+				ports.v[ports.n++] = (unsigned short)want[k];
+		}
+	}
+	struct ll_ruleset_attr attr = {f->fs, f->net, f->scoped};
+	int fd = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (fd < 0)
+		return -errno;
+	struct stepbox_err err = {0};
+	int r = f->net ? add_ports(fd, LL_NET_CONNECT_TCP, &ports, &err) : 0;
+	/*
+	 * Files: what the resolver reads (/etc's configuration, the NSS modules
+	 * and ld.so.cache, and the folder of the file resolv.conf links to, such
+	 * as systemd-resolved's in /run), read-only. A folder missing here is no
+	 * error: it holds nothing to read.
+	 */
+	char resolv[PATH_MAX] = "/etc";
+	if (realpath("/etc/resolv.conf", resolv))
+		*strrchr(resolv, '/') = '\0';
+	const char *const dirs[] = {"/etc", "/usr", "/lib", "/lib64", resolv[0] ? resolv : "/etc"};
+	for (size_t i = 0; r == 0 && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		int pfd = open(dirs[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (pfd < 0)
+			continue;
+		struct ll_path_beneath_attr pb = {(LL_FS_READ_FILE | LL_FS_READ_DIR) & f->fs, pfd};
+		r = syscall(__NR_landlock_add_rule, fd, LL_RULE_PATH_BENEATH, &pb, 0) < 0 ? -errno
+											  : 0;
+		close(pfd);
+	}
+	if (r == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		r = -errno;
+	if (r == 0)
+		r = landlock_enforce(fd, 0);
+	close(fd);
+	return r;
 }
 
 int landlock_add_path(int ruleset, const struct landlock_features *f, const char *path,

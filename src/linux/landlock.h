@@ -92,6 +92,22 @@ int landlock_build_net(const struct landlock_features *f, const struct landlock_
 int landlock_add_path(int ruleset, const struct landlock_features *f, const char *path,
 		      unsigned access);
 
+/*
+ * The network proxy's own confinement, for proxy_cfg.confine (it reads every
+ * byte the step sends it): no file but what the resolver reads (/etc, /usr,
+ * /lib, the folder resolv.conf links to), read-only; TCP connects only to the ports the hosts name (80
+ * and 443 for a name without one) and 53; no bind; signals and abstract
+ * sockets scoped to itself. ctx: a struct landlock_proxy. In the proxy's
+ * child, before it serves: 0 (also without Landlock, which leaves it as it
+ * was), or -errno, and the proxy then does not serve.
+ */
+struct hostrules;
+struct landlock_proxy {
+	const struct landlock_features *f;
+	const struct hostrules *allow;
+};
+int landlock_confine_proxy(void *ctx);
+
 /* restrict_self flags that log denials after exec too, where the ABI has them. */
 uint32_t landlock_log_flags(const struct landlock_features *f);
 

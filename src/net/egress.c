@@ -75,8 +75,15 @@ static int events_file(void)
 	return fd >= 0 ? fd : -e;
 }
 
+/* How the proxy confines itself (egress_start's confine). */
+struct confinement {
+	int (*fn)(void *ctx);
+	void *ctx;
+};
+
 static int started(struct egress *e, const struct stepbox_config *cfg, int listener,
-		   const char *secret, int proxy_handoff, struct stepbox_err *err)
+		   const char *secret, int proxy_handoff, const struct confinement *c,
+		   struct stepbox_err *err)
 {
 	int stop[2];
 	if (pipe2(stop, O_CLOEXEC) < 0)
@@ -90,6 +97,8 @@ static int started(struct egress *e, const struct stepbox_config *cfg, int liste
 		.secret = secret,
 		.events_fd = e->events,
 		.stop_fd = stop[0],
+		.confine = c->fn,
+		.confine_ctx = c->ctx,
 	};
 	e->proxy = proxy_spawn(&pc, err);
 	close(stop[0]);
@@ -102,8 +111,9 @@ static int started(struct egress *e, const struct stepbox_config *cfg, int liste
 }
 
 int egress_start(struct egress *e, const struct stepbox_config *cfg, bool own_netns,
-		 struct stepbox_err *err)
+		 int (*confine)(void *ctx), void *confine_ctx, struct stepbox_err *err)
 {
+	const struct confinement c = {confine, confine_ctx};
 	egress_init(e);
 	e->own_netns = own_netns;
 	int r = e->events = events_file();
@@ -116,7 +126,7 @@ int egress_start(struct egress *e, const struct stepbox_config *cfg, bool own_ne
 		e->handoff = pair[1];
 		e->port = EGRESS_NETNS_PORT;
 		snprintf(e->url, sizeof(e->url), "http://127.0.0.1:%u", e->port);
-		r = started(e, cfg, -1, NULL, pair[0], err);
+		r = started(e, cfg, -1, NULL, pair[0], &c, err);
 		close(pair[0]);
 		return r;
 	}
@@ -130,7 +140,7 @@ int egress_start(struct egress *e, const struct stepbox_config *cfg, bool own_ne
 		return err_set(err, ERR_UNAVAILABLE, -r, "draw the network proxy's secret");
 	}
 	snprintf(e->url, sizeof(e->url), "http://stepbox:%s@127.0.0.1:%u", secret, e->port);
-	r = started(e, cfg, l, secret, -1, err);
+	r = started(e, cfg, l, secret, -1, &c, err);
 	close(l);
 	return r;
 }

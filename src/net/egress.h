@@ -58,11 +58,12 @@ void egress_init(struct egress *e);
 /*
  * Start the proxy for cfg's hosts. own_netns: the listener comes from the
  * step's network namespace (pass e->handoff to launch as net_handoff);
- * else one on the host's loopback with a secret in e->url. 0, or a
- * negative errno with err saying what failed and what to do.
+ * else one on the host's loopback with a secret in e->url. confine (NULL:
+ * none) confines the proxy's process before it serves (proxy_cfg.confine).
+ * 0, or a negative errno with err saying what failed and what to do.
  */
 int egress_start(struct egress *e, const struct stepbox_config *cfg, bool own_netns,
-		 struct stepbox_err *err);
+		 int (*confine)(void *ctx), void *confine_ctx, struct stepbox_err *err);
 
 /*
  * Stop the proxy once the step's tree is gone; each refusal it recorded goes

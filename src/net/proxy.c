@@ -569,6 +569,8 @@ pid_t proxy_spawn(const struct proxy_cfg *cfg, struct stepbox_err *err)
 			_exit(1);
 		mine.listen_fds[mine.nlisten++] = l;
 	}
+	if (cfg->confine && cfg->confine(cfg->confine_ctx) < 0)
+		_exit(1); /* never serving unconfined when confinement was asked */
 	_exit(proxy_serve(&mine) == 0 ? 0 : 1);
 }
 

@@ -63,6 +63,13 @@ struct proxy_cfg {
 	 */
 	int (*resolve)(void *ctx, const char *name, struct sockaddr_storage *out, size_t n);
 	void *resolve_ctx;
+	/*
+	 * proxy_spawn only: confine the proxy's own process (in the child, its
+	 * fds closed, before it serves); 0, or -errno and it does not serve.
+	 * NULL: none. The Linux build's is landlock_confine_proxy.
+	 */
+	int (*confine)(void *ctx);
+	void *confine_ctx;
 };
 
 /*

@@ -1,4 +1,8 @@
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hostrule.h"
 #include "landlock.h"
 #include "path.h"
 #include "strv.h"
@@ -165,6 +170,86 @@ static void dev_mounts(void)
 	CHECK(!path_mount_fields(short_line, &m));
 }
 
+/* A loopback listener's port, or 0. */
+static unsigned short listen_lo(int *fd)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t l = sizeof(a);
+	*fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*fd < 0 || bind(*fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(*fd, 4) < 0 ||
+	    getsockname(*fd, (struct sockaddr *)&a, &l) < 0)
+		return 0;
+	return ntohs(a.sin_port);
+}
+
+static int connect_lo(unsigned short port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons(port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int r = s >= 0 && connect(s, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : -errno;
+	if (s >= 0)
+		close(s);
+	return r;
+}
+
+/*
+ * The proxy's own confinement: the resolver's files read, nothing else
+ * (here: a file of this test's, readable outside); TCP to the hosts' ports
+ * and to none other (two loopback listeners: one listed, one not); nothing
+ * written. Each refusal beside its positive control.
+ */
+static void proxy_confined(void)
+{
+	struct landlock_features f;
+	if (landlock_probe(&f, NULL, NULL) < 0 || f.abi < 4) {
+		printf("ok %d - # SKIP no Landlock network rules here\n", ++tap_count);
+		return;
+	}
+	char dir[] = "/var/tmp/stepbox-px.XXXXXX", file[80];
+	if (!mkdtemp(dir))
+		return;
+	snprintf(file, sizeof(file), "%s/secret", dir);
+	close(open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	int l1, l2;
+	unsigned short listed = listen_lo(&l1), other = listen_lo(&l2);
+	char entry[32];
+	snprintf(entry, sizeof(entry), "127.0.0.1:%u", listed);
+	struct hostrules allow = {0};
+	struct stepbox_err err = {0};
+	CHECK(listed && other && hostrules_add(&allow, entry, &err) == 0);
+	CHECK(connect_lo(other) == 0 && open(file, O_RDONLY | O_CLOEXEC) >= 0); /* before */
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct landlock_proxy lp = {&f, &allow};
+		if (landlock_confine_proxy(&lp) < 0)
+			_exit(10);
+		int hosts = open("/etc/hosts", O_RDONLY | O_CLOEXEC);
+		if (hosts < 0)
+			_exit(11); /* the resolver's own file */
+		if (open(file, O_RDONLY | O_CLOEXEC) >= 0 || errno != EACCES)
+			_exit(12);
+		if (open("/etc/stepbox-never", O_WRONLY | O_CREAT | O_CLOEXEC, 0644) >= 0)
+			_exit(13);
+		if (connect_lo(listed) != 0)
+			_exit(14);
+		if (connect_lo(other) != -EACCES)
+			_exit(15);
+		_exit(0);
+	}
+	int status = -1;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		printf("# the confined child exited %d\n", WEXITSTATUS(status));
+	hostrules_free(&allow);
+	close(l1);
+	close(l2);
+	unlink(file);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	dev_mounts();
@@ -213,5 +298,6 @@ int main(void)
 	landlock_missing(&f, buf, sizeof(buf));
 	CHECK_STR(buf, "scope,audit-log,tsync,unix-path");
 	build_real();
+	proxy_confined();
 	return tap_done();
 }
