@@ -695,6 +695,16 @@ static bool print_advice(FILE *out, const struct explain *x, const struct explai
 		fprintf(out, "keys or credentials, which stepbox never proposes to grant: a step "
 			     "may send what it reads to any place it reaches; if it truly needs "
 			     "one, grant that file yourself\n");
+	} else if (explain_is_write(d) && d->path &&
+		   (tool = grants_home_tool(d->path, home, rel, sizeof(rel)))) {
+		fprintf(out,
+			"the installation of a tool in HOME (%s): what a step writes there "
+			"(a shim, a script on PATH) runs outside the sandbox later, so stepbox "
+			"never proposes it; install into a venv or the workflow's folder "
+			"(--persist) instead\n",
+			tool);
+		proposed[0] = '\0';
+		return false;
 	} else if ((tool = explain_home_tool(d, home, proposed, cap))) {
 		fprintf(out,
 			"a tool installed in HOME by %s, which runs more of its installation "
