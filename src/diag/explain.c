@@ -518,216 +518,6 @@ void explain_add(struct explain *x, enum denial_op op, const char *program, pid_
 	       fs && path ? grant_folder(path, false) : NULL, program, when);
 }
 
-/* Why a hidden path (grants_hidden) is: a device node under a grant, or a secret. */
-const char *explain_hidden_why(const char *path)
-{
-	return explain_is_device(path) ? "a device node, which no grant gives but the baseline's"
-				       : "hidden on purpose: not world-readable";
-}
-
-/* A read of a file beneath HOME: its path relative to HOME in rel. */
-/*
- * path is a key or credential file, lies in a folder that holds them, or in
- * one whose purpose is to (~/.ssh, ~/.gnupg, a cloud CLI's credentials).
- */
-bool explain_holds_keys(const char *path)
-{
-	static const char *const key_dirs[] = {
-		"/.ssh/",    "/.gnupg/",          "/.aws/",           "/.azure/", "/.kube/",
-		"/.docker/", "/.password-store/", "/.config/gcloud/", NULL};
-	char dir[PATH_MAX];
-	const char *name = strrchr(path, '/');
-	struct stat st;
-	if (name && grants_key_name(name + 1))
-		return true;
-	snprintf(dir, sizeof(dir), "%s/", path);
-	for (size_t i = 0; key_dirs[i]; i++)
-		if (strstr(dir, key_dirs[i]))
-			return true;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return grants_holds_keys(path);
-	return path_parent(path, dir, sizeof(dir)) && grants_holds_keys(dir);
-}
-
-/*
- * d is a read or exec in a tool installed in HOME (pyenv's shims and the like):
- * who installed it, and its root in root (a shim runs more of the installation,
- * so the file alone is a grant that leads to the next denial).
- */
-const char *explain_home_tool(const struct explain_denial *d, const char *home, char *root,
-			      size_t cap)
-{
-	if (!d->path || explain_is_write(d))
-		return NULL;
-	return grants_home_tool(d->path, home, root, cap);
-}
-
-static bool home_file(const struct explain_denial *d, const char *home, char *rel, size_t cap)
-{
-	struct stat st;
-	if (!home || !d->path || explain_is_write(d) || !path_beneath(d->path, home) ||
-	    strcmp(d->path, home) == 0 || stat(d->path, &st) < 0 || S_ISDIR(st.st_mode))
-		return false;
-	snprintf(rel, cap, "%s", d->path + strlen(home) + (strcmp(home, "/") ? 1 : 0));
-	return true;
-}
-
-/* Why the proxy refused a host, and what would allow it: one line. */
-/*
- * A socket the network mode refuses: what the mode lets out, and what would
- * allow it (a TCP stream: a host by name or a port; anything else, UDP and
- * raw included: only --net allow).
- */
-static void socket_advice(FILE *out, const struct explain *x, const struct explain_denial *d)
-{
-	bool tcp = d->path && strstr(d->path, " TCP") && !strstr(d->path, "MPTCP");
-	const char *mode = x->cfg->net == NET_NONE    ? "the network is off (--net none)"
-			   : x->cfg->net == NET_HOSTS ? "under network by name only TCP leaves, "
-							"through stepbox's proxy, which resolves "
-							"the names itself"
-						      : "a port list allows TCP streams alone";
-	if (tcp)
-		fprintf(out,
-			"%s; name the hosts the step needs with --net host:NAME (DNS and all, "
-			"through stepbox's proxy), or allow ports with --net tcp:PORT\n",
-			mode);
-	else
-		fprintf(out,
-			"%s: no UDP (DNS included), raw or other sockets; for names, --net "
-			"host:NAME resolves them through stepbox's proxy; a socket of this "
-			"kind of its own needs --net allow\n",
-			mode);
-}
-
-static void host_advice(FILE *out, const struct explain *x, const struct explain_denial *d)
-{
-	const char *why = d->why ? d->why : "direct";
-	const char *name = d->path ? d->path : "?";
-	if (strcmp(why, "not_listed") == 0)
-		fprintf(out,
-			"not among the hosts the policy names; allow it with --net host:%s:%d "
-			"or network.hosts\n",
-			name, d->port);
-	else if (strcmp(why, "denied") == 0)
-		fprintf(out, "named in network.deny_hosts, which wins over hosts\n");
-	else if (strcmp(why, "private_address") == 0)
-		fprintf(out,
-			"it resolved to %s, an address of this host or its networks (loopback, "
-			"private, link-local, metadata), which a name never reaches; list that "
-			"address itself in network.hosts to allow it\n",
-			d->addr ? d->addr : "such an address");
-	else if (strcmp(why, "direct") == 0 && x->cfg->net == NET_NONE)
-		fprintf(out,
-			"the network is off (--net none); name the hosts the step needs "
-			"with --net host:NAME, or allow the port with --net tcp:%d\n",
-			d->port);
-	else if (strcmp(why, "direct") == 0)
-		fprintf(out,
-			"a connect around the proxy: under network by name every host is "
-			"reached through it (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); use a "
-			"client that honours them\n");
-	else
-		fprintf(out, "%s%s%s\n", why, d->detail ? ": " : "", d->detail ? d->detail : "");
-}
-
-/*
- * What to do about one sandbox denial, after describe() named it: one line.
- * Returns whether that line proposes d's grant (the report's "grant", which
- * the MCP result takes): never for a hidden entry, a system folder written,
- * the shared cache, or a file of HOME (--home-file instead).
- */
-static bool print_advice(FILE *out, const struct explain *x, const struct explain_denial *d,
-			 const char *home, char *proposed, size_t cap)
-{
-	char rel[PATH_MAX];
-	const char *tool;
-	snprintf(proposed, cap, "%s", d->grant ? d->grant : "");
-	if (d->op == OP_HOST) {
-		host_advice(out, x, d);
-	} else if (d->op == OP_SOCKET) {
-		socket_advice(out, x, d);
-	} else if (d->why && strcmp(d->why, "exdev") == 0) {
-		fprintf(out, "a move between two grants, each a mount of its own here: the kernel "
-			     "moves no name between them (EXDEV); copy and delete (mv does)");
-		if (d->grant)
-			fprintf(out, ", or grant one folder holding both with --write %s",
-				d->grant);
-		fputc('\n', out);
-		return d->grant != NULL;
-	} else if (d->unprotect) {
-		fprintf(out,
-			"a protected path: what a step leaves there runs outside the sandbox "
-			"later (git's hooks and config, an editor's or agent's settings, shell "
-			"rc files); to let a step write it: --unprotect %s\n",
-			d->unprotect);
-	} else if (d->op == OP_CONNECT || d->op == OP_BIND) {
-		if (d->port >= 0)
-			fprintf(out,
-				"not allowed by the network policy; allow with --net "
-				"tcp:%d or network.%s_tcp\n",
-				d->port, d->op == OP_CONNECT ? "connect" : "bind");
-		else if (d->op == OP_BIND)
-			fprintf(out, "a name among the host's abstract sockets, which a "
-				     "step takes only under --net allow; bind a pathname "
-				     "socket in a write grant, or an autobound name\n");
-		else
-			fprintf(out, "a socket outside the sandbox\n");
-	} else if (d->op == OP_SIGNAL) {
-		fprintf(out, "a process outside the sandbox\n");
-	} else if (d->op == OP_SETID) {
-		fprintf(out, "never allowed: outside the sandbox the file would run with "
-			     "its owner's rights (root's, for a root step); no grant allows "
-			     "it\n");
-	} else if (d->op == OP_NOFD) {
-		fprintf(out, "not possible here: this host refuses pidfd_getfd (a container's "
-			     "seccomp profile), which the supervisor needs for it; allow "
-			     "pidfd_getfd there\n");
-	} else if (d->path && (grants_hidden(x->grants, d->path) || explain_is_device(d->path))) {
-		fprintf(out, "%s\n", explain_hidden_why(d->path));
-	} else if (d->path && explain_is_write(d) && x->cfg->persist_shared && x->grants->persist &&
-		   path_beneath(d->path, x->grants->persist)) {
-		fprintf(out, "the workflow cache is shared read-only in this step; "
-			     "install in a step that holds it (--persist)\n");
-	} else if (explain_is_write(d) && d->grant && grants_system_folder(d->grant)) {
-		fprintf(out, "a system folder, which a step never writes; write in "
-			     "the workdir or another write grant\n");
-	} else if (d->path && explain_holds_keys(d->path)) {
-		fprintf(out, "keys or credentials, which stepbox never proposes to grant: a step "
-			     "may send what it reads to any place it reaches; if it truly needs "
-			     "one, grant that file yourself\n");
-	} else if (explain_is_write(d) && d->path &&
-		   (tool = grants_home_tool(d->path, home, rel, sizeof(rel)))) {
-		fprintf(out,
-			"the installation of a tool in HOME (%s): what a step writes there "
-			"(a shim, a script on PATH) runs outside the sandbox later, so stepbox "
-			"never proposes it; install into a venv or the workflow's folder "
-			"(--persist) instead\n",
-			tool);
-		proposed[0] = '\0';
-		return false;
-	} else if ((tool = explain_home_tool(d, home, proposed, cap))) {
-		fprintf(out,
-			"a tool installed in HOME by %s, which runs more of its installation "
-			"than this file; grant it whole, read-only, with --read %s, or put the "
-			"system's first on PATH\n",
-			tool, proposed);
-		return true;
-	} else if (home_file(d, home, rel, sizeof(rel))) {
-		fprintf(out,
-			"a file of HOME, which holds nothing of the user's unless "
-			"granted; grant it read-only with --home-file %s\n",
-			rel);
-	} else {
-		fprintf(out, "outside every %s grant; grant with %s %s\n",
-			d->op == OP_READ || d->op == OP_LOOKUP ? "read"
-			: d->op == OP_EXECUTE                  ? "execute"
-							       : "write",
-			explain_is_write(d) ? "--write" : "--read", d->grant ? d->grant : d->path);
-		return proposed[0] != '\0';
-	}
-	return false;
-}
-
 /* The caller's HOME, canonical, for the advice on its files; "" when none or "/". */
 static void caller_home(char *home, size_t cap)
 {
@@ -827,7 +617,7 @@ void explain_print(FILE *out, const struct explain *x)
 			continue;
 		describe(out, d);
 		char proposed[PATH_MAX];
-		print_advice(out, x, d, home[0] ? home : NULL, proposed, sizeof(proposed));
+		explain_advice(out, x, d, home[0] ? home : NULL, proposed, sizeof(proposed));
 	}
 	if (x->omitted)
 		fprintf(out, "  ... and %zu more not listed\n", x->omitted);
@@ -869,8 +659,8 @@ json_t *explain_json(const struct explain *x)
 		bool proposes = false;
 		FILE *mem = d->sandbox && !d->moot ? open_memstream(&advice, &len) : NULL;
 		if (mem) {
-			proposes = print_advice(mem, x, d, home[0] ? home : NULL, proposed,
-						sizeof(proposed));
+			proposes = explain_advice(mem, x, d, home[0] ? home : NULL, proposed,
+						  sizeof(proposed));
 			fclose(mem);
 			if (len && advice[len - 1] == '\n')
 				advice[len - 1] = '\0';

@@ -56,35 +56,6 @@ static int add_unique(json_t *o, const char *key, const char *s)
 }
 
 /*
- * Why learn never proposes writing at grant (canonical), or NULL: where the
- * host runs what is written, outside the sandbox (a system folder, /opt, a
- * home folder: the caller's by HOME and by the user database, root's, any
- * user's, or a folder that holds one), unless it lies in the workdir.
- */
-static char *write_refused(const char *grant, const char *const homes[2], const char *workdir)
-{
-	if (grants_system_folder(grant))
-		return strv_fmt("%s: a system folder", grant);
-	if (workdir && path_beneath(grant, workdir))
-		return NULL;
-	if (path_beneath(grant, "/opt"))
-		return strv_fmt("%s: in /opt, whose programs the host runs", grant);
-	for (int k = 0; k < 2; k++)
-		if (homes[k][0] && path_beneath(homes[k], grant))
-			return strv_fmt("%s: holds HOME (%s)", grant, homes[k]);
-	for (int k = 0; k < 2; k++)
-		if (homes[k][0] && path_beneath(grant, homes[k]))
-			return strv_fmt("%s: in HOME, whose files run outside the sandbox (shell "
-					"start-up files, autostart, PATH)",
-					grant);
-	if (path_beneath(grant, "/home") || path_beneath(grant, "/root"))
-		return strv_fmt("%s: in a user's home folder, whose files run outside the "
-				"sandbox",
-				grant);
-	return NULL;
-}
-
-/*
  * uid's home folder in /etc/passwd (read as a file: a static stepbox has no
  * NSS; users from elsewhere have HOME and the /home and /root rules), canonical;
  * "" when none.
@@ -132,7 +103,8 @@ static char *learn_refused(const struct explain *x, const struct explain_denial 
 		return strv_fmt("%s: the workflow cache is shared in this step", d->grant);
 	if (homes[0][0] && strcmp(d->grant, homes[0]) == 0)
 		return strv_fmt("%s: HOME itself; grant the file it needs", d->grant);
-	char *why = explain_is_write(d) ? write_refused(d->grant, homes, x->grants->workdir) : NULL;
+	char *why = explain_is_write(d) ? explain_write_refused(d->grant, homes, x->grants->workdir)
+					: NULL;
 	if (why)
 		return why;
 	if (explain_holds_keys(d->grant))
