@@ -95,9 +95,9 @@ int landlock_add_path(int ruleset, const struct landlock_features *f, const char
 /*
  * The network proxy's own confinement, for proxy_cfg.confine (it reads every
  * byte the step sends it): no file but what the resolver reads (/etc, /usr,
- * /lib, the folder resolv.conf links to), read-only; TCP connects only to the ports the hosts name (80
- * and 443 for a name without one) and 53; no bind; signals and abstract
- * sockets scoped to itself. ctx: a struct landlock_proxy. In the proxy's
+ * /lib, the folder resolv.conf links to), read-only; TCP connects only to
+ * the ports the hosts name (80 and 443 for a name without one) and 53; no
+ * bind; signals and abstract sockets scoped to itself. ctx: a struct landlock_proxy. In the proxy's
  * child, before it serves: 0 (also without Landlock, which leaves it as it
  * was), or -errno, and the proxy then does not serve.
  */
