@@ -84,6 +84,13 @@ void explain_canonical(const char *path, char *out, size_t cap)
 	free(c);
 }
 
+const char *explain_grant_key(const struct explain_denial *d)
+{
+	return d->op == OP_CONNECT   ? "unix_sockets"
+	       : explain_is_write(d) ? "write_paths"
+				     : "read_paths";
+}
+
 bool explain_is_write(const struct explain_denial *d)
 {
 	return d->op != OP_READ && d->op != OP_EXECUTE && d->op != OP_LOOKUP;
@@ -514,8 +521,10 @@ void explain_add(struct explain *x, enum denial_op op, const char *program, pid_
 	t.port = port;
 	bool fs = op != OP_CONNECT && op != OP_BIND && op != OP_SIGNAL && op != OP_NOFD &&
 		  op != OP_SETID && op != OP_HOST && op != OP_SOCKET;
+	/* a pathname socket: what --unix would grant is its folder */
+	bool unix_path = op == OP_CONNECT && path && path[0] == '/';
 	record(x, &t, path, op == OP_SIGNAL || op == OP_CONNECT ? EPERM : EACCES, true,
-	       fs && path ? grant_folder(path, false) : NULL, program, when);
+	       (fs || unix_path) && path ? grant_folder(path, unix_path) : NULL, program, when);
 }
 
 /* The caller's HOME, canonical, for the advice on its files; "" when none or "/". */
@@ -691,11 +700,8 @@ json_t *explain_json(const struct explain *x)
 			json_object_set_new(o, d->op == OP_SIGNAL ? "target_pid" : "port",
 					    json_integer(d->port));
 		if (proposes && proposed[0])
-			json_object_set_new(
-				o, "grant",
-				json_pack("{s:s}",
-					  explain_is_write(d) ? "write_paths" : "read_paths",
-					  proposed));
+			json_object_set_new(o, "grant",
+					    json_pack("{s:s}", explain_grant_key(d), proposed));
 		if (advice && advice[0])
 			json_object_set_new(o, "advice", json_string(advice));
 		free(advice);

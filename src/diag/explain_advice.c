@@ -156,9 +156,26 @@ char *explain_write_refused(const char *grant, const char *const homes[2], const
 	return NULL;
 }
 
-/* The advice on a refusal that names no file to grant (the network, signals...): false if d is
- * not one. */
-static bool other_advice(FILE *out, const struct explain *x, const struct explain_denial *d)
+/*
+ * A pathname socket's folder is proposed for --unix unless what answers there
+ * is the host's own or the user's (a system folder, /opt, a home folder):
+ * the Docker socket is root, gpg-agent's holds keys.
+ */
+static bool socket_proposed(const struct explain *x, const struct explain_denial *d,
+			    const char *home)
+{
+	const char *const homes[2] = {home ? home : "", ""};
+	char *why = explain_write_refused(d->grant, homes, x->grants->workdir);
+	free(why);
+	return !why && !explain_holds_keys(d->grant);
+}
+
+/*
+ * The advice on a refusal that names no file to read or write (the network,
+ * signals...): 0 if d is not one, 1 when said, 2 when said proposing d->grant.
+ */
+static int other_advice(FILE *out, const struct explain *x, const struct explain_denial *d,
+			const char *home)
 {
 	if (d->op == OP_HOST) {
 		host_advice(out, x, d);
@@ -179,6 +196,18 @@ static bool other_advice(FILE *out, const struct explain *x, const struct explai
 		fprintf(out, "a name among the host's abstract sockets, which a step takes only "
 			     "under --net allow; bind a pathname socket in a write grant, or an "
 			     "autobound name\n");
+	} else if (d->op == OP_CONNECT && d->grant && socket_proposed(x, d, home)) {
+		fprintf(out,
+			"a socket outside the sandbox; allow connecting to the sockets in its "
+			"folder with --unix %s\n",
+			d->grant);
+		return 2;
+	} else if (d->op == OP_CONNECT && d->grant) {
+		fprintf(out,
+			"a socket of a service the host runs (in %s), which stepbox never "
+			"proposes: what answers there acts outside the sandbox; if the step "
+			"must talk to it, grant it yourself with --unix\n",
+			d->grant);
 	} else if (d->op == OP_CONNECT) {
 		fprintf(out, "a socket outside the sandbox\n");
 	} else if (d->op == OP_SIGNAL) {
@@ -192,9 +221,9 @@ static bool other_advice(FILE *out, const struct explain *x, const struct explai
 			     "seccomp profile), which the supervisor needs for it; allow "
 			     "pidfd_getfd there\n");
 	} else {
-		return false;
+		return 0;
 	}
-	return true;
+	return 1;
 }
 
 /*
@@ -241,6 +270,7 @@ bool explain_advice(FILE *out, const struct explain *x, const struct explain_den
 {
 	char rel[PATH_MAX];
 	const char *tool;
+	int said;
 	snprintf(proposed, cap, "%s", d->grant ? d->grant : "");
 	if (d->why && strcmp(d->why, "exdev") == 0) {
 		fprintf(out, "a move between two grants, each a mount of its own here: the kernel "
@@ -250,8 +280,8 @@ bool explain_advice(FILE *out, const struct explain *x, const struct explain_den
 				d->grant);
 		fputc('\n', out);
 		return d->grant != NULL;
-	} else if (other_advice(out, x, d)) {
-		return false;
+	} else if ((said = other_advice(out, x, d, home))) {
+		return said == 2;
 	} else if (d->path && (grants_hidden(x->grants, d->path) || explain_is_device(d->path))) {
 		fprintf(out, "%s\n", explain_hidden_why(d->path));
 	} else if (write_advice(out, x, d, home)) {

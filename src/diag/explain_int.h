@@ -11,6 +11,8 @@
 
 #include "explain.h"
 
+/* The policy key d's grant goes in: read_paths, write_paths or unix_sockets. */
+const char *explain_grant_key(const struct explain_denial *d);
 /* d changes something (not a read, a lookup or an exec). */
 bool explain_is_write(const struct explain_denial *d);
 /* The canonical form of path, its missing tail kept as written. */

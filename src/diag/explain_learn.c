@@ -186,9 +186,7 @@ int explain_learn(const struct explain *x, json_t *policy, struct strv *refused)
 		if (!explain_is_write(d) && !dir && home[0] && path_beneath(d->grant, home))
 			added += add_unique(policy, "home_files", d->grant + strlen(home) + 1);
 		else
-			added += add_unique(policy,
-					    explain_is_write(d) ? "write_paths" : "read_paths",
-					    d->grant);
+			added += add_unique(policy, explain_grant_key(d), d->grant);
 	}
 	if (x->cfg->net == NET_HOSTS)
 		added += learn_hosts(x, policy, refused);

@@ -223,9 +223,13 @@ static int decide(struct net_op *op, struct net_msg *m, int domain)
 	memcpy(path, un->sun_path, plen);
 	path[plen] = '\0';
 	int fd = stepview_resolve(&op->c.v, AT_FDCWD, path, true);
+	struct stat st;
+	/* under the namespaces an ungranted socket is absent: the host's, named */
+	if (fd == -ENOENT && op->c.s->by_mount && path[0] == '/' && lstat(path, &st) == 0 &&
+	    S_ISSOCK(st.st_mode))
+		sup_note_denial(&op->c, OP_CONNECT, path, -1);
 	if (fd < 0)
 		return -fd;
-	struct stat st;
 	char where[PATH_MAX];
 	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
 		close(fd);
