@@ -267,6 +267,30 @@ static bool cross_grants_denied(struct explain *x, const struct explain_call *t,
 }
 
 /*
+ * A lookup (lstat, readlink, a PATH search's stat) names the path itself:
+ * its folder canonical, its last name kept, a symlink not followed (under
+ * the namespaces the link must be there to be looked at), unless the link's
+ * folder is granted: then what is missing is its target. Every other call
+ * names where it lands.
+ */
+static void lookup_canonical(const struct explain *x, enum denial_op op, const char *path,
+			     char *out, size_t cap)
+{
+	char dir[PATH_MAX], canon_dir[PATH_MAX];
+	const char *name = strrchr(path, '/');
+	struct stat st;
+	if (op != OP_LOOKUP || !name || !name[1] || !path_parent(path, dir, sizeof(dir))) {
+		explain_canonical(path, out, cap);
+		return;
+	}
+	explain_canonical(dir, canon_dir, sizeof(canon_dir));
+	snprintf(out, cap, "%s%s", strcmp(canon_dir, "/") ? canon_dir : "", name);
+	if (lstat(out, &st) == 0 && S_ISLNK(st.st_mode) &&
+	    grants_covers(x->grants, canon_dir, GRANT_READ))
+		explain_canonical(path, out, cap);
+}
+
+/*
  * The call failed with errnum: was it the sandbox? For the filesystem, yes
  * when no grant allows what the call needed on that path (Landlock answers
  * EACCES or EXDEV; under mountns an ungranted path is absent, ENOENT, and a
@@ -308,7 +332,7 @@ void explain_judge(struct explain *x, const struct explain_call *t, int errnum)
 		if (!paths[i][0])
 			continue;
 		char target[PATH_MAX];
-		explain_canonical(paths[i], canon[i], sizeof(canon[i]));
+		lookup_canonical(x, t->op, paths[i], canon[i], sizeof(canon[i]));
 		memcpy(target, canon[i], sizeof(target)); /* the same size, NUL-terminated */
 		if (parent) {
 			char *slash = strrchr(target, '/');
@@ -333,8 +357,12 @@ void explain_judge(struct explain *x, const struct explain_call *t, int errnum)
 		any_denied = cross_grants_denied(x, t, canon[0], canon[1], errnum);
 	for (int i = 0; i < 2; i++)
 		if (paths[i][0] && real[i] && !covered[i]) {
-			record(x, t, canon[i], errnum, true, grant_folder(canon[i], parent), NULL,
-			       0);
+			/* a link is granted by its folder: a grant resolves to the target */
+			struct stat ls;
+			bool link = t->op == OP_LOOKUP && lstat(canon[i], &ls) == 0 &&
+				    S_ISLNK(ls.st_mode);
+			record(x, t, canon[i], errnum, true, grant_folder(canon[i], parent || link),
+			       NULL, 0);
 			any_denied = true;
 		}
 	/* all granted: the file's own permissions (EXDEV there: a move across mounts) */
@@ -417,6 +445,9 @@ bool explain_may_fail(struct explain *x, const struct explain_call *c)
 			return true;
 	char dir[PATH_MAX];
 	struct stat st;
+	/* a lookup of a link (lstat, readlink) names the link, not where it leads */
+	if (c->op == OP_LOOKUP && lstat(c->path, &st) == 0 && S_ISLNK(st.st_mode))
+		return true;
 	/*
 	 * In a folder a read was let through lately, reached through no
 	 * symlink (and so searchable by all): the name is its own canonical

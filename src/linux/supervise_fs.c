@@ -507,11 +507,20 @@ void sup_serve_access(struct call *c)
 	char where[PATH_MAX];
 	struct stat st;
 	if (r == 0 && mode != F_OK && stepview_held_path(fd, where, sizeof(where)) == 0 &&
-	    fstat(fd, &st) == 0 &&
-	    (((mode & R_OK) && !sup_beneath_any(&c->s->readable, where)) ||
-	     ((mode & W_OK) && !sup_beneath_any(&c->s->writable, where)) ||
-	     ((mode & X_OK) && !S_ISDIR(st.st_mode) && !sup_beneath_any(&c->s->executable, where))))
-		r = -EACCES;
+	    fstat(fd, &st) == 0) {
+		/* the right the grants lack, first: that is the refusal --explain names */
+		enum denial_op op =
+			(mode & R_OK) && !sup_beneath_any(&c->s->readable, where)   ? OP_READ
+			: (mode & W_OK) && !sup_beneath_any(&c->s->writable, where) ? OP_WRITE
+			: (mode & X_OK) && !S_ISDIR(st.st_mode) &&
+					!sup_beneath_any(&c->s->executable, where)
+				? OP_EXECUTE
+				: OP_LOOKUP;
+		if (op != OP_LOOKUP) {
+			sup_note_denial(c, op, where, -1);
+			r = -EACCES;
+		}
+	}
 	if (fd >= 0)
 		close(fd);
 	sup_respond(c, 0, -r);
