@@ -14,7 +14,8 @@
 # learn's policy holds / does not hold); follow (the flags that follow the
 # hint, alone: the flags are not added) and expect (what the command then
 # prints); optionally flags (for every run but the followed one), setup (a
-# function run in C/w first), backends (where it applies) and nothing=1
+# function run in C/w first; the file is sourced again after it, so that
+# its values may read what setup made), backends (where it applies) and nothing=1
 # (harmless misses: no denial at all, and nothing proposed), no_follow (why
 # a hint has no flags to follow: it proposes none, on purpose), audit_denial
 # (the audit records name the folder Landlock checked for a create, a
@@ -47,6 +48,9 @@ for f in "$TESTDIR"/explain-corpus/*.case; do
 		cd "$T/w" || exit 1
 		continue
 	fi
+	# again, for what the setup made (a listener's port, read from a file)
+	# shellcheck source=/dev/null
+	. "$f"
 
 	# 1. --explain
 	run_sb run "${flags[@]}" --explain --report "$C/report.json" -- sh -c "$command"
