@@ -10,6 +10,7 @@
 
 #include "harden.h"
 #include "path.h"
+#include "pipes.h"
 #include "strbuf.h"
 #include "supervise.h"
 
@@ -220,6 +221,8 @@ static int plan_ns(struct backend *b, const struct backend_input *in, struct ste
 		return err_set(err, ERR_UNAVAILABLE, -r, "plan the mounts");
 	mountns_set_tmp_size(m, in->tmp_size);
 	m->idmap_userns = in->idmap_userns;
+	if (in->cfg->verbosity >= 0)
+		pipes_say_unsearched(&m->unsearched, &m->unsearched_why, in->cfg->verbosity);
 	return 0;
 }
 

@@ -249,18 +249,26 @@ static int cover_fifos(struct mountns_plan *p, size_t *cap, size_t nbinds, bool 
 		snprintf(path, sizeof(path), "%s", top);
 		r = pipes_find(&search, AT_FDCWD, top, path);
 		if (r > 0) {
-			err_warn(
+			/* said by pipes_say_unsearched: once for each grant, then with -v */
+			char *said = strv_fmt(
 				"'%s' was not searched whole for named pipes (%s): one there could "
-				"be written, read-only as the grant is%s",
+				"be written, read-only as the grant is%s; `find '%s' -type p` "
+				"lists those there now",
 				top,
 				r == 1 ? "over " FIFO_BUDGET_TEXT " entries in all"
 				       : "a folder in it could not be listed, or lies "
 					 "over " PIPES_DEPTH_TEXT " folders deep",
 				run_only ? ""
-					 : ", since it lies beneath a place the step writes; keep "
+					 : ", since it lies beneath a place the step writes (keep "
 					   "it out of /tmp, HOME and the write grants, or grant "
-					   "it read-write");
-			r = 0;
+					   "it read-write)",
+				top);
+			if (!said || strv_push(&p->unsearched, top) < 0) {
+				free(said);
+				r = -ENOMEM;
+			} else {
+				r = strv_push_owned(&p->unsearched_why, said) < 0 ? -ENOMEM : 0;
+			}
 		}
 	}
 	return r;
@@ -551,6 +559,8 @@ void mountns_release(struct mountns_plan *p)
 	free(p->lock_path);
 	p->lock_path = NULL;
 	strv_release(&p->fifos);
+	strv_release(&p->unsearched);
+	strv_release(&p->unsearched_why);
 	strv_release(&p->pins);
 	free(p->v);
 	p->v = NULL;

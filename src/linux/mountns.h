@@ -51,9 +51,11 @@ struct mountns_plan {
 	bool userns;     /* unprivileged: map our uid and gid */
 	uid_t uid;       /* the caller's, mapped to itself */
 	gid_t gid;
-	int idmap_userns;        /* for idmap entries: mountns_idmap_userns's, not owned; or -1 */
-	char *lock_path;         /* the persistent folder's lock, covered inside (persist.h) */
-	struct strv fifos;       /* named pipes hidden (cover_fifos): the entries' paths */
+	int idmap_userns;  /* for idmap entries: mountns_idmap_userns's, not owned; or -1 */
+	char *lock_path;   /* the persistent folder's lock, covered inside (persist.h) */
+	struct strv fifos; /* named pipes hidden (cover_fifos): the entries' paths */
+	/* read grants not searched whole for pipes, and the sentence for each */
+	struct strv unsearched, unsearched_why;
 	struct strv pins;        /* folders bound onto themselves (pin_persist): the paths */
 	struct mountns_entry *v; /* mounts in path order, then symlinks */
 	size_t n, nmounts;

@@ -5,8 +5,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "path.h"
 
@@ -54,4 +56,63 @@ static int find(struct pipes_search *s, int dfd, const char *name, char *path, i
 int pipes_find(struct pipes_search *s, int dfd, const char *name, char *path)
 {
 	return find(s, dfd, name, path, 0);
+}
+
+/* The file that keeps the folders already said, or NULL (no state folder here). */
+static char *said_file(void)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	/* canonical: the folders are made without following a symlink */
+	char *base = xdg && xdg[0] == '/'     ? realpath(xdg, NULL)
+		     : home && home[0] == '/' ? realpath(home, NULL)
+					      : NULL;
+	char *dir = !base || !strcmp(base, "/") ? NULL
+		    : xdg && xdg[0] == '/'      ? strv_fmt("%s/stepbox", base)
+						: strv_fmt("%s/.local/state/stepbox", base);
+	free(base);
+	if (!dir)
+		return NULL;
+	int fd = path_mkdir_nofollow(dir, 0700, NULL, 0);
+	char *file = fd >= 0 ? strv_fmt("%s/pipes-unsearched", dir) : NULL;
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return file;
+}
+
+/* Whether line is one of the file's lines (the file read whole, at most 1 MiB). */
+static bool said_before(const char *file, const char *line)
+{
+	char *text = file ? path_read_file(file, 1 << 20) : NULL;
+	bool yes = false;
+	for (char *l = text; l && *l && !yes;) {
+		char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		yes = len == strlen(line) && strncmp(l, line, len) == 0;
+		l = nl ? nl + 1 : NULL;
+	}
+	free(text);
+	return yes;
+}
+
+void pipes_say_unsearched(const struct strv *paths, const struct strv *why, int verbosity)
+{
+	char *file = paths->n ? said_file() : NULL;
+	for (size_t i = 0; i < paths->n && i < why->n; i++) {
+		bool before = said_before(file, paths->v[i]);
+		if (before && verbosity <= 0)
+			continue;
+		fprintf(stderr, "stepbox: warning: %s%s\n", why->v[i],
+			before || !file ? "" : " (said once for this folder; -v says it again)");
+		int fd =
+			before || !file
+				? -1
+				: open(file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+				       0600);
+		if (fd >= 0) {
+			dprintf(fd, "%s\n", paths->v[i]);
+			close(fd);
+		}
+	}
+	free(file);
 }

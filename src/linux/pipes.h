@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "strv.h"
+
 #define PIPES_DEPTH 64
 #define PIPES_DEPTH_TEXT "64"
 
@@ -30,5 +32,14 @@ struct pipes_search {
  * searched); or found's negative errno.
  */
 int pipes_find(struct pipes_search *s, int dfd, const char *name, char *path);
+
+/*
+ * Say, for each folder not searched whole (paths, with its sentence in
+ * why), that a pipe there could be written: on stderr the first time for
+ * that folder, then only with verbosity > 0. The folders said are kept, one
+ * a line, in $XDG_STATE_HOME/stepbox/pipes-unsearched (else
+ * ~/.local/state/stepbox/...); a run that cannot keep them says it each time.
+ */
+void pipes_say_unsearched(const struct strv *paths, const struct strv *why, int verbosity);
 
 #endif

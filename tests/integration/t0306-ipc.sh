@@ -386,9 +386,17 @@ for d in range(21):
     for f in range(1000):
         open("%s/%d/%d" % (sys.argv[1], d, f), "w").close()' "$T/w/big"
 	run_sb run -r "$T/w/big" -- true
-	grep -q "'$T/w/big' was not searched whole for named pipes (over 20,000 entries in all): .*keep it out of /tmp, HOME and the write grants, or grant it read-write" "$T/out/err" && [ "$RC" = 0 ] &&
+	grep -q "'$T/w/big' was not searched whole for named pipes (over 20,000 entries in all): .*keep it out of /tmp, HOME and the write grants, or grant it read-write.*find '$T/w/big' -type p" "$T/out/err" && [ "$RC" = 0 ] &&
 		ok "a read grant past the pipe search's budget is named, with what to do" ||
 		notok "a read grant past the pipe search's budget is named, with what to do" "rc=$RC $ERR"
+	# said once for that folder (a warning on every run is noise), again with -v
+	run_sb run -r "$T/w/big" -- true
+	quiet=$(grep -c "not searched whole" "$T/out/err")
+	run_sb run -v -r "$T/w/big" -- true
+	[ "$quiet" = 0 ] && grep -q "'$T/w/big' was not searched whole" "$T/out/err" &&
+		grep -qx "$T/w/big" "$HOME/.local/state/stepbox/pipes-unsearched" &&
+		ok "the unsearched grant is said once, then with -v" ||
+		notok "the unsearched grant is said once, then with -v" "quiet run said it $quiet times" "$ERR"
 	rm -rf "$T/w/big"
 fi
 # a read grant inside the workdir (the namespaces bind it read-only there;
