@@ -117,3 +117,32 @@ run_sb run "${NET[@]}" -r "$T/ca.pem" -- sh -c "$D GIT_SSL_CAINFO='$T/ca.pem' gi
 [ "$RC" = 0 ] && [ "$OUT" = from-the-repo ] &&
 	ok "git clones through the proxy with --net host: alone" ||
 	notok "git clones through the proxy with --net host: alone" "rc=$RC $OUT" "$(tail -5 "$T/out/err")"
+
+# npm from the real registry with the @npm preset alone (and refused without
+# it); the registry is the one host besides Debian's mirrors this machine may
+# reach: skipped cleanly when it cannot be, or when its name resolves here to
+# an address no name may reach through the proxy (a mirror on a documentation
+# or private range, as some build farms give)
+reg_addr=$(python3 -c '
+import ipaddress, socket
+a = socket.getaddrinfo("registry.npmjs.org", 443, proto=socket.IPPROTO_TCP)[0][4][0]
+print(a if ipaddress.ip_address(a).is_global else "reserved:" + a)' 2>/dev/null)
+if [ "${reg_addr#reserved:}" != "$reg_addr" ]; then
+	skip "npm from the registry with --net host:@npm" "registry.npmjs.org resolves to ${reg_addr#reserved:} here, an address the proxy refuses to a name"
+elif [ -n "$reg_addr" ] && npm_config_cache="$T/probe-npm" timeout 20 npm view is-number version >/dev/null 2>&1; then
+	mkdir -p "$T/w/real"
+	run_sb run --net host:@npm -- sh -c "cd real && npm install --silent --no-audit --no-fund is-number@7.0.0 && node -e 'console.log(require(\"is-number\")(5))'"
+	[ "$RC" = 0 ] && [ "$OUT" = true ] &&
+		ok "npm installs from the registry with --net host:@npm alone" ||
+		notok "npm installs from the registry with --net host:@npm alone" "rc=$RC $OUT" "$(tail -5 "$T/out/err")"
+else
+	skip "npm from the registry with --net host:@npm" "the npm registry cannot be reached"
+fi
+
+# without @npm the registry is refused by name (nothing leaves: the proxy
+# refuses before it resolves), and --explain names it
+mkdir -p "$T/w/real2"
+run_sb run --explain --net host:@pypi -- sh -c "cd real2 && npm install --silent --no-audit --no-fund --fetch-retries=0 is-number@7.0.0"
+[ "$RC" != 0 ] && grep -Eq "'registry.npmjs.org' port 443( \\([0-9]+ times\\))?: not among the hosts the policy names" "$T/out/err" &&
+	ok "npm without @npm is refused, and --explain names the registry" ||
+	notok "npm without @npm is refused, and --explain names the registry" "rc=$RC" "$(grep -A3 'sandbox denied' "$T/out/err")"
