@@ -71,10 +71,8 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg, const st
 		{FPROG(harden_filter_trace), FPROG(harden_filter_trace_forks)},
 		{FPROG(harden_filter_trace_lookup), FPROG(harden_filter_trace_lookup_forks)},
 	};
-	if (o->traced)
-		h->filters[h->n++] = trace[o->traced_lookups][o->traced_forks];
-		/* the supervisor's: [without pidfd_getfd][listen() under a port list][Landlock
-		 * alone: access(2) and /dev/shm's calls too (supervise.h)][the sockets refused] */
+	/* the supervisor's: [without pidfd_getfd][listen() under a port list][Landlock
+	 * alone: access(2) and /dev/shm's calls too (supervise.h)][the sockets refused] */
 #define NOTIFY(f)                                                                                  \
 	{                                                                                          \
 		FPROG(f), FPROG(f##_sock_none), FPROG(f##_sock_tcp)                                \
@@ -87,6 +85,8 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg, const st
 		  NOTIFY(harden_filter_notify_nofd_listen_alone)}},
 	};
 #undef NOTIFY
+	if (o->traced)
+		h->filters[h->n++] = trace[o->traced_lookups][o->traced_forks];
 	if (o->supervise)
 		h->notify = notify[o->supervise_nofd][tcp][o->supervise_alone][sock];
 	assert(h->n <= HARDEN_MAX_FILTERS);
