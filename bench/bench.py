@@ -250,4 +250,8 @@ else:
     print("| run 1: registry, cold cache | run 2: fresh run folder, --prefer-offline | ratio |")
     print("|---|---|---|")
     print("| %.0f ms | %.0f ms | **%.2fx** |" % (cold * 1000, warm * 1000, warm / cold))
+# network by name: the proxy against a direct connection (bench/proxy.py)
+sys.stdout.flush()
+subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                             "proxy.py"), sb], env=env)
 shutil.rmtree(stage)

@@ -289,14 +289,29 @@ static void settle(struct proxy_conn *p)
 		p->dead = true;
 }
 
+/*
+ * Move what can move now, and again while a round moves bytes (at most 32
+ * rounds, each end read and written once a round, nonblocking): a poll round
+ * for each buffer's worth held a transfer to a third of a direct one.
+ */
 static void pump(struct proxy *px, struct proxy_conn *p)
 {
-	if (!p->dead)
-		proxy_conn_advance(px, p);
-	if (!p->dead && up_pending(p))
-		write_up(px, p);
-	if (!p->dead && p->out.len)
-		write_client(px, p);
+	for (int k = 0; k < 32 && !p->dead; k++) {
+		unsigned long long moved = p->up + p->down;
+		size_t held = p->in.len + p->out.len;
+		if (k && want_client_read(p))
+			read_client(px, p);
+		if (k && !p->dead && want_up_read(p))
+			read_up(px, p);
+		if (!p->dead)
+			proxy_conn_advance(px, p);
+		if (!p->dead && up_pending(p))
+			write_up(px, p);
+		if (!p->dead && p->out.len)
+			write_client(px, p);
+		if (p->up + p->down == moved && p->in.len + p->out.len == held)
+			break;
+	}
 	settle(p);
 }
 
@@ -582,14 +597,18 @@ int proxy_stop(pid_t pid, int stop_fd_write_end)
 		close(stop_fd_write_end);
 	}
 	int status = 0;
-	for (int i = 0; i < 200; i++) {
+	/* it ends within a millisecond or so: looked at soon, then less often, 2 s in all */
+	long waited_us = 0;
+	for (long step_us = 100; waited_us < 2000000;
+	     step_us = step_us < 10000 ? step_us * 2 : step_us) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
 		if (r == pid)
 			return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ECHILD;
 		if (r < 0 && errno != EINTR)
 			return -errno;
-		struct timespec ts = {0, 10 * 1000 * 1000};
+		struct timespec ts = {0, step_us * 1000};
 		nanosleep(&ts, NULL);
+		waited_us += step_us;
 	}
 	kill(pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0)
