@@ -11,6 +11,8 @@ if [ "${1:-}" = --test ] || [ "${1:-}" = --bench ]; then
 	tools="$tools clang:clang node:nodejs npm:npm bwrap:bubblewrap hyperfine:hyperfine unshare:util-linux"
 	# the ecosystems of tests/integration/t0195 (Debian's, at their Debian paths)
 	tools="$tools /usr/bin/go:golang-go /usr/bin/cargo:cargo /usr/bin/gem:ruby /usr/bin/pipx:pipx git:git"
+	# network by name (t0340, t0345, bench/proxy.py): a test CA, and a client
+	tools="$tools openssl:openssl curl:curl"
 	# the Debian package's check (tests/package)
 	tools="$tools lintian:lintian"
 	# the lint of tests/run.sh: scripts, C style, static analysis
