@@ -115,17 +115,24 @@ static void backend_fail(int fd, const struct backend_failure *why)
  */
 static void hand_listener(const struct launch_spec *s, int fd, int ack)
 {
+	/*
+	 * Where pidfd_getfd is refused, a sock_diag socket in this network
+	 * namespace, the step's, goes with the listener: the supervisor reads the
+	 * step's UNIX sockets there. Made before the supervisor's filter, which
+	 * under --explain holds the network mode's socket refusals (AF_NETLINK
+	 * among them) and which nobody serves until the listener is handed over.
+	 */
+	int diag = -1;
+	if (s->supervise->no_getfd &&
+	    (diag = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG)) < 0)
+		child_fail(fd, STEP_NOTIFY, errno);
 	int l = harden_listener(s->harden, true);
 	if (l == -EINVAL) /* before Linux 5.19: no killable wait */
 		l = harden_listener(s->harden, false);
 	if (l < 0)
 		child_fail(fd, STEP_NOTIFY, -l);
 	if (s->supervise->no_getfd) {
-		/* with it, a sock_diag socket in this network namespace, the step's:
-		 * the supervisor reads the step's UNIX sockets there */
-		int two[2] = {l, socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG)};
-		if (two[1] < 0)
-			child_fail(fd, STEP_NOTIFY, errno);
+		int two[2] = {l, diag};
 		union {
 			char buf[CMSG_SPACE(sizeof(two))];
 			struct cmsghdr align;
