@@ -58,7 +58,9 @@ took=$(( $(date +%s) - start ))
 [ "$RC" = 124 ] && [ "$took" -lt 20 ] && ok "120 parked sends cannot hold stepbox past --timeout (${took} s)" || notok "parked sends cannot hold stepbox past --timeout" "rc=$RC took=$took"
 
 # a sendmmsg of 1024 messages over one 4 MiB buffer, parked: stepbox holds a bounded amount
+mark="parked-sendmmsg-$$-$RANDOM"
 run_sb run --timeout 6 -- python3 -c "
+# $mark
 import ctypes, socket, threading, time
 libc = ctypes.CDLL(None, use_errno=True)
 a, b = socket.socketpair()
@@ -80,11 +82,14 @@ for _ in range(8): threading.Thread(target=lambda: libc.sendmmsg(a.fileno(), vec
 time.sleep(60)" &
 sbp=$!
 sleep 4
-# this run's stepbox (the subshell's child), not any other on the host; on a
-# loaded machine it may come late: looked for until the timeout ends it
+# this run's stepbox processes, by the mark in their command line (not any
+# other on the host, whatever its parent is), named stepbox (not python3); on
+# a loaded machine they may come late: looked for until the timeout ends them
 rss=
 for _ in $(seq 8); do
-	rss=$(for p in $(pgrep -P "$sbp"); do ps -o rss= -p "$p"; done | sort -n | tail -1)
+	rss=$(for p in $(pgrep -f -- "$mark"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = stepbox ] && ps -o rss= -p "$p"
+	done | sort -n | tail -1)
 	[ -n "$rss" ] && break
 	sleep 0.25
 done
