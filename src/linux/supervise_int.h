@@ -106,8 +106,6 @@ mode_t sup_step_umask(const struct call *c);
 
 /* supervise_net.c: connect, bind, sendto, sendmsg, sendmmsg, listen (takes req and the pidfd) */
 void sup_serve_net(struct call *c);
-/* socket, of a kind the network mode refuses: named and refused (--explain) */
-void sup_refuse_socket(struct call *c);
 
 /* supervise_fs.c */
 /* chmod, chown, the times, xattrs, inode flags: checked and performed on the object */
@@ -119,6 +117,8 @@ void sup_serve_setid_make(struct call *c);
 void sup_serve_shm(struct call *c);
 void sup_serve_access(struct call *c);
 
+/* supervise_names.c: socket, of a kind the network mode refuses: named and refused (--explain) */
+void sup_refuse_socket(struct call *c);
 /*
  * Abstract names (supervise_names.c): whether one may be reached (the step
  * bound it and still holds it; every name in a network namespace of its own),

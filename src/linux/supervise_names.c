@@ -1,13 +1,18 @@
 /*
  * supervise_names: the abstract UNIX socket names the step holds, so that a
- * connect reaches only a name the step bound (supervise_int.h).
+ * connect reaches only a name the step bound; and a refused socket named by
+ * its kind for --explain (supervise_int.h).
  */
+#include <errno.h>
+#include <netinet/in.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,6 +21,10 @@
 
 #include "strv.h"
 #include "supervise_int.h"
+
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
+#endif
 
 #define SUP_MAX_NAMES 4096u /* abstract names remembered */
 
@@ -106,4 +115,36 @@ void sup_remember_name(struct supervisor *s, int sock)
 		return;
 	sup_add_name(s, a.sun_path, al - (socklen_t)offsetof(struct sockaddr_un, sun_path),
 		     st.st_ino);
+}
+
+/*
+ * A socket the network mode refuses (harden_filter_notify*_sock_*, only
+ * those are sent): refused, always, and named by what it would have been.
+ */
+void sup_refuse_socket(struct call *c)
+{
+	const uint64_t *a = (const uint64_t *)c->req->data.args;
+	int fam = (int)a[0], type = (int)(a[1] & 0xf), proto = (int)a[2];
+	const char *family = a[0] == AF_INET      ? "IPv4"
+			     : a[0] == AF_INET6   ? "IPv6"
+			     : a[0] == AF_NETLINK ? "netlink"
+			     : a[0] == AF_PACKET  ? "packet"
+						  : NULL;
+	const char *kind = type == SOCK_DGRAM && (proto == 0 || proto == IPPROTO_UDP)    ? " UDP"
+			   : type == SOCK_DGRAM && proto == IPPROTO_ICMP                 ? " ICMP"
+			   : type == SOCK_DGRAM && proto == IPPROTO_ICMPV6               ? " ICMPv6"
+			   : type == SOCK_RAW                                            ? " raw"
+			   : proto == IPPROTO_SCTP                                       ? " SCTP"
+			   : proto == IPPROTO_MPTCP                                      ? " MPTCP"
+			   : type == SOCK_STREAM && (proto == 0 || proto == IPPROTO_TCP) ? " TCP"
+											 : "";
+	char what[64];
+	if (family && (a[0] == AF_INET || a[0] == AF_INET6))
+		snprintf(what, sizeof(what), "%s%s", family, kind);
+	else if (family)
+		snprintf(what, sizeof(what), "%s", family);
+	else
+		snprintf(what, sizeof(what), "family %d", fam);
+	sup_note_denial(c, OP_SOCKET, what, -1);
+	sup_respond(c, 0, EPERM);
 }

@@ -36,10 +36,6 @@
  * the supervisor (supervise.h says what is allowed).
  */
 
-#ifndef IPPROTO_MPTCP
-#define IPPROTO_MPTCP 262
-#endif
-
 /* Bounds on what a step can make the supervisor copy or hold. */
 #define SUP_MAX_DATA (256u << 10) /* bytes a call may make us hold */
 #define SUP_MAX_CONTROL 65536u
@@ -149,7 +145,8 @@ static void ip_named(const struct net_msg *m, union ip_peer *a, char *shown, siz
 /*
  * Network by name on the host's loopback: an IP address is allowed only as
  * the proxy's (v4, or v4-mapped on a v6 socket); AF_UNSPEC (a disconnect)
- * names nothing.
+ * names nothing. Anything else is refused, a short address too (the kernel
+ * takes a 24-byte sockaddr_in6, RFC 2133's, which ip_named does not read).
  */
 static int decide_peer(struct net_op *op, const struct net_msg *m)
 {
@@ -157,9 +154,11 @@ static int decide_peer(struct net_op *op, const struct net_msg *m)
 	union ip_peer a;
 	char shown[INET6_ADDRSTRLEN];
 	int port;
+	if (m->addrlen >= sizeof(sa_family_t) && m->addr.ss_family == AF_UNSPEC)
+		return 0;
 	ip_named(m, &a, shown, sizeof(shown), &port);
-	if (a.family == AF_UNSPEC || (a.family == AF_INET && a.v4.sin_port == p->sin_port &&
-				      a.v4.sin_addr.s_addr == p->sin_addr.s_addr))
+	if (a.family == AF_INET && a.v4.sin_port == p->sin_port &&
+	    a.v4.sin_addr.s_addr == p->sin_addr.s_addr)
 		return 0;
 	sup_note_denial(&op->c, OP_HOST, shown, port);
 	return EACCES;
@@ -830,38 +829,6 @@ static void serve_bind(struct net_op *op, int domain)
 }
 
 /* connect, bind, sendto, sendmsg, sendmmsg, listen: copy, decide, perform. */
-/*
- * A socket the network mode refuses (harden_filter_notify*_sock_*, only
- * those are sent): refused, always, and named by what it would have been.
- */
-void sup_refuse_socket(struct call *c)
-{
-	const uint64_t *a = (const uint64_t *)c->req->data.args;
-	int fam = (int)a[0], type = (int)(a[1] & 0xf), proto = (int)a[2];
-	const char *family = a[0] == AF_INET      ? "IPv4"
-			     : a[0] == AF_INET6   ? "IPv6"
-			     : a[0] == AF_NETLINK ? "netlink"
-			     : a[0] == AF_PACKET  ? "packet"
-						  : NULL;
-	const char *kind = type == SOCK_DGRAM && (proto == 0 || proto == IPPROTO_UDP)    ? " UDP"
-			   : type == SOCK_DGRAM && proto == IPPROTO_ICMP                 ? " ICMP"
-			   : type == SOCK_DGRAM && proto == IPPROTO_ICMPV6               ? " ICMPv6"
-			   : type == SOCK_RAW                                            ? " raw"
-			   : proto == IPPROTO_SCTP                                       ? " SCTP"
-			   : proto == IPPROTO_MPTCP                                      ? " MPTCP"
-			   : type == SOCK_STREAM && (proto == 0 || proto == IPPROTO_TCP) ? " TCP"
-											 : "";
-	char what[64];
-	if (family && (a[0] == AF_INET || a[0] == AF_INET6))
-		snprintf(what, sizeof(what), "%s%s", family, kind);
-	else if (family)
-		snprintf(what, sizeof(what), "%s", family);
-	else
-		snprintf(what, sizeof(what), "family %d", fam);
-	sup_note_denial(c, OP_SOCKET, what, -1);
-	sup_respond(c, 0, EPERM);
-}
-
 void sup_serve_net(struct call *c)
 {
 	const uint64_t *a = (const uint64_t *)c->req->data.args;

@@ -113,6 +113,29 @@ run_sb run --net "host:$ALLOW" -- sh -c 'getent hosts stepbox-test.example.com'
 fetch "positive control: the same policy reaches the host through the proxy" works \
 	--net "host:$ALLOW" -- "http://localhost:$HP/hello"
 
+# Landlock alone: the supervisor lets an IP peer through only as the proxy's.
+# An RFC 2133 sockaddr_in6 (24 bytes, which the kernel takes) to [::1] on the
+# proxy's own port must be refused by the supervisor (EACCES), not left to
+# the kernel (which would try it: ECONNREFUSED); the proxy's own address, in
+# full, is the positive control
+if [ "$BACKEND" = landlock ]; then
+	cat >"$T/short6.py" <<'PY'
+import ctypes, os, socket, struct
+libc = ctypes.CDLL(None, use_errno=True)
+port = int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1].strip("/"))
+def connect(family, addr, n):
+    s = socket.socket(family, socket.SOCK_STREAM)
+    return 0 if libc.connect(s.fileno(), addr, n) == 0 else ctypes.get_errno()
+v6 = struct.pack("=H", socket.AF_INET6) + struct.pack("!HI16sI", port, 0, socket.inet_pton(socket.AF_INET6, "::1"), 0)
+v4 = struct.pack("=H", socket.AF_INET) + struct.pack("!H4s8x", port, socket.inet_aton("127.0.0.1"))
+print(connect(socket.AF_INET6, v6, 24), connect(socket.AF_INET, v4, 16))
+PY
+	chmod 644 "$T/short6.py"
+	run_sb run --net "host:$ALLOW" -r "$T" -- python3 "$T/short6.py"
+	[ "$OUT" = "13 0" ] && ok "Landlock alone: a short IPv6 address is refused, the proxy's is reached" ||
+		notok "Landlock alone: a short IPv6 address is refused, the proxy's is reached" "errnos: $OUT (want 13 0)"
+fi
+
 # the step's clients find the proxy without the user's help
 run_sb run --net "host:$ALLOW" -- sh -c 'echo "$HTTPS_PROXY|$http_proxy|$npm_config_https_proxy|$PIP_PROXY"'
 echo "$OUT" | grep -qE '^http://([a-z]+:[0-9a-f]+@)?127\.0\.0\.1:[0-9]+(\|http://([a-z]+:[0-9a-f]+@)?127\.0\.0\.1:[0-9]+){3}$' &&
