@@ -54,6 +54,17 @@ def interleaved(cmds, n):
     return [statistics.median(t) for t in times]
 
 
+def ratio_row(names, cmds, n):
+    """One table of the commands' medians over n runs each, as ratios to the first."""
+    global runs
+    saved, runs = runs, n
+    t = hyperfine(cmds)
+    runs = saved
+    print("| " + " | ".join(names) + " |")
+    print("|" + "---|" * len(names))
+    print("| " + " | ".join("%.1f ms (%.2fx)" % (v, v / t[0]) for v in t) + " |")
+
+
 def peak_kib(cmd):
     """The launcher's own high-water RSS, read while its command sleeps
     (ru_maxrss would count the forking parent's pages, which survive exec)."""
@@ -165,13 +176,7 @@ if os.geteuid() == 0:
     cmds.append(" ".join([sb, "run", "-q", "--backend", "landlock", "--explain", "--enable-audit",
                           "-C", work, "-r", stage, "--", "/usr/bin/python3", script]))
     names.append("--explain (audit, landlock)")
-saved_runs = runs
-runs = 20
-t = hyperfine(cmds)
-runs = saved_runs
-print("| " + " | ".join(names) + " |")
-print("|" + "---|" * len(names))
-print("| " + " | ".join("%.1f ms (%.2fx)" % (v, v / t[0]) for v in t) + " |")
+ratio_row(names, cmds, 20)
 print("\nWithout --explain the filter holds no trace rule: the middle column is the cost.")
 
 print("\n## A shell-heavy workload: `sh -c` running 300 commands found on PATH\n")
@@ -182,13 +187,7 @@ cmds = ["/bin/sh -c " + shell,
         " ".join([sb, "run", "-q", "-C", work, "--", "/bin/sh", "-c", shell]),
         " ".join([sb, "run", "-q", "--explain", "-C", work, "--", "/bin/sh", "-c", shell])]
 names = ["bare", "stepbox", "--explain (tracer)"]
-saved_runs = runs
-runs = 10
-t = hyperfine(cmds)
-runs = saved_runs
-print("| " + " | ".join(names) + " |")
-print("|" + "---|" * len(names))
-print("| " + " | ".join("%.1f ms (%.2fx)" % (v, v / t[0]) for v in t) + " |")
+ratio_row(names, cmds, 10)
 print("\nUnder --explain each fork, PATH lookup and exec is a stop of the tracer's; "
       "without it, none is.")
 

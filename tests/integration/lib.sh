@@ -100,3 +100,16 @@ denied() {
 		notok "$name" "exit $RC, want a denial" "stdout: $OUT"
 	fi
 }
+
+# test_ca: a test CA (T/ca.pem) and a certificate for localhost signed by it
+# (T/srv.pem, T/srv.key), readable by the step, for an HTTPS server on loopback
+test_ca() {
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=stepbox-test-ca \
+		-keyout "$T/ca.key" -out "$T/ca.pem" >/dev/null 2>&1
+	openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout "$T/srv.key" \
+		-out "$T/srv.csr" >/dev/null 2>&1
+	printf 'subjectAltName=DNS:localhost\n' >"$T/san"
+	openssl x509 -req -in "$T/srv.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial \
+		-days 2 -extfile "$T/san" -out "$T/srv.pem" >/dev/null 2>&1
+	chmod 644 "$T"/*.pem "$T"/*.key
+}

@@ -12,14 +12,7 @@ command -v openssl >/dev/null && command -v curl >/dev/null || {
 }
 
 # the test CA and a certificate for localhost
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=stepbox-test-ca \
-	-keyout "$T/ca.key" -out "$T/ca.pem" >/dev/null 2>&1
-openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout "$T/srv.key" \
-	-out "$T/srv.csr" >/dev/null 2>&1
-printf 'subjectAltName=DNS:localhost\n' >"$T/san"
-openssl x509 -req -in "$T/srv.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial \
-	-days 2 -extfile "$T/san" -out "$T/srv.pem" >/dev/null 2>&1
-chmod 644 "$T"/*.pem "$T"/*.key
+test_ca
 mkdir -p "$T/site" && echo hello-from-upstream >"$T/site/hello" && chmod -R a+rX "$T/site"
 
 # an HTTP and an HTTPS server on free loopback ports, their ports in a file

@@ -15,14 +15,7 @@ for tool in openssl git npm node; do
 	}
 done
 
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=stepbox-test-ca \
-	-keyout "$T/ca.key" -out "$T/ca.pem" >/dev/null 2>&1
-openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout "$T/srv.key" \
-	-out "$T/srv.csr" >/dev/null 2>&1
-printf 'subjectAltName=DNS:localhost\n' >"$T/san"
-openssl x509 -req -in "$T/srv.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial \
-	-days 2 -extfile "$T/san" -out "$T/srv.pem" >/dev/null 2>&1
-chmod 644 "$T"/*.pem "$T"/*.key
+test_ca
 mkdir -p "$T/site"
 
 python3 - "$T/port" "$T/site" "$T/srv.pem" "$T/srv.key" <<'PY' &
