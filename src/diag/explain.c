@@ -193,6 +193,29 @@ static bool interpreter_denied(struct explain *x, const struct explain_call *t, 
 	return denied;
 }
 
+/* The caller's HOME, canonical, for the advice on its files; "" when none or "/". */
+static void caller_home(char *home, size_t cap)
+{
+	const char *h = getenv("HOME");
+	home[0] = '\0';
+	if (h && h[0] == '/')
+		explain_canonical(h, home, cap);
+	if (strcmp(home, "/") == 0)
+		home[0] = '\0';
+}
+
+/* The longest write grant path lies beneath (strictly: not path itself), or NULL. */
+static const char *write_grant_of(const struct grants *g, const char *path, bool strictly)
+{
+	const char *best = NULL;
+	for (size_t i = 0; i < g->n; i++)
+		if ((g->v[i].access & GRANT_WRITE) && path_beneath(path, g->v[i].path) &&
+		    (!strictly || strcmp(path, g->v[i].path) != 0) &&
+		    (!best || strlen(g->v[i].path) > strlen(best)))
+			best = g->v[i].path;
+	return best;
+}
+
 /*
  * A write refused read-only (EROFS) beneath a protected path that the
  * namespaces bound so, or a rename or removal of such a place or of a folder
@@ -209,29 +232,13 @@ static bool protected_denied(struct explain *x, const struct explain_call *t, co
 		if (errnum == EROFS ? path_beneath(target, g->protected_ro.v[i])
 				    : path_beneath(g->protected_ro.v[i], target))
 			place = g->protected_ro.v[i];
-	const char *grant = NULL;
-	for (size_t i = 0; place && i < g->n; i++)
-		if ((g->v[i].access & GRANT_WRITE) && path_beneath(place, g->v[i].path) &&
-		    strcmp(place, g->v[i].path) != 0 &&
-		    (!grant || strlen(g->v[i].path) > strlen(grant)))
-			grant = g->v[i].path;
+	const char *grant = place ? write_grant_of(g, place, true) : NULL;
 	if (!grant)
 		return false;
 	struct explain_denial *d = record(x, t, target, errnum, true, NULL, NULL, 0);
 	if (d && !d->unprotect)
 		d->unprotect = strdup(place + strlen(grant) + (strcmp(grant, "/") ? 1 : 0));
 	return true;
-}
-
-/* The longest write grant path lies beneath, or NULL. */
-static const char *write_grant_of(const struct grants *g, const char *path)
-{
-	const char *best = NULL;
-	for (size_t i = 0; i < g->n; i++)
-		if ((g->v[i].access & GRANT_WRITE) && path_beneath(path, g->v[i].path) &&
-		    (!best || strlen(g->v[i].path) > strlen(best)))
-			best = g->v[i].path;
-	return best;
 }
 
 /*
@@ -243,7 +250,8 @@ static const char *write_grant_of(const struct grants *g, const char *path)
 static bool cross_grants_denied(struct explain *x, const struct explain_call *t, const char *from,
 				const char *to, int errnum)
 {
-	const char *g1 = write_grant_of(x->grants, from), *g2 = write_grant_of(x->grants, to);
+	const char *g1 = write_grant_of(x->grants, from, false);
+	const char *g2 = write_grant_of(x->grants, to, false);
 	char d1[PATH_MAX], d2[PATH_MAX];
 	struct stat s1, s2;
 	if (errnum != EXDEV || (t->op != OP_RENAME && t->op != OP_LINK) || !g1 || !g2 ||
@@ -251,14 +259,17 @@ static bool cross_grants_denied(struct explain *x, const struct explain_call *t,
 	    !path_parent(to, d2, sizeof(d2)) || stat(d1, &s1) < 0 || stat(d2, &s2) < 0 ||
 	    s1.st_dev != s2.st_dev)
 		return false;
-	/* the folder holding both grants, unless it is /, HOME, a system folder or holds keys */
-	char both[PATH_MAX], up[PATH_MAX];
+	/* the folder holding both grants, unless a write there is never proposed
+	 * (explain_write_refused: learn's judgment too) or it holds keys */
+	char both[PATH_MAX], up[PATH_MAX], home[PATH_MAX];
 	snprintf(both, sizeof(both), "%s", g1);
 	while (!path_beneath(g2, both) && path_parent(both, up, sizeof(up)))
 		memcpy(both, up, sizeof(both));
-	const char *home = getenv("HOME");
-	bool broad = strcmp(both, "/") == 0 || grants_system_folder(both) ||
-		     (home && strcmp(both, home) == 0) || explain_holds_keys(both);
+	caller_home(home, sizeof(home));
+	const char *const homes[2] = {home, ""};
+	char *never = explain_write_refused(both, homes, x->grants->workdir);
+	bool broad = never || explain_holds_keys(both);
+	free(never);
 	struct explain_denial *d =
 		record(x, t, to, errnum, true, broad ? NULL : strdup(both), NULL, 0);
 	if (d && !d->why)
@@ -556,17 +567,6 @@ void explain_add(struct explain *x, enum denial_op op, const char *program, pid_
 	bool unix_path = op == OP_CONNECT && path && path[0] == '/';
 	record(x, &t, path, op == OP_SIGNAL || op == OP_CONNECT ? EPERM : EACCES, true,
 	       (fs || unix_path) && path ? grant_folder(path, unix_path) : NULL, program, when);
-}
-
-/* The caller's HOME, canonical, for the advice on its files; "" when none or "/". */
-static void caller_home(char *home, size_t cap)
-{
-	const char *h = getenv("HOME");
-	home[0] = '\0';
-	if (h && h[0] == '/')
-		explain_canonical(h, home, cap);
-	if (strcmp(home, "/") == 0)
-		home[0] = '\0';
 }
 
 /* What tools merely probe (/proc, /sys): listed after the denials that matter, never the cause. */
