@@ -319,13 +319,13 @@ bool tracer_stop(struct explain *x, pid_t pid, int status)
 	if (event == PTRACE_EVENT_SECCOMP) {
 		struct tracer_call *t = tracee(x, pid);
 		long n = ptrace(PTRACE_GET_SYSCALL_INFO, pid, (void *)sizeof(si), &si);
-		bool ours = t && n > 0 && si.op == PTRACE_SYSCALL_INFO_SECCOMP &&
-			    si.arch == NATIVE_ARCH && decode(&t->c, &si);
+		bool seen = t && n > 0 && si.op == PTRACE_SYSCALL_INFO_SECCOMP &&
+			    si.arch == NATIVE_ARCH;
+		bool ours = seen && decode(&t->c, &si);
 		if (ours && moves_folder(&t->c, &si))
 			explain_forget_dirs(x); /* its name may be a link by the next read */
 		ours = ours && explain_may_fail(x, &t->c);
-		bool forking = t && n > 0 && si.op == PTRACE_SYSCALL_INFO_SECCOMP &&
-			       si.arch == NATIVE_ARCH && is_fork(si.seccomp.nr);
+		bool forking = seen && is_fork(si.seccomp.nr);
 		if (t) {
 			t->pending = ours;
 			t->forking = forking;

@@ -80,26 +80,26 @@ static char *said_file(void)
 	return file;
 }
 
-/* Whether line is one of the file's lines (the file read whole, at most 1 MiB). */
-static bool said_before(const char *file, const char *line)
+/* Whether line is one of text's lines (text may be NULL). */
+static bool said_before(const char *text, const char *line)
 {
-	char *text = file ? path_read_file(file, 1 << 20) : NULL;
 	bool yes = false;
-	for (char *l = text; l && *l && !yes;) {
-		char *nl = strchr(l, '\n');
+	for (const char *l = text; l && *l && !yes;) {
+		const char *nl = strchr(l, '\n');
 		size_t len = nl ? (size_t)(nl - l) : strlen(l);
 		yes = len == strlen(line) && strncmp(l, line, len) == 0;
 		l = nl ? nl + 1 : NULL;
 	}
-	free(text);
 	return yes;
 }
 
 void pipes_say_unsearched(const struct strv *paths, const struct strv *why, int verbosity)
 {
 	char *file = paths->n ? said_file() : NULL;
+	/* the folders said before, read once (at most 1 MiB) */
+	char *text = file ? path_read_file(file, 1 << 20) : NULL;
 	for (size_t i = 0; i < paths->n && i < why->n; i++) {
-		bool before = said_before(file, paths->v[i]);
+		bool before = said_before(text, paths->v[i]);
 		if (before && verbosity <= 0)
 			continue;
 		fprintf(stderr, "stepbox: warning: %s%s\n", why->v[i],
@@ -114,5 +114,6 @@ void pipes_say_unsearched(const struct strv *paths, const struct strv *why, int 
 			close(fd);
 		}
 	}
+	free(text);
 	free(file);
 }
