@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -108,6 +109,43 @@ int protect_places(const struct protect_record *r, struct strv *out, struct strv
  * the number of findings.
  */
 size_t protect_check(struct protect_record *r, const char *quarantine, bool quiet);
+
+/*
+ * The live layer (Linux's supervisor): what one change of the path abs
+ * (canonical, as the step sees it; it need not exist) meets, by name,
+ * against the record made before the step. Never touches the file system.
+ */
+enum protect_change {
+	PROTECT_MAKE,        /* create, open to write, truncate, link or symlink to, chmod, mknod */
+	PROTECT_MKDIR,       /* a new folder */
+	PROTECT_REMOVE,      /* unlink, rmdir, or renamed away */
+	PROTECT_MOVE_IN,     /* a file (not a folder) renamed onto it */
+	PROTECT_MOVE_DIR_IN, /* a folder renamed onto it: what it holds comes along */
+};
+enum protect_verdict {
+	PROTECT_FREE,    /* not protected */
+	PROTECT_REFUSED, /* EACCES */
+	PROTECT_JUDGED,  /* a git config renamed onto: allowed when protect_git_runs finds nothing */
+};
+struct protect_hit {
+	enum protect_verdict verdict;
+	const struct protect_rule *rule; /* the protected name (what unprotect says), or NULL */
+};
+struct protect_hit protect_match(const struct protect_record *r, const char *abs,
+				 enum protect_change how);
+/*
+ * Whether a file (dev, ino) is one of the protected files recorded before
+ * the step (a hard link elsewhere in a grant reaches it too); *rule: its name.
+ */
+bool protect_inode(const struct protect_record *r, dev_t dev, ino_t ino, const char **rule);
+/*
+ * Whether the git config text after holds a key that runs a command or
+ * loads configuration from elsewhere that before (NULL: none) did not hold
+ * with the same value. Returns a description ("core.fsmonitor = 'x'") to
+ * free, or NULL when there is none. A text that cannot be read as git
+ * would read it is a finding too (fail closed). (protect_git.c)
+ */
+char *protect_git_runs(const char *before, const char *after, size_t after_len);
 
 /* The report's "protected": the findings, each with where it went (r may be NULL). */
 json_t *protect_json(const struct protect_record *r);

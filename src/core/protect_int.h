@@ -81,14 +81,6 @@ void protect_items_release(struct item_list *l);
 
 /* protect_git.c */
 /*
- * Whether the git config text after holds a key that runs a command or
- * loads configuration from elsewhere that before (NULL: none) did not hold
- * with the same value. Returns a description ("core.fsmonitor = 'x'") to
- * free, or NULL when there is none. A text that cannot be read as git
- * would read it is a finding too (fail closed).
- */
-char *protect_git_runs(const char *before, const char *after, size_t after_len);
-/*
  * The gitdir a .git file names ("gitdir: X"), canonical (git follows links
  * there), relative to dir (the .git file's folder): a string to free, or NULL.
  */

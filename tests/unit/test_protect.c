@@ -200,6 +200,97 @@ static void net(void)
 	policy_release(&cfg);
 }
 
+/* The live layer's question: each change of each kind of name, by name only. */
+static enum protect_verdict v(const struct protect_record *r, const char *rel,
+			      enum protect_change how)
+{
+	char abs[600];
+	snprintf(abs, sizeof(abs), "%s/w%s%s", top, *rel ? "/" : "", rel);
+	return protect_match(r, abs, how).verdict;
+}
+
+static void live(void)
+{
+	char w[300], home[300];
+	snprintf(w, sizeof(w), "%s/w", top);
+	snprintf(home, sizeof(home), "%s/w/home", top);
+	mkdir(w, 0700);
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	strv_push(&cfg.protect_paths, "ci/*.sh");
+	const char *roots[] = {w};
+	struct stepbox_err err = {0};
+	struct protect_record *r = protect_record(&cfg, roots, 1, home, &err);
+	CHECK(r != NULL);
+	/* a hook, but not a sample; made, moved in, removed; a folder inside */
+	CHECK(v(r, ".git/hooks/pre-commit", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, ".git/hooks/pre-commit", PROTECT_MOVE_IN) == PROTECT_REFUSED);
+	CHECK(v(r, ".git/hooks/pre-commit", PROTECT_REMOVE) == PROTECT_REFUSED);
+	CHECK(v(r, ".git/hooks/pre-commit.sample", PROTECT_MAKE) == PROTECT_FREE);
+	CHECK(v(r, ".git/hooks/x", PROTECT_MKDIR) == PROTECT_REFUSED);
+	/* git init: .git, hooks, info made; its config moved in and judged */
+	CHECK(v(r, ".git", PROTECT_MKDIR) == PROTECT_FREE);
+	CHECK(v(r, ".git/hooks", PROTECT_MKDIR) == PROTECT_FREE);
+	CHECK(v(r, ".git/info", PROTECT_MKDIR) == PROTECT_FREE);
+	CHECK(v(r, ".git/config", PROTECT_MOVE_IN) == PROTECT_JUDGED);
+	CHECK(v(r, ".git/config", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, ".git/config.lock", PROTECT_MAKE) == PROTECT_FREE);
+	/* a commit's own writes */
+	CHECK(v(r, ".git/objects/ab/cdef", PROTECT_MOVE_IN) == PROTECT_FREE);
+	CHECK(v(r, ".git/index.lock", PROTECT_MAKE) == PROTECT_FREE);
+	CHECK(v(r, ".git/index", PROTECT_MOVE_IN) == PROTECT_FREE);
+	CHECK(v(r, ".git/refs/heads/main", PROTECT_REMOVE) == PROTECT_FREE);
+	/* .git replaced, moved, or made a file; a folder above hooks moved */
+	CHECK(v(r, ".git", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, ".git", PROTECT_REMOVE) == PROTECT_REFUSED);
+	CHECK(v(r, ".git", PROTECT_MOVE_DIR_IN) == PROTECT_REFUSED);
+	CHECK(v(r, ".git/hooks", PROTECT_MOVE_DIR_IN) == PROTECT_REFUSED);
+	CHECK(v(r, ".git/info", PROTECT_REMOVE) == PROTECT_REFUSED);
+	CHECK(v(r, "", PROTECT_MOVE_DIR_IN) == PROTECT_REFUSED);
+	CHECK(v(r, "src", PROTECT_MOVE_DIR_IN) == PROTECT_FREE);
+	CHECK(v(r, "src", PROTECT_REMOVE) == PROTECT_FREE);
+	/* submodules' gitdirs, at any depth of name; worktrees' config */
+	CHECK(v(r, ".git/modules/a/b/hooks/post-checkout", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, ".git/modules/a/config", PROTECT_MOVE_IN) == PROTECT_JUDGED);
+	CHECK(v(r, ".git/modules/a/objects/ab/cd", PROTECT_REMOVE) == PROTECT_FREE);
+	CHECK(v(r, ".git/modules/a", PROTECT_MOVE_DIR_IN) == PROTECT_REFUSED);
+	CHECK(v(r, ".git/modules/a", PROTECT_MKDIR) == PROTECT_FREE);
+	CHECK(v(r, ".git/worktrees/t/config.worktree", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, ".git/worktrees/t/HEAD", PROTECT_MAKE) == PROTECT_FREE);
+	/* the set's files and folders, one level */
+	CHECK(v(r, ".envrc", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, ".vscode", PROTECT_MKDIR) == PROTECT_REFUSED);
+	CHECK(v(r, ".vscode/tasks.json", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, ".envrc.bak", PROTECT_MAKE) == PROTECT_FREE);
+	CHECK(v(r, "sub/.envrc", PROTECT_MAKE) == PROTECT_FREE);
+	/* HOME in the grant: its rc files, and the folders above them */
+	CHECK(v(r, "home/.bashrc", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, "home/.config/git/config", PROTECT_MOVE_IN) == PROTECT_JUDGED);
+	CHECK(v(r, "home/.config", PROTECT_MOVE_DIR_IN) == PROTECT_REFUSED);
+	CHECK(v(r, "home", PROTECT_REMOVE) == PROTECT_REFUSED);
+	CHECK(v(r, ".bashrc", PROTECT_MAKE) == PROTECT_FREE);
+	/* the policy's names: a glob, and the folder above it */
+	CHECK(v(r, "ci/deploy.sh", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, "ci/notes.txt", PROTECT_MAKE) == PROTECT_FREE);
+	CHECK(v(r, "ci", PROTECT_REMOVE) == PROTECT_REFUSED);
+	struct protect_hit h = protect_match(r, "/elsewhere/.envrc", PROTECT_MAKE);
+	CHECK(h.verdict == PROTECT_FREE && !h.rule);
+	char abs[600];
+	snprintf(abs, sizeof(abs), "%s/.git/hooks/pre-push", w);
+	h = protect_match(r, abs, PROTECT_MAKE);
+	CHECK(h.rule && strcmp(h.rule->name, ".git/hooks") == 0);
+	protect_free(r);
+	/* unprotect: the hooks are free, the config still judged */
+	strv_push(&cfg.unprotect, ".git/hooks");
+	strv_push(&cfg.unprotect, "ci/*.sh");
+	r = protect_record(&cfg, roots, 1, home, &err);
+	CHECK(v(r, ".git/hooks/pre-commit", PROTECT_MAKE) == PROTECT_FREE);
+	CHECK(v(r, ".git/config", PROTECT_MOVE_IN) == PROTECT_JUDGED);
+	CHECK(v(r, "ci/deploy.sh", PROTECT_MAKE) == PROTECT_FREE);
+	protect_free(r);
+	policy_release(&cfg);
+}
+
 int main(void)
 {
 	config_keys();
@@ -212,6 +303,7 @@ int main(void)
 	if (realpath(top, real))
 		snprintf(top, sizeof(top), "%.200s", real);
 	net();
+	live();
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	if (system(cmd) != 0)
