@@ -481,6 +481,29 @@ static void notify_shm_rules(scmp_filter_ctx ctx)
 }
 
 /*
+ * Landlock alone: the protected paths' live layer. Every call that makes,
+ * writes, moves or removes a name goes to the supervisor, which matches the
+ * name and performs the call (supervise_guard.c); an open by its flags only,
+ * so that a read never stops. openat2 hides its flags in memory: the base
+ * filter answers it ENOSYS, and libc falls back to openat.
+ */
+static void notify_guard_rules(scmp_filter_ctx ctx)
+{
+	const scmp_datum_t writes[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, __O_TMPFILE};
+	for (size_t k = 0; k < sizeof(writes) / sizeof(writes[0]); k++) {
+		struct scmp_arg_cmp open_c = SCMP_A1(SCMP_CMP_MASKED_EQ, writes[k], writes[k]);
+		struct scmp_arg_cmp openat_c = SCMP_A2(SCMP_CMP_MASKED_EQ, writes[k], writes[k]);
+		add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(open), "open", 1, &open_c);
+		add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(openat), "openat", 1, &openat_c);
+	}
+	static const char *const names[] = {
+		"creat", "mkdir",  "mkdirat", "mknod", "mknodat",   "unlink",   "unlinkat", "rmdir",
+		"rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "truncate",
+		NULL};
+	add_names(ctx, SCMP_ACT_NOTIFY, names);
+}
+
+/*
  * A notification goes to the listener of the filter that asked for it, and a
  * task gets one listener per filter: so the supervisor's calls are one
  * filter, with listen() under a port list (Landlock has no hook for it: an
@@ -669,6 +692,7 @@ static void emit(const char *name, enum filter which, unsigned notify)
 		if (notify & N_ALONE) {
 			notify_shm_rules(ctx);
 			notify_access_rules(ctx);
+			notify_guard_rules(ctx);
 		}
 	}
 	export(ctx, name);

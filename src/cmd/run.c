@@ -539,6 +539,9 @@ static void exec_supervise_config(const struct stepbox_config *cfg, const struct
 		.nwritable = st->rights[1].n,
 		.exec_dirs = st->rights[2].v,
 		.nexec = st->rights[2].n,
+		/* Landlock alone: the protected paths, live (the namespaces bind them) */
+		.protect = st->ho.supervise_alone ? st->prot : NULL,
+		.fs_ruleset = layers_fs_ruleset(b),
 	};
 }
 
@@ -630,6 +633,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	bool retry = false;
 	struct launch_result res;
 	int rc = exec_prepare(cfg, ctx, &st);
+	st.x.prot = st.prot;
 	if (rc < 0)
 		goto out;
 	/* the output limit's pipes, or no run: never one without the limit it asked */

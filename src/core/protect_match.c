@@ -134,8 +134,8 @@ static void try_gitdir(const struct protect_record *r, const char *gd, const cha
 }
 
 /*
- * Every gitdir a path relative to grant g may lie in: .git, the ones the
- * record holds, and each folder beneath a gitdir's modules/ (a submodule's
+ * Every gitdir a path relative to grant g may lie in: .git (and a nested
+ * checkout's), the ones the record holds, and each folder beneath a gitdir's modules/ (a submodule's
  * name may hold slashes: each folder above rel there, not rel itself, so
  * that an object file is never taken for a gitdir).
  */
@@ -143,6 +143,12 @@ static void try_gitdirs(const struct protect_record *r, size_t g, const char *re
 			enum protect_change how, struct protect_hit *hit)
 {
 	try_gitdir(r, ".git", rel, how, hit);
+	/* a checkout's .git at any depth (a clone in the workdir): by name, never a walk */
+	for (const char *d = strstr(rel, "/.git/"); d; d = strstr(d + 1, "/.git/")) {
+		char gd[PATH_MAX];
+		snprintf(gd, sizeof(gd), "%.*s", (int)(d + 5 - rel), rel);
+		try_gitdir(r, gd, rel, how, hit);
+	}
 	for (size_t i = 0; i < r->gitdirs.n; i++) {
 		char *tab;
 		unsigned long gg = strtoul(r->gitdirs.v[i], &tab, 10);

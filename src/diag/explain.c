@@ -4,6 +4,7 @@
 #include "clock.h"
 #include "command.h"
 #include "path.h"
+#include "protect.h"
 
 #include <jansson.h>
 
@@ -27,7 +28,7 @@ const char *explain_op_name(enum denial_op op)
 		"signal",       "change the metadata of",
 		"use",          "set a set-user-ID or set-group-ID bit on",
 		"reach",        "look up",
-		"open a socket"};
+		"open a socket", "write the protected path"};
 	return names[op];
 }
 
@@ -239,6 +240,23 @@ static bool protected_denied(struct explain *x, const struct explain_call *t, co
 	if (d && !d->unprotect)
 		d->unprotect = strdup(place + strlen(grant) + (strcmp(grant, "/") ? 1 : 0));
 	return true;
+}
+
+/*
+ * A protected path the live layer refused (the supervisor, Landlock alone):
+ * named with the unprotect entry that would allow it, its rule's name.
+ */
+static void protected_refused(struct explain *x, const struct explain_call *t, const char *path,
+			      const char *program, double when)
+{
+	struct explain_denial *d = record(x, t, path, EACCES, true, NULL, program, when);
+	if (!d || d->unprotect || !path)
+		return;
+	struct protect_hit h = protect_match(x->prot, path, PROTECT_REMOVE);
+	const char *grant = write_grant_of(x->grants, path, true);
+	d->unprotect = h.rule ? strdup(h.rule->name)
+		       : grant ? strdup(path + strlen(grant) + (strcmp(grant, "/") ? 1 : 0))
+			       : NULL;
 }
 
 /*
@@ -561,6 +579,10 @@ void explain_add(struct explain *x, enum denial_op op, const char *program, pid_
 	t.tid = pid;
 	t.op = op;
 	t.port = port;
+	if (op == OP_PROTECTED) {
+		protected_refused(x, &t, path, program, when);
+		return;
+	}
 	bool fs = op != OP_CONNECT && op != OP_BIND && op != OP_SIGNAL && op != OP_NOFD &&
 		  op != OP_SETID && op != OP_HOST && op != OP_SOCKET;
 	/* a pathname socket: what --unix would grant is its folder */

@@ -18,6 +18,8 @@
 #include "grants.h"
 #include "policy.h"
 
+struct protect_record;
+
 #define EXPLAIN_MAX DENIAL_KEEP /* denials kept; the rest are counted */
 
 struct explain_denial {
@@ -57,6 +59,7 @@ struct explain {
 	const char *source; /* "tracer" or "audit" */
 	const struct grants *grants;
 	const struct stepbox_config *cfg;
+	const struct protect_record *prot; /* the protected paths (their live layer's refusals) */
 	struct explain_denial *v;
 	size_t n, cap;
 	size_t omitted;

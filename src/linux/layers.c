@@ -529,6 +529,11 @@ void backend_host_probe_all(struct backend_host *host)
 	host->probe_ns = true;
 }
 
+int layers_fs_ruleset(const struct backend *b)
+{
+	return b->built && b->layers.landlock && !b->layers.ns ? b->built->ruleset : -1;
+}
+
 int layers_net_ruleset(const struct backend *b)
 {
 	return b->built ? b->built->net_ruleset : -1;

@@ -185,7 +185,7 @@ mode_t sup_step_umask(const struct call *c)
  * credentials), which the step's empty one is a subset of. Capabilities are
  * per thread; the rest of stepbox keeps its own.
  */
-static int drop_caps_here(void)
+int sup_drop_caps(void)
 {
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2];
@@ -213,14 +213,13 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 			 */
 			sup_note_denial(&c, OP_NOFD, "a UNIX datagram socket", -1);
 			sup_respond(&c, 0, EACCES);
-		} else if ((nr == SYS_open || nr == SYS_openat) && sup_setid_make(req)) {
-			sup_serve_setid_make(&c);
+		} else if (sup_setid_make(req)) {
+			sup_serve_setid_make(&c); /* harden_filter_notify: a file with a set-id bit */
 		} else if (nr == SYS_open || nr == SYS_openat || nr == SYS_link ||
 			   nr == SYS_linkat || nr == SYS_unlink || nr == SYS_unlinkat) {
 			sup_serve_shm(&c); /* Landlock alone (harden_filter_notify*_alone) */
-		} else if (nr == SYS_creat || nr == SYS_mknod || nr == SYS_mknodat) {
-			/* only with a set-id bit (harden_filter_notify) */
-			sup_serve_setid_make(&c);
+		} else if (s->prot && sup_guarded(nr)) {
+			sup_serve_guard(&c); /* Landlock alone: the protected paths */
 		} else if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto ||
 			   nr == SYS_sendmsg || nr == SYS_sendmmsg || nr == SYS_listen) {
 			sup_serve_net(&c); /* takes req and the pidfd */
@@ -237,7 +236,7 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 static void *dispatch(void *arg)
 {
 	struct supervisor *s = arg;
-	if (drop_caps_here() < 0)
+	if (sup_drop_caps() < 0)
 		s->broken = true; /* fail closed: every call refused */
 	for (;;) {
 		struct pollfd p[2] = {{s->listener, POLLIN, 0}, {s->stop[0], POLLIN, 0}};
@@ -261,6 +260,7 @@ static void *dispatch(void *arg)
 		}
 		serve(s, req);
 	}
+	sup_performer_stop(s);
 	close(s->listener);
 	sup_unref(s);
 	return NULL;
@@ -386,6 +386,9 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 	if (r == 0 && cfg->net_ruleset >= 0 &&
 	    (s->net_ruleset = fcntl(cfg->net_ruleset, F_DUPFD_CLOEXEC, 3)) < 0)
 		r = -errno;
+	s->prot = cfg->protect;
+	if (r == 0 && cfg->protect && cfg->fs_ruleset >= 0)
+		r = sup_performer_start(s, cfg->fs_ruleset);
 	if (r == 0 && cfg->shm_dir >= 0 &&
 	    (s->shm_dir = fcntl(cfg->shm_dir, F_DUPFD_CLOEXEC, 3)) < 0)
 		r = -errno;

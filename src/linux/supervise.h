@@ -27,6 +27,9 @@
  *    them is restricted by the same network rules);
  *  - metadata changes (Landlock alone) only beneath write grants other than
  *    device nodes; otherwise EACCES;
+ *  - under Landlock alone, each call that creates, writes, moves or removes
+ *    a name, unless it lands on a protected path (protect_match): EACCES
+ *    there; performed by a thread under the step's own Landlock ruleset;
  *  - access(2) (Landlock alone, which does not mediate it): the kernel's
  *    answer, and EACCES for a right no grant beneath which the object lies
  *    gives, so that what asks before it opens (libgit2 and git skip an
@@ -41,6 +44,8 @@
 
 #include "denial.h"
 #include "err.h"
+
+struct protect_record;
 
 struct supervise_config {
 	char *const *write_dirs; /* canonical, as the step sees them */
@@ -75,6 +80,14 @@ struct supervise_config {
 	 */
 	char *const *read_dirs, *const *writable_dirs, *const *exec_dirs;
 	size_t nread, nwritable, nexec;
+	/*
+	 * Landlock alone: the protected paths' live layer (supervise_guard.c):
+	 * the record made before the step (kept by the caller until
+	 * supervise_stop), and the step's Landlock ruleset, which restricts the
+	 * thread that performs the calls. NULL and -1: none.
+	 */
+	const struct protect_record *protect;
+	int fs_ruleset;
 };
 
 struct supervisor;

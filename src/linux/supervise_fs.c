@@ -326,12 +326,20 @@ void sup_serve_meta(struct call *c)
 	sup_respond(c, 0, -r);
 }
 
-/* Whether an open makes a file with a set-id bit (notify_setid_rules' shape). */
+/* Whether a call makes a file with a set-id bit (notify_setid_rules' shape). */
 bool sup_setid_make(const struct seccomp_notif *req)
 {
-	bool at = req->data.nr == SYS_openat;
-	uint64_t flags = req->data.args[at + 1], mode = req->data.args[at + 2];
-	return (flags & (O_CREAT | __O_TMPFILE)) && (mode & (S_ISUID | S_ISGID));
+	const uint64_t *a = (const uint64_t *)req->data.args;
+	int nr = req->data.nr;
+	mode_t bits = S_ISUID | S_ISGID;
+	if (nr == SYS_creat || nr == SYS_mknod)
+		return a[1] & bits;
+	if (nr == SYS_mknodat)
+		return a[2] & bits;
+	if (nr != SYS_open && nr != SYS_openat)
+		return false;
+	bool at = nr == SYS_openat;
+	return (a[at + 1] & (O_CREAT | __O_TMPFILE)) && (a[at + 2] & bits);
 }
 
 /* A file made with a set-id bit (notify_setid_rules): refused, and said. */
@@ -350,7 +358,7 @@ void sup_serve_setid_make(struct call *c)
 /* ---- /dev/shm (Landlock alone) ------------------------------------------ */
 
 /* Let the call go on: the kernel performs it, and Landlock judges it. */
-static void go_on(const struct call *c)
+void sup_go_on(const struct call *c)
 {
 	struct seccomp_notif_resp resp = {.id = c->req->id,
 					  .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE};
@@ -417,13 +425,18 @@ void sup_serve_shm(struct call *c)
 	if (nr == SYS_open || nr == SYS_openat) {
 		int flags = (int)a[at + 1];
 		if (!n1 || (flags & ~SHM_OPEN_FLAGS)) {
-			if (flags & O_CREAT)
+			bool writes = (flags & (O_CREAT | O_TRUNC | __O_TMPFILE)) ||
+				      (flags & O_ACCMODE) != O_RDONLY;
+			if (c->s->prot && writes)
+				sup_serve_guard(c); /* it says what Landlock refused */
+			else if (flags & O_CREAT)
 				judge(c, OP_CREATE, dirfd, p1, true);
-			else if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
+			else if (writes)
 				judge(c, OP_WRITE, dirfd, p1, false);
 			else
 				judge(c, OP_READ, dirfd, p1, false);
-			go_on(c);
+			if (!c->s->prot || !writes)
+				sup_go_on(c);
 			return;
 		}
 		mode_t mode = (mode_t)a[at + 2] & 0777 & ~sup_step_umask(c);
@@ -452,13 +465,16 @@ void sup_serve_shm(struct call *c)
 		sup_respond(c, 0, unlinkat(c->s->shm_dir, n1, 0) < 0 ? errno : 0);
 		return;
 	}
-	if (two) {
+	if (c->s->prot) {
+		sup_serve_guard(c); /* the protected paths', which says what Landlock refused */
+	} else if (two) {
 		/* the new name's folder is where Landlock's rule is met first */
 		judge(c, OP_LINK, at ? a[2] : (uint64_t)(unsigned)AT_FDCWD, p2, true);
+		sup_go_on(c);
 	} else {
 		judge(c, OP_DELETE, dirfd, p1, true);
+		sup_go_on(c);
 	}
-	go_on(c);
 }
 
 /* ---- access (Landlock alone) ------------------------------------------- */

@@ -7,7 +7,9 @@
  *    object may be written), the dispatcher, the probe, start and stop;
  *  - supervise_net.c: the socket calls (connect, bind, the sends, listen);
  *  - supervise_fs.c: what Landlock alone cannot judge: metadata, a file
- *    made with a set-id bit, the step's /dev/shm, and access(2).
+ *    made with a set-id bit, the step's /dev/shm, and access(2);
+ *  - supervise_guard.c: the protected paths, live (Landlock alone): the
+ *    calls that make, write, move or remove a name.
  *
  * The dispatcher hands each call to one sup_serve_*, which answers it.
  */
@@ -72,6 +74,8 @@ struct supervisor {
 	struct sockaddr_in peer;             /* only_peer's copy */
 	const struct sockaddr_in *only_peer; /* the one IP peer allowed, or NULL */
 	int shm_dir;                         /* the step's own /dev/shm (Landlock alone), or -1 */
+	const struct protect_record *prot;   /* the protected paths' live layer, or NULL */
+	struct sup_performer *perf;          /* ... whose calls this thread performs */
 	bool judge;                /* --explain by the tracer: a call let go on is judged here */
 	struct sup_denial *denied; /* what was refused, for --explain and the report */
 	size_t ndenied, capdenied;
@@ -103,6 +107,10 @@ bool sup_beneath_any(const struct strv *dirs, const char *path);
 bool sup_allowed_place(const struct call *c, int fd, const char *path, bool unix_too);
 /* The calling thread's umask, or 022. */
 mode_t sup_step_umask(const struct call *c);
+/* Drop every capability of the calling thread, for good: 0 or -errno. */
+int sup_drop_caps(void);
+/* Let the call go on: the kernel performs it (only where the step can change nothing we judged). */
+void sup_go_on(const struct call *c);
 
 /* supervise_net.c: connect, bind, sendto, sendmsg, sendmmsg, listen (takes req and the pidfd) */
 void sup_serve_net(struct call *c);
@@ -110,12 +118,24 @@ void sup_serve_net(struct call *c);
 /* supervise_fs.c */
 /* chmod, chown, the times, xattrs, inode flags: checked and performed on the object */
 void sup_serve_meta(struct call *c);
-/* Whether an open makes a file with a set-id bit; such a make is refused, and said */
+/* Whether an open, creat or mknod makes a file with a set-id bit; refused, and said */
 bool sup_setid_make(const struct seccomp_notif *req);
 void sup_serve_setid_make(struct call *c);
 /* Landlock alone: open, link and unlink in the step's /dev/shm; access(2) */
 void sup_serve_shm(struct call *c);
 void sup_serve_access(struct call *c);
+
+/*
+ * supervise_guard.c: open, creat, mkdir, mknod, unlink, rmdir, rename, link,
+ * symlink and truncate, each checked against the protected paths and
+ * performed by the performer, a thread under the step's Landlock ruleset
+ * (started with the supervisor, stopped when the dispatcher ends).
+ */
+void sup_serve_guard(struct call *c);
+/* Whether the call nr is one sup_serve_guard serves. */
+bool sup_guarded(int nr);
+int sup_performer_start(struct supervisor *s, int ruleset);
+void sup_performer_stop(struct supervisor *s);
 
 /* supervise_names.c: socket, of a kind the network mode refuses: named and refused (--explain) */
 void sup_refuse_socket(struct call *c);

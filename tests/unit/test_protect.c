@@ -257,6 +257,11 @@ static void live(void)
 	CHECK(v(r, ".git/modules/a", PROTECT_MKDIR) == PROTECT_FREE);
 	CHECK(v(r, ".git/worktrees/t/config.worktree", PROTECT_MAKE) == PROTECT_REFUSED);
 	CHECK(v(r, ".git/worktrees/t/HEAD", PROTECT_MAKE) == PROTECT_FREE);
+	/* a nested checkout's gitdir, by name */
+	CHECK(v(r, "lib/dep/.git/hooks/pre-commit", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, "lib/dep/.git/config", PROTECT_MOVE_IN) == PROTECT_JUDGED);
+	CHECK(v(r, "lib/dep/.git/objects/ab/cd", PROTECT_MOVE_IN) == PROTECT_FREE);
+	CHECK(v(r, "lib/dep/.gitx/hooks/pre-commit", PROTECT_MAKE) == PROTECT_FREE);
 	/* the set's files and folders, one level */
 	CHECK(v(r, ".envrc", PROTECT_MAKE) == PROTECT_REFUSED);
 	CHECK(v(r, ".vscode", PROTECT_MKDIR) == PROTECT_REFUSED);

@@ -1,0 +1,732 @@
+#include "supervise.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "landlock.h"
+#include "path.h"
+#include "protect.h"
+#include "stepview.h"
+#include "supervise_int.h"
+
+/*
+ * The live layer of the protected paths (Landlock alone): every call that
+ * creates, writes, moves or removes a name comes here (harden's notify
+ * filters "_alone"; a plain read never does). The name is resolved in the
+ * step's view to its folder, pinned with an O_PATH fd, matched by name
+ * (protect_match), and the call is performed on the pinned folder with that
+ * one name, never a path the step can change after the check. It is
+ * performed by a thread restricted by the step's own Landlock ruleset, so
+ * the kernel judges it as it judges the step. A git config moved onto its
+ * name is judged by its keys, and what lands is a copy of the text judged:
+ * an fd the step kept on the file moved writes nowhere that runs.
+ */
+
+/* ---- the performer: one thread under the step's Landlock ruleset ------- */
+
+struct sup_performer {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int ruleset;
+	bool ready, broken, asked, done, stop;
+	int (*fn)(void *);
+	void *arg;
+	int result;
+};
+
+static void *perform_loop(void *arg)
+{
+	struct sup_performer *p = arg;
+	/*
+	 * The step's credentials and rights: no capability, a umask of its own
+	 * (0: the step's is applied to each mode), the step's Landlock domain.
+	 */
+	bool ok = sup_drop_caps() == 0 && unshare(CLONE_FS) == 0;
+	umask(0);
+	ok = ok && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+	     landlock_enforce(p->ruleset, 0) == 0;
+	close(p->ruleset);
+	pthread_mutex_lock(&p->lock);
+	p->broken = !ok;
+	p->ready = true;
+	pthread_cond_broadcast(&p->cond);
+	while (!p->stop) {
+		if (p->asked && !p->done) {
+			p->result = p->fn(p->arg);
+			p->done = true;
+			pthread_cond_broadcast(&p->cond);
+		}
+		pthread_cond_wait(&p->cond, &p->lock);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+int sup_performer_start(struct supervisor *s, int ruleset)
+{
+	struct sup_performer *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	if ((p->ruleset = fcntl(ruleset, F_DUPFD_CLOEXEC, 3)) < 0) {
+		free(p);
+		return -errno;
+	}
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	int r = -pthread_create(&p->thread, NULL, perform_loop, p);
+	if (r < 0) {
+		close(p->ruleset);
+		free(p);
+		return r;
+	}
+	s->perf = p;
+	return 0;
+}
+
+void sup_performer_stop(struct supervisor *s)
+{
+	struct sup_performer *p = s->perf;
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	free(p);
+	s->perf = NULL;
+}
+
+/* Run fn(arg) in the performer: its result, or -EACCES when it could not be confined. */
+static int perform(struct supervisor *s, int (*fn)(void *), void *arg)
+{
+	struct sup_performer *p = s->perf;
+	if (!p)
+		return -EACCES;
+	pthread_mutex_lock(&p->lock);
+	while (!p->ready)
+		pthread_cond_wait(&p->cond, &p->lock);
+	int r = -EACCES; /* fail closed */
+	if (!p->broken) {
+		p->fn = fn;
+		p->arg = arg;
+		p->done = false;
+		p->asked = true;
+		pthread_cond_broadcast(&p->cond);
+		while (!p->done)
+			pthread_cond_wait(&p->cond, &p->lock);
+		p->asked = false;
+		r = p->result;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+/* ---- the calls, performed on a pinned folder and one name -------------- */
+
+/* One call's arguments for the performer. */
+struct job {
+	int nr;
+	int dir, dir2; /* pinned folders (O_PATH) */
+	const char *name, *name2;
+	int flags;
+	mode_t mode;
+	uint64_t arg; /* a length, a device */
+	int fd;       /* an open's result */
+};
+
+static int job_open(void *arg)
+{
+	struct job *j = arg;
+	j->fd = openat(j->dir, j->name, j->flags | O_CLOEXEC, j->mode);
+	return j->fd < 0 ? -errno : 0;
+}
+
+static int job_call(void *arg)
+{
+	struct job *j = arg;
+	int r = 0;
+	switch (j->nr) {
+	case SYS_mkdir:
+	case SYS_mkdirat:
+		r = mkdirat(j->dir, j->name, j->mode);
+		break;
+	case SYS_mknod:
+	case SYS_mknodat:
+		r = mknodat(j->dir, j->name, j->mode, (dev_t)j->arg);
+		break;
+	case SYS_unlink:
+	case SYS_unlinkat:
+	case SYS_rmdir:
+		r = unlinkat(j->dir, j->name, j->flags);
+		break;
+	case SYS_rename:
+	case SYS_renameat:
+	case SYS_renameat2:
+		r = (int)syscall(SYS_renameat2, j->dir, j->name, j->dir2, j->name2, j->flags);
+		break;
+	case SYS_link:
+	case SYS_linkat:
+		r = linkat(j->dir, j->name, j->dir2, j->name2, j->flags);
+		break;
+	case SYS_symlink:
+	case SYS_symlinkat:
+		r = symlinkat(j->name2, j->dir, j->name);
+		break;
+	case SYS_truncate:
+		r = truncate(j->name, (off_t)j->arg);
+		break;
+	default:
+		r = -1, errno = ENOSYS;
+	}
+	return r < 0 ? -errno : 0;
+}
+
+/* ---- resolving and matching --------------------------------------------- */
+
+/* A name of the step's, resolved to its folder (pinned) and its last component. */
+struct place {
+	int dir;                /* O_PATH fd of the folder, or -1 */
+	char name[NAME_MAX + 2]; /* the last component, "/" kept after it when the step wrote one */
+	char abs[PATH_MAX];     /* the folder's path as the step sees it, "/" and the name */
+	bool known;             /* abs is a path (the folder has one) */
+};
+
+static int place_of(struct call *c, uint64_t dirfd, const char *path, struct place *pl)
+{
+	pl->dir = -1;
+	pl->known = false;
+	size_t n = strlen(path);
+	if (!n)
+		return -ENOENT;
+	bool slash = false;
+	while (n > 1 && path[n - 1] == '/')
+		n--, slash = true;
+	const char *last = path + n;
+	while (last > path && last[-1] != '/')
+		last--;
+	size_t ln = (size_t)(path + n - last);
+	if (ln > NAME_MAX)
+		return -ENAMETOOLONG;
+	char dir[PATH_MAX];
+	if (last == path)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(last - path), path);
+	if (ln == 0 || (path[0] == '/' && n == 1)) {
+		snprintf(pl->name, sizeof(pl->name), ".");
+		snprintf(dir, sizeof(dir), "/");
+	} else {
+		snprintf(pl->name, sizeof(pl->name), "%.*s%s", (int)ln, last, slash ? "/" : "");
+	}
+	int fd = stepview_resolve(&c->v, dirfd, dir, true);
+	if (fd < 0)
+		return fd;
+	pl->dir = fd;
+	char where[PATH_MAX];
+	if (stepview_held_path(fd, where, sizeof(where)) == 0) {
+		/* a path too long to name is one with no name here: nothing is made there */
+		int n2 = snprintf(pl->abs, sizeof(pl->abs), "%s%s", where, strcmp(where, "/") ? "/" : "");
+		pl->known = n2 >= 0 && (size_t)n2 + ln < sizeof(pl->abs);
+		if (pl->known)
+			memcpy(pl->abs + n2, last, ln), pl->abs[n2 + ln] = '\0';
+	}
+	return 0;
+}
+
+static void place_close(struct place *pl)
+{
+	if (pl->dir >= 0)
+		close(pl->dir);
+	pl->dir = -1;
+}
+
+/* "." and "..": no name is made or moved there; the kernel answers. */
+static bool dots(const char *name)
+{
+	return strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strcmp(name, "./") == 0 ||
+	       strcmp(name, "../") == 0;
+}
+
+/* Whether the change how at pl is refused: said, and kept for --explain and the report. */
+static bool refused(struct call *c, const struct place *pl, enum protect_change how)
+{
+	if (dots(pl->name))
+		return false;
+	struct protect_hit h = protect_match(c->s->prot, pl->abs, how);
+	if (!pl->known) {
+		/* a folder with no path (deleted, another mount's): nothing is made there */
+		h.verdict = how == PROTECT_REMOVE ? PROTECT_FREE : PROTECT_REFUSED;
+	}
+	if (h.verdict != PROTECT_REFUSED)
+		return false;
+	sup_note_denial(c, OP_PROTECTED, pl->abs, -1);
+	return true;
+}
+
+/*
+ * What Landlock refused the performer it refused the step, which never
+ * stopped in the tracer: said, on the place's folder (what a grant would
+ * name) or on the file itself.
+ */
+static void landlock_refused(struct call *c, int r, enum denial_op op, const struct place *pl,
+			     const char *file)
+{
+	char dir[PATH_MAX];
+	const char *path = file;
+	if (pl)
+		path = pl->known && path_parent(pl->abs, dir, sizeof(dir)) ? dir : NULL;
+	if ((r == -EACCES || r == -EPERM) && path && path[0] == '/')
+		sup_note_denial(c, op, path, -1);
+}
+
+/* ---- open ---------------------------------------------------------------- */
+
+static int hand_fd(struct call *c, int fd, int flags)
+{
+	struct seccomp_notif_addfd add = {
+		.id = c->req->id,
+		.srcfd = (uint32_t)fd,
+		.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0,
+	};
+	int newfd = ioctl(c->s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	return newfd < 0 ? -errno : newfd;
+}
+
+/* A file that exists, opened again from our O_PATH fd: Landlock judges its path. */
+static int reopen(struct call *c, int obj, int flags, struct job *j)
+{
+	struct stat st;
+	const char *rule;
+	if (fstat(obj, &st) < 0)
+		return -errno;
+	char where[PATH_MAX];
+	bool known = stepview_held_path(obj, where, sizeof(where)) == 0;
+	if (S_ISREG(st.st_mode) && known &&
+	    (protect_match(c->s->prot, where, PROTECT_MAKE).verdict != PROTECT_FREE ||
+	     protect_inode(c->s->prot, st.st_dev, st.st_ino, &rule))) {
+		sup_note_denial(c, OP_PROTECTED, where, -1);
+		return -EACCES;
+	}
+	char via[64];
+	snprintf(via, sizeof(via), "/proc/self/fd/%d", obj);
+	j->dir = AT_FDCWD;
+	j->name = via;
+	j->flags = flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_TRUNC);
+	/*
+	 * A FIFO or a device may block its open (a FIFO with no reader): the
+	 * performer serves every call, so it never waits; what the step did
+	 * not ask for is taken off after (ENXIO for a FIFO with no reader).
+	 */
+	bool special = !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+	if (special)
+		j->flags |= O_NONBLOCK;
+	int r = perform(c->s, job_open, j);
+	landlock_refused(c, r, OP_WRITE, NULL, known ? where : NULL);
+	if (r == 0 && special && !(flags & O_NONBLOCK))
+		r = fcntl(j->fd, F_SETFL, fcntl(j->fd, F_GETFL) & ~O_NONBLOCK) < 0 ? -errno : 0;
+	if (r == 0 && (flags & O_TRUNC) && S_ISREG(st.st_mode) && ftruncate(j->fd, 0) < 0)
+		r = -errno;
+	if (r < 0 && j->fd >= 0) {
+		close(j->fd);
+		j->fd = -1;
+	}
+	return r;
+}
+
+/*
+ * open, openat, creat with a flag that writes or creates. A name that
+ * exists is opened again from the object the walk pinned (O_TRUNC after
+ * its identity is checked, so a protected file is never emptied); a new
+ * name is made in the pinned folder with O_NOFOLLOW.
+ */
+static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flags, mode_t mode)
+{
+	struct job j = {.nr = c->req->data.nr, .fd = -1};
+	int r = 0;
+	if (flags & __O_TMPFILE) {
+		/* a file with no name: a link gives it one, and is judged then */
+		int dir = stepview_resolve(&c->v, dirfd, path, true);
+		if (dir < 0)
+			return dir;
+		j.dir = dir;
+		j.name = ".";
+		j.flags = flags;
+		j.mode = mode & ~sup_step_umask(c);
+		r = perform(c->s, job_open, &j);
+		char where[PATH_MAX];
+		if (stepview_held_path(dir, where, sizeof(where)) == 0)
+			landlock_refused(c, r, OP_CREATE, NULL, where);
+		close(dir);
+		return r < 0 ? r : j.fd;
+	}
+	bool excl = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
+	int obj = stepview_resolve(&c->v, dirfd, path, !excl && !(flags & O_NOFOLLOW));
+	if (obj >= 0) {
+		struct stat st;
+		if (fstat(obj, &st) == 0 && S_ISLNK(st.st_mode))
+			r = (flags & O_NOFOLLOW) ? -ELOOP : -EEXIST;
+		else if (excl)
+			r = -EEXIST;
+		else
+			r = reopen(c, obj, flags, &j);
+		close(obj);
+		return r < 0 ? r : j.fd;
+	}
+	if (obj != -ENOENT || !(flags & O_CREAT))
+		return obj;
+	struct place pl;
+	if ((r = place_of(c, dirfd, path, &pl)) < 0)
+		return r;
+	struct stat st;
+	if (fstatat(pl.dir, pl.name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+		/* a dangling symlink: the kernel would make its target; not followed here */
+		sup_note_denial(c, OP_PROTECTED, pl.known ? pl.abs : path, -1);
+		r = -EACCES;
+	} else if (refused(c, &pl, PROTECT_MAKE)) {
+		r = -EACCES;
+	} else {
+		j.dir = pl.dir;
+		j.name = pl.name;
+		j.flags = flags | O_NOFOLLOW;
+		j.mode = mode & ~sup_step_umask(c);
+		r = perform(c->s, job_open, &j);
+		landlock_refused(c, r, OP_CREATE, &pl, NULL);
+	}
+	place_close(&pl);
+	return r < 0 ? r : j.fd;
+}
+
+/* ---- rename, link, symlink, and the rest -------------------------------- */
+
+/*
+ * A git config renamed onto its name: judged by its keys against the one
+ * there, and what lands is a new file with the text judged (the step's fd
+ * on the file it moved writes nowhere that runs); the file moved goes.
+ */
+static int judged_config(struct call *c, struct place *from, struct place *to)
+{
+	int fd = openat(from->dir, from->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st = {0};
+	char *now = NULL, *was = NULL;
+	int r = fd < 0 ? -errno : fstat(fd, &st) < 0 ? -errno : 0;
+	if (r == 0 && (!S_ISREG(st.st_mode) || st.st_size > (off_t)PROTECT_MAX_CONTENT))
+		r = -EACCES;
+	size_t len = 0, wlen = 0;
+	if (r == 0 && path_read_fd(fd, PROTECT_MAX_CONTENT, &now, &len) < 0)
+		r = -EACCES;
+	int old = openat(to->dir, to->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	bool unread = r == 0 && old >= 0 && path_read_fd(old, PROTECT_MAX_CONTENT, &was, &wlen) < 0;
+	char *why = r == 0 && !unread ? protect_git_runs(was, now, len) : NULL;
+	if (why || unread) {
+		sup_note_denial(c, OP_PROTECTED, to->abs, -1);
+		r = -EACCES;
+	}
+	char tmp[NAME_MAX + 1];
+	snprintf(tmp, sizeof(tmp), ".%.200s.stepbox-%d", to->name, (int)c->v.tid);
+	struct job j = {.nr = SYS_openat,
+			.dir = to->dir,
+			.name = tmp,
+			.flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
+			.mode = st.st_mode & 0777,
+			.fd = -1};
+	if (r == 0 && (r = perform(c->s, job_open, &j)) == 0) {
+		r = write(j.fd, now, len) == (ssize_t)len ? 0 : -EIO;
+		close(j.fd);
+		struct job mv = {.nr = SYS_renameat2, .dir = to->dir, .name = tmp,
+				 .dir2 = to->dir, .name2 = to->name};
+		if (r == 0)
+			r = perform(c->s, job_call, &mv);
+		struct job rm = {.nr = SYS_unlinkat, .dir = r == 0 ? from->dir : to->dir,
+				 .name = r == 0 ? from->name : tmp};
+		int e = perform(c->s, job_call, &rm);
+		r = r < 0 ? r : e;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (old >= 0)
+		close(old);
+	free(now);
+	free(was);
+	free(why);
+	return r;
+}
+
+/* What a rename's destination meets, for the object found at from. */
+static enum protect_change moved_in(const struct place *from)
+{
+	struct stat st;
+	bool dir = fstatat(from->dir, from->name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		   S_ISDIR(st.st_mode);
+	return dir ? PROTECT_MOVE_DIR_IN : PROTECT_MOVE_IN; /* unknown: as a folder */
+}
+
+static int guard_rename(struct call *c, struct place *from, struct place *to, unsigned flags)
+{
+	bool swap = flags & RENAME_EXCHANGE;
+	enum protect_change in = moved_in(from);
+	if (refused(c, from, PROTECT_REMOVE) || (swap && refused(c, to, PROTECT_REMOVE)) ||
+	    (swap && refused(c, from, moved_in(to))))
+		return -EACCES;
+	struct protect_hit h = to->known && !dots(to->name)
+				       ? protect_match(c->s->prot, to->abs, in)
+				       : (struct protect_hit){PROTECT_FREE, NULL};
+	if (h.verdict == PROTECT_JUDGED && !swap)
+		return judged_config(c, from, to);
+	if (h.verdict == PROTECT_JUDGED) {
+		sup_note_denial(c, OP_PROTECTED, to->abs, -1); /* a config swapped in whole */
+		return -EACCES;
+	}
+	if (refused(c, to, in))
+		return -EACCES;
+	/*
+	 * A file checked may be swapped for a folder before it moves, where a
+	 * folder would be refused: the object moved is checked after, and a
+	 * folder that was not checked goes back where it came from.
+	 */
+	struct stat before, after;
+	bool pinned = in == PROTECT_MOVE_IN &&
+		      fstatat(from->dir, from->name, &before, AT_SYMLINK_NOFOLLOW) == 0;
+	struct job j = {.nr = SYS_renameat2, .dir = from->dir, .name = from->name,
+			.dir2 = to->dir, .name2 = to->name, .flags = (int)flags};
+	int r = perform(c->s, job_call, &j);
+	landlock_refused(c, r, OP_RENAME, to, NULL);
+	if (r == 0 && pinned && !swap &&
+	    (fstatat(to->dir, to->name, &after, AT_SYMLINK_NOFOLLOW) < 0 ||
+	     after.st_ino != before.st_ino || after.st_dev != before.st_dev) &&
+	    protect_match(c->s->prot, to->abs, PROTECT_MOVE_DIR_IN).verdict != PROTECT_FREE) {
+		struct job back = {.nr = SYS_renameat2, .dir = to->dir, .name = to->name,
+				   .dir2 = from->dir, .name2 = from->name,
+				   .flags = RENAME_NOREPLACE};
+		perform(c->s, job_call, &back);
+		sup_note_denial(c, OP_PROTECTED, to->abs, -1);
+		r = -EACCES;
+	}
+	return r;
+}
+
+/* link: the file linked must not be protected (a write through the new name would reach it). */
+static int guard_link(struct call *c, uint64_t olddir, const char *old, struct place *to, int flags)
+{
+	if (refused(c, to, PROTECT_MAKE))
+		return -EACCES;
+	int obj = -EBADF;
+	if ((flags & AT_EMPTY_PATH) && !old[0]) {
+		char what[32];
+		snprintf(what, sizeof(what), "fd/%d", (int)olddir);
+		obj = (int)olddir < 0 ? -EBADF : stepview_proc_open(&c->v, what, O_PATH);
+	} else {
+		obj = stepview_resolve(&c->v, olddir, old, flags & AT_SYMLINK_FOLLOW);
+	}
+	if (obj < 0)
+		return obj == -ENOENT && !old[0] ? -EBADF : obj;
+	struct stat st;
+	char where[PATH_MAX] = "?";
+	const char *rule;
+	int r = fstat(obj, &st) < 0 ? -errno : 0;
+	if (r == 0 && ((stepview_held_path(obj, where, sizeof(where)) == 0 &&
+			protect_match(c->s->prot, where, PROTECT_MAKE).verdict != PROTECT_FREE) ||
+		       protect_inode(c->s->prot, st.st_dev, st.st_ino, &rule))) {
+		sup_note_denial(c, OP_PROTECTED, where, -1);
+		r = -EACCES;
+	}
+	char via[64];
+	snprintf(via, sizeof(via), "/proc/self/fd/%d", obj);
+	/* the object pinned, linked through our magic link to it */
+	struct job j = {.nr = SYS_linkat, .dir = AT_FDCWD, .name = via, .dir2 = to->dir,
+			.name2 = to->name, .flags = AT_SYMLINK_FOLLOW};
+	if (r == 0 && S_ISLNK(st.st_mode)) {
+		/* a symlink itself: linked by its own name, from a folder of ours */
+		r = -EACCES;
+	}
+	if (r == 0) {
+		r = perform(c->s, job_call, &j);
+		landlock_refused(c, r, OP_LINK, to, NULL);
+	}
+	close(obj);
+	return r;
+}
+
+/* The path arguments of each call: dirfd (-1: AT_FDCWD), path, and a second pair. */
+struct shape {
+	int nr;
+	int dir, path, dir2, path2, flags;
+};
+/* clang-format off: a table, read by its columns */
+static const struct shape shapes[] = {
+	/* nr              dir path dir2 path2 flags */
+	{SYS_open,         -1, 0, -1, -1, 1},
+	{SYS_openat,        0, 1, -1, -1, 2},
+	{SYS_creat,        -1, 0, -1, -1, -1},
+	{SYS_mkdir,        -1, 0, -1, -1, -1},
+	{SYS_mkdirat,       0, 1, -1, -1, -1},
+	{SYS_mknod,        -1, 0, -1, -1, -1},
+	{SYS_mknodat,       0, 1, -1, -1, -1},
+	{SYS_unlink,       -1, 0, -1, -1, -1},
+	{SYS_rmdir,        -1, 0, -1, -1, -1},
+	{SYS_unlinkat,      0, 1, -1, -1, 2},
+	{SYS_rename,       -1, 0, -1, 1, -1},
+	{SYS_renameat,      0, 1, 2, 3, -1},
+	{SYS_renameat2,     0, 1, 2, 3, 4},
+	{SYS_link,         -1, 0, -1, 1, -1},
+	{SYS_linkat,        0, 1, 2, 3, 4},
+	{SYS_symlink,      -1, 1, -1, -1, -1}, /* path: the link; path2: its target, below */
+	{SYS_symlinkat,     1, 2, -1, -1, -1},
+	{SYS_truncate,     -1, 0, -1, -1, -1},
+};
+/* clang-format on */
+
+static const struct shape *shape_of(int nr)
+{
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+		if (shapes[i].nr == nr)
+			return &shapes[i];
+	return NULL;
+}
+
+bool sup_guarded(int nr)
+{
+	return shape_of(nr) != NULL;
+}
+
+static uint64_t dir_arg(const uint64_t *a, int i)
+{
+	return i < 0 ? (uint64_t)(unsigned)AT_FDCWD : a[i];
+}
+
+/* What the call does to its one place, performed there: mkdir, mknod, unlink, symlink. */
+static int guard_one(struct call *c, const struct shape *sh, const char *path)
+{
+	const uint64_t *a = (const uint64_t *)c->req->data.args;
+	int nr = sh->nr;
+	struct place pl;
+	int r = place_of(c, dir_arg(a, sh->dir), path, &pl);
+	if (r < 0)
+		return r;
+	struct job j = {.nr = nr, .dir = pl.dir, .name = pl.name};
+	enum protect_change how = PROTECT_MAKE;
+	char target[PATH_MAX];
+	if (nr == SYS_mkdir || nr == SYS_mkdirat) {
+		how = PROTECT_MKDIR;
+		j.mode = (mode_t)a[sh->path + 1] & ~sup_step_umask(c);
+	} else if (nr == SYS_mknod || nr == SYS_mknodat) {
+		j.mode = (mode_t)a[sh->path + 1] & ~sup_step_umask(c);
+		j.arg = a[sh->path + 2];
+	} else if (nr == SYS_unlink || nr == SYS_rmdir || nr == SYS_unlinkat) {
+		how = PROTECT_REMOVE;
+		j.flags = nr == SYS_rmdir ? AT_REMOVEDIR : nr == SYS_unlinkat ? (int)a[2] : 0;
+	} else if ((r = stepview_read_str(&c->v, a[0], target, sizeof(target))) == 0) {
+		j.name2 = target; /* symlink, symlinkat: the target, a string */
+	}
+	if (r == 0 && refused(c, &pl, how)) {
+		r = -EACCES;
+	} else if (r == 0) {
+		r = perform(c->s, job_call, &j);
+		landlock_refused(c, r, how == PROTECT_REMOVE ? OP_DELETE : OP_CREATE, &pl, NULL);
+	}
+	place_close(&pl);
+	return r;
+}
+
+/* truncate(path): the file the path leads to, pinned, truncated through our link to it. */
+static int guard_truncate(struct call *c, const char *path)
+{
+	int obj = stepview_resolve(&c->v, AT_FDCWD, path, true);
+	if (obj < 0)
+		return obj;
+	struct stat st;
+	char where[PATH_MAX] = "?", via[64];
+	const char *rule;
+	int r = fstat(obj, &st) < 0 ? -errno : 0;
+	if (r == 0 && stepview_held_path(obj, where, sizeof(where)) == 0 &&
+	    (protect_match(c->s->prot, where, PROTECT_MAKE).verdict != PROTECT_FREE ||
+	     protect_inode(c->s->prot, st.st_dev, st.st_ino, &rule))) {
+		sup_note_denial(c, OP_PROTECTED, where, -1);
+		r = -EACCES;
+	}
+	snprintf(via, sizeof(via), "/proc/self/fd/%d", obj);
+	struct job j = {.nr = SYS_truncate, .name = via, .arg = c->req->data.args[1]};
+	if (r == 0) {
+		r = perform(c->s, job_call, &j);
+		landlock_refused(c, r, OP_TRUNCATE, NULL, where);
+	}
+	close(obj);
+	return r;
+}
+
+/* Two places: rename and link. */
+static int guard_two(struct call *c, const struct shape *sh, const char *p1, const char *p2)
+{
+	const uint64_t *a = (const uint64_t *)c->req->data.args;
+	int flags = sh->flags >= 0 ? (int)a[sh->flags] : 0;
+	struct place from = {.dir = -1}, to;
+	int r = place_of(c, dir_arg(a, sh->dir2), p2, &to);
+	bool link = sh->nr == SYS_link || sh->nr == SYS_linkat;
+	if (r == 0 && link) {
+		if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
+			r = -EINVAL;
+		else
+			r = guard_link(c, dir_arg(a, sh->dir), p1, &to, flags);
+	} else if (r == 0 && (r = place_of(c, dir_arg(a, sh->dir), p1, &from)) == 0) {
+		r = guard_rename(c, &from, &to, (unsigned)flags);
+	}
+	place_close(&from);
+	place_close(&to);
+	return r;
+}
+
+void sup_serve_guard(struct call *c)
+{
+	const uint64_t *a = (const uint64_t *)c->req->data.args;
+	const struct shape *sh = shape_of(c->req->data.nr);
+	if (!sh) {
+		sup_respond(c, 0, ENOSYS);
+		return;
+	}
+	char p1[PATH_MAX], p2[PATH_MAX];
+	int r = stepview_read_str(&c->v, a[sh->path], p1, sizeof(p1));
+	if (r == 0 && sh->path2 >= 0)
+		r = stepview_read_str(&c->v, a[sh->path2], p2, sizeof(p2));
+	long val = 0;
+	int nr = sh->nr;
+	if (r < 0) {
+		/* r as it is */
+	} else if (nr == SYS_open || nr == SYS_openat || nr == SYS_creat) {
+		int flags = nr == SYS_creat ? O_CREAT | O_WRONLY | O_TRUNC : (int)a[sh->flags];
+		mode_t mode = (mode_t)a[nr == SYS_openat ? 3 : nr == SYS_open ? 2 : 1];
+		if ((flags & O_ACCMODE) == O_RDONLY && !(flags & (O_CREAT | O_TRUNC | __O_TMPFILE))) {
+			sup_go_on(c); /* a read: nothing here to judge */
+			return;
+		}
+		r = guard_open(c, dir_arg(a, sh->dir), p1, flags, mode);
+		if (r >= 0) {
+			int fd = r;
+			val = r = hand_fd(c, fd, flags);
+			close(fd);
+		}
+	} else if (nr == SYS_truncate) {
+		r = guard_truncate(c, p1);
+	} else if (sh->path2 >= 0) {
+		r = guard_two(c, sh, p1, p2);
+	} else {
+		r = guard_one(c, sh, p1);
+	}
+	sup_respond(c, r < 0 ? 0 : val, r < 0 ? -r : 0);
+}
