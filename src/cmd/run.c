@@ -542,6 +542,8 @@ static void exec_supervise_config(const struct stepbox_config *cfg, const struct
 		/* Landlock alone: the protected paths, live (the namespaces bind them) */
 		.protect = st->ho.supervise_alone ? st->prot : NULL,
 		.fs_ruleset = layers_fs_ruleset(b),
+		/* ours (a container's), the hardening filters, the supervisor's */
+		.step_filters = harden_filter_count() + (int)st->h.n + 1,
 	};
 }
 
@@ -634,6 +636,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	struct launch_result res;
 	int rc = exec_prepare(cfg, ctx, &st);
 	st.x.prot = st.prot;
+	st.x.moves_unseen = st.ho.supervise_alone;
 	if (rc < 0)
 		goto out;
 	/* the output limit's pipes, or no run: never one without the limit it asked */

@@ -410,7 +410,7 @@ static bool searchable(struct explain *x, const char *dir)
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || !(st.st_mode & S_IXOTH) ||
 	    (strcmp(dir, "/") != 0 && (!path_parent(dir, up, sizeof(up)) || !searchable(x, up))))
 		return false;
-	if (x->open_dirs.n < 4096)
+	if (x->open_dirs.n < 4096 && !x->moves_unseen)
 		strv_push(&x->open_dirs, dir);
 	return true;
 }
@@ -427,7 +427,7 @@ static bool real_dir(const struct explain *x, const char *dir)
 static void remember_real_dir(struct explain *x, const char *dir)
 {
 	char *dup;
-	if (real_dir(x, dir) || !(dup = strdup(dir)))
+	if (x->moves_unseen || real_dir(x, dir) || !(dup = strdup(dir)))
 		return;
 	free(x->real_dirs[x->real_next]);
 	x->real_dirs[x->real_next] = dup;

@@ -60,6 +60,11 @@ struct explain {
 	const struct grants *grants;
 	const struct stepbox_config *cfg;
 	const struct protect_record *prot; /* the protected paths (their live layer's refusals) */
+	/*
+	 * Renames and links are the supervisor's (Landlock alone): the tracer
+	 * never sees a folder moved, so no folder is remembered as real.
+	 */
+	bool moves_unseen;
 	struct explain_denial *v;
 	size_t n, cap;
 	size_t omitted;

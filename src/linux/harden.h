@@ -52,6 +52,8 @@ bool harden_has_cap(int cap);
 
 /* Whether a seccomp filter is in force on this process (/proc/self/status "Seccomp: 2"). */
 bool harden_filtered(void);
+/* How many seccomp filters this process is under (0 when none, or unknown). */
+int harden_filter_count(void);
 /*
  * Whether this process runs under gVisor (runsc): its Sentry answers the
  * calls, not Linux, and says so only through uname (the release 4.4.0 and

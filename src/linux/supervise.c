@@ -161,17 +161,34 @@ void sup_note_denial(const struct call *c, enum denial_op op, const char *path, 
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* The calling thread's umask (/proc/TID/status), or 022. */
-mode_t sup_step_umask(const struct call *c)
+/* The calling thread's /proc/TID/status: its umask (else 022) and filters (else -1). */
+static void read_status(struct call *c)
 {
-	char buf[2048];
+	if (c->status_read)
+		return;
+	char buf[4096];
 	int fd = stepview_proc_open(&c->v, "status", O_RDONLY);
 	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	if (fd >= 0)
 		close(fd);
 	buf[n > 0 ? n : 0] = '\0';
 	const char *u = strstr(buf, "\nUmask:");
-	return u ? (mode_t)(strtoul(u + 8, NULL, 8) & 0777) : 022;
+	const char *f = strstr(buf, "\nSeccomp_filters:");
+	c->umask = u ? (mode_t)(strtoul(u + 8, NULL, 8) & 0777) : 022;
+	c->filters = f ? (int)strtol(f + 18, NULL, 10) : -1;
+	c->status_read = true;
+}
+
+mode_t sup_step_umask(struct call *c)
+{
+	read_status(c);
+	return c->umask;
+}
+
+int sup_step_filters(struct call *c)
+{
+	read_status(c);
+	return c->filters;
 }
 
 /* ---- the dispatcher ----------------------------------------------------- */
@@ -199,7 +216,7 @@ int sup_drop_caps(void)
 
 static void serve(struct supervisor *s, struct seccomp_notif *req)
 {
-	struct call c = {s, req, {0}};
+	struct call c = {s, req, {0}, false, 0, 0, false};
 	if (stepview_open(&c.v, s->listener, req->id, (pid_t)req->pid) < 0) {
 		sup_respond(&c, 0, ESRCH);
 	} else {
@@ -387,6 +404,7 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 	    (s->net_ruleset = fcntl(cfg->net_ruleset, F_DUPFD_CLOEXEC, 3)) < 0)
 		r = -errno;
 	s->prot = cfg->protect;
+	s->step_filters = cfg->step_filters;
 	if (r == 0 && cfg->protect && cfg->fs_ruleset >= 0)
 		r = sup_performer_start(s, cfg->fs_ruleset);
 	if (r == 0 && cfg->shm_dir >= 0 &&

@@ -88,6 +88,11 @@ struct supervise_config {
 	 */
 	const struct protect_record *protect;
 	int fs_ruleset;
+	/*
+	 * How many seccomp filters the step's processes are under: one with more
+	 * made a sandbox of its own inside, whose rules the performer lacks.
+	 */
+	int step_filters;
 };
 
 struct supervisor;

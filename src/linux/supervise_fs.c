@@ -16,6 +16,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "protect.h"
 #include "shm.h"
 #include "stepview.h"
 #include "supervise_int.h"
@@ -319,6 +320,14 @@ void sup_serve_meta(struct call *c)
 		sup_note_denial(c, OP_SETID, where, -1);
 		r = -EPERM;
 	}
+	/* a protected path's mode (chmod +x of a hook): the live layer's (Landlock alone) */
+	const char *rule;
+	if (r == 0 && mc.kind == M_CHMOD && c->s->prot &&
+	    (protect_match(c->s->prot, where, PROTECT_MAKE).verdict != PROTECT_FREE ||
+	     protect_inode(c->s->prot, st.st_dev, st.st_ino, &rule))) {
+		sup_note_denial(c, OP_PROTECTED, where, -1);
+		r = -EACCES;
+	}
 	if (r == 0)
 		r = meta_do(c, &mc, fd, fd_form, S_ISLNK(st.st_mode));
 	if (fd >= 0)
@@ -422,9 +431,14 @@ void sup_serve_shm(struct call *c)
 	if (two && stepview_read_str(&c->v, a[at ? 3 : 1], p2, sizeof(p2)) == 0 &&
 	    c->s->shm_dir >= 0)
 		n2 = shm_name(p2);
+	/* glibc's shapes (notify_shm_rules): the protected paths' filter sends others too */
+	if ((int)dirfd != AT_FDCWD || (nr == SYS_unlinkat && (a[2] & AT_REMOVEDIR)))
+		n1 = n2 = NULL;
 	if (nr == SYS_open || nr == SYS_openat) {
 		int flags = (int)a[at + 1];
-		if (!n1 || (flags & ~SHM_OPEN_FLAGS)) {
+		bool shaped = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) ||
+			      (flags & (O_NOFOLLOW | O_CLOEXEC)) == (O_NOFOLLOW | O_CLOEXEC);
+		if (!n1 || !shaped || (flags & ~SHM_OPEN_FLAGS)) {
 			bool writes = (flags & (O_CREAT | O_TRUNC | __O_TMPFILE)) ||
 				      (flags & O_ACCMODE) != O_RDONLY;
 			if (c->s->prot && writes)

@@ -114,10 +114,17 @@ void sup_performer_stop(struct supervisor *s)
 	s->perf = NULL;
 }
 
-/* Run fn(arg) in the performer: its result, or -EACCES when it could not be confined. */
-static int perform(struct supervisor *s, int (*fn)(void *), void *arg)
+/*
+ * Run fn(arg) in the performer: its result, or -EACCES when it could not be
+ * confined. A nested sandbox's call is not performed (-ECANCELED: it goes
+ * on): the kernel judges it by that sandbox's rules too, which the
+ * performer does not hold.
+ */
+static int perform(struct call *c, int (*fn)(void *), void *arg)
 {
-	struct sup_performer *p = s->perf;
+	struct sup_performer *p = c->s->perf;
+	if (c->nested)
+		return -ECANCELED;
 	if (!p)
 		return -EACCES;
 	pthread_mutex_lock(&p->lock);
@@ -283,16 +290,13 @@ static bool refused(struct call *c, const struct place *pl, enum protect_change 
 
 /*
  * What Landlock refused the performer it refused the step, which never
- * stopped in the tracer: said, on the place's folder (what a grant would
- * name) or on the file itself.
+ * stopped in the tracer: said, on the name made, moved or removed (explain
+ * proposes its folder) or on the file written.
  */
 static void landlock_refused(struct call *c, int r, enum denial_op op, const struct place *pl,
 			     const char *file)
 {
-	char dir[PATH_MAX];
-	const char *path = file;
-	if (pl)
-		path = pl->known && path_parent(pl->abs, dir, sizeof(dir)) ? dir : NULL;
+	const char *path = pl ? (pl->known ? pl->abs : NULL) : file;
 	if ((r == -EACCES || r == -EPERM) && path && path[0] == '/')
 		sup_note_denial(c, op, path, -1);
 }
@@ -338,7 +342,7 @@ static int reopen(struct call *c, int obj, int flags, struct job *j)
 	bool special = !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 	if (special)
 		j->flags |= O_NONBLOCK;
-	int r = perform(c->s, job_open, j);
+	int r = perform(c, job_open, j);
 	landlock_refused(c, r, OP_WRITE, NULL, known ? where : NULL);
 	if (r == 0 && special && !(flags & O_NONBLOCK))
 		r = fcntl(j->fd, F_SETFL, fcntl(j->fd, F_GETFL) & ~O_NONBLOCK) < 0 ? -errno : 0;
@@ -352,12 +356,30 @@ static int reopen(struct call *c, int obj, int flags, struct job *j)
 }
 
 /*
+ * Where the symlink pl leads, as a path in the step's view (absolute, or
+ * from the link's folder): 0, or -EACCES where it cannot be named.
+ */
+static int dangling_target(const struct place *pl, char *out, size_t cap)
+{
+	char target[PATH_MAX], dir[PATH_MAX];
+	ssize_t tl = readlinkat(pl->dir, pl->name, target, sizeof(target) - 1);
+	if (tl <= 0 || !pl->known || !path_parent(pl->abs, dir, sizeof(dir)))
+		return -EACCES;
+	target[tl] = '\0';
+	bool abs = target[0] == '/';
+	int n = snprintf(out, cap, "%s%s%s", abs ? "" : dir, abs || !strcmp(dir, "/") ? "" : "/",
+			 target);
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+/*
  * open, openat, creat with a flag that writes or creates. A name that
  * exists is opened again from the object the walk pinned (O_TRUNC after
  * its identity is checked, so a protected file is never emptied); a new
  * name is made in the pinned folder with O_NOFOLLOW.
  */
-static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flags, mode_t mode)
+static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flags, mode_t mode,
+		      int links)
 {
 	struct job j = {.nr = c->req->data.nr, .fd = -1};
 	int r = 0;
@@ -370,7 +392,7 @@ static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flag
 		j.name = ".";
 		j.flags = flags;
 		j.mode = mode & ~sup_step_umask(c);
-		r = perform(c->s, job_open, &j);
+		r = perform(c, job_open, &j);
 		char where[PATH_MAX];
 		if (stepview_held_path(dir, where, sizeof(where)) == 0)
 			landlock_refused(c, r, OP_CREATE, NULL, where);
@@ -396,10 +418,13 @@ static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flag
 	if ((r = place_of(c, dirfd, path, &pl)) < 0)
 		return r;
 	struct stat st;
+	char next[PATH_MAX * 2];
 	if (fstatat(pl.dir, pl.name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
-		/* a dangling symlink: the kernel would make its target; not followed here */
-		sup_note_denial(c, OP_PROTECTED, pl.known ? pl.abs : path, -1);
-		r = -EACCES;
+		/* a dangling symlink: the kernel makes its target, judged as any place */
+		r = links >= 40 ? -ELOOP : dangling_target(&pl, next, sizeof(next));
+		if (r == 0)
+			r = guard_open(c, (uint64_t)(unsigned)AT_FDCWD, next, flags, mode, links + 1);
+		j.fd = r;
 	} else if (refused(c, &pl, PROTECT_MAKE)) {
 		r = -EACCES;
 	} else {
@@ -407,7 +432,7 @@ static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flag
 		j.name = pl.name;
 		j.flags = flags | O_NOFOLLOW;
 		j.mode = mode & ~sup_step_umask(c);
-		r = perform(c->s, job_open, &j);
+		r = perform(c, job_open, &j);
 		landlock_refused(c, r, OP_CREATE, &pl, NULL);
 	}
 	place_close(&pl);
@@ -447,16 +472,16 @@ static int judged_config(struct call *c, struct place *from, struct place *to)
 			.flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
 			.mode = st.st_mode & 0777,
 			.fd = -1};
-	if (r == 0 && (r = perform(c->s, job_open, &j)) == 0) {
+	if (r == 0 && (r = perform(c, job_open, &j)) == 0) {
 		r = write(j.fd, now, len) == (ssize_t)len ? 0 : -EIO;
 		close(j.fd);
 		struct job mv = {.nr = SYS_renameat2, .dir = to->dir, .name = tmp,
 				 .dir2 = to->dir, .name2 = to->name};
 		if (r == 0)
-			r = perform(c->s, job_call, &mv);
+			r = perform(c, job_call, &mv);
 		struct job rm = {.nr = SYS_unlinkat, .dir = r == 0 ? from->dir : to->dir,
 				 .name = r == 0 ? from->name : tmp};
-		int e = perform(c->s, job_call, &rm);
+		int e = perform(c, job_call, &rm);
 		r = r < 0 ? r : e;
 	}
 	if (fd >= 0)
@@ -506,7 +531,7 @@ static int guard_rename(struct call *c, struct place *from, struct place *to, un
 		      fstatat(from->dir, from->name, &before, AT_SYMLINK_NOFOLLOW) == 0;
 	struct job j = {.nr = SYS_renameat2, .dir = from->dir, .name = from->name,
 			.dir2 = to->dir, .name2 = to->name, .flags = (int)flags};
-	int r = perform(c->s, job_call, &j);
+	int r = perform(c, job_call, &j);
 	landlock_refused(c, r, OP_RENAME, to, NULL);
 	if (r == 0 && pinned && !swap &&
 	    (fstatat(to->dir, to->name, &after, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -515,7 +540,7 @@ static int guard_rename(struct call *c, struct place *from, struct place *to, un
 		struct job back = {.nr = SYS_renameat2, .dir = to->dir, .name = to->name,
 				   .dir2 = from->dir, .name2 = from->name,
 				   .flags = RENAME_NOREPLACE};
-		perform(c->s, job_call, &back);
+		perform(c, job_call, &back);
 		sup_note_denial(c, OP_PROTECTED, to->abs, -1);
 		r = -EACCES;
 	}
@@ -557,7 +582,7 @@ static int guard_link(struct call *c, uint64_t olddir, const char *old, struct p
 		r = -EACCES;
 	}
 	if (r == 0) {
-		r = perform(c->s, job_call, &j);
+		r = perform(c, job_call, &j);
 		landlock_refused(c, r, OP_LINK, to, NULL);
 	}
 	close(obj);
@@ -638,7 +663,7 @@ static int guard_one(struct call *c, const struct shape *sh, const char *path)
 	if (r == 0 && refused(c, &pl, how)) {
 		r = -EACCES;
 	} else if (r == 0) {
-		r = perform(c->s, job_call, &j);
+		r = perform(c, job_call, &j);
 		landlock_refused(c, r, how == PROTECT_REMOVE ? OP_DELETE : OP_CREATE, &pl, NULL);
 	}
 	place_close(&pl);
@@ -664,7 +689,7 @@ static int guard_truncate(struct call *c, const char *path)
 	snprintf(via, sizeof(via), "/proc/self/fd/%d", obj);
 	struct job j = {.nr = SYS_truncate, .name = via, .arg = c->req->data.args[1]};
 	if (r == 0) {
-		r = perform(c->s, job_call, &j);
+		r = perform(c, job_call, &j);
 		landlock_refused(c, r, OP_TRUNCATE, NULL, where);
 	}
 	close(obj);
@@ -700,6 +725,14 @@ void sup_serve_guard(struct call *c)
 		sup_respond(c, 0, ENOSYS);
 		return;
 	}
+	/*
+	 * A sandbox the step made inside its own (a nested stepbox, more seccomp
+	 * filters than the step's): its Landlock rules are not the performer's.
+	 * What it names is judged by name, and the call goes on; what a race on
+	 * its memory reaches is the net's after the step.
+	 */
+	int filters = sup_step_filters(c);
+	c->nested = filters < 0 || filters > c->s->step_filters;
 	char p1[PATH_MAX], p2[PATH_MAX];
 	int r = stepview_read_str(&c->v, a[sh->path], p1, sizeof(p1));
 	if (r == 0 && sh->path2 >= 0)
@@ -715,7 +748,7 @@ void sup_serve_guard(struct call *c)
 			sup_go_on(c); /* a read: nothing here to judge */
 			return;
 		}
-		r = guard_open(c, dir_arg(a, sh->dir), p1, flags, mode);
+		r = guard_open(c, dir_arg(a, sh->dir), p1, flags, mode, 0);
 		if (r >= 0) {
 			int fd = r;
 			val = r = hand_fd(c, fd, flags);
@@ -728,5 +761,13 @@ void sup_serve_guard(struct call *c)
 	} else {
 		r = guard_one(c, sh, p1);
 	}
-	sup_respond(c, r < 0 ? 0 : val, r < 0 ? -r : 0);
+	/* a path too long to resolve here is refused: named as the step gave it */
+	if (r == -ENAMETOOLONG && p1[0] == '/')
+		sup_note_denial(c, nr == SYS_open || nr == SYS_openat || nr == SYS_creat ? OP_CREATE
+										: OP_WRITE,
+				p1, -1);
+	if (r == -ECANCELED)
+		sup_go_on(c);
+	else
+		sup_respond(c, r < 0 ? 0 : val, r < 0 ? -r : 0);
 }

@@ -76,6 +76,7 @@ struct supervisor {
 	int shm_dir;                         /* the step's own /dev/shm (Landlock alone), or -1 */
 	const struct protect_record *prot;   /* the protected paths' live layer, or NULL */
 	struct sup_performer *perf;          /* ... whose calls this thread performs */
+	int step_filters;                    /* ... the step's own seccomp filters (supervise.h) */
 	bool judge;                /* --explain by the tracer: a call let go on is judged here */
 	struct sup_denial *denied; /* what was refused, for --explain and the report */
 	size_t ndenied, capdenied;
@@ -91,6 +92,11 @@ struct call {
 	struct supervisor *s;
 	struct seccomp_notif *req;
 	struct stepview v; /* the calling thread, as its own process sees itself */
+	/* its /proc status, read once (sup_step_umask, sup_step_filters) */
+	bool status_read;
+	mode_t umask;
+	int filters;
+	bool nested; /* a sandbox inside the step's: its calls are judged by name, then go on */
 };
 
 /* supervise.c */
@@ -106,7 +112,9 @@ bool sup_beneath_any(const struct strv *dirs, const char *path);
 /* Whether the object fd (at path) lies where the step may write (or, unix_too, connect). */
 bool sup_allowed_place(const struct call *c, int fd, const char *path, bool unix_too);
 /* The calling thread's umask, or 022. */
-mode_t sup_step_umask(const struct call *c);
+mode_t sup_step_umask(struct call *c);
+/* How many seccomp filters the calling thread is under, or -1. */
+int sup_step_filters(struct call *c);
 /* Drop every capability of the calling thread, for good: 0 or -errno. */
 int sup_drop_caps(void);
 /* Let the call go on: the kernel performs it (only where the step can change nothing we judged). */

@@ -462,8 +462,9 @@ cat '$T/secret/file'; echo x > '$T/secret/new'; rm -f '$T/secret/file'
 '$T/tools/bin/tool'; sh -c 'cat $T/secret/file'; exit 0"
 	[ "$(src "$T/on.json")" = audit ] && ok "root, audit on: the kernel's records are the source" || notok "root, audit on: the kernel's records are the source"
 	grep -q "cat\[[0-9]*\] read '$T/secret/file'" "$T/out/err" && ok "audit: a denied read, with program and pid" || notok "audit: a denied read, with program and pid"
-	grep -q "create '$T/secret'" "$T/out/err" && ok "audit: a denied create names the folder" || notok "audit: a denied create names the folder"
-	grep -q "delete '$T/secret'" "$T/out/err" && ok "audit: a denied delete" || notok "audit: a denied delete"
+	# the supervisor's under Landlock alone (it performs them): by the name, as the tracer says
+	grep -qE "create '$T/secret(/new)?'" "$T/out/err" && ok "audit: a denied create names the folder" || notok "audit: a denied create names the folder"
+	grep -qE "delete '$T/secret(/file)?'" "$T/out/err" && ok "audit: a denied delete" || notok "audit: a denied delete"
 	grep -q "execute '$T/tools/bin/tool'" "$T/out/err" && ok "audit: a denied exec" || notok "audit: a denied exec"
 	grep -q "(2 times)" "$T/out/err" && ok "audit: the grandchild's denial is counted" || notok "audit: the grandchild's denial is counted"
 	python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(1); open("'"$T"'/aport","w").write(str(s.getsockname()[1])); time.sleep(60)' &

@@ -1,0 +1,141 @@
+#!/bin/bash
+# t0331 (issue 35): the protected paths held while the step runs, call by
+# call, each beside the same call on an unprotected control: written,
+# appended, truncated, chmod'ed, linked elsewhere, renamed onto, renamed out
+# of and removed (a name that exists); created, linked, symlinked, renamed
+# onto, made a FIFO or a folder, reached through a dangling symlink (a name
+# that does not exist yet); a folder swapped for a symlink while a thread
+# makes a hook through it. Under the namespaces what exists is bound
+# read-only (EROFS, EBUSY, EXDEV); under Landlock alone the supervisor
+# refuses each call (EACCES), new names included.
+. "$(dirname "$0")/lib.sh"
+
+command -v git >/dev/null || { skip "protected paths live" "git is not installed"; exit 0; }
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@e \
+	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@e GIT_TERMINAL_PROMPT=0
+cp "$TESTDIR/protect-live.py" "$T/live.py"
+M=$T/w/marker
+
+setup() { # the person's checkout, with each protected name in place
+	find "$T/w" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+	(cd "$T/w" && git init -q && echo a >f && git add f && git commit -qm init) || exit 1
+	mkdir -p "$T/w/.vscode" "$T/w/.idea" "$T/w/.claude" "$T/w/.cursor" "$T/w/.git/info" "$T/w/ctl"
+	for f in .git/hooks/pre-commit .git/info/attributes .gitmodules .envrc .vscode/tasks.json \
+		.idea/workspace.xml .mcp.json .claude/settings.json .cursor/mcp.json; do
+		echo keep >"$T/w/$f" && chmod 644 "$T/w/$f"
+		echo keep >"$T/w/ctl/$(basename "$f")"
+	done
+	echo keep >"$T/w/.git/hooks/pre-commit.sample"
+}
+# check OUTPUT-FILE WHAT: every "p:" line refused, every "c:" line 0
+check() {
+	python3 - "$1" "$2" "$BACKEND" <<'PY'
+import sys
+lines = [l.split() for l in open(sys.argv[1]) if l.startswith(("p:", "c:"))]
+bad = []
+refusals = {13} if sys.argv[3] == "landlock" else {13, 30, 16, 18, 1}
+for label, err in lines:
+    err = int(err)
+    if label.startswith("p:") and err not in refusals:
+        bad.append(f"{label} errno {err} (want refused)")
+    if label.startswith("c:") and err != 0:
+        bad.append(f"{label} errno {err} (the control failed)")
+if not lines:
+    bad.append("no output")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+
+setup
+for f in .git/hooks/pre-commit .git/config .git/info/attributes .gitmodules .envrc .vscode/tasks.json \
+	.idea/workspace.xml .mcp.json .claude/settings.json .cursor/mcp.json; do
+	ctl=ctl/$(basename "$f")
+	[ -e "$T/w/$ctl" ] || echo keep >"$T/w/$ctl"
+	run_sb run -r "$T/live.py" -- python3 "$T/live.py" existing "$f" "$ctl"
+	if why=$(check "$T/out/out" "$f"); then
+		ok "$f exists: each change refused, each on the control made ($(grep -c '^p:' "$T/out/out") calls)"
+	else
+		notok "$f exists: each change refused, each on the control made" "$why" "$(head -3 "$T/out/err")"
+	fi
+done
+[ "$(cat "$T/w/.envrc")" = keep ] && [ "$(cat "$T/w/.git/hooks/pre-commit")" = keep ] &&
+	ok "what existed is as it was" || notok "what existed is as it was" "$(cat "$T/w/.envrc")"
+
+# HOME in a write grant: its rc files
+echo keep >"$T/home/.bashrc" && echo keep >"$T/home/bashrc.txt"
+run_sb run --allow-broad-grants -w "$T/home" -C "$T/home" -r "$T/live.py" -- python3 "$T/live.py" existing .bashrc bashrc.txt
+why=$(check "$T/out/out" .bashrc) && ok "~/.bashrc in a granted HOME: refused, the control made" ||
+	notok "~/.bashrc in a granted HOME: refused, the control made" "$why"
+
+if [ "$BACKEND" != landlock ]; then
+	skip "new protected names, live" "the namespaces bind what exists read-only; a name made during the step is moved aside after it (t0330)"
+	exit 0
+fi
+
+# names that do not exist yet, at any depth (a clone's own .git)
+setup
+(cd "$T/w" && git clone -q . sub 2>/dev/null) || exit 1
+for f in .git/hooks/post-checkout .git/info/attributes2 .gitmodules .envrc .mcp.json .vscode/launch.json \
+	.claude/commands sub/.git/hooks/pre-push .git/modules/m/hooks/post-merge; do
+	case $f in
+	.git/info/attributes2) rm -f "$T/w/.git/info/attributes"; f=.git/info/attributes ;;
+	.gitmodules | .envrc | .mcp.json) rm -f "$T/w/$f" ;;
+	.git/modules/*) mkdir -p "$T/w/.git/modules/m/hooks" ;;
+	esac
+	run_sb run -r "$T/live.py" -- python3 "$T/live.py" new "$f" "ctl/new-$(basename "$f")"
+	if why=$(check "$T/out/out" "$f"); then
+		ok "$f made new: each way refused, each on the control made ($(grep -c '^p:' "$T/out/out") calls)"
+	else
+		notok "$f made new: each way refused, each on the control made" "$why" "$(head -3 "$T/out/err")"
+	fi
+done
+
+# a folder above them moved away and made again, or moved in whole
+run_sb run -- sh -c 'mv .git/hooks h2 2>/dev/null && echo moved-hooks; mv .git g2 2>/dev/null && echo moved-git;
+	mkdir -p x/hooks && echo evil >x/hooks/pre-commit && mv x/hooks .git/hooks-new && echo ok-sibling;
+	mv x .git/modules/x 2>/dev/null && echo moved-in; echo done'
+[ "$OUT" = "$(printf 'ok-sibling\ndone')" ] && ok "a folder above protected names is not moved away, nor one moved in" ||
+	notok "a folder above protected names is not moved away, nor one moved in" "$OUT"
+
+# git init in an empty workdir, then a hook; the config by git: a run key refused, another key kept
+find "$T/w" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+run_sb run -- sh -c 'git init -q && echo init; echo "touch marker" >.git/hooks/pre-commit || echo hook-refused;
+	echo "#!/bin/sh" >.git/hooks/x.sample && echo sample-ok;
+	git config core.fsmonitor "touch marker" 2>/dev/null || echo fsmonitor-refused;
+	git config user.name bob && echo name-ok; git config --get user.name'
+want=$(printf 'init\nhook-refused\nsample-ok\nfsmonitor-refused\nname-ok\nbob')
+[ "$RC" = 0 ] && [ "$OUT" = "$want" ] && ok "git init, then a hook and core.fsmonitor refused; a sample and user.name made" ||
+	notok "git init, then a hook and core.fsmonitor refused; a sample and user.name made" "rc=$RC $OUT"
+(cd "$T/w" && echo a >f && git add f && git commit -qm person && git status >/dev/null)
+[ ! -e "$M" ] && ok "the person's git commit outside runs nothing of the step's" || notok "the person's git commit outside runs nothing of the step's"
+
+# a config moved onto .git/config: judged by its keys, and what lands is what was judged
+run_sb run -- python3 -c '
+import os
+fd = os.open(".git/config.lock", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, open(".git/config", "rb").read() + b"[user]\n\temail = a@b\n")
+os.rename(".git/config.lock", ".git/config")
+os.write(fd, b"[core]\n\tfsmonitor = touch marker\n")  # through the fd kept
+os.close(fd)
+print("renamed")'
+if [ "$OUT" = renamed ] && grep -q "email = a@b" "$T/w/.git/config" && ! grep -q fsmonitor "$T/w/.git/config"; then
+	ok "a config renamed in lands as judged; a write through the fd kept reaches nothing"
+else
+	notok "a config renamed in lands as judged; a write through the fd kept reaches nothing" "$OUT $(cat "$T/w/.git/config")"
+fi
+
+# the race: a folder swapped for a symlink to .git/hooks while a thread makes a hook through it
+setup
+rm -f "$T/w/.git/hooks/pre-commit"
+run_sb run -r "$T/live.py" -- python3 "$T/live.py" race 3000
+case $OUT in
+"race held "*) ok "a folder swapped for a symlink while a hook is made through it: none lands ($OUT)" ;;
+*) notok "a folder swapped for a symlink while a hook is made through it: none lands" "$OUT" "$(head -3 "$T/out/err")" ;;
+esac
+
+# --explain names it protected, with the unprotect that would allow it
+setup
+run_sb run --explain -- sh -c 'echo x >.envrc'
+grep -q -- "--unprotect .envrc" "$T/out/err" && ok "--explain names the refusal with its unprotect" ||
+	notok "--explain names the refusal with its unprotect" "$(cat "$T/out/err")"
