@@ -497,9 +497,9 @@ static void notify_guard_rules(scmp_filter_ctx ctx)
 		add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(openat), "openat", 1, &openat_c);
 	}
 	static const char *const names[] = {
-		"creat", "mkdir",  "mkdirat", "mknod", "mknodat",   "unlink",   "unlinkat", "rmdir",
-		"rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "truncate",
-		NULL};
+		"creat",    "mkdir",   "mkdirat",   "mknod",    "mknodat",   "unlink",
+		"unlinkat", "rmdir",   "rename",    "renameat", "renameat2", "link",
+		"linkat",   "symlink", "symlinkat", "truncate", NULL};
 	add_names(ctx, SCMP_ACT_NOTIFY, names);
 }
 

@@ -32,9 +32,9 @@ enum denial_op {
 	OP_METADATA,
 	OP_NOFD,
 	OP_SETID,
-	OP_HOST,   /* a host by name (struct denial_host) */
-	OP_LOOKUP, /* stat, access, readlink: under the namespaces an ungranted path is absent */
-	OP_SOCKET, /* a socket the network mode refuses (path: its kind, "IPv4 UDP") */
+	OP_HOST,     /* a host by name (struct denial_host) */
+	OP_LOOKUP,   /* stat, access, readlink: under the namespaces an ungranted path is absent */
+	OP_SOCKET,   /* a socket the network mode refuses (path: its kind, "IPv4 UDP") */
 	OP_PROTECTED /* a protected path the live layer refused (path: it, canonical) */
 };
 

@@ -125,7 +125,8 @@ enum protect_change {
 enum protect_verdict {
 	PROTECT_FREE,    /* not protected */
 	PROTECT_REFUSED, /* EACCES */
-	PROTECT_JUDGED,  /* a git config renamed onto: allowed when protect_git_runs finds nothing */
+	PROTECT_JUDGED,  /* a git config renamed onto (allowed when protect_git_runs finds
+			    nothing), or made in a gitdir the step made (protect_note_made) */
 };
 struct protect_hit {
 	enum protect_verdict verdict;
@@ -133,6 +134,12 @@ struct protect_hit {
 };
 struct protect_hit protect_match(const struct protect_record *r, const char *abs,
 				 enum protect_change how);
+/*
+ * A git config the live layer let be made at abs (JUDGED): its gitdir is
+ * judged after the step with the gitdirs recorded before it (hooks and the
+ * config's keys). 0 or -errno.
+ */
+int protect_note_made(struct protect_record *r, const char *abs);
 /*
  * Whether a file (dev, ino) is one of the protected files recorded before
  * the step (a hard link elsewhere in a grant reaches it too); *rule: its name.

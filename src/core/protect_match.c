@@ -12,6 +12,7 @@
  * grant holds HOME. A folder above a protected name may not be moved or
  * removed, nor anything moved onto it: what is moved in brings its contents.
  */
+#include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
@@ -21,8 +22,11 @@
 #include "path.h"
 #include "protect_int.h"
 
-/* How one protected name answers a change of itself. */
-static enum protect_verdict on_name(enum protect_kind k, enum protect_change how)
+/*
+ * How one protected name answers a change of itself. fresh: the name lies in
+ * a gitdir the record does not hold (made by the step: git init, a clone).
+ */
+static enum protect_verdict on_name(enum protect_kind k, enum protect_change how, bool fresh)
 {
 	if (how == PROTECT_MOVE_DIR_IN)
 		return PROTECT_REFUSED; /* a folder moved in brings what it holds */
@@ -33,8 +37,13 @@ static enum protect_verdict on_name(enum protect_kind k, enum protect_change how
 		/* the folder may be made (git init, a submodule's clone), never replaced */
 		return how == PROTECT_MKDIR ? PROTECT_FREE : PROTECT_REFUSED;
 	case PROTECT_CONFIG:
-		/* git writes its config whole, by a rename onto it: judged by its keys */
-		return how == PROTECT_MOVE_IN ? PROTECT_JUDGED : PROTECT_REFUSED;
+		/*
+		 * git writes its config whole, by a rename onto it: judged by its
+		 * keys. A new gitdir's is made in place too (libgit2's init):
+		 * made, and its gitdir judged after the step (protect_note_made).
+		 */
+		return how == PROTECT_MOVE_IN || (how == PROTECT_MAKE && fresh) ? PROTECT_JUDGED
+										: PROTECT_REFUSED;
 	case PROTECT_FILE:
 	case PROTECT_FOLDER:
 		break;
@@ -48,7 +57,7 @@ static enum protect_verdict on_entry(enum protect_kind k, const char *entry)
 	size_t n = strlen(entry);
 	if (k == PROTECT_HOOKS)
 		return n > 7 && strcmp(entry + n - 7, ".sample") == 0 ? PROTECT_FREE
-									: PROTECT_REFUSED;
+								      : PROTECT_REFUSED;
 	/* a policy's name protects a folder's entries; the set's folders theirs */
 	return k == PROTECT_FOLDER || k == PROTECT_FILE ? PROTECT_REFUSED : PROTECT_FREE;
 }
@@ -88,11 +97,11 @@ static bool above(const char *pat, const char *rel)
  * or a folder above it (moved or removed: refused).
  */
 static void try(const char *pat, const struct protect_rule *rule, const char *rel,
-		enum protect_change how, struct protect_hit *hit)
+		enum protect_change how, bool fresh, struct protect_hit *hit)
 {
 	char entry[PATH_MAX];
 	if (fnmatch(pat, rel, FNM_PATHNAME | FNM_PERIOD) == 0)
-		raise_to(hit, on_name(rule->kind, how), rule);
+		raise_to(hit, on_name(rule->kind, how, fresh), rule);
 	else if (snprintf(entry, sizeof(entry), "%s/*", pat) < (int)sizeof(entry) &&
 		 fnmatch(entry, rel, FNM_PATHNAME) == 0)
 		raise_to(hit, on_entry(rule->kind, strrchr(rel, '/') + 1), rule);
@@ -108,10 +117,19 @@ static const struct protect_rule *rule_named(const char *name)
 	return NULL;
 }
 
-/* The rules relative to a gitdir (".git/..."), against the gitdir gd. */
-static void try_gitdir(const struct protect_record *r, const char *gd, const char *rel,
+/* Whether the record holds gd (relative to grant g) as a gitdir looked at before the step. */
+static bool recorded(const struct protect_record *r, size_t g, const char *gd)
+{
+	char key[PATH_MAX + 24];
+	snprintf(key, sizeof(key), "%zu\t%s", g, gd);
+	return strv_find(&r->gitdirs, key) >= 0;
+}
+
+/* The rules relative to a gitdir (".git/..."), against the gitdir gd of grant g. */
+static void try_gitdir(const struct protect_record *r, size_t g, const char *gd, const char *rel,
 		       enum protect_change how, struct protect_hit *hit)
 {
+	bool fresh = !recorded(r, g, gd);
 	for (size_t i = 0; i < protect_nrules; i++) {
 		const struct protect_rule *pr = &protect_rules[i];
 		if (!pr->gitdir || r->off[i])
@@ -119,7 +137,7 @@ static void try_gitdir(const struct protect_record *r, const char *gd, const cha
 		char pat[PATH_MAX];
 		if (snprintf(pat, sizeof(pat), "%s/%s", gd, pr->name + 5) >= (int)sizeof(pat))
 			continue;
-		try(pat, pr, rel, how, hit);
+		try(pat, pr, rel, how, fresh, hit);
 		if (pr->kind != PROTECT_MODULES)
 			continue;
 		/* a folder moved in beneath modules/ or worktrees/ may be a gitdir */
@@ -129,31 +147,31 @@ static void try_gitdir(const struct protect_record *r, const char *gd, const cha
 		if (strcmp(pr->name, ".git/worktrees") == 0 &&
 		    snprintf(pat, sizeof(pat), "%s/worktrees/*/config.worktree", gd) <
 			    (int)sizeof(pat))
-			try(pat, rule_named(".git/config.worktree"), rel, how, hit);
+			try(pat, rule_named(".git/config.worktree"), rel, how, false, hit);
 	}
 }
 
 /*
  * Every gitdir a path relative to grant g may lie in: .git (and a nested
- * checkout's), the ones the record holds, and each folder beneath a gitdir's modules/ (a submodule's
- * name may hold slashes: each folder above rel there, not rel itself, so
- * that an object file is never taken for a gitdir).
+ * checkout's), the ones the record holds, and each folder beneath a gitdir's modules/ (a
+ * submodule's name may hold slashes: each folder above rel there, not rel itself, so that an object
+ * file is never taken for a gitdir).
  */
 static void try_gitdirs(const struct protect_record *r, size_t g, const char *rel,
 			enum protect_change how, struct protect_hit *hit)
 {
-	try_gitdir(r, ".git", rel, how, hit);
+	try_gitdir(r, g, ".git", rel, how, hit);
 	/* a checkout's .git at any depth (a clone in the workdir): by name, never a walk */
 	for (const char *d = strstr(rel, "/.git/"); d; d = strstr(d + 1, "/.git/")) {
 		char gd[PATH_MAX];
 		snprintf(gd, sizeof(gd), "%.*s", (int)(d + 5 - rel), rel);
-		try_gitdir(r, gd, rel, how, hit);
+		try_gitdir(r, g, gd, rel, how, hit);
 	}
 	for (size_t i = 0; i < r->gitdirs.n; i++) {
 		char *tab;
 		unsigned long gg = strtoul(r->gitdirs.v[i], &tab, 10);
 		if (*tab == '\t' && gg == g && strcmp(tab + 1, ".git") != 0)
-			try_gitdir(r, tab + 1, rel, how, hit);
+			try_gitdir(r, g, tab + 1, rel, how, hit);
 	}
 	for (const char *m = strstr(rel, "/modules/"); m; m = strstr(m + 1, "/modules/")) {
 		char gd[PATH_MAX];
@@ -161,7 +179,7 @@ static void try_gitdirs(const struct protect_record *r, size_t g, const char *re
 			if (e[1] != '/')
 				continue;
 			snprintf(gd, sizeof(gd), "%.*s", (int)(e + 1 - rel), rel);
-			try_gitdir(r, gd, rel, how, hit);
+			try_gitdir(r, g, gd, rel, how, hit);
 		}
 	}
 }
@@ -182,7 +200,7 @@ static void try_names(const struct protect_record *r, size_t g, const char *rel,
 			snprintf(pat, sizeof(pat), "%s/%s", home + skip, pr->name);
 		else
 			snprintf(pat, sizeof(pat), "%s", pr->name);
-		try(pat, pr, rel, how, hit);
+		try(pat, pr, rel, how, false, hit);
 	}
 	for (size_t i = 0; i < r->extra.n; i++) {
 		const char *p = r->extra.v[i];
@@ -192,9 +210,9 @@ static void try_names(const struct protect_record *r, size_t g, const char *rel,
 		if (off)
 			continue;
 		if (p[0] != '/')
-			try(p, &r->xrules[i], rel, how, hit);
+			try(p, &r->xrules[i], rel, how, false, hit);
 		else if (path_beneath(p, root) && strcmp(p, root) != 0)
-			try(p + skip, &r->xrules[i], rel, how, hit);
+			try(p + skip, &r->xrules[i], rel, how, false, hit);
 	}
 }
 
@@ -212,6 +230,26 @@ struct protect_hit protect_match(const struct protect_record *r, const char *abs
 		try_gitdirs(r, g, rel, how, &hit);
 	}
 	return hit;
+}
+
+int protect_note_made(struct protect_record *r, const char *abs)
+{
+	char gd[PATH_MAX];
+	if (!r || !path_parent(abs, gd, sizeof(gd)))
+		return -EINVAL;
+	for (size_t g = 0; g < r->roots.n; g++) {
+		const char *root = r->roots.v[g];
+		if (!path_beneath(gd, root) || strcmp(gd, root) == 0)
+			continue;
+		const char *rel = gd + strlen(root) + (strcmp(root, "/") != 0);
+		if (recorded(r, g, rel))
+			continue;
+		char *key = strv_fmt("%zu\t%s", g, rel);
+		int e = key ? strv_push_owned(&r->gitdirs, key) : -ENOMEM;
+		if (e < 0)
+			return e;
+	}
+	return 0;
 }
 
 bool protect_inode(const struct protect_record *r, dev_t dev, ino_t ino, const char **rule)

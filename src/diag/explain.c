@@ -20,14 +20,14 @@
 const char *explain_op_name(enum denial_op op)
 {
 	static const char *const names[] = {
-		"read",         "write",
-		"create",       "delete",
-		"rename",       "link",
-		"truncate",     "execute",
-		"connect",      "bind",
-		"signal",       "change the metadata of",
-		"use",          "set a set-user-ID or set-group-ID bit on",
-		"reach",        "look up",
+		"read",          "write",
+		"create",        "delete",
+		"rename",        "link",
+		"truncate",      "execute",
+		"connect",       "bind",
+		"signal",        "change the metadata of",
+		"use",           "set a set-user-ID or set-group-ID bit on",
+		"reach",         "look up",
 		"open a socket", "write the protected path"};
 	return names[op];
 }
@@ -254,7 +254,7 @@ static void protected_refused(struct explain *x, const struct explain_call *t, c
 		return;
 	struct protect_hit h = protect_match(x->prot, path, PROTECT_REMOVE);
 	const char *grant = write_grant_of(x->grants, path, true);
-	d->unprotect = h.rule ? strdup(h.rule->name)
+	d->unprotect = h.rule  ? strdup(h.rule->name)
 		       : grant ? strdup(path + strlen(grant) + (strcmp(grant, "/") ? 1 : 0))
 			       : NULL;
 }

@@ -206,7 +206,7 @@ int launch_wait(const struct launch_spec *s, pid_t pid, const sigset_t *set, int
 		}
 	}
 	if ((res->timed_out || res->graced) && s->limits) {
-		long n = limit_count_tasks(s->limits, pid, pidns, 20);
+		long n = limit_count_tasks(s->limits, pid, pidns, 60); /* up to 1.5 s */
 		res->tasks_seen = n > w.peak ? n : w.peak;
 	} else {
 		res->tasks_seen = -1;

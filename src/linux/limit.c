@@ -614,6 +614,13 @@ int limit_enter(const struct limit_plan *p)
 	return 0;
 }
 
+/* Whether n tasks counted are near the tasks limit (two thirds): forks were likely refused. */
+static bool near_tasks_limit(const struct limit_plan *p, long n)
+{
+	uint64_t of = p->v[LIMIT_TASKS] + (p->how[LIMIT_TASKS] == LIMIT_NPROC_NS ? 0 : p->others);
+	return n >= 0 && (uint64_t)n * 3 >= of * 2;
+}
+
 long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns, int looks)
 {
 	char path[64];
@@ -632,10 +639,10 @@ long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns, int l
 	/*
 	 * A tree at its limit keeps losing and forking tasks, and procfs lists a
 	 * task a moment after the kernel counts it: the most of several looks,
-	 * 25 ms apart.
+	 * 25 ms apart, until one finds it near the limit.
 	 */
 	long most = -1;
-	for (int i = 0; i < looks; i++) {
+	for (int i = 0; i < looks && !near_tasks_limit(p, most); i++) {
 		if (i)
 			nanosleep(&(struct timespec){0, 25000000}, NULL);
 		long n = count_tasks(path, uid);
@@ -692,16 +699,14 @@ void limit_finish(struct limit_plan *p, int exit_code, long tasks_seen, long max
 			 " fork%s refused",
 			 p->v[LIMIT_TASKS], p->forks_refused,
 			 p->forks_refused == 1 ? " was" : "s were");
-	} else if (tasks_seen >= 0 && p->how[LIMIT_TASKS] == LIMIT_NPROC_NS &&
-		   (uint64_t)tasks_seen * 3 >= p->v[LIMIT_TASKS] * 2) {
+	} else if (p->how[LIMIT_TASKS] == LIMIT_NPROC_NS && near_tasks_limit(p, tasks_seen)) {
 		/* a sample: a tree at its limit keeps losing and forking tasks */
 		p->reached = "tasks";
 		snprintf(p->said, sizeof(p->said),
 			 "the step had up to %ld tasks, near its tasks limit (%" PRIu64
 			 "): forks were likely refused",
 			 tasks_seen, p->v[LIMIT_TASKS]);
-	} else if (tasks_seen >= 0 &&
-		   (uint64_t)tasks_seen * 3 >= (p->v[LIMIT_TASKS] + p->others) * 2) {
+	} else if (near_tasks_limit(p, tasks_seen)) {
 		p->reached = "tasks";
 		snprintf(p->said, sizeof(p->said),
 			 "the user had up to %ld tasks while the step ran, near the step's tasks "

@@ -231,7 +231,8 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 			sup_note_denial(&c, OP_NOFD, "a UNIX datagram socket", -1);
 			sup_respond(&c, 0, EACCES);
 		} else if (sup_setid_make(req)) {
-			sup_serve_setid_make(&c); /* harden_filter_notify: a file with a set-id bit */
+			sup_serve_setid_make(
+				&c); /* harden_filter_notify: a file with a set-id bit */
 		} else if (nr == SYS_open || nr == SYS_openat || nr == SYS_link ||
 			   nr == SYS_linkat || nr == SYS_unlink || nr == SYS_unlinkat) {
 			sup_serve_shm(&c); /* Landlock alone (harden_filter_notify*_alone) */

@@ -86,7 +86,7 @@ struct supervise_config {
 	 * supervise_stop), and the step's Landlock ruleset, which restricts the
 	 * thread that performs the calls. NULL and -1: none.
 	 */
-	const struct protect_record *protect;
+	struct protect_record *protect;
 	int fs_ruleset;
 	/*
 	 * How many seccomp filters the step's processes are under: one with more

@@ -49,15 +49,43 @@ struct sup_performer {
 	int result;
 };
 
+/*
+ * The umask the performer's creations meet: 0 where it has a umask of its
+ * own, else stepbox's (a container's seccomp profile may refuse unshare),
+ * which each creation then takes back off the permission bits it made.
+ */
+static _Thread_local mode_t shared_umask;
+
+static mode_t process_umask(void)
+{
+	char *status = NULL;
+	size_t len = 0;
+	mode_t u = 0777; /* unread: every creation's mode is set after */
+	int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && path_read_fd(fd, 1 << 16, &status, &len) == 0) {
+		const char *l = strstr(status, "\nUmask:");
+		if (l)
+			u = (mode_t)strtoul(l + 7, NULL, 8) & 0777;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(status);
+	return u;
+}
+
 static void *perform_loop(void *arg)
 {
 	struct sup_performer *p = arg;
 	/*
 	 * The step's credentials and rights: no capability, a umask of its own
-	 * (0: the step's is applied to each mode), the step's Landlock domain.
+	 * where it can have one (the step's is applied to each mode), the
+	 * step's Landlock domain.
 	 */
-	bool ok = sup_drop_caps() == 0 && unshare(CLONE_FS) == 0;
-	umask(0);
+	bool ok = sup_drop_caps() == 0;
+	if (unshare(CLONE_FS) == 0)
+		umask(0);
+	else
+		shared_umask = process_umask();
 	ok = ok && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
 	     landlock_enforce(p->ruleset, 0) == 0;
 	close(p->ruleset);
@@ -95,7 +123,15 @@ int sup_performer_start(struct supervisor *s, int ruleset)
 		return r;
 	}
 	s->perf = p;
-	return 0;
+	/* a performer that could not be confined: the run does not start */
+	pthread_mutex_lock(&p->lock);
+	while (!p->ready)
+		pthread_cond_wait(&p->cond, &p->lock);
+	r = p->broken ? -EPERM : 0;
+	pthread_mutex_unlock(&p->lock);
+	if (r < 0)
+		sup_performer_stop(s);
+	return r;
 }
 
 void sup_performer_stop(struct supervisor *s)
@@ -159,11 +195,57 @@ struct job {
 	int fd;       /* an open's result */
 };
 
+/* The permission bits of what the performer just made, where stepbox's umask took some off. */
+static int fix_mode(int fd, mode_t mode)
+{
+	struct stat st;
+	char via[64];
+	snprintf(via, sizeof(via), "/proc/self/fd/%d", fd);
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode) || (st.st_mode & 0777) == (mode & 0777))
+		return 0;
+	return fchmodat(AT_FDCWD, via, (st.st_mode & 07000) | (mode & 0777), 0) < 0 ? -errno : 0;
+}
+
 static int job_open(void *arg)
 {
 	struct job *j = arg;
-	j->fd = openat(j->dir, j->name, j->flags | O_CLOEXEC, j->mode);
-	return j->fd < 0 ? -errno : 0;
+	int flags = j->flags | O_CLOEXEC;
+	bool fix = (flags & (O_CREAT | __O_TMPFILE)) && (j->mode & shared_umask);
+	bool made = (flags & __O_TMPFILE) || (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
+	if (fix && !made) {
+		/* made here, or there already: only what is made here is given its mode */
+		j->fd = openat(j->dir, j->name, flags | O_EXCL, j->mode);
+		if (j->fd >= 0)
+			made = true;
+		else if (errno == EEXIST)
+			flags &= ~O_CREAT;
+		else
+			return -errno;
+	}
+	if (j->fd < 0)
+		j->fd = openat(j->dir, j->name, flags, j->mode);
+	if (j->fd < 0)
+		return -errno;
+	int r = fix && made ? fix_mode(j->fd, j->mode) : 0;
+	if (r < 0) {
+		close(j->fd);
+		j->fd = -1;
+	}
+	return r;
+}
+
+/* mkdir and mknod: what was made, given its mode where stepbox's umask took bits off. */
+static int made_mode(const struct job *j)
+{
+	if (!(j->mode & shared_umask))
+		return 0;
+	int fd = openat(j->dir, j->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	int r = fd < 0 ? -errno : fix_mode(fd, j->mode);
+	if (fd >= 0)
+		close(fd);
+	return r;
 }
 
 static int job_call(void *arg)
@@ -174,11 +256,11 @@ static int job_call(void *arg)
 	case SYS_mkdir:
 	case SYS_mkdirat:
 		r = mkdirat(j->dir, j->name, j->mode);
-		break;
+		return r < 0 ? -errno : made_mode(j);
 	case SYS_mknod:
 	case SYS_mknodat:
 		r = mknodat(j->dir, j->name, j->mode, (dev_t)j->arg);
-		break;
+		return r < 0 ? -errno : made_mode(j);
 	case SYS_unlink:
 	case SYS_unlinkat:
 	case SYS_rmdir:
@@ -210,10 +292,10 @@ static int job_call(void *arg)
 
 /* A name of the step's, resolved to its folder (pinned) and its last component. */
 struct place {
-	int dir;                /* O_PATH fd of the folder, or -1 */
+	int dir;                 /* O_PATH fd of the folder, or -1 */
 	char name[NAME_MAX + 2]; /* the last component, "/" kept after it when the step wrote one */
-	char abs[PATH_MAX];     /* the folder's path as the step sees it, "/" and the name */
-	bool known;             /* abs is a path (the folder has one) */
+	char abs[PATH_MAX];      /* the folder's path as the step sees it, "/" and the name */
+	bool known;              /* abs is a path (the folder has one) */
 };
 
 static int place_of(struct call *c, uint64_t dirfd, const char *path, struct place *pl)
@@ -250,7 +332,8 @@ static int place_of(struct call *c, uint64_t dirfd, const char *path, struct pla
 	char where[PATH_MAX];
 	if (stepview_held_path(fd, where, sizeof(where)) == 0) {
 		/* a path too long to name is one with no name here: nothing is made there */
-		int n2 = snprintf(pl->abs, sizeof(pl->abs), "%s%s", where, strcmp(where, "/") ? "/" : "");
+		int n2 = snprintf(pl->abs, sizeof(pl->abs), "%s%s", where,
+				  strcmp(where, "/") ? "/" : "");
 		pl->known = n2 >= 0 && (size_t)n2 + ln < sizeof(pl->abs);
 		if (pl->known)
 			memcpy(pl->abs + n2, last, ln), pl->abs[n2 + ln] = '\0';
@@ -272,20 +355,31 @@ static bool dots(const char *name)
 	       strcmp(name, "../") == 0;
 }
 
-/* Whether the change how at pl is refused: said, and kept for --explain and the report. */
-static bool refused(struct call *c, const struct place *pl, enum protect_change how)
+/*
+ * What the change how at pl meets; a refusal is said, and kept for
+ * --explain and the report. JUDGED only where judged says it may be (a
+ * file opened to be made): a link, a symlink or a node there is refused.
+ */
+static enum protect_verdict judge(struct call *c, const struct place *pl, enum protect_change how,
+				  bool judged)
 {
 	if (dots(pl->name))
-		return false;
+		return PROTECT_FREE;
 	struct protect_hit h = protect_match(c->s->prot, pl->abs, how);
 	if (!pl->known) {
 		/* a folder with no path (deleted, another mount's): nothing is made there */
 		h.verdict = how == PROTECT_REMOVE ? PROTECT_FREE : PROTECT_REFUSED;
 	}
-	if (h.verdict != PROTECT_REFUSED)
-		return false;
-	sup_note_denial(c, OP_PROTECTED, pl->abs, -1);
-	return true;
+	if (h.verdict == PROTECT_JUDGED && !judged)
+		h.verdict = PROTECT_REFUSED;
+	if (h.verdict == PROTECT_REFUSED)
+		sup_note_denial(c, OP_PROTECTED, pl->abs, -1);
+	return h.verdict;
+}
+
+static bool refused(struct call *c, const struct place *pl, enum protect_change how)
+{
+	return judge(c, pl, how, false) == PROTECT_REFUSED;
 }
 
 /*
@@ -419,13 +513,15 @@ static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flag
 		return r;
 	struct stat st;
 	char next[PATH_MAX * 2];
+	enum protect_verdict v;
 	if (fstatat(pl.dir, pl.name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
 		/* a dangling symlink: the kernel makes its target, judged as any place */
 		r = links >= 40 ? -ELOOP : dangling_target(&pl, next, sizeof(next));
 		if (r == 0)
-			r = guard_open(c, (uint64_t)(unsigned)AT_FDCWD, next, flags, mode, links + 1);
+			r = guard_open(c, (uint64_t)(unsigned)AT_FDCWD, next, flags, mode,
+				       links + 1);
 		j.fd = r;
-	} else if (refused(c, &pl, PROTECT_MAKE)) {
+	} else if ((v = judge(c, &pl, PROTECT_MAKE, true)) == PROTECT_REFUSED) {
 		r = -EACCES;
 	} else {
 		j.dir = pl.dir;
@@ -434,6 +530,11 @@ static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flag
 		j.mode = mode & ~sup_step_umask(c);
 		r = perform(c, job_open, &j);
 		landlock_refused(c, r, OP_CREATE, &pl, NULL);
+		/* a new gitdir's config, made in place: its gitdir judged after the step */
+		if (r == 0 && v == PROTECT_JUDGED && protect_note_made(c->s->prot, pl.abs) < 0) {
+			close(j.fd);
+			r = -ENOMEM;
+		}
 	}
 	place_close(&pl);
 	return r < 0 ? r : j.fd;
@@ -475,11 +576,15 @@ static int judged_config(struct call *c, struct place *from, struct place *to)
 	if (r == 0 && (r = perform(c, job_open, &j)) == 0) {
 		r = write(j.fd, now, len) == (ssize_t)len ? 0 : -EIO;
 		close(j.fd);
-		struct job mv = {.nr = SYS_renameat2, .dir = to->dir, .name = tmp,
-				 .dir2 = to->dir, .name2 = to->name};
+		struct job mv = {.nr = SYS_renameat2,
+				 .dir = to->dir,
+				 .name = tmp,
+				 .dir2 = to->dir,
+				 .name2 = to->name};
 		if (r == 0)
 			r = perform(c, job_call, &mv);
-		struct job rm = {.nr = SYS_unlinkat, .dir = r == 0 ? from->dir : to->dir,
+		struct job rm = {.nr = SYS_unlinkat,
+				 .dir = r == 0 ? from->dir : to->dir,
 				 .name = r == 0 ? from->name : tmp};
 		int e = perform(c, job_call, &rm);
 		r = r < 0 ? r : e;
@@ -498,8 +603,8 @@ static int judged_config(struct call *c, struct place *from, struct place *to)
 static enum protect_change moved_in(const struct place *from)
 {
 	struct stat st;
-	bool dir = fstatat(from->dir, from->name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		   S_ISDIR(st.st_mode);
+	bool dir =
+		fstatat(from->dir, from->name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode);
 	return dir ? PROTECT_MOVE_DIR_IN : PROTECT_MOVE_IN; /* unknown: as a folder */
 }
 
@@ -529,16 +634,23 @@ static int guard_rename(struct call *c, struct place *from, struct place *to, un
 	struct stat before, after;
 	bool pinned = in == PROTECT_MOVE_IN &&
 		      fstatat(from->dir, from->name, &before, AT_SYMLINK_NOFOLLOW) == 0;
-	struct job j = {.nr = SYS_renameat2, .dir = from->dir, .name = from->name,
-			.dir2 = to->dir, .name2 = to->name, .flags = (int)flags};
+	struct job j = {.nr = SYS_renameat2,
+			.dir = from->dir,
+			.name = from->name,
+			.dir2 = to->dir,
+			.name2 = to->name,
+			.flags = (int)flags};
 	int r = perform(c, job_call, &j);
 	landlock_refused(c, r, OP_RENAME, to, NULL);
 	if (r == 0 && pinned && !swap &&
 	    (fstatat(to->dir, to->name, &after, AT_SYMLINK_NOFOLLOW) < 0 ||
 	     after.st_ino != before.st_ino || after.st_dev != before.st_dev) &&
 	    protect_match(c->s->prot, to->abs, PROTECT_MOVE_DIR_IN).verdict != PROTECT_FREE) {
-		struct job back = {.nr = SYS_renameat2, .dir = to->dir, .name = to->name,
-				   .dir2 = from->dir, .name2 = from->name,
+		struct job back = {.nr = SYS_renameat2,
+				   .dir = to->dir,
+				   .name = to->name,
+				   .dir2 = from->dir,
+				   .name2 = from->name,
 				   .flags = RENAME_NOREPLACE};
 		perform(c, job_call, &back);
 		sup_note_denial(c, OP_PROTECTED, to->abs, -1);
@@ -575,8 +687,12 @@ static int guard_link(struct call *c, uint64_t olddir, const char *old, struct p
 	char via[64];
 	snprintf(via, sizeof(via), "/proc/self/fd/%d", obj);
 	/* the object pinned, linked through our magic link to it */
-	struct job j = {.nr = SYS_linkat, .dir = AT_FDCWD, .name = via, .dir2 = to->dir,
-			.name2 = to->name, .flags = AT_SYMLINK_FOLLOW};
+	struct job j = {.nr = SYS_linkat,
+			.dir = AT_FDCWD,
+			.name = via,
+			.dir2 = to->dir,
+			.name2 = to->name,
+			.flags = AT_SYMLINK_FOLLOW};
 	if (r == 0 && S_ISLNK(st.st_mode)) {
 		/* a symlink itself: linked by its own name, from a folder of ours */
 		r = -EACCES;
@@ -597,24 +713,24 @@ struct shape {
 /* clang-format off: a table, read by its columns */
 static const struct shape shapes[] = {
 	/* nr              dir path dir2 path2 flags */
-	{SYS_open,         -1, 0, -1, -1, 1},
-	{SYS_openat,        0, 1, -1, -1, 2},
-	{SYS_creat,        -1, 0, -1, -1, -1},
-	{SYS_mkdir,        -1, 0, -1, -1, -1},
-	{SYS_mkdirat,       0, 1, -1, -1, -1},
-	{SYS_mknod,        -1, 0, -1, -1, -1},
-	{SYS_mknodat,       0, 1, -1, -1, -1},
-	{SYS_unlink,       -1, 0, -1, -1, -1},
-	{SYS_rmdir,        -1, 0, -1, -1, -1},
-	{SYS_unlinkat,      0, 1, -1, -1, 2},
-	{SYS_rename,       -1, 0, -1, 1, -1},
-	{SYS_renameat,      0, 1, 2, 3, -1},
-	{SYS_renameat2,     0, 1, 2, 3, 4},
-	{SYS_link,         -1, 0, -1, 1, -1},
-	{SYS_linkat,        0, 1, 2, 3, 4},
-	{SYS_symlink,      -1, 1, -1, -1, -1}, /* path: the link; path2: its target, below */
-	{SYS_symlinkat,     1, 2, -1, -1, -1},
-	{SYS_truncate,     -1, 0, -1, -1, -1},
+	{SYS_open, -1, 0, -1, -1, 1},
+	{SYS_openat, 0, 1, -1, -1, 2},
+	{SYS_creat, -1, 0, -1, -1, -1},
+	{SYS_mkdir, -1, 0, -1, -1, -1},
+	{SYS_mkdirat, 0, 1, -1, -1, -1},
+	{SYS_mknod, -1, 0, -1, -1, -1},
+	{SYS_mknodat, 0, 1, -1, -1, -1},
+	{SYS_unlink, -1, 0, -1, -1, -1},
+	{SYS_rmdir, -1, 0, -1, -1, -1},
+	{SYS_unlinkat, 0, 1, -1, -1, 2},
+	{SYS_rename, -1, 0, -1, 1, -1},
+	{SYS_renameat, 0, 1, 2, 3, -1},
+	{SYS_renameat2, 0, 1, 2, 3, 4},
+	{SYS_link, -1, 0, -1, 1, -1},
+	{SYS_linkat, 0, 1, 2, 3, 4},
+	{SYS_symlink, -1, 1, -1, -1, -1}, /* path: the link; path2: its target, below */
+	{SYS_symlinkat, 1, 2, -1, -1, -1},
+	{SYS_truncate, -1, 0, -1, -1, -1},
 };
 /* clang-format on */
 
@@ -744,7 +860,8 @@ void sup_serve_guard(struct call *c)
 	} else if (nr == SYS_open || nr == SYS_openat || nr == SYS_creat) {
 		int flags = nr == SYS_creat ? O_CREAT | O_WRONLY | O_TRUNC : (int)a[sh->flags];
 		mode_t mode = (mode_t)a[nr == SYS_openat ? 3 : nr == SYS_open ? 2 : 1];
-		if ((flags & O_ACCMODE) == O_RDONLY && !(flags & (O_CREAT | O_TRUNC | __O_TMPFILE))) {
+		if ((flags & O_ACCMODE) == O_RDONLY &&
+		    !(flags & (O_CREAT | O_TRUNC | __O_TMPFILE))) {
 			sup_go_on(c); /* a read: nothing here to judge */
 			return;
 		}
@@ -763,8 +880,9 @@ void sup_serve_guard(struct call *c)
 	}
 	/* a path too long to resolve here is refused: named as the step gave it */
 	if (r == -ENAMETOOLONG && p1[0] == '/')
-		sup_note_denial(c, nr == SYS_open || nr == SYS_openat || nr == SYS_creat ? OP_CREATE
-										: OP_WRITE,
+		sup_note_denial(c,
+				nr == SYS_open || nr == SYS_openat || nr == SYS_creat ? OP_CREATE
+										      : OP_WRITE,
 				p1, -1);
 	if (r == -ECANCELED)
 		sup_go_on(c);

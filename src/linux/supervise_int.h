@@ -74,7 +74,7 @@ struct supervisor {
 	struct sockaddr_in peer;             /* only_peer's copy */
 	const struct sockaddr_in *only_peer; /* the one IP peer allowed, or NULL */
 	int shm_dir;                         /* the step's own /dev/shm (Landlock alone), or -1 */
-	const struct protect_record *prot;   /* the protected paths' live layer, or NULL */
+	struct protect_record *prot;         /* the protected paths' live layer, or NULL */
 	struct sup_performer *perf;          /* ... whose calls this thread performs */
 	int step_filters;                    /* ... the step's own seccomp filters (supervise.h) */
 	bool judge;                /* --explain by the tracer: a call let go on is judged here */

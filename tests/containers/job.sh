@@ -71,7 +71,7 @@ play() {
 pod >"$pods/job.yaml"
 rc=$(play "$pods/job.yaml")
 logs=$("${P[@]}" logs nightly-report-step 2>&1)
-t() { if eval "$2"; then ok "$1"; else notok "$1" "$3"; fi; }
+t() { if eval "$2"; then ok "$1"; else notok "$1" "${3:-}"; fi; }
 t "the Job's step exits 0 under kube play" '[ "$rc" = 0 ]' "exit $rc; $logs"
 t "its command ran: make_report.py's line" 'echo "$logs" | grep -q "nightly-report: wrote /work/report.txt"' "$logs"
 vol=$("${P[@]}" volume inspect workflow-cache --format '{{.Mountpoint}}')

@@ -65,8 +65,8 @@ done
 # HOME in a write grant: its rc files
 echo keep >"$T/home/.bashrc" && echo keep >"$T/home/bashrc.txt"
 run_sb run --allow-broad-grants -w "$T/home" -C "$T/home" -r "$T/live.py" -- python3 "$T/live.py" existing .bashrc bashrc.txt
-why=$(check "$T/out/out" .bashrc) && ok "~/.bashrc in a granted HOME: refused, the control made" ||
-	notok "~/.bashrc in a granted HOME: refused, the control made" "$why"
+why=$(check "$T/out/out" .bashrc) && ok "HOME/.bashrc in a granted HOME: refused, the control made" ||
+	notok "HOME/.bashrc in a granted HOME: refused, the control made" "$why"
 
 if [ "$BACKEND" != landlock ]; then
 	skip "new protected names, live" "the namespaces bind what exists read-only; a name made during the step is moved aside after it (t0330)"
@@ -97,6 +97,22 @@ run_sb run -- sh -c 'mv .git/hooks h2 2>/dev/null && echo moved-hooks; mv .git g
 	mv x .git/modules/x 2>/dev/null && echo moved-in; echo done'
 [ "$OUT" = "$(printf 'ok-sibling\ndone')" ] && ok "a folder above protected names is not moved away, nor one moved in" ||
 	notok "a folder above protected names is not moved away, nor one moved in" "$OUT"
+
+# a new gitdir's config written in place (libgit2's init, cargo's git checkouts):
+# made live, and judged by its keys after the step; the control: git's own keys kept
+find "$T/w" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+run_sb run -- sh -c 'mkdir -p n/.git e/.git && printf "[core]\n\tbare = false\n" >n/.git/config && echo plain-made;
+	printf "[core]\n\tfsmonitor = touch marker\n" >e/.git/config && echo run-made'
+if [ "$RC" = 123 ] && [ "$OUT" = "$(printf 'plain-made\nrun-made')" ] && grep -q "bare = false" "$T/w/n/.git/config" &&
+	! grep -qs fsmonitor "$T/w/e/.git/config" && grep -q "stepbox: protected.*e/.git/config" "$T/out/err"; then
+	ok "a new gitdir's config made in place: git's keys kept, a run key moved aside after the step (123)"
+else
+	notok "a new gitdir's config made in place: git's keys kept, a run key moved aside after the step (123)" \
+		"rc=$RC $OUT" "$(head -5 "$T/out/err")"
+fi
+(cd "$T/w/e" && git status >/dev/null 2>&1)
+[ ! -e "$M" ] && [ ! -e "$T/w/e/marker" ] && ok "the person's git status in it runs nothing of the step's" ||
+	notok "the person's git status in it runs nothing of the step's"
 
 # git init in an empty workdir, then a hook; the config by git: a run key refused, another key kept
 find "$T/w" -mindepth 1 -maxdepth 1 -exec rm -rf {} +

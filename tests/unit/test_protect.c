@@ -233,8 +233,18 @@ static void live(void)
 	CHECK(v(r, ".git/hooks", PROTECT_MKDIR) == PROTECT_FREE);
 	CHECK(v(r, ".git/info", PROTECT_MKDIR) == PROTECT_FREE);
 	CHECK(v(r, ".git/config", PROTECT_MOVE_IN) == PROTECT_JUDGED);
-	CHECK(v(r, ".git/config", PROTECT_MAKE) == PROTECT_REFUSED);
 	CHECK(v(r, ".git/config.lock", PROTECT_MAKE) == PROTECT_FREE);
+	/* a gitdir made by the step: its config made in place, and judged after */
+	CHECK(v(r, ".git/config", PROTECT_MAKE) == PROTECT_JUDGED);
+	CHECK(v(r, "lib/new/.git/config", PROTECT_MAKE) == PROTECT_JUDGED);
+	CHECK(v(r, "lib/new/.git/hooks/post-checkout", PROTECT_MAKE) == PROTECT_REFUSED);
+	char made[600];
+	snprintf(made, sizeof(made), "%s/lib/new/.git/config", w);
+	CHECK(protect_note_made(r, made) == 0);
+	CHECK(protect_note_made(r, made) == 0);
+	CHECK(v(r, "lib/new/.git/config", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, "lib/new/.git/config", PROTECT_MOVE_IN) == PROTECT_JUDGED);
+	CHECK(v(r, ".git/config", PROTECT_MAKE) == PROTECT_JUDGED);
 	/* a commit's own writes */
 	CHECK(v(r, ".git/objects/ab/cdef", PROTECT_MOVE_IN) == PROTECT_FREE);
 	CHECK(v(r, ".git/index.lock", PROTECT_MAKE) == PROTECT_FREE);
@@ -285,6 +295,15 @@ static void live(void)
 	h = protect_match(r, abs, PROTECT_MAKE);
 	CHECK(h.rule && strcmp(h.rule->name, ".git/hooks") == 0);
 	protect_free(r);
+	/* a gitdir there before the step: its config is never made in place */
+	char gd[600];
+	snprintf(gd, sizeof(gd), "%s/.git", w);
+	mkdir(gd, 0700);
+	r = protect_record(&cfg, roots, 1, home, &err);
+	CHECK(r && v(r, ".git/config", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, ".git/config", PROTECT_MOVE_IN) == PROTECT_JUDGED);
+	protect_free(r);
+	rmdir(gd);
 	/* unprotect: the hooks are free, the config still judged */
 	strv_push(&cfg.unprotect, ".git/hooks");
 	strv_push(&cfg.unprotect, "ci/*.sh");
