@@ -89,6 +89,12 @@ for pair in unix_here:HI tcp:xy fchmod_here:ok "unix_host:EACCES|EPERM|ENOENT" \
 	got=$(field "$name")
 	t "$AUTO: $name: $got" 'echo "$got" | grep -qxE "$want"' "want $want; $(head -3 "$T/run.err")"
 done
+# the modes a step asks for, whatever stepbox's umask (here, a performer that
+# shares it where the engine's seccomp profile refuses unshare)
+modes=$(cd "$T/w" && umask 022 && "$SB" run -q -- sh -c 'umask 027; touch m1; mkdir m2; umask 0; touch m3; mkdir m4
+	stat -c %a m1 m2 m3 m4 | tr "\n" " "' 2>"$T/run.err")
+t "$AUTO: files and folders made with the step's umask: $modes" '[ "$modes" = "640 750 666 777 " ]' \
+	"$(head -3 "$T/run.err")"
 want=ok
 [ "$SUP" = full ] || want=EACCES
 got=$(field dgram)
