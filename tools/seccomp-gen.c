@@ -481,7 +481,9 @@ static void notify_shm_rules(scmp_filter_ctx ctx)
 }
 
 /*
- * Landlock alone: the protected paths' live layer. Every call that makes,
+ * The protected paths' live layer, on every backend with a supervisor (the
+ * namespaces bind what exists read-only; a name made during the step is
+ * theirs to refuse too). Every call that makes,
  * writes, moves or removes a name goes to the supervisor, which matches the
  * name and performs the call (supervise_guard.c); an open by its flags only,
  * so that a read never stops. openat2 hides its flags in memory: the base
@@ -513,12 +515,14 @@ static void notify_guard_rules(scmp_filter_ctx ctx)
 enum filter { F_TRACE, F_TRACE_LOOKUP, F_NOTIFY };
 enum { T_FORKS = 1 }; /* trace filters: the forks too (a tasks limit by RLIMIT_NPROC) */
 /*
- * N_ALONE: Landlock alone. N_SOCK_NONE, N_SOCK_TCP: the network mode's socket
+ * N_ALONE: Landlock alone. N_GUARD: the protected paths' live layer (all
+ * but "_unguarded": a policy that protects nothing). N_SOCK_NONE,
+ * N_SOCK_TCP: the network mode's socket
  * refusals, taken out of the hardening filter (--explain: an ERRNO there
  * outranks the notification, and nothing would hear of the call); the
  * supervisor refuses every one it is sent.
  */
-enum { N_NOFD = 1, N_LISTEN = 2, N_ALONE = 4, N_SOCK_NONE = 8, N_SOCK_TCP = 16 };
+enum { N_NOFD = 1, N_LISTEN = 2, N_ALONE = 4, N_GUARD = 8, N_SOCK_NONE = 16, N_SOCK_TCP = 32 };
 
 /* The hardening filter's network layer. */
 enum net_layer { NET_LAYER_NONE, NET_LAYER_NO_NET, NET_LAYER_TCP };
@@ -692,8 +696,9 @@ static void emit(const char *name, enum filter which, unsigned notify)
 		if (notify & N_ALONE) {
 			notify_shm_rules(ctx);
 			notify_access_rules(ctx);
-			notify_guard_rules(ctx);
 		}
+		if (notify & N_GUARD)
+			notify_guard_rules(ctx);
 	}
 	export(ctx, name);
 }
@@ -735,11 +740,11 @@ int main(int argc, char **argv)
 	emit("harden_filter_trace_lookup_forks", F_TRACE_LOOKUP, T_FORKS);
 	static const unsigned socks[] = {0, N_SOCK_NONE, N_SOCK_TCP};
 	for (unsigned k = 0; k < 3; k++)
-		for (unsigned n = 0; n < 8; n++) {
-			char name[80];
-			snprintf(name, sizeof(name), "harden_filter_notify%s%s%s%s",
+		for (unsigned n = 0; n < 16; n++) {
+			char name[96];
+			snprintf(name, sizeof(name), "harden_filter_notify%s%s%s%s%s",
 				 n & N_NOFD ? "_nofd" : "", n & N_LISTEN ? "_listen" : "",
-				 n & N_ALONE ? "_alone" : "",
+				 n & N_ALONE ? "_alone" : "", n & N_GUARD ? "" : "_unguarded",
 				 socks[k] == N_SOCK_NONE  ? "_sock_none"
 				 : socks[k] == N_SOCK_TCP ? "_sock_tcp"
 							  : "");

@@ -501,6 +501,7 @@ static int exec_prepare(const struct stepbox_config *cfg, struct run_ctx *ctx,
 		b->layers.unbounded_sysv = run_sysv_unbounded(&b->layers, &ctx->limits);
 	grants_close_fds(&ctx->grants); /* the rules hold what they need: none for the child */
 	run_harden_opts(&b->layers, cfg->explain && !st->use_audit, &st->ho);
+	st->ho.supervise_guard = st->ho.supervise && protect_any(st->prot);
 	st->ho.explain_sockets = cfg->explain; /* by either source: the supervisor hears them */
 	/* the kernel counts no fork RLIMIT_NPROC refused: the tracer does */
 	st->ho.traced_forks = st->ho.traced && (ctx->limits.how[LIMIT_TASKS] == LIMIT_NPROC_NS ||
@@ -539,8 +540,8 @@ static void exec_supervise_config(const struct stepbox_config *cfg, const struct
 		.nwritable = st->rights[1].n,
 		.exec_dirs = st->rights[2].v,
 		.nexec = st->rights[2].n,
-		/* Landlock alone: the protected paths, live (the namespaces bind them) */
-		.protect = st->ho.supervise_alone ? st->prot : NULL,
+		/* the protected paths, live (the namespaces also bind what exists) */
+		.protect = st->ho.supervise_guard ? st->prot : NULL,
 		.fs_ruleset = layers_fs_ruleset(b),
 		/* ours (a container's), the hardening filters, the supervisor's */
 		.step_filters = harden_filter_count() + (int)st->h.n + 1,
@@ -636,7 +637,7 @@ int run_exec(const struct stepbox_config *cfg, struct run_ctx *ctx, char *const 
 	struct launch_result res;
 	int rc = exec_prepare(cfg, ctx, &st);
 	st.x.prot = st.prot;
-	st.x.moves_unseen = st.ho.supervise_alone;
+	st.x.moves_unseen = st.ho.supervise_guard; /* the live layer performs them */
 	if (rc < 0)
 		goto out;
 	/* the output limit's pipes, or no run: never one without the limit it asked */

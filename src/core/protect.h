@@ -88,6 +88,8 @@ struct protect_record *protect_record(const struct stepbox_config *cfg, const ch
 struct protect_record *protect_record_grants(const struct stepbox_config *cfg,
 					     const struct grants *g, struct stepbox_err *err);
 void protect_free(struct protect_record *r);
+/* Whether r protects anything (every default unprotected and no protected_paths: no). */
+bool protect_any(const struct protect_record *r);
 
 /*
  * The protected places that exist now (folders and files), each with the

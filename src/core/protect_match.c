@@ -232,6 +232,23 @@ struct protect_hit protect_match(const struct protect_record *r, const char *abs
 	return hit;
 }
 
+bool protect_any(const struct protect_record *r)
+{
+	if (!r || !r->roots.n)
+		return false;
+	for (size_t i = 0; i < protect_nrules; i++)
+		if (!r->off[i])
+			return true;
+	for (size_t i = 0; i < r->extra.n; i++) {
+		bool off = false;
+		for (size_t u = 0; u < r->unprot.n; u++)
+			off |= fnmatch(r->unprot.v[u], r->extra.v[i], 0) == 0;
+		if (!off)
+			return true;
+	}
+	return false;
+}
+
 int protect_note_made(struct protect_record *r, const char *abs)
 {
 	char gd[PATH_MAX];

@@ -72,12 +72,17 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg, const st
 		{FPROG(harden_filter_trace_lookup), FPROG(harden_filter_trace_lookup_forks)},
 	};
 	/* the supervisor's: [without pidfd_getfd][listen() under a port list][Landlock
-	 * alone: access(2) and /dev/shm's calls too (supervise.h)][the sockets refused] */
-#define NOTIFY(f)                                                                                  \
+	 * alone: access(2) and /dev/shm's calls too (supervise.h)][the protected
+	 * paths' live layer][the sockets refused] */
+#define SOCKS(f)                                                                                   \
 	{                                                                                          \
 		FPROG(f), FPROG(f##_sock_none), FPROG(f##_sock_tcp)                                \
 	}
-	static const struct sock_fprog notify[2][2][2][3] = {
+#define NOTIFY(f)                                                                                  \
+	{                                                                                          \
+		SOCKS(f##_unguarded), SOCKS(f)                                                     \
+	}
+	static const struct sock_fprog notify[2][2][2][2][3] = {
 		{{NOTIFY(harden_filter_notify), NOTIFY(harden_filter_notify_alone)},
 		 {NOTIFY(harden_filter_notify_listen), NOTIFY(harden_filter_notify_listen_alone)}},
 		{{NOTIFY(harden_filter_notify_nofd), NOTIFY(harden_filter_notify_nofd_alone)},
@@ -85,10 +90,12 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg, const st
 		  NOTIFY(harden_filter_notify_nofd_listen_alone)}},
 	};
 #undef NOTIFY
+#undef SOCKS
 	if (o->traced)
 		h->filters[h->n++] = trace[o->traced_lookups][o->traced_forks];
 	if (o->supervise)
-		h->notify = notify[o->supervise_nofd][tcp][o->supervise_alone][sock];
+		h->notify = notify[o->supervise_nofd][tcp][o->supervise_alone][o->supervise_guard]
+				  [sock];
 	assert(h->n <= HARDEN_MAX_FILTERS);
 }
 

@@ -26,6 +26,8 @@ struct harden_opts {
 	bool supervise_nofd;        /* ... which cannot copy the step's fds (supervise.h) */
 	bool supervise_alone;       /* ... and, Landlock alone, access(2) and /dev/shm's calls */
 	bool explain_sockets;       /* ... and the sockets the network mode refuses (--explain) */
+	bool supervise_guard;       /* ... and every call that makes, writes, moves or removes
+				       a name (the protected paths' live layer) */
 };
 
 struct harden {

@@ -237,7 +237,7 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 			   nr == SYS_linkat || nr == SYS_unlink || nr == SYS_unlinkat) {
 			sup_serve_shm(&c); /* Landlock alone (harden_filter_notify*_alone) */
 		} else if (s->prot && sup_guarded(nr)) {
-			sup_serve_guard(&c); /* Landlock alone: the protected paths */
+			sup_serve_guard(&c); /* the protected paths, live */
 		} else if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto ||
 			   nr == SYS_sendmsg || nr == SYS_sendmmsg || nr == SYS_listen) {
 			sup_serve_net(&c); /* takes req and the pidfd */
@@ -406,7 +406,7 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 		r = -errno;
 	s->prot = cfg->protect;
 	s->step_filters = cfg->step_filters;
-	if (r == 0 && cfg->protect && cfg->fs_ruleset >= 0)
+	if (r == 0 && cfg->protect)
 		r = sup_performer_start(s, cfg->fs_ruleset);
 	if (r == 0 && cfg->shm_dir >= 0 &&
 	    (s->shm_dir = fcntl(cfg->shm_dir, F_DUPFD_CLOEXEC, 3)) < 0)

@@ -81,10 +81,11 @@ struct supervise_config {
 	char *const *read_dirs, *const *writable_dirs, *const *exec_dirs;
 	size_t nread, nwritable, nexec;
 	/*
-	 * Landlock alone: the protected paths' live layer (supervise_guard.c):
-	 * the record made before the step (kept by the caller until
-	 * supervise_stop), and the step's Landlock ruleset, which restricts the
-	 * thread that performs the calls. NULL and -1: none.
+	 * The protected paths' live layer (supervise_guard.c): the record made
+	 * before the step (kept by the caller until supervise_stop; NULL: no
+	 * layer), and the step's Landlock ruleset, which restricts the thread
+	 * that performs the calls (-1: none, mountns, where the step's mounts,
+	 * which every call is performed through, are what bounds it).
 	 */
 	struct protect_record *protect;
 	int fs_ruleset;

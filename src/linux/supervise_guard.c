@@ -24,269 +24,19 @@
 #include "supervise_int.h"
 
 /*
- * The live layer of the protected paths (Landlock alone): every call that
- * creates, writes, moves or removes a name comes here (harden's notify
- * filters "_alone"; a plain read never does). The name is resolved in the
- * step's view to its folder, pinned with an O_PATH fd, matched by name
- * (protect_match), and the call is performed on the pinned folder with that
- * one name, never a path the step can change after the check. It is
- * performed by a thread restricted by the step's own Landlock ruleset, so
- * the kernel judges it as it judges the step. A git config moved onto its
+ * The live layer of the protected paths, on every backend with a
+ * supervisor: every call that creates, writes, moves or removes a name
+ * comes here (harden's notify filters; a plain read never does). The name
+ * is resolved in the step's view (under the namespaces, through its mounts)
+ * to its folder, pinned with an O_PATH fd, matched by name (protect_match),
+ * and the call is performed on the pinned folder with that one name, never
+ * a path the step can change after the check. It is performed by a thread
+ * restricted by the step's own Landlock ruleset (mountns: none; the step's
+ * mounts, which the pinned folder is reached through, bound it), so the
+ * kernel judges it as it judges the step. A git config moved onto its
  * name is judged by its keys, and what lands is a copy of the text judged:
  * an fd the step kept on the file moved writes nowhere that runs.
  */
-
-/* ---- the performer: one thread under the step's Landlock ruleset ------- */
-
-struct sup_performer {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int ruleset;
-	bool ready, broken, asked, done, stop;
-	int (*fn)(void *);
-	void *arg;
-	int result;
-};
-
-/*
- * The umask the performer's creations meet: 0 where it has a umask of its
- * own, else stepbox's (a container's seccomp profile may refuse unshare),
- * which each creation then takes back off the permission bits it made.
- */
-static _Thread_local mode_t shared_umask;
-
-static mode_t process_umask(void)
-{
-	char *status = NULL;
-	size_t len = 0;
-	mode_t u = 0777; /* unread: every creation's mode is set after */
-	int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && path_read_fd(fd, 1 << 16, &status, &len) == 0) {
-		const char *l = strstr(status, "\nUmask:");
-		if (l)
-			u = (mode_t)strtoul(l + 7, NULL, 8) & 0777;
-	}
-	if (fd >= 0)
-		close(fd);
-	free(status);
-	return u;
-}
-
-static void *perform_loop(void *arg)
-{
-	struct sup_performer *p = arg;
-	/*
-	 * The step's credentials and rights: no capability, a umask of its own
-	 * where it can have one (the step's is applied to each mode), the
-	 * step's Landlock domain.
-	 */
-	bool ok = sup_drop_caps() == 0;
-	if (unshare(CLONE_FS) == 0)
-		umask(0);
-	else
-		shared_umask = process_umask();
-	ok = ok && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
-	     landlock_enforce(p->ruleset, 0) == 0;
-	close(p->ruleset);
-	pthread_mutex_lock(&p->lock);
-	p->broken = !ok;
-	p->ready = true;
-	pthread_cond_broadcast(&p->cond);
-	while (!p->stop) {
-		if (p->asked && !p->done) {
-			p->result = p->fn(p->arg);
-			p->done = true;
-			pthread_cond_broadcast(&p->cond);
-		}
-		pthread_cond_wait(&p->cond, &p->lock);
-	}
-	pthread_mutex_unlock(&p->lock);
-	return NULL;
-}
-
-int sup_performer_start(struct supervisor *s, int ruleset)
-{
-	struct sup_performer *p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	if ((p->ruleset = fcntl(ruleset, F_DUPFD_CLOEXEC, 3)) < 0) {
-		free(p);
-		return -errno;
-	}
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->cond, NULL);
-	int r = -pthread_create(&p->thread, NULL, perform_loop, p);
-	if (r < 0) {
-		close(p->ruleset);
-		free(p);
-		return r;
-	}
-	s->perf = p;
-	/* a performer that could not be confined: the run does not start */
-	pthread_mutex_lock(&p->lock);
-	while (!p->ready)
-		pthread_cond_wait(&p->cond, &p->lock);
-	r = p->broken ? -EPERM : 0;
-	pthread_mutex_unlock(&p->lock);
-	if (r < 0)
-		sup_performer_stop(s);
-	return r;
-}
-
-void sup_performer_stop(struct supervisor *s)
-{
-	struct sup_performer *p = s->perf;
-	if (!p)
-		return;
-	pthread_mutex_lock(&p->lock);
-	p->stop = true;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
-	pthread_join(p->thread, NULL);
-	pthread_mutex_destroy(&p->lock);
-	pthread_cond_destroy(&p->cond);
-	free(p);
-	s->perf = NULL;
-}
-
-/*
- * Run fn(arg) in the performer: its result, or -EACCES when it could not be
- * confined. A nested sandbox's call is not performed (-ECANCELED: it goes
- * on): the kernel judges it by that sandbox's rules too, which the
- * performer does not hold.
- */
-static int perform(struct call *c, int (*fn)(void *), void *arg)
-{
-	struct sup_performer *p = c->s->perf;
-	if (c->nested)
-		return -ECANCELED;
-	if (!p)
-		return -EACCES;
-	pthread_mutex_lock(&p->lock);
-	while (!p->ready)
-		pthread_cond_wait(&p->cond, &p->lock);
-	int r = -EACCES; /* fail closed */
-	if (!p->broken) {
-		p->fn = fn;
-		p->arg = arg;
-		p->done = false;
-		p->asked = true;
-		pthread_cond_broadcast(&p->cond);
-		while (!p->done)
-			pthread_cond_wait(&p->cond, &p->lock);
-		p->asked = false;
-		r = p->result;
-	}
-	pthread_mutex_unlock(&p->lock);
-	return r;
-}
-
-/* ---- the calls, performed on a pinned folder and one name -------------- */
-
-/* One call's arguments for the performer. */
-struct job {
-	int nr;
-	int dir, dir2; /* pinned folders (O_PATH) */
-	const char *name, *name2;
-	int flags;
-	mode_t mode;
-	uint64_t arg; /* a length, a device */
-	int fd;       /* an open's result */
-};
-
-/* The permission bits of what the performer just made, where stepbox's umask took some off. */
-static int fix_mode(int fd, mode_t mode)
-{
-	struct stat st;
-	char via[64];
-	snprintf(via, sizeof(via), "/proc/self/fd/%d", fd);
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (S_ISLNK(st.st_mode) || (st.st_mode & 0777) == (mode & 0777))
-		return 0;
-	return fchmodat(AT_FDCWD, via, (st.st_mode & 07000) | (mode & 0777), 0) < 0 ? -errno : 0;
-}
-
-static int job_open(void *arg)
-{
-	struct job *j = arg;
-	int flags = j->flags | O_CLOEXEC;
-	bool fix = (flags & (O_CREAT | __O_TMPFILE)) && (j->mode & shared_umask);
-	bool made = (flags & __O_TMPFILE) || (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
-	if (fix && !made) {
-		/* made here, or there already: only what is made here is given its mode */
-		j->fd = openat(j->dir, j->name, flags | O_EXCL, j->mode);
-		if (j->fd >= 0)
-			made = true;
-		else if (errno == EEXIST)
-			flags &= ~O_CREAT;
-		else
-			return -errno;
-	}
-	if (j->fd < 0)
-		j->fd = openat(j->dir, j->name, flags, j->mode);
-	if (j->fd < 0)
-		return -errno;
-	int r = fix && made ? fix_mode(j->fd, j->mode) : 0;
-	if (r < 0) {
-		close(j->fd);
-		j->fd = -1;
-	}
-	return r;
-}
-
-/* mkdir and mknod: what was made, given its mode where stepbox's umask took bits off. */
-static int made_mode(const struct job *j)
-{
-	if (!(j->mode & shared_umask))
-		return 0;
-	int fd = openat(j->dir, j->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	int r = fd < 0 ? -errno : fix_mode(fd, j->mode);
-	if (fd >= 0)
-		close(fd);
-	return r;
-}
-
-static int job_call(void *arg)
-{
-	struct job *j = arg;
-	int r = 0;
-	switch (j->nr) {
-	case SYS_mkdir:
-	case SYS_mkdirat:
-		r = mkdirat(j->dir, j->name, j->mode);
-		return r < 0 ? -errno : made_mode(j);
-	case SYS_mknod:
-	case SYS_mknodat:
-		r = mknodat(j->dir, j->name, j->mode, (dev_t)j->arg);
-		return r < 0 ? -errno : made_mode(j);
-	case SYS_unlink:
-	case SYS_unlinkat:
-	case SYS_rmdir:
-		r = unlinkat(j->dir, j->name, j->flags);
-		break;
-	case SYS_rename:
-	case SYS_renameat:
-	case SYS_renameat2:
-		r = (int)syscall(SYS_renameat2, j->dir, j->name, j->dir2, j->name2, j->flags);
-		break;
-	case SYS_link:
-	case SYS_linkat:
-		r = linkat(j->dir, j->name, j->dir2, j->name2, j->flags);
-		break;
-	case SYS_symlink:
-	case SYS_symlinkat:
-		r = symlinkat(j->name2, j->dir, j->name);
-		break;
-	case SYS_truncate:
-		r = truncate(j->name, (off_t)j->arg);
-		break;
-	default:
-		r = -1, errno = ENOSYS;
-	}
-	return r < 0 ? -errno : 0;
-}
 
 /* ---- resolving and matching --------------------------------------------- */
 
@@ -431,13 +181,16 @@ static int reopen(struct call *c, int obj, int flags, struct job *j)
 	/*
 	 * A FIFO or a device may block its open (a FIFO with no reader): the
 	 * performer serves every call, so it never waits; what the step did
-	 * not ask for is taken off after (ENXIO for a FIFO with no reader).
+	 * not ask for is taken off after. A FIFO opened to write with no
+	 * reader yet waits for one in a thread of its own.
 	 */
 	bool special = !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 	if (special)
 		j->flags |= O_NONBLOCK;
-	int r = perform(c, job_open, j);
+	int r = sup_perform(c, sup_job_open, j);
 	landlock_refused(c, r, OP_WRITE, NULL, known ? where : NULL);
+	if (r == -ENXIO && S_ISFIFO(st.st_mode) && !(flags & O_NONBLOCK))
+		return sup_perform_fifo(c, obj, j->flags & ~O_NONBLOCK);
 	if (r == 0 && special && !(flags & O_NONBLOCK))
 		r = fcntl(j->fd, F_SETFL, fcntl(j->fd, F_GETFL) & ~O_NONBLOCK) < 0 ? -errno : 0;
 	if (r == 0 && (flags & O_TRUNC) && S_ISREG(st.st_mode) && ftruncate(j->fd, 0) < 0)
@@ -486,7 +239,7 @@ static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flag
 		j.name = ".";
 		j.flags = flags;
 		j.mode = mode & ~sup_step_umask(c);
-		r = perform(c, job_open, &j);
+		r = sup_perform(c, sup_job_open, &j);
 		char where[PATH_MAX];
 		if (stepview_held_path(dir, where, sizeof(where)) == 0)
 			landlock_refused(c, r, OP_CREATE, NULL, where);
@@ -528,7 +281,7 @@ static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flag
 		j.name = pl.name;
 		j.flags = flags | O_NOFOLLOW;
 		j.mode = mode & ~sup_step_umask(c);
-		r = perform(c, job_open, &j);
+		r = sup_perform(c, sup_job_open, &j);
 		landlock_refused(c, r, OP_CREATE, &pl, NULL);
 		/* a new gitdir's config, made in place: its gitdir judged after the step */
 		if (r == 0 && v == PROTECT_JUDGED && protect_note_made(c->s->prot, pl.abs) < 0) {
@@ -573,7 +326,7 @@ static int judged_config(struct call *c, struct place *from, struct place *to)
 			.flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
 			.mode = st.st_mode & 0777,
 			.fd = -1};
-	if (r == 0 && (r = perform(c, job_open, &j)) == 0) {
+	if (r == 0 && (r = sup_perform(c, sup_job_open, &j)) == 0) {
 		r = write(j.fd, now, len) == (ssize_t)len ? 0 : -EIO;
 		close(j.fd);
 		struct job mv = {.nr = SYS_renameat2,
@@ -582,11 +335,11 @@ static int judged_config(struct call *c, struct place *from, struct place *to)
 				 .dir2 = to->dir,
 				 .name2 = to->name};
 		if (r == 0)
-			r = perform(c, job_call, &mv);
+			r = sup_perform(c, sup_job_call, &mv);
 		struct job rm = {.nr = SYS_unlinkat,
 				 .dir = r == 0 ? from->dir : to->dir,
 				 .name = r == 0 ? from->name : tmp};
-		int e = perform(c, job_call, &rm);
+		int e = sup_perform(c, sup_job_call, &rm);
 		r = r < 0 ? r : e;
 	}
 	if (fd >= 0)
@@ -640,7 +393,7 @@ static int guard_rename(struct call *c, struct place *from, struct place *to, un
 			.dir2 = to->dir,
 			.name2 = to->name,
 			.flags = (int)flags};
-	int r = perform(c, job_call, &j);
+	int r = sup_perform(c, sup_job_call, &j);
 	landlock_refused(c, r, OP_RENAME, to, NULL);
 	if (r == 0 && pinned && !swap &&
 	    (fstatat(to->dir, to->name, &after, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -652,7 +405,7 @@ static int guard_rename(struct call *c, struct place *from, struct place *to, un
 				   .dir2 = from->dir,
 				   .name2 = from->name,
 				   .flags = RENAME_NOREPLACE};
-		perform(c, job_call, &back);
+		sup_perform(c, sup_job_call, &back);
 		sup_note_denial(c, OP_PROTECTED, to->abs, -1);
 		r = -EACCES;
 	}
@@ -698,7 +451,7 @@ static int guard_link(struct call *c, uint64_t olddir, const char *old, struct p
 		r = -EACCES;
 	}
 	if (r == 0) {
-		r = perform(c, job_call, &j);
+		r = sup_perform(c, sup_job_call, &j);
 		landlock_refused(c, r, OP_LINK, to, NULL);
 	}
 	close(obj);
@@ -779,7 +532,7 @@ static int guard_one(struct call *c, const struct shape *sh, const char *path)
 	if (r == 0 && refused(c, &pl, how)) {
 		r = -EACCES;
 	} else if (r == 0) {
-		r = perform(c, job_call, &j);
+		r = sup_perform(c, sup_job_call, &j);
 		landlock_refused(c, r, how == PROTECT_REMOVE ? OP_DELETE : OP_CREATE, &pl, NULL);
 	}
 	place_close(&pl);
@@ -805,7 +558,7 @@ static int guard_truncate(struct call *c, const char *path)
 	snprintf(via, sizeof(via), "/proc/self/fd/%d", obj);
 	struct job j = {.nr = SYS_truncate, .name = via, .arg = c->req->data.args[1]};
 	if (r == 0) {
-		r = perform(c, job_call, &j);
+		r = sup_perform(c, sup_job_call, &j);
 		landlock_refused(c, r, OP_TRUNCATE, NULL, where);
 	}
 	close(obj);
@@ -884,6 +637,8 @@ void sup_serve_guard(struct call *c)
 				nr == SYS_open || nr == SYS_openat || nr == SYS_creat ? OP_CREATE
 										      : OP_WRITE,
 				p1, -1);
+	if (r == -EINPROGRESS)
+		return; /* a FIFO's writer, answered when its reader comes */
 	if (r == -ECANCELED)
 		sup_go_on(c);
 	else

@@ -136,14 +136,43 @@ void sup_serve_access(struct call *c);
 /*
  * supervise_guard.c: open, creat, mkdir, mknod, unlink, rmdir, rename, link,
  * symlink and truncate, each checked against the protected paths and
- * performed by the performer, a thread under the step's Landlock ruleset
- * (started with the supervisor, stopped when the dispatcher ends).
+ * performed by the performer (supervise_perform.c).
  */
 void sup_serve_guard(struct call *c);
 /* Whether the call nr is one sup_serve_guard serves. */
 bool sup_guarded(int nr);
+
+/*
+ * supervise_perform.c: the performer, started when the live layer is on
+ * (ruleset: the step's Landlock ruleset, or -1), stopped with the dispatcher.
+ */
 int sup_performer_start(struct supervisor *s, int ruleset);
 void sup_performer_stop(struct supervisor *s);
+
+/* One call's arguments for the performer. */
+struct job {
+	int nr;
+	int dir, dir2; /* pinned folders (O_PATH) */
+	const char *name, *name2;
+	int flags;
+	mode_t mode;
+	uint64_t arg; /* a length, a device */
+	int fd;       /* an open's result */
+};
+/*
+ * Run fn(arg) in the performer: its result, or -EACCES when it could not be
+ * confined; -ECANCELED for a nested sandbox's call, which goes on.
+ */
+int sup_perform(struct call *c, int (*fn)(void *), void *arg);
+/* Jobs for it: j->fd = openat(dir, name, flags, mode); and the other calls by j->nr. */
+int sup_job_open(void *arg);
+int sup_job_call(void *arg);
+/*
+ * A FIFO (obj, pinned) opened to write with no reader yet: the open waits in
+ * a thread born of the performer, which answers the call itself.
+ * -EINPROGRESS (the call is no longer the caller's), or -errno.
+ */
+int sup_perform_fifo(struct call *c, int obj, int flags);
 
 /* supervise_names.c: socket, of a kind the network mode refuses: named and refused (--explain) */
 void sup_refuse_socket(struct call *c);

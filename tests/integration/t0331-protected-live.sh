@@ -5,9 +5,9 @@
 # of and removed (a name that exists); created, linked, symlinked, renamed
 # onto, made a FIFO or a folder, reached through a dangling symlink (a name
 # that does not exist yet); a folder swapped for a symlink while a thread
-# makes a hook through it. Under the namespaces what exists is bound
-# read-only (EROFS, EBUSY, EXDEV); under Landlock alone the supervisor
-# refuses each call (EACCES), new names included.
+# makes a hook through it. On every backend the supervisor refuses each call
+# that lands on a protected name (EACCES), new names included; under the
+# namespaces what exists is also bound read-only (EROFS, EBUSY, EXDEV).
 . "$(dirname "$0")/lib.sh"
 
 command -v git >/dev/null || { skip "protected paths live" "git is not installed"; exit 0; }
@@ -68,11 +68,6 @@ run_sb run --allow-broad-grants -w "$T/home" -C "$T/home" -r "$T/live.py" -- pyt
 why=$(check "$T/out/out" .bashrc) && ok "HOME/.bashrc in a granted HOME: refused, the control made" ||
 	notok "HOME/.bashrc in a granted HOME: refused, the control made" "$why"
 
-if [ "$BACKEND" != landlock ]; then
-	skip "new protected names, live" "the namespaces bind what exists read-only; a name made during the step is moved aside after it (t0330)"
-	exit 0
-fi
-
 # names that do not exist yet, at any depth (a clone's own .git)
 setup
 (cd "$T/w" && git clone -q . sub 2>/dev/null) || exit 1
@@ -90,6 +85,15 @@ for f in .git/hooks/post-checkout .git/info/attributes2 .gitmodules .envrc .mcp.
 		notok "$f made new: each way refused, each on the control made" "$why" "$(head -3 "$T/out/err")"
 	fi
 done
+
+# a hard link of a hook made before the step, elsewhere in the grant: the hook, by its inode
+setup
+ln "$T/w/.git/hooks/pre-commit" "$T/w/hl-hook"
+run_sb run -- sh -c 'echo x >>hl-hook || echo refused; echo x >>ctl/pre-commit && echo control'
+[ "$OUT" = "$(printf 'refused\ncontrol')" ] && [ "$(cat "$T/w/.git/hooks/pre-commit")" = keep ] &&
+	ok "a hard link of a hook made before the step: refused by its inode, the control written" ||
+	notok "a hard link of a hook made before the step: refused by its inode, the control written" "$OUT"
+mkdir -p "$T/w/.git/modules"
 
 # a folder above them moved away and made again, or moved in whole
 run_sb run -- sh -c 'mv .git/hooks h2 2>/dev/null && echo moved-hooks; mv .git g2 2>/dev/null && echo moved-git;
@@ -135,7 +139,12 @@ os.rename(".git/config.lock", ".git/config")
 os.write(fd, b"[core]\n\tfsmonitor = touch marker\n")  # through the fd kept
 os.close(fd)
 print("renamed")'
-if [ "$OUT" = renamed ] && grep -q "email = a@b" "$T/w/.git/config" && ! grep -q fsmonitor "$T/w/.git/config"; then
+if [ "$BACKEND" != landlock ]; then
+	# the config that existed is bound read-only: git's rename onto it is EBUSY
+	! grep -q fsmonitor "$T/w/.git/config" && ! grep -q "email = a@b" "$T/w/.git/config" &&
+		ok "a config renamed onto the bound one: refused, nothing of it lands" ||
+		notok "a config renamed onto the bound one: refused, nothing of it lands" "$(cat "$T/w/.git/config")"
+elif [ "$OUT" = renamed ] && grep -q "email = a@b" "$T/w/.git/config" && ! grep -q fsmonitor "$T/w/.git/config"; then
 	ok "a config renamed in lands as judged; a write through the fd kept reaches nothing"
 else
 	notok "a config renamed in lands as judged; a write through the fd kept reaches nothing" "$OUT $(cat "$T/w/.git/config")"
@@ -149,6 +158,14 @@ case $OUT in
 "race held "*) ok "a folder swapped for a symlink while a hook is made through it: none lands ($OUT)" ;;
 *) notok "a folder swapped for a symlink while a hook is made through it: none lands" "$OUT" "$(head -3 "$T/out/err")" ;;
 esac
+
+# what the live layer performs must answer as the kernel would: a FIFO written
+# before its reader comes waits for it; a writer left waiting ends with the step
+run_sb run --timeout 20 -- bash -c 'mkfifo f; (sleep 0.3; cat f) & echo tofifo >f; wait; rm f
+	mkfifo g; (exec 3>g; echo never) & sleep 0.2; echo done'
+[ "$RC" = 0 ] && [ "$OUT" = "$(printf 'tofifo\ndone')" ] &&
+	ok "a FIFO opened to write before its reader: it waits, and the write lands" ||
+	notok "a FIFO opened to write before its reader: it waits, and the write lands" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
 
 # --explain names it protected, with the unprotect that would allow it
 setup

@@ -311,7 +311,14 @@ static void live(void)
 	CHECK(v(r, ".git/hooks/pre-commit", PROTECT_MAKE) == PROTECT_FREE);
 	CHECK(v(r, ".git/config", PROTECT_MOVE_IN) == PROTECT_JUDGED);
 	CHECK(v(r, "ci/deploy.sh", PROTECT_MAKE) == PROTECT_FREE);
+	CHECK(protect_any(r));
 	protect_free(r);
+	/* nothing protected: no live layer at all */
+	strv_push(&cfg.unprotect, "*");
+	r = protect_record(&cfg, roots, 1, home, &err);
+	CHECK(r && !protect_any(r));
+	protect_free(r);
+	CHECK(!protect_any(NULL));
 	policy_release(&cfg);
 }
 
