@@ -64,10 +64,25 @@ struct denial_host {
  * refusal on CLOCK_MONOTONIC (the same clock in every process of the host),
  * so that diagnostics can tell which came last before a command failed.
  */
+/*
+ * A call a layer made on the step's behalf (the protected paths' live
+ * layer) that failed: not a refusal yet, but what the tracer would have
+ * seen fail, judged as it judges the step's own (errnum: the step's).
+ */
+struct denial_failed {
+	enum denial_op op;
+	const char *program;
+	pid_t pid;
+	const char *path, *path2; /* absolute as the step named them; "" for none */
+	int errnum;
+	double when;
+};
+
 struct denial_sink {
 	void (*add)(void *ctx, enum denial_op op, const char *program, pid_t pid, const char *path,
 		    int port, double when);
 	void (*host)(void *ctx, const struct denial_host *h);
+	void (*failed)(void *ctx, const struct denial_failed *f);
 	void *ctx;
 };
 

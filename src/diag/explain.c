@@ -108,6 +108,10 @@ static struct explain_denial *record(struct explain *x, const struct explain_cal
 				     const char *path, int errnum, bool sandbox, char *grant,
 				     const char *program, double when)
 {
+	if (!program)
+		program = t->program;
+	if (when <= 0)
+		when = t->when;
 	if (when <= 0)
 		when = clock_now_s(); /* the tracer's, at the call's exit */
 	for (size_t i = 0; i < x->n; i++) {
@@ -566,9 +570,23 @@ static void sink_host(void *ctx, const struct denial_host *h)
 	d->detail = h->detail ? strdup(h->detail) : NULL;
 }
 
+static void sink_failed(void *ctx, const struct denial_failed *f)
+{
+	struct explain_call t;
+	memset(&t, 0, sizeof(t));
+	t.tid = f->pid;
+	t.op = f->op;
+	t.port = -1;
+	t.program = f->program;
+	t.when = f->when;
+	snprintf(t.path, sizeof(t.path), "%s", f->path);
+	snprintf(t.path2, sizeof(t.path2), "%s", f->path2);
+	explain_judge(ctx, &t, f->errnum);
+}
+
 struct denial_sink explain_sink(struct explain *x)
 {
-	return (struct denial_sink){sink_add, sink_host, x};
+	return (struct denial_sink){sink_add, sink_host, sink_failed, x};
 }
 
 void explain_add(struct explain *x, enum denial_op op, const char *program, pid_t pid,

@@ -49,6 +49,8 @@ struct explain_call {
 	char path[PATH_MAX];  /* the object, absolute as the tracee saw it; "" for none */
 	char path2[PATH_MAX]; /* rename, link: the destination */
 	int port;             /* connect, bind: the TCP port, or -1 (UNIX: path); signal: pid */
+	const char *program;  /* the process's name, where it is gone by then; else NULL */
+	double when;          /* the moment of the call, where it is judged later; else 0 */
 };
 
 struct tracer_call;

@@ -55,7 +55,7 @@ void sup_unref(struct supervisor *s)
 	free(s->unix_mnt);
 	free(s->all_mnt);
 	for (size_t i = 0; i < s->ndenied; i++)
-		free(s->denied[i].path);
+		free(s->denied[i].path), free(s->denied[i].path2);
 	free(s->denied);
 	free(s->names);
 	pthread_mutex_destroy(&s->lock);
@@ -133,7 +133,9 @@ bool sup_allowed_place(const struct call *c, int fd, const char *path, bool unix
 	       (unix_too && sup_beneath_any(&s->unix_dirs, path));
 }
 
-void sup_note_denial(const struct call *c, enum denial_op op, const char *path, int port)
+/* One refusal (errnum 0) or failed call kept for the sink, with the process's name. */
+static void keep(struct call *c, enum denial_op op, const char *path, const char *path2, int port,
+		 int errnum)
 {
 	char p[64], comm[32] = "";
 	snprintf(p, sizeof(p), "/proc/%d/comm", (int)c->v.tid);
@@ -145,6 +147,7 @@ void sup_note_denial(const struct call *c, enum denial_op op, const char *path, 
 		close(fd);
 	}
 	struct supervisor *s = c->s;
+	c->noted++;
 	pthread_mutex_lock(&s->lock);
 	if (s->ndenied < DENIAL_KEEP &&
 	    strv_grow(&s->denied, &s->capdenied, s->ndenied, sizeof(*s->denied), 16) == 0) {
@@ -152,13 +155,28 @@ void sup_note_denial(const struct call *c, enum denial_op op, const char *path, 
 		d->op = op;
 		d->pid = c->v.tid;
 		d->port = port;
+		d->errnum = errnum;
 		d->when = clock_now_s();
 		snprintf(d->program, sizeof(d->program), "%.15s", comm); /* TASK_COMM_LEN */
 		d->path = path ? strdup(path) : NULL;
-		if (d->path || !path)
+		d->path2 = path2 ? strdup(path2) : NULL;
+		if ((d->path || !path) && (d->path2 || !path2))
 			s->ndenied++;
+		else
+			free(d->path), free(d->path2);
 	}
 	pthread_mutex_unlock(&s->lock);
+}
+
+void sup_note_denial(struct call *c, enum denial_op op, const char *path, int port)
+{
+	keep(c, op, path, NULL, port, 0);
+}
+
+void sup_note_failed(struct call *c, enum denial_op op, const char *path, const char *path2,
+		     int errnum)
+{
+	keep(c, op, path, path2, -1, errnum);
 }
 
 /* The calling thread's /proc/TID/status: its umask (else 022) and filters (else -1). */
@@ -216,7 +234,7 @@ int sup_drop_caps(void)
 
 static void serve(struct supervisor *s, struct seccomp_notif *req)
 {
-	struct call c = {s, req, {0}, false, 0, 0, false};
+	struct call c = {s, req, {0}, false, 0, 0, false, 0};
 	if (stepview_open(&c.v, s->listener, req->id, (pid_t)req->pid) < 0) {
 		sup_respond(&c, 0, ESRCH);
 	} else {
@@ -441,9 +459,20 @@ void supervise_stop(struct supervisor *s, const struct denial_sink *sink)
 	pthread_join(s->thread, NULL);
 	close(s->stop[0]);
 	pthread_mutex_lock(&s->lock);
-	for (size_t i = 0; sink && i < s->ndenied; i++)
-		sink->add(sink->ctx, s->denied[i].op, s->denied[i].program, s->denied[i].pid,
-			  s->denied[i].path, s->denied[i].port, s->denied[i].when);
+	for (size_t i = 0; sink && i < s->ndenied; i++) {
+		const struct sup_denial *d = &s->denied[i];
+		struct denial_failed f = {d->op,
+					  d->program,
+					  d->pid,
+					  d->path ? d->path : "",
+					  d->path2 ? d->path2 : "",
+					  d->errnum,
+					  d->when};
+		if (!d->errnum)
+			sink->add(sink->ctx, d->op, d->program, d->pid, d->path, d->port, d->when);
+		else if (sink->failed)
+			sink->failed(sink->ctx, &f);
+	}
 	pthread_mutex_unlock(&s->lock);
 	sup_unref(s);
 }

@@ -586,6 +586,69 @@ static int guard_two(struct call *c, const struct shape *sh, const char *p1, con
 	return r;
 }
 
+/* A name as the step gave it, made absolute in its view ("" where it cannot be). */
+static void step_absolute(struct call *c, uint64_t dirfd, const char *path, char *out, size_t cap)
+{
+	char base[PATH_MAX];
+	int fd = path[0] == '/' ? -1 : stepview_resolve(&c->v, dirfd, ".", true);
+	out[0] = '\0';
+	if (path[0] == '/')
+		snprintf(out, cap, "%s", path);
+	else if (fd >= 0 && stepview_held_path(fd, base, sizeof(base)) == 0 &&
+		 snprintf(out, cap, "%s/%s", base, path) >= (int)cap)
+		out[0] = '\0'; /* too long to be a path the kernel took */
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * --explain by the tracer: a call performed here that failed as the tracer
+ * judges its own (it never stops at a call the supervisor takes), with what
+ * it would have read from it; a refusal said here already is not.
+ */
+static void judge_failed(struct call *c, const struct shape *sh, const char *p1, const char *p2,
+			 int flags, int e)
+{
+	const uint64_t *a = (const uint64_t *)c->req->data.args;
+	if (!c->s->judge || c->noted ||
+	    (e != EACCES && e != EPERM && e != EXDEV && e != ENOENT && e != EROFS && e != EBUSY))
+		return;
+	char a1[PATH_MAX], a2[PATH_MAX] = "";
+	step_absolute(c, dir_arg(a, sh->dir), p1, a1, sizeof(a1));
+	if (sh->path2 >= 0)
+		step_absolute(c, dir_arg(a, sh->dir2), p2, a2, sizeof(a2));
+	struct stat st;
+	enum denial_op op = OP_CREATE;
+	switch (sh->nr) {
+	case SYS_open:
+	case SYS_openat:
+	case SYS_creat:
+		op = (flags & O_CREAT) && stat(a1, &st) < 0 ? OP_CREATE : OP_WRITE;
+		break;
+	case SYS_truncate:
+		op = OP_WRITE;
+		break;
+	case SYS_unlink:
+	case SYS_unlinkat:
+	case SYS_rmdir:
+		op = OP_DELETE;
+		break;
+	case SYS_rename:
+	case SYS_renameat:
+	case SYS_renameat2:
+		op = OP_RENAME;
+		break;
+	case SYS_link:
+	case SYS_linkat:
+		op = OP_LINK;
+		break;
+	default: /* mkdir, mknod, symlink */
+		break;
+	}
+	if (a1[0])
+		sup_note_failed(c, op, a1, a2, e);
+}
+
 void sup_serve_guard(struct call *c)
 {
 	const uint64_t *a = (const uint64_t *)c->req->data.args;
@@ -606,12 +669,14 @@ void sup_serve_guard(struct call *c)
 	int r = stepview_read_str(&c->v, a[sh->path], p1, sizeof(p1));
 	if (r == 0 && sh->path2 >= 0)
 		r = stepview_read_str(&c->v, a[sh->path2], p2, sizeof(p2));
+	bool named = r == 0;
+	p2[0] = sh->path2 >= 0 ? p2[0] : '\0';
 	long val = 0;
-	int nr = sh->nr;
+	int nr = sh->nr, flags = 0;
 	if (r < 0) {
 		/* r as it is */
 	} else if (nr == SYS_open || nr == SYS_openat || nr == SYS_creat) {
-		int flags = nr == SYS_creat ? O_CREAT | O_WRONLY | O_TRUNC : (int)a[sh->flags];
+		flags = nr == SYS_creat ? O_CREAT | O_WRONLY | O_TRUNC : (int)a[sh->flags];
 		mode_t mode = (mode_t)a[nr == SYS_openat ? 3 : nr == SYS_open ? 2 : 1];
 		if ((flags & O_ACCMODE) == O_RDONLY &&
 		    !(flags & (O_CREAT | O_TRUNC | __O_TMPFILE))) {
@@ -639,6 +704,8 @@ void sup_serve_guard(struct call *c)
 				p1, -1);
 	if (r == -EINPROGRESS)
 		return; /* a FIFO's writer, answered when its reader comes */
+	if (r < 0 && r != -ECANCELED && named)
+		judge_failed(c, sh, p1, p2, flags, -r);
 	if (r == -ECANCELED)
 		sup_go_on(c);
 	else

@@ -51,7 +51,9 @@ struct sup_denial {
 	enum denial_op op;
 	char program[16];
 	pid_t pid;
-	char *path; /* NULL for a TCP port */
+	char *path;  /* NULL for a TCP port */
+	char *path2; /* a failed call's second path, or NULL */
+	int errnum;  /* a failed call's, to be judged (denial_failed); 0 for a refusal */
 	int port;
 	double when; /* clock_now_s() */
 };
@@ -96,7 +98,8 @@ struct call {
 	bool status_read;
 	mode_t umask;
 	int filters;
-	bool nested; /* a sandbox inside the step's: its calls are judged by name, then go on */
+	bool nested;    /* a sandbox inside the step's: its calls are judged by name, then go on */
+	unsigned noted; /* denials noted for it (sup_note_denial) */
 };
 
 /* supervise.c */
@@ -106,7 +109,10 @@ void sup_unref(struct supervisor *s);
 /* Answer the call: val, or the error errnum when it is not 0. */
 void sup_respond(const struct call *c, long val, int errnum);
 /* Keep a refusal for --explain and the report (path NULL: a TCP port). */
-void sup_note_denial(const struct call *c, enum denial_op op, const char *path, int port);
+void sup_note_denial(struct call *c, enum denial_op op, const char *path, int port);
+/* A call performed for the step that failed with errnum: judged as the tracer would (--explain). */
+void sup_note_failed(struct call *c, enum denial_op op, const char *path, const char *path2,
+		     int errnum);
 /* Whether path lies beneath one of dirs. */
 bool sup_beneath_any(const struct strv *dirs, const char *path);
 /* Whether the object fd (at path) lies where the step may write (or, unix_too, connect). */
