@@ -246,6 +246,21 @@ static int made_mode(const struct job *j)
 	return r;
 }
 
+/*
+ * Whether name in dir is a mount point where dir's mount is (the step's
+ * namespace): the kernel refuses to move or remove one (EBUSY) only in the
+ * caller's own namespace, and the performer is not in the step's. A grant
+ * or a protected path bound read-only inside a write grant would otherwise
+ * be moved away from under its bind.
+ */
+static bool busy(int dir, const char *name)
+{
+	struct statx d, n;
+	return statx(dir, "", AT_EMPTY_PATH, STATX_MNT_ID, &d) == 0 &&
+	       statx(dir, name, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &n) == 0 &&
+	       (d.stx_mask & n.stx_mask & STATX_MNT_ID) && d.stx_mnt_id != n.stx_mnt_id;
+}
+
 int sup_job_call(void *arg)
 {
 	struct job *j = arg;
@@ -262,11 +277,15 @@ int sup_job_call(void *arg)
 	case SYS_unlink:
 	case SYS_unlinkat:
 	case SYS_rmdir:
+		if (busy(j->dir, j->name))
+			return -EBUSY;
 		r = unlinkat(j->dir, j->name, j->flags);
 		break;
 	case SYS_rename:
 	case SYS_renameat:
 	case SYS_renameat2:
+		if (busy(j->dir, j->name) || busy(j->dir2, j->name2))
+			return -EBUSY;
 		r = (int)syscall(SYS_renameat2, j->dir, j->name, j->dir2, j->name2, j->flags);
 		break;
 	case SYS_link:

@@ -167,6 +167,17 @@ run_sb run --timeout 20 -- bash -c 'mkfifo f; (sleep 0.3; cat f) & echo tofifo >
 	ok "a FIFO opened to write before its reader: it waits, and the write lands" ||
 	notok "a FIFO opened to write before its reader: it waits, and the write lands" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
 
+# the calls performed for the step move nothing from under a bind of its
+# namespace (a read grant inside the write grant); the control: a sibling moved
+if [ "$BACKEND" != landlock ]; then
+	find "$T/w" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+	mkdir -p "$T/w/ro" "$T/w/rw" && echo keep >"$T/w/ro/file"
+	run_sb run -r "$T/w/ro" -- sh -c 'mv ro ro2 || echo busy; rm -f ro/file || echo kept; mv rw rw2 && echo moved'
+	[ "$OUT" = "$(printf 'busy\nkept\nmoved')" ] && [ "$(cat "$T/w/ro/file")" = keep ] && [ -d "$T/w/rw2" ] &&
+		ok "a read grant bound inside the write grant is not moved or emptied; a sibling is moved" ||
+		notok "a read grant bound inside the write grant is not moved or emptied; a sibling is moved" "$OUT" "$(ls "$T/w")"
+fi
+
 # --explain names it protected, with the unprotect that would allow it
 setup
 run_sb run --explain -- sh -c 'echo x >.envrc'
