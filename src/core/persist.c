@@ -127,9 +127,12 @@ static bool same_file(int dfd, int fd)
 /*
  * Wait for the lock on fd: F_OFD_SETLKW, woken by SIGALRM to speak after a
  * second and to give up at the deadline. 0, 1 at the deadline, or -errno.
+ * holder (of cap bytes) is read again from P's lock (in the folder dfd)
+ * before it is said: a holder writes its line a moment after it took the
+ * lock, and its lock file may not have been there when we first looked.
  */
-static int wait_lock(int fd, const char *holder, struct flock *fl, const char *dir, long wait_s,
-		     bool quiet, double start)
+static int wait_lock(int fd, int dfd, char *holder, size_t cap, struct flock *fl,
+		     const char *dir, long wait_s, bool quiet, double start)
 {
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof(sa));
@@ -151,6 +154,13 @@ static int wait_lock(int fd, const char *holder, struct flock *fl, const char *d
 			if (deadline && t >= deadline) {
 				r = 1;
 				break;
+			}
+			int info = said ? -1
+					       : openat(dfd, PERSIST_LOCK_NAME,
+							O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+			if (info >= 0) {
+				read_holder(info, fl->l_type, holder, cap);
+				close(info);
 			}
 			if (!said && !quiet)
 				fprintf(stderr,
@@ -257,7 +267,8 @@ static int path_lock(struct persist_lock *l, int dfd, const char *dir, long wait
 			read_holder(in_p, fl.l_type, l->holder, sizeof(l->holder));
 			close(in_p);
 		}
-		r = wait_lock(fd, l->holder, &fl, dir, wait_s, quiet, start);
+		r = wait_lock(fd, dfd, l->holder, sizeof(l->holder), &fl, dir, wait_s, quiet,
+			      start);
 	}
 	if (r == 1) {
 		err_set(err, ERR_UNAVAILABLE, 0,
@@ -300,7 +311,8 @@ int persist_lock(struct persist_lock *l, const char *dir, bool shared, long wait
 		r = fcntl(l->fd, F_OFD_SETLK, &fl) == 0 ? 0 : -errno;
 		if (r == -EAGAIN || r == -EACCES) {
 			read_holder(l->fd, fl.l_type, l->holder, sizeof(l->holder));
-			r = wait_lock(l->fd, l->holder, &fl, dir, wait_s, quiet, start);
+			r = wait_lock(l->fd, dfd, l->holder, sizeof(l->holder), &fl, dir, wait_s,
+				      quiet, start);
 		}
 		if (r == 1) {
 			err_set(err, ERR_UNAVAILABLE, 0,
