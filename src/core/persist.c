@@ -131,8 +131,8 @@ static bool same_file(int dfd, int fd)
  * before it is said: a holder writes its line a moment after it took the
  * lock, and its lock file may not have been there when we first looked.
  */
-static int wait_lock(int fd, int dfd, char *holder, size_t cap, struct flock *fl,
-		     const char *dir, long wait_s, bool quiet, double start)
+static int wait_lock(int fd, int dfd, char *holder, size_t cap, struct flock *fl, const char *dir,
+		     long wait_s, bool quiet, double start)
 {
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof(sa));
@@ -156,8 +156,8 @@ static int wait_lock(int fd, int dfd, char *holder, size_t cap, struct flock *fl
 				break;
 			}
 			int info = said ? -1
-					       : openat(dfd, PERSIST_LOCK_NAME,
-							O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+					: openat(dfd, PERSIST_LOCK_NAME,
+						 O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 			if (info >= 0) {
 				read_holder(info, fl->l_type, holder, cap);
 				close(info);

@@ -665,12 +665,11 @@ void sup_serve_guard(struct call *c)
 	 */
 	int filters = sup_step_filters(c);
 	c->nested = filters < 0 || filters > c->s->step_filters;
-	char p1[PATH_MAX], p2[PATH_MAX];
+	char p1[PATH_MAX], p2[PATH_MAX] = "";
 	int r = stepview_read_str(&c->v, a[sh->path], p1, sizeof(p1));
 	if (r == 0 && sh->path2 >= 0)
 		r = stepview_read_str(&c->v, a[sh->path2], p2, sizeof(p2));
 	bool named = r == 0;
-	p2[0] = sh->path2 >= 0 ? p2[0] : '\0';
 	long val = 0;
 	int nr = sh->nr, flags = 0;
 	if (r < 0) {
