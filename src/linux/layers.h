@@ -38,7 +38,10 @@ struct backend_built {
  * What launch asks of the planned layers around the clone of the step's
  * first process; each is nothing (0) without the namespaces.
  */
-/* The step's Landlock ruleset, under which the supervisor performs its file calls, or -1. */
+/*
+ * Landlock alone: the step's ruleset, under which the supervisor performs
+ * its file calls; -1 under the namespaces (their mounts bound those calls).
+ */
 int layers_fs_ruleset(const struct backend *b);
 /* The Landlock ruleset the supervisor connects under for the step (a port list), or -1. */
 int layers_net_ruleset(const struct backend *b);

@@ -36,6 +36,8 @@ struct sup_performer {
 	void *arg;
 	int result;
 	struct fifo_wait *waiting; /* FIFOs opened to write, waiting for a reader */
+	bool inline_;              /* no thread: the dispatcher performs (the namespaces) */
+	mode_t umask;              /* ... and meets stepbox's umask */
 };
 
 /* A FIFO opened to write with no reader yet: the open waits in a thread of its own. */
@@ -108,13 +110,23 @@ int sup_performer_start(struct supervisor *s, int ruleset)
 	struct sup_performer *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->ruleset = -1; /* none: mountns, whose mounts bound every call performed */
-	if (ruleset >= 0 && (p->ruleset = fcntl(ruleset, F_DUPFD_CLOEXEC, 3)) < 0) {
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	if (ruleset < 0) {
+		/*
+		 * The namespaces: every call is made through a folder pinned in
+		 * the step's mounts, which bound it as they bound the step; the
+		 * dispatcher (no capability) makes it, with no thread between.
+		 */
+		p->inline_ = p->ready = true;
+		p->umask = process_umask();
+		s->perf = p;
+		return 0;
+	}
+	if ((p->ruleset = fcntl(ruleset, F_DUPFD_CLOEXEC, 3)) < 0) {
 		free(p);
 		return -errno;
 	}
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->cond, NULL);
 	int r = -pthread_create(&p->thread, NULL, perform_loop, p);
 	if (r < 0) {
 		close(p->ruleset);
@@ -152,7 +164,8 @@ void sup_performer_stop(struct supervisor *s)
 	while (p->waiting)
 		pthread_cond_wait(&p->cond, &p->lock);
 	pthread_mutex_unlock(&p->lock);
-	pthread_join(p->thread, NULL);
+	if (!p->inline_)
+		pthread_join(p->thread, NULL);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
 	free(p);
@@ -176,7 +189,10 @@ int sup_perform(struct call *c, int (*fn)(void *), void *arg)
 	while (!p->ready)
 		pthread_cond_wait(&p->cond, &p->lock);
 	int r = -EACCES; /* fail closed */
-	if (!p->broken) {
+	if (p->inline_) {
+		shared_umask = p->umask;
+		r = fn(arg);
+	} else if (!p->broken) {
 		p->fn = fn;
 		p->arg = arg;
 		p->done = false;
