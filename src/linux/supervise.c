@@ -26,6 +26,13 @@
 #include "strv.h"
 #include "supervise_int.h"
 
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SUP_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#else
+#define SUP_NOTIF_SET_FLAGS SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#endif
+#define SUP_NOTIF_SYNC_WAKE_UP 1UL /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP */
+
 /*
  * The supervisor itself: its lifetime, what the step is answered, the
  * refusals kept and where an object may be written; the dispatcher, the
@@ -387,6 +394,12 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 		close(cfg->diag_fd);
 	if (s) {
 		s->listener = listener;
+		/*
+		 * Linux 6.6+: the dispatcher woken on the CPU of the call it is
+		 * sent, which waits for it anyway: no wakeup across CPUs each call
+		 * (on a VM an IPI is a VM exit). Older kernels refuse: as before.
+		 */
+		ioctl(listener, SUP_NOTIF_SET_FLAGS, SUP_NOTIF_SYNC_WAKE_UP);
 		s->stop[0] = s->stop[1] = -1;
 		s->net_ruleset = -1;
 		s->shm_dir = -1;

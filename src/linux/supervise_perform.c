@@ -31,10 +31,11 @@ struct sup_performer {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int ruleset;
-	bool ready, broken, asked, done, stop;
+	bool ready, broken;
 	int (*fn)(void *);
 	void *arg;
 	int result;
+	int ask[2], answer[2];     /* the dispatcher's job, and its end */
 	struct fifo_wait *waiting; /* FIFOs opened to write, waiting for a reader */
 	bool inline_;              /* no thread: the dispatcher performs (the namespaces) */
 	mode_t umask;              /* ... and meets stepbox's umask */
@@ -93,15 +94,19 @@ static void *perform_loop(void *arg)
 	p->broken = !ok;
 	p->ready = true;
 	pthread_cond_broadcast(&p->cond);
-	while (!p->stop) {
-		if (p->asked && !p->done) {
-			p->result = p->fn(p->arg);
-			p->done = true;
-			pthread_cond_broadcast(&p->cond);
-		}
-		pthread_cond_wait(&p->cond, &p->lock);
-	}
 	pthread_mutex_unlock(&p->lock);
+	/*
+	 * Asked and answered through pipes, whose wakeups are synchronous: the
+	 * performer runs on the CPU of the dispatcher, which waits for it.
+	 */
+	char job;
+	while (!p->broken && read(p->ask[0], &job, 1) == 1 && job == 'j') {
+		pthread_mutex_lock(&p->lock); /* the FIFO waiters' list */
+		p->result = p->fn(p->arg);
+		pthread_mutex_unlock(&p->lock);
+		if (write(p->answer[1], "a", 1) != 1)
+			break;
+	}
 	return NULL;
 }
 
@@ -123,13 +128,23 @@ int sup_performer_start(struct supervisor *s, int ruleset)
 		s->perf = p;
 		return 0;
 	}
-	if ((p->ruleset = fcntl(ruleset, F_DUPFD_CLOEXEC, 3)) < 0) {
+	p->ask[0] = p->ask[1] = p->answer[0] = p->answer[1] = -1;
+	if ((p->ruleset = fcntl(ruleset, F_DUPFD_CLOEXEC, 3)) < 0 || pipe2(p->ask, O_CLOEXEC) < 0 ||
+	    pipe2(p->answer, O_CLOEXEC) < 0) {
+		int e = -errno;
+		for (int i = 0; i < 2; i++)
+			if (p->ask[i] >= 0)
+				close(p->ask[i]);
+		if (p->ruleset >= 0)
+			close(p->ruleset);
 		free(p);
-		return -errno;
+		return e;
 	}
 	int r = -pthread_create(&p->thread, NULL, perform_loop, p);
 	if (r < 0) {
 		close(p->ruleset);
+		for (int i = 0; i < 2; i++)
+			close(p->ask[i]), close(p->answer[i]);
 		free(p);
 		return r;
 	}
@@ -150,9 +165,9 @@ void sup_performer_stop(struct supervisor *s)
 	struct sup_performer *p = s->perf;
 	if (!p)
 		return;
+	if (!p->inline_ && write(p->ask[1], "q", 1) != 1)
+		close(p->ask[1]), p->ask[1] = -1; /* its read ends the loop */
 	pthread_mutex_lock(&p->lock);
-	p->stop = true;
-	pthread_cond_broadcast(&p->cond);
 	/* a writer still waiting for a reader: one comes, and the call is gone */
 	for (struct fifo_wait *w = p->waiting; w; w = w->next) {
 		char via[64];
@@ -164,8 +179,14 @@ void sup_performer_stop(struct supervisor *s)
 	while (p->waiting)
 		pthread_cond_wait(&p->cond, &p->lock);
 	pthread_mutex_unlock(&p->lock);
-	if (!p->inline_)
+	if (!p->inline_) {
 		pthread_join(p->thread, NULL);
+		for (int i = 0; i < 2; i++) {
+			if (p->ask[i] >= 0)
+				close(p->ask[i]);
+			close(p->answer[i]);
+		}
+	}
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
 	free(p);
@@ -192,19 +213,19 @@ int sup_perform(struct call *c, int (*fn)(void *), void *arg)
 	if (p->inline_) {
 		shared_umask = p->umask;
 		r = fn(arg);
-	} else if (!p->broken) {
-		p->fn = fn;
-		p->arg = arg;
-		p->done = false;
-		p->asked = true;
-		pthread_cond_broadcast(&p->cond);
-		while (!p->done)
-			pthread_cond_wait(&p->cond, &p->lock);
-		p->asked = false;
-		r = p->result;
+		pthread_mutex_unlock(&p->lock);
+		return r;
 	}
+	bool broken = p->broken;
 	pthread_mutex_unlock(&p->lock);
-	return r;
+	if (broken)
+		return r;
+	p->fn = fn;
+	p->arg = arg;
+	char done;
+	if (write(p->ask[1], "j", 1) != 1 || read(p->answer[0], &done, 1) != 1)
+		return r;
+	return p->result;
 }
 
 /* ---- the calls, performed on a pinned folder and one name -------------- */
