@@ -531,7 +531,7 @@ void backend_host_probe_all(struct backend_host *host)
 
 int layers_fs_ruleset(const struct backend *b)
 {
-	return b->built && b->layers.landlock && !b->layers.ns ? b->built->ruleset : -1;
+	return b->built && b->layers.landlock ? b->built->ruleset : -1;
 }
 
 int layers_net_ruleset(const struct backend *b)

@@ -39,8 +39,10 @@ struct backend_built {
  * first process; each is nothing (0) without the namespaces.
  */
 /*
- * Landlock alone: the step's ruleset, under which the supervisor performs
- * its file calls; -1 under the namespaces (their mounts bound those calls).
+ * The step's Landlock ruleset, under which the supervisor performs its file
+ * calls (stacked: with the init's rules for the private mounts, which hold
+ * more than the binds do: a pipe in a read grant is not written); -1 for
+ * mountns, whose mounts alone bound the calls, as they bound the step.
  */
 int layers_fs_ruleset(const struct backend *b);
 /* The Landlock ruleset the supervisor connects under for the step (a port list), or -1. */

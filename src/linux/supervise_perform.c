@@ -119,9 +119,10 @@ int sup_performer_start(struct supervisor *s, int ruleset)
 	pthread_cond_init(&p->cond, NULL);
 	if (ruleset < 0) {
 		/*
-		 * The namespaces: every call is made through a folder pinned in
-		 * the step's mounts, which bound it as they bound the step; the
-		 * dispatcher (no capability) makes it, with no thread between.
+		 * mountns: every call is made through a folder pinned in the
+		 * step's mounts, which bound it as they bound the step (no
+		 * Landlock holds either); the dispatcher (no capability) makes it,
+		 * with no thread between.
 		 */
 		p->inline_ = p->ready = true;
 		p->umask = process_umask();
