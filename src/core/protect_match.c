@@ -184,6 +184,15 @@ static void try_gitdirs(const struct protect_record *r, size_t g, const char *re
 	}
 }
 
+/* Whether the policy's protected_paths entry i is not unprotected. */
+static bool extra_on(const struct protect_record *r, size_t i)
+{
+	for (size_t u = 0; u < r->unprot.n; u++)
+		if (fnmatch(r->unprot.v[u], r->extra.v[i], 0) == 0)
+			return false;
+	return true;
+}
+
 /* The set's other names, HOME's where g holds it, and the policy's, against rel. */
 static void try_names(const struct protect_record *r, size_t g, const char *rel,
 		      enum protect_change how, struct protect_hit *hit)
@@ -204,10 +213,7 @@ static void try_names(const struct protect_record *r, size_t g, const char *rel,
 	}
 	for (size_t i = 0; i < r->extra.n; i++) {
 		const char *p = r->extra.v[i];
-		bool off = false;
-		for (size_t u = 0; u < r->unprot.n; u++)
-			off |= fnmatch(r->unprot.v[u], p, 0) == 0;
-		if (off)
+		if (!extra_on(r, i))
 			continue;
 		if (p[0] != '/')
 			try(p, &r->xrules[i], rel, how, false, hit);
@@ -239,13 +245,9 @@ bool protect_any(const struct protect_record *r)
 	for (size_t i = 0; i < protect_nrules; i++)
 		if (!r->off[i])
 			return true;
-	for (size_t i = 0; i < r->extra.n; i++) {
-		bool off = false;
-		for (size_t u = 0; u < r->unprot.n; u++)
-			off |= fnmatch(r->unprot.v[u], r->extra.v[i], 0) == 0;
-		if (!off)
+	for (size_t i = 0; i < r->extra.n; i++)
+		if (extra_on(r, i))
 			return true;
-	}
 	return false;
 }
 

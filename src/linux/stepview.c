@@ -537,15 +537,6 @@ static int walk_comp(struct sv_walk *w, const char *comp, bool last)
 }
 
 /*
- * Resolve path from dirfd (the step's; AT_FDCWD: its cwd) in the step's
- * root, following symlinks ourselves so that every component is opened
- * relative to the one before (O_NOFOLLOW): nothing is resolved in our own
- * context. /proc/self and /proc/thread-self mean the step, not us; the
- * step's magic links (/proc/PID/fd/N, cwd, root) are followed by the kernel
- * to the object they stand for. Returns an O_PATH fd of the object (of the
- * symlink itself when !follow and the last component is one), or -errno.
- */
-/*
  * The common case in one call, where it means what the walk would: an
  * absolute path in the step's root (RESOLVE_IN_ROOT: ".." and absolute
  * symlinks stay in it), or a relative one with no ".." and no symlink; never
@@ -573,6 +564,16 @@ static int resolve_fast(int root, int start, const char *path, bool follow)
 	return fd < 0 ? -1 : fd;
 }
 
+/*
+ * Resolve path from dirfd (the step's; AT_FDCWD: its cwd) in the step's
+ * root: in one openat2 where that means the same (resolve_fast), else
+ * following symlinks ourselves so that every component is opened relative
+ * to the one before (O_NOFOLLOW): nothing is resolved in our own context.
+ * /proc/self and /proc/thread-self mean the step, not us; the step's magic
+ * links (/proc/PID/fd/N, cwd, root) are followed by the kernel to the
+ * object they stand for. Returns an O_PATH fd of the object (of the
+ * symlink itself when !follow and the last component is one), or -errno.
+ */
 int stepview_resolve(struct stepview *v, uint64_t dirfd, const char *path, bool follow)
 {
 	struct sv_walk w = {.v = v, .proc_pid = -1, .follow = follow};

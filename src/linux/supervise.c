@@ -474,17 +474,18 @@ void supervise_stop(struct supervisor *s, const struct denial_sink *sink)
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; sink && i < s->ndenied; i++) {
 		const struct sup_denial *d = &s->denied[i];
-		struct denial_failed f = {d->op,
-					  d->program,
-					  d->pid,
-					  d->path ? d->path : "",
-					  d->path2 ? d->path2 : "",
-					  d->errnum,
-					  d->when};
-		if (!d->errnum)
+		if (!d->errnum) {
 			sink->add(sink->ctx, d->op, d->program, d->pid, d->path, d->port, d->when);
-		else if (sink->failed)
+		} else if (sink->failed) {
+			struct denial_failed f = {d->op,
+						  d->program,
+						  d->pid,
+						  d->path ? d->path : "",
+						  d->path2 ? d->path2 : "",
+						  d->errnum,
+						  d->when};
 			sink->failed(sink->ctx, &f);
+		}
 	}
 	pthread_mutex_unlock(&s->lock);
 	sup_unref(s);

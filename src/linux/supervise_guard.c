@@ -5,19 +5,15 @@
 #include <limits.h>
 #include <linux/fs.h>
 #include <linux/seccomp.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "landlock.h"
 #include "path.h"
 #include "protect.h"
 #include "stepview.h"

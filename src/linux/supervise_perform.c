@@ -58,17 +58,10 @@ static _Thread_local mode_t shared_umask;
 
 static mode_t process_umask(void)
 {
-	char *status = NULL;
-	size_t len = 0;
-	mode_t u = 0777; /* unread: every creation's mode is set after */
-	int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && path_read_fd(fd, 1 << 16, &status, &len) == 0) {
-		const char *l = strstr(status, "\nUmask:");
-		if (l)
-			u = (mode_t)strtoul(l + 7, NULL, 8) & 0777;
-	}
-	if (fd >= 0)
-		close(fd);
+	char *status = path_read_file("/proc/thread-self/status", 1 << 16);
+	const char *l = status ? strstr(status, "\nUmask:") : NULL;
+	/* unread: every creation's mode is set after */
+	mode_t u = l ? (mode_t)strtoul(l + 7, NULL, 8) & 0777 : 0777;
 	free(status);
 	return u;
 }
@@ -87,9 +80,8 @@ static void *perform_loop(void *arg)
 	else
 		shared_umask = process_umask();
 	ok = ok && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
-	     (p->ruleset < 0 || landlock_enforce(p->ruleset, 0) == 0);
-	if (p->ruleset >= 0)
-		close(p->ruleset);
+	     landlock_enforce(p->ruleset, 0) == 0;
+	close(p->ruleset);
 	pthread_mutex_lock(&p->lock);
 	p->broken = !ok;
 	p->ready = true;
