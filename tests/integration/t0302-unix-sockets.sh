@@ -215,7 +215,7 @@ for net in none tcp:443; do
 	fi
 	run_sb run --net "$net" -- python3 race.py "$$" 400
 	[ "$RC" = 0 ] && [ "$OUT" = "0 True" ] && ok "--net $net: a name flipped to abstract after the check is never bound" ||
-		notok "--net $net: a name flipped to abstract after the check is never bound" "rc=$RC out=$OUT"
+		notok "--net $net: a name flipped to abstract after the check is never bound" "rc=$RC out=$OUT $ERR"
 	if [ "$net" != none ]; then # (no TCP socket to swap under --net none)
 		cp "$TESTDIR/unix-swap.py" "$T/w/swap.py"
 		run_sb run --net "$net" -- python3 swap.py "$$" 2000
