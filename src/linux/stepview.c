@@ -35,7 +35,7 @@
 
 int stepview_open(struct stepview *v, int listener, uint64_t id, pid_t tid)
 {
-	*v = (struct stepview){listener, id, -1, tid, -1, -1};
+	*v = (struct stepview){listener, id, -1, tid, -1, -1, -1, -1};
 	v->pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
 	if (v->pidfd < 0)
 		v->pidfd = (int)syscall(SYS_pidfd_open, tid, 0);
@@ -59,9 +59,12 @@ int stepview_open(struct stepview *v, int listener, uint64_t id, pid_t tid)
 
 void stepview_close(struct stepview *v)
 {
-	if (v->pidfd >= 0)
-		close(v->pidfd);
-	v->pidfd = -1;
+	int *fds[] = {&v->pidfd, &v->root, &v->cwd};
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
 }
 
 bool stepview_waiting(const struct stepview *v)
@@ -399,20 +402,33 @@ struct sv_walk {
 	char *p;
 };
 
-/* where a walk of path from dirfd starts: the step's root, cwd or dirfd */
-static int walk_start(const struct stepview *v, uint64_t dirfd, const char *path, int root)
+/*
+ * The step's root or cwd (what: "root", "cwd"), opened once for the call
+ * (held in *slot until stepview_close): every walk of one call starts
+ * from the same folders, as the kernel's would. Borrowed, or -errno.
+ */
+static int step_dir(const struct stepview *v, int *slot, const char *what)
 {
-	int cur;
+	if (*slot < 0)
+		*slot = stepview_proc_open(v, what, O_PATH | O_DIRECTORY);
+	return *slot;
+}
+
+/*
+ * Where a walk of path from dirfd starts: the step's root or cwd
+ * (borrowed), or its dirfd (opened: *owned).
+ */
+static int walk_start(struct stepview *v, uint64_t dirfd, const char *path, int root, int *owned)
+{
+	*owned = -1;
 	if (path[0] == '/')
-		cur = (cur = dup(root)) < 0 ? -errno : cur;
-	else if ((int)dirfd == AT_FDCWD)
-		cur = stepview_proc_open(v, "cwd", O_PATH | O_DIRECTORY);
-	else {
-		char what[32];
-		snprintf(what, sizeof(what), "fd/%d", (int)dirfd);
-		cur = dirfd > INT_MAX ? -EBADF : stepview_proc_open(v, what, O_PATH | O_DIRECTORY);
-	}
-	return cur;
+		return root;
+	if ((int)dirfd == AT_FDCWD)
+		return step_dir(v, &v->cwd, "cwd");
+	char what[32];
+	snprintf(what, sizeof(what), "fd/%d", (int)dirfd);
+	*owned = dirfd > INT_MAX ? -EBADF : stepview_proc_open(v, what, O_PATH | O_DIRECTORY);
+	return *owned;
 }
 
 static int walk_up(struct sv_walk *w)
@@ -541,8 +557,12 @@ static int walk_comp(struct sv_walk *w, const char *comp, bool last)
  * absolute path in the step's root (RESOLVE_IN_ROOT: ".." and absolute
  * symlinks stay in it), or a relative one with no ".." and no symlink; never
  * a magic link, and never an object in procfs (there /proc/self is the
- * step's, which only the walk knows). -1: walk.
+ * step's, which only the walk knows). A relative name that is not there
+ * from a folder outside procfs is not there for the walk either: each
+ * component before the missing one was a plain name (a symlink stops
+ * openat2 with ELOOP first). SV_WALK: walk.
  */
+#define SV_WALK (-EAGAIN)
 static int resolve_fast(int root, int start, const char *path, bool follow)
 {
 	struct open_how how = {.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
@@ -552,16 +572,18 @@ static int resolve_fast(int root, int start, const char *path, bool follow)
 	} else {
 		for (const char *c = path; *c; c += strcspn(c, "/"), c += *c == '/')
 			if (c[0] == '.' && c[1] == '.' && (c[2] == '/' || !c[2]))
-				return -1;
+				return SV_WALK;
 		how.resolve |= RESOLVE_NO_SYMLINKS;
 	}
 	int fd = (int)syscall(SYS_openat2, path[0] == '/' ? root : start, path, &how, sizeof(how));
 	struct statfs sf;
+	if (fd < 0 && errno == ENOENT && path[0] != '/')
+		return fstatfs(start, &sf) == 0 && sf.f_type != SV_PROC_MAGIC ? -ENOENT : SV_WALK;
 	if (fd >= 0 && (fstatfs(fd, &sf) < 0 || sf.f_type == SV_PROC_MAGIC)) {
 		close(fd);
 		fd = -1;
 	}
-	return fd < 0 ? -1 : fd;
+	return fd < 0 ? SV_WALK : fd;
 }
 
 /*
@@ -581,20 +603,21 @@ int stepview_resolve(struct stepview *v, uint64_t dirfd, const char *path, bool 
 		return -ENOENT;
 	if (snprintf(w.pending, sizeof(w.pending), "%s", path) >= (int)sizeof(w.pending))
 		return -ENAMETOOLONG;
-	w.root = stepview_proc_open(v, "root", O_PATH | O_DIRECTORY);
+	w.root = step_dir(v, &v->root, "root");
 	if (w.root < 0)
 		return w.root;
-	w.cur = walk_start(v, dirfd, path, w.root);
-	if (w.cur < 0) {
-		close(w.root);
-		return w.cur;
-	}
-	int fast = resolve_fast(w.root, w.cur, path, follow);
-	if (fast >= 0) {
-		close(w.cur);
-		close(w.root);
+	int owned, start = walk_start(v, dirfd, path, w.root, &owned);
+	if (start < 0)
+		return start;
+	int fast = resolve_fast(w.root, start, path, follow);
+	if (fast != SV_WALK) {
+		if (owned >= 0)
+			close(owned);
 		return fast;
 	}
+	w.cur = owned >= 0 ? owned : dup(start);
+	if (w.cur < 0)
+		return -errno;
 	int r = 0;
 	w.p = w.pending;
 	while (r == 0) {
@@ -613,7 +636,6 @@ int stepview_resolve(struct stepview *v, uint64_t dirfd, const char *path, bool 
 		w.p += len;
 		r = walk_comp(&w, comp, *w.p == '\0');
 	}
-	close(w.root);
 	if (r < 0) {
 		if (w.cur >= 0)
 			close(w.cur);

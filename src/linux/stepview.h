@@ -19,6 +19,7 @@ struct stepview {
 	int pidfd;            /* the calling thread's process */
 	pid_t tid;            /* the calling thread, in our PID namespace */
 	long ns_tgid, ns_tid; /* the same in the step's PID namespace (its /proc/self), or -1 */
+	int root, cwd;        /* its root and cwd, opened once for the call's walks, or -1 */
 };
 
 /*

@@ -426,11 +426,14 @@ void sup_serve_shm(struct call *c)
 	char p1[PATH_MAX], p2[PATH_MAX];
 	const char *n1 = NULL, *n2 = NULL;
 	bool two = nr == SYS_link || nr == SYS_linkat;
-	if (stepview_read_str(&c->v, a[at], p1, sizeof(p1)) == 0 && c->s->shm_dir >= 0)
+	bool read1 = stepview_read_str(&c->v, a[at], p1, sizeof(p1)) == 0;
+	bool read2 = two && stepview_read_str(&c->v, a[at ? 3 : 1], p2, sizeof(p2)) == 0;
+	if (read1 && c->s->shm_dir >= 0)
 		n1 = shm_name(p1);
-	if (two && stepview_read_str(&c->v, a[at ? 3 : 1], p2, sizeof(p2)) == 0 &&
-	    c->s->shm_dir >= 0)
+	if (read2 && c->s->shm_dir >= 0)
 		n2 = shm_name(p2);
+	/* the protected paths' check takes the copies read here: one look at the step's memory */
+	const char *g1 = read1 ? p1 : NULL, *g2 = read2 ? p2 : NULL;
 	/* glibc's shapes (notify_shm_rules): the protected paths' filter sends others too */
 	if ((int)dirfd != AT_FDCWD || (nr == SYS_unlinkat && (a[2] & AT_REMOVEDIR)))
 		n1 = n2 = NULL;
@@ -442,7 +445,7 @@ void sup_serve_shm(struct call *c)
 			bool writes = (flags & (O_CREAT | O_TRUNC | __O_TMPFILE)) ||
 				      (flags & O_ACCMODE) != O_RDONLY;
 			if (c->s->prot && writes)
-				sup_serve_guard(c); /* it says what Landlock refused */
+				sup_serve_guard_read(c, g1, g2); /* it says what Landlock refused */
 			else if (flags & O_CREAT)
 				judge(c, OP_CREATE, dirfd, p1, true);
 			else if (writes)
@@ -480,7 +483,8 @@ void sup_serve_shm(struct call *c)
 		return;
 	}
 	if (c->s->prot) {
-		sup_serve_guard(c); /* the protected paths', which says what Landlock refused */
+		sup_serve_guard_read(
+			c, g1, g2); /* the protected paths', which says what Landlock refused */
 	} else if (two) {
 		/* the new name's folder is where Landlock's rule is met first */
 		judge(c, OP_LINK, at ? a[2] : (uint64_t)(unsigned)AT_FDCWD, p2, true);

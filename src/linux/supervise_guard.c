@@ -273,11 +273,21 @@ static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flag
 	} else if ((v = judge(c, &pl, PROTECT_MAKE, true)) == PROTECT_REFUSED) {
 		r = -EACCES;
 	} else {
+		/*
+		 * Made, never opened: a name put there since the check (a hard
+		 * link of a protected file renamed onto it) is looked at again
+		 * as a name that exists.
+		 */
 		j.dir = pl.dir;
 		j.name = pl.name;
-		j.flags = flags | O_NOFOLLOW;
+		j.flags = flags | O_NOFOLLOW | O_EXCL;
 		j.mode = mode & ~sup_step_umask(c);
 		r = sup_perform(c, sup_job_open, &j);
+		if (r == -EEXIST && !excl) {
+			place_close(&pl);
+			return links >= 40 ? -ELOOP
+					   : guard_open(c, dirfd, path, flags, mode, links + 1);
+		}
 		landlock_refused(c, r, OP_CREATE, &pl, NULL);
 		/* a new gitdir's config, made in place: its gitdir judged after the step */
 		if (r == 0 && v == PROTECT_JUDGED && protect_note_made(c->s->prot, pl.abs) < 0) {
@@ -647,6 +657,11 @@ static void judge_failed(struct call *c, const struct shape *sh, const char *p1,
 
 void sup_serve_guard(struct call *c)
 {
+	sup_serve_guard_read(c, NULL, NULL);
+}
+
+void sup_serve_guard_read(struct call *c, const char *p1_read, const char *p2_read)
+{
 	const uint64_t *a = (const uint64_t *)c->req->data.args;
 	const struct shape *sh = shape_of(c->req->data.nr);
 	if (!sh) {
@@ -662,8 +677,14 @@ void sup_serve_guard(struct call *c)
 	int filters = sup_step_filters(c);
 	c->nested = filters < 0 || filters > c->s->step_filters;
 	char p1[PATH_MAX], p2[PATH_MAX] = "";
-	int r = stepview_read_str(&c->v, a[sh->path], p1, sizeof(p1));
-	if (r == 0 && sh->path2 >= 0)
+	int r = 0;
+	if (p1_read)
+		snprintf(p1, sizeof(p1), "%s", p1_read);
+	else
+		r = stepview_read_str(&c->v, a[sh->path], p1, sizeof(p1));
+	if (r == 0 && sh->path2 >= 0 && p2_read)
+		snprintf(p2, sizeof(p2), "%s", p2_read);
+	else if (r == 0 && sh->path2 >= 0)
 		r = stepview_read_str(&c->v, a[sh->path2], p2, sizeof(p2));
 	bool named = r == 0;
 	long val = 0;

@@ -145,6 +145,8 @@ void sup_serve_access(struct call *c);
  * performed by the performer (supervise_perform.c).
  */
 void sup_serve_guard(struct call *c);
+/* The same with its path arguments read already (p2 NULL: read here, where the call has two). */
+void sup_serve_guard_read(struct call *c, const char *p1, const char *p2);
 /* Whether the call nr is one sup_serve_guard serves. */
 bool sup_guarded(int nr);
 

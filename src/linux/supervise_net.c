@@ -679,9 +679,9 @@ static struct net_op *net_op_new(struct call *c, int nr, const uint64_t *a)
 	op->sock = -1;
 	op->mem = -1;
 	op->install = -1;
-	/* the op owns the request and pidfd from here */
+	/* the op owns the request and the view's fds from here */
 	c->req = NULL;
-	c->v.pidfd = -1;
+	c->v.pidfd = c->v.root = c->v.cwd = -1;
 	op->nm = nr == SYS_sendmmsg ? (a[2] < SUP_MAX_MMSG ? a[2] : SUP_MAX_MMSG) : 1;
 	if (op->nm == 0) {
 		sup_respond(&op->c, 0, 0);

@@ -106,6 +106,41 @@ def race(rounds):
     print("race", "landed" if landed else "held", made, refused)
 
 
+def linkrace(rounds):
+    """A hard link of a hook (made before the step) renamed onto a name and
+    back while a thread opens that name to write, making it where it is not
+    there: no open may reach the hook. refused counts the opens that met the
+    link (the race taken), made the new files."""
+    hook = os.stat("hl-hook").st_ino
+    stop = []
+
+    def swap():
+        while not stop:
+            try:
+                os.rename("hl-hook", "x")
+                os.rename("x", "hl-hook")
+            except OSError:
+                pass
+
+    t = threading.Thread(target=swap)
+    t.start()
+    landed = made = refused = 0
+    for _ in range(rounds):
+        try:
+            fd = os.open("x", os.O_WRONLY | os.O_CREAT, 0o644)
+        except OSError:
+            refused += 1
+            continue
+        if os.fstat(fd).st_ino == hook:
+            landed += 1
+        else:
+            made += 1
+        os.close(fd)
+    stop.append(1)
+    t.join()
+    print("linkrace", "landed" if landed else "held", made, refused, landed)
+
+
 what = sys.argv[1]
 if what == "existing":
     existing(sys.argv[2], sys.argv[3])
@@ -113,3 +148,5 @@ elif what == "new":
     new(sys.argv[2], sys.argv[3])
 elif what == "race":
     race(int(sys.argv[2]))
+elif what == "linkrace":
+    linkrace(int(sys.argv[2]))

@@ -93,6 +93,17 @@ run_sb run -- sh -c 'echo x >>hl-hook || echo refused; echo x >>ctl/pre-commit &
 [ "$OUT" = "$(printf 'refused\ncontrol')" ] && [ "$(cat "$T/w/.git/hooks/pre-commit")" = keep ] &&
 	ok "a hard link of a hook made before the step: refused by its inode, the control written" ||
 	notok "a hard link of a hook made before the step: refused by its inode, the control written" "$OUT"
+# ... renamed onto a name and back while a thread opens that name to write:
+# where it is there the open is refused, where it is not a file is made new,
+# never the link opened (the two met: refused > 0; the control: files made).
+# Renaming a link of the hook changes its ctime, which the net after the
+# step counts as a change (set aside, the original put back): rc 123.
+run_sb run -r "$T/live.py" -- python3 "$T/live.py" linkrace 3000
+read -r what held made refused _ <<<"$OUT"
+[ "$what $held" = "linkrace held" ] && [ "$made" -gt 0 ] && [ "$refused" -gt 0 ] &&
+	[ "$(cat "$T/w/.git/hooks/pre-commit")" = keep ] &&
+	ok "a hook's hard link renamed onto a name opened to be made: never opened ($OUT)" ||
+	notok "a hook's hard link renamed onto a name opened to be made: never opened" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
 mkdir -p "$T/w/.git/modules"
 
 # a folder above them moved away and made again, or moved in whole
