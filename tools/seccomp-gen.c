@@ -34,6 +34,9 @@
 #include <linux/fscrypt.h>
 #include <linux/fsverity.h>
 #include <linux/ioprio.h>
+#include <linux/netlink.h>
+#include <linux/sockios.h>
+#include <termios.h>
 #include <sys/resource.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -558,9 +561,10 @@ static void unbounded_sysv_rules(scmp_filter_ctx ctx)
 	}
 }
 
-static scmp_filter_ctx new_ctx(bool judge_arch)
+/* A filter whose calls not named meet def (the allow-lists: a refusal) */
+static scmp_filter_ctx new_ctx(uint32_t def, bool judge_arch)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	scmp_filter_ctx ctx = seccomp_init(def);
 	int r;
 	if (!ctx)
 		die("seccomp_init", -ENOMEM);
@@ -613,7 +617,7 @@ enum ipc_layer { IPC_OWN, IPC_ALONE, IPC_UNBOUNDED_SYSV };
 
 static void emit_harden(const char *name, enum net_layer net, enum ipc_layer ipc, bool sockets)
 {
-	scmp_filter_ctx ctx = new_ctx(true);
+	scmp_filter_ctx ctx = new_ctx(SCMP_ACT_ALLOW, true);
 	nnamed = 0;
 	layer = 1;
 	base_rules(ctx);
@@ -669,7 +673,7 @@ static void trace_lookup_rules(scmp_filter_ctx ctx)
 
 static void emit(const char *name, enum filter which, unsigned notify)
 {
-	scmp_filter_ctx ctx = new_ctx(false);
+	scmp_filter_ctx ctx = new_ctx(SCMP_ACT_ALLOW, false);
 	if (which == F_TRACE || which == F_TRACE_LOOKUP) {
 		add_names(ctx, SCMP_ACT_TRACE(0), traced);
 		if (which == F_TRACE_LOOKUP)
@@ -699,6 +703,138 @@ static void emit(const char *name, enum filter which, unsigned notify)
 		}
 		if (notify & N_GUARD)
 			notify_guard_rules(ctx);
+	}
+	export(ctx, name);
+}
+
+/*
+ * The network proxy (src/net): it runs outside the sandbox, as the caller,
+ * and every byte it reads comes from the step. Beside its Landlock domain
+ * (files read-only, TCP to the hosts' ports) it keeps the calls a proxy and
+ * glibc's resolver make, and nothing else: a flaw in its parsing turned
+ * into code would find no new process or program, no mount, module,
+ * keyring, bpf, ptrace, raw or packet socket, no signal to another
+ * process, no terminal input to inject. Anything else is EPERM.
+ */
+static const char *const proxy_calls[] = {
+	/* memory and threads (the resolver's lookups run in threads) */
+	"brk",
+	"mmap",
+	"munmap",
+	"mprotect",
+	"mremap",
+	"madvise",
+	"futex",
+	"set_robust_list",
+	"rseq",
+	"exit",
+	"exit_group",
+	"sched_yield",
+	"sched_getaffinity",
+	"gettid",
+	"getpid",
+	"rt_sigaction",
+	"rt_sigprocmask",
+	"rt_sigreturn",
+	"sigaltstack",
+	"restart_syscall",
+	"clock_gettime",
+	"clock_getres",
+	"gettimeofday",
+	"time",
+	"nanosleep",
+	"clock_nanosleep",
+	/* files (Landlock's: the resolver's configuration, read-only) */
+	"read",
+	"write",
+	"readv",
+	"writev",
+	"pread64",
+	"openat",
+	"open",
+	"close",
+	"fstat",
+	"newfstatat",
+	"stat",
+	"lstat",
+	"statx",
+	"lseek",
+	"fcntl",
+	"dup",
+	"dup2",
+	"dup3",
+	"readlink",
+	"readlinkat",
+	"access",
+	"faccessat",
+	"uname",
+	"getrandom",
+	"pipe2",
+	"getuid",
+	"geteuid",
+	"getgid",
+	"getegid",
+	/* waiting */
+	"poll",
+	"ppoll",
+	"select",
+	"pselect6",
+	"epoll_create1",
+	"epoll_ctl",
+	"epoll_wait",
+	"epoll_pwait",
+	/* sockets (their families below) */
+	"connect",
+	"accept",
+	"accept4",
+	"bind",
+	"getsockname",
+	"getpeername",
+	"getsockopt",
+	"setsockopt",
+	"sendto",
+	"recvfrom",
+	"sendmsg",
+	"recvmsg",
+	"sendmmsg",
+	"recvmmsg",
+	"shutdown",
+	NULL,
+};
+
+static void emit_proxy(const char *name)
+{
+	scmp_filter_ctx ctx = new_ctx(SCMP_ACT_ERRNO(EPERM), true);
+	add_names(ctx, SCMP_ACT_ALLOW, proxy_calls);
+	/* threads only (never a process): clone3 hides its flags, ENOSYS sends libc to clone */
+	struct scmp_arg_cmp thread = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD);
+	add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), "clone", 1, &thread);
+	add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), "clone3", 0, NULL);
+	/* limits read, never set */
+	struct scmp_arg_cmp query = SCMP_A2(SCMP_CMP_EQ, 0, 0);
+	add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), "prlimit64", 1, &query);
+	/* UNIX (nscd, systemd-resolved), IP, and the routing netlink getaddrinfo asks */
+	const int families[] = {AF_UNIX, AF_INET, AF_INET6};
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		/* streams, datagrams and sequenced packets: never raw */
+		const int types[] = {SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET};
+		for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+			struct scmp_arg_cmp c[2] = {
+				SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i], 0),
+				SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)types[t])};
+			add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), "socket", 2, c);
+		}
+	}
+	struct scmp_arg_cmp route[2] = {SCMP_A0(SCMP_CMP_EQ, AF_NETLINK, 0),
+					SCMP_A2(SCMP_CMP_EQ, NETLINK_ROUTE, 0)};
+	add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), "socket netlink", 2, route);
+	/* ioctl: how much is waiting, blocking, close-on-exec, a terminal's mode, an interface's
+	 * index */
+	const unsigned long ioctls[] = {FIONREAD, FIONBIO,      FIOCLEX,    FIONCLEX,
+					TCGETS,   SIOCGIFINDEX, SIOCGIFNAME};
+	for (size_t i = 0; i < sizeof(ioctls) / sizeof(ioctls[0]); i++) {
+		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, ioctls[i]);
+		add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), "ioctl", 1, &c);
 	}
 	export(ctx, name);
 }
@@ -734,6 +870,7 @@ int main(int argc, char **argv)
 				emit_harden(name, (enum net_layer)net, (enum ipc_layer)ipc,
 					    sockets);
 			}
+	emit_proxy("harden_filter_proxy");
 	emit("harden_filter_trace", F_TRACE, 0);
 	emit("harden_filter_trace_lookup", F_TRACE_LOOKUP, 0);
 	emit("harden_filter_trace_forks", F_TRACE, T_FORKS);

@@ -443,6 +443,13 @@ void run_harden_opts(const struct backend_layers *l, bool traced, struct harden_
 	};
 }
 
+/* The proxy in itself: its Landlock domain, then no capability and its call filter. */
+static int confine_proxy(void *lp)
+{
+	int r = landlock_confine_proxy(lp);
+	return r < 0 ? r : harden_confine_proxy();
+}
+
 /*
  * Network by name: the proxy started where the backend can hold the step to
  * it (its own network namespace, or the host's loopback), the step's
@@ -451,10 +458,9 @@ void run_harden_opts(const struct backend_layers *l, bool traced, struct harden_
 static int exec_egress(struct run_ctx *ctx, const struct stepbox_config *cfg, struct exec_state *st)
 {
 	bool own_netns = ctx->backend.layers.ns;
-	/* the proxy reads every byte the step sends: it runs under Landlock itself */
+	/* the proxy reads every byte the step sends: it confines itself first */
 	st->proxy_confine = (struct landlock_proxy){&ctx->host.features, &cfg->net_hosts};
-	int rc = egress_start(&st->eg, cfg, own_netns, landlock_confine_proxy, &st->proxy_confine,
-			      &st->err);
+	int rc = egress_start(&st->eg, cfg, own_netns, confine_proxy, &st->proxy_confine, &st->err);
 	if (rc == 0 && env_set_proxy(&ctx->env, st->eg.url, own_netns) < 0)
 		rc = err_set(&st->err, ERR_UNAVAILABLE, ENOMEM, "point the step at the proxy");
 	st->proxy_at = (struct sockaddr_in){

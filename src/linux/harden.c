@@ -182,6 +182,17 @@ int harden_no_new_privs(void)
 	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : 0;
 }
 
+int harden_confine_proxy(void)
+{
+	int r = harden_drop_caps();
+	if (r == 0)
+		r = harden_no_new_privs();
+	struct sock_fprog f = PROG(harden_filter_proxy);
+	if (r == 0 && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &f) < 0)
+		r = -errno;
+	return r;
+}
+
 int harden_seccomp(const struct harden *h)
 {
 	for (unsigned i = 0; i < h->n; i++)

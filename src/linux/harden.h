@@ -67,6 +67,12 @@ bool harden_gvisor(void);
 int harden_no_new_privs(void);
 int harden_seccomp(const struct harden *h); /* every filter but the supervisor's */
 /*
+ * The network proxy, in itself, after its Landlock domain: no capability,
+ * no_new_privs, and the calls a proxy and glibc's resolver make
+ * (harden_filter_proxy), each other one EPERM. 0 or -errno.
+ */
+int harden_confine_proxy(void);
+/*
  * Install the supervisor's filter with a new listener: its fd (close-on-exec),
  * or -errno. Needs no_new_privs or CAP_SYS_ADMIN in the caller's namespace.
  * With wait_killable the notified task ignores all but fatal signals while the

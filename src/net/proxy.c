@@ -573,6 +573,9 @@ pid_t proxy_spawn(const struct proxy_cfg *cfg, struct stepbox_err *err)
 		return pid;
 	if (!tie_to_parent(parent))
 		_exit(1);
+#ifdef __linux__
+	prctl(PR_SET_NAME, "stepbox-proxy"); /* as ps and /proc show it */
+#endif
 	signal(SIGPIPE, SIG_IGN);
 	close_others(cfg);
 	struct proxy_cfg mine = *cfg;

@@ -129,6 +129,26 @@ PY
 		notok "Landlock alone: a short IPv6 address is refused, the proxy's is reached" "errnos: $OUT (want 13 0)"
 fi
 
+# the proxy confines itself before it reads a byte of the step's: no
+# capability, no_new_privs, and its own call filter (harden_filter_proxy;
+# what it refuses, beside what it allows: test_harden)
+"$SB" run --net "host:$ALLOW" -- sleep 5 >/dev/null 2>&1 &
+sbpid=$!
+px=
+for _ in $(seq 100); do
+	px=$(pgrep -P "$sbpid" -x stepbox-proxy) && break
+	sleep 0.05
+done
+st=$( [ -n "$px" ] && cat "/proc/$px/status" 2>/dev/null)
+kill "$sbpid" 2>/dev/null
+wait "$sbpid" 2>/dev/null
+if echo "$st" | grep -q "^CapEff:[[:space:]]*0000000000000000$" && echo "$st" | grep -q "^NoNewPrivs:[[:space:]]*1$" &&
+	echo "$st" | grep -q "^Seccomp:[[:space:]]*2$"; then
+	ok "the proxy runs with no capability, no_new_privs and its own call filter"
+else
+	notok "the proxy runs with no capability, no_new_privs and its own call filter" "pid=${px:-none}" "$(echo "$st" | grep -E "^(Cap|NoNew|Seccomp)")"
+fi
+
 # the step's clients find the proxy without the user's help
 run_sb run --net "host:$ALLOW" -- sh -c 'echo "$HTTPS_PROXY|$http_proxy|$npm_config_https_proxy|$PIP_PROXY"'
 echo "$OUT" | grep -qE '^http://([a-z]+:[0-9a-f]+@)?127\.0\.0\.1:[0-9]+(\|http://([a-z]+:[0-9a-f]+@)?127\.0\.0\.1:[0-9]+){3}$' &&
