@@ -97,8 +97,7 @@ const char *protect_name_problem(const char *name, bool absolute_ok)
 	return NULL;
 }
 
-/* unprotect u removes rule name: u names it, a folder above it, or a glob matching it. */
-static bool unprotects(const char *u, const char *name)
+bool protect_unprotects(const char *u, const char *name)
 {
 	size_t ul = strlen(u);
 	if (fnmatch(u, name, 0) == 0)
@@ -109,7 +108,7 @@ static bool unprotects(const char *u, const char *name)
 bool protect_unprotected(const struct stepbox_config *cfg, const struct protect_rule *rule)
 {
 	for (size_t i = 0; i < cfg->unprotect.n; i++)
-		if (unprotects(cfg->unprotect.v[i], rule->name))
+		if (protect_unprotects(cfg->unprotect.v[i], rule->name))
 			return true;
 	return false;
 }
@@ -126,7 +125,7 @@ static int say_broad(struct protect_record *r)
 		char opens[1024] = "";
 		size_t n = 0, k = 0;
 		for (size_t i = 0; i < protect_nrules; i++) {
-			if (!unprotects(r->unprot.v[u], protect_rules[i].name))
+			if (!protect_unprotects(r->unprot.v[u], protect_rules[i].name))
 				continue;
 			if (k < sizeof(opens))
 				k += (size_t)snprintf(opens + k, sizeof(opens) - k, "%s%s",
@@ -482,7 +481,7 @@ static int scan_extra(struct scan *s, size_t g)
 		const struct protect_rule *pr = &s->r->xrules[i];
 		bool off = false;
 		for (size_t u = 0; u < s->r->unprot.n; u++)
-			off |= unprotects(s->r->unprot.v[u], p);
+			off |= protect_unprotects(s->r->unprot.v[u], p);
 		if (off)
 			continue;
 		if (p[0] != '/')

@@ -69,6 +69,12 @@ struct protect_record {
 };
 
 /* protect.c: the scan of every grant into list (after: the before's gitdirs too). */
+/*
+ * unprotect u removes the entry name (a default's or a protected_paths
+ * one): u names it, a folder above it, or a glob matching it. The live
+ * layer and the net after the step ask the same.
+ */
+bool protect_unprotects(const char *u, const char *name);
 int protect_scan(struct protect_record *r, struct item_list *list, bool after);
 /*
  * The folder holding rel beneath root fd rootfd, reached one name at a time

@@ -188,7 +188,7 @@ static void try_gitdirs(const struct protect_record *r, size_t g, const char *re
 static bool extra_on(const struct protect_record *r, size_t i)
 {
 	for (size_t u = 0; u < r->unprot.n; u++)
-		if (fnmatch(r->unprot.v[u], r->extra.v[i], 0) == 0)
+		if (protect_unprotects(r->unprot.v[u], r->extra.v[i]))
 			return false;
 	return true;
 }

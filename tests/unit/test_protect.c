@@ -313,6 +313,12 @@ static void live(void)
 	CHECK(v(r, "ci/deploy.sh", PROTECT_MAKE) == PROTECT_FREE);
 	CHECK(protect_any(r));
 	protect_free(r);
+	/* a folder above a protected_paths entry opens it, live as after the step */
+	cfg.unprotect.v[cfg.unprotect.n - 1][2] = '\0'; /* the glob cut to "ci" */
+	r = protect_record(&cfg, roots, 1, home, &err);
+	CHECK(v(r, "ci/deploy.sh", PROTECT_MAKE) == PROTECT_FREE);
+	CHECK(v(r, ".git/config", PROTECT_MOVE_IN) == PROTECT_JUDGED); /* the control */
+	protect_free(r);
 	/* nothing protected: no live layer at all */
 	strv_push(&cfg.unprotect, "*");
 	r = protect_record(&cfg, roots, 1, home, &err);
