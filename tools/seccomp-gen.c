@@ -301,10 +301,20 @@ static void fastopen_rules(scmp_filter_ctx ctx)
  * libseccomp rules are conjunctions and one argument cannot be compared twice
  * in a rule, so "not one of" is spelled as one rule per refused value.
  */
-static void socket_rules(scmp_filter_ctx ctx, bool none, uint32_t action)
+/*
+ * The hardening filter's network layer. NS: network by name in a network
+ * namespace of the step's own (loopback alone): TCP and UDP, which reach
+ * nothing but the proxy and the resolver stepbox made there (proxy_dns.c);
+ * never a family the namespace does not hold (vsock, for one, reaches the
+ * hypervisor from any namespace).
+ */
+enum net_layer { NET_LAYER_NONE, NET_LAYER_NO_NET, NET_LAYER_TCP, NET_LAYER_NS };
+
+static void socket_rules(scmp_filter_ctx ctx, enum net_layer mode, uint32_t action)
 {
 	struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0);
-	if (none) {
+	bool udp = mode == NET_LAYER_NS;
+	if (mode == NET_LAYER_NO_NET) {
 		add(ctx, action, SCMP_SYS(socket), "socket", 1, &not_unix);
 		return;
 	}
@@ -319,23 +329,27 @@ static void socket_rules(scmp_filter_ctx ctx, bool none, uint32_t action)
 	add(ctx, action, SCMP_SYS(socket), "socket families", 1, &above);
 	const int inet[] = {AF_INET, AF_INET6};
 	for (size_t f = 0; f < 2; f++) {
-		/* the type without SOCK_NONBLOCK and SOCK_CLOEXEC: stream only */
+		/* the type without SOCK_NONBLOCK and SOCK_CLOEXEC: stream only (NS: and datagrams)
+		 */
 		for (int type = 0; type <= 0xf; type++) {
-			if (type == SOCK_STREAM)
+			if (type == SOCK_STREAM || (udp && type == SOCK_DGRAM))
 				continue;
 			struct scmp_arg_cmp c[2] = {
 				SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
 				SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)type)};
 			add(ctx, action, SCMP_SYS(socket), "socket type", 2, c);
 		}
-		/* protocol 0 or IPPROTO_TCP only: not SCTP, not MPTCP */
-		for (int proto = 1; proto < IPPROTO_TCP; proto++) {
+		/* protocol 0 or IPPROTO_TCP only (NS: or UDP): not SCTP, not MPTCP, not ICMP */
+		int last = udp ? IPPROTO_UDP : IPPROTO_TCP;
+		for (int proto = 1; proto < last; proto++) {
+			if (proto == IPPROTO_TCP)
+				continue;
 			struct scmp_arg_cmp c[2] = {SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
 						    SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)proto, 0)};
 			add(ctx, action, SCMP_SYS(socket), "socket protocol", 2, c);
 		}
 		struct scmp_arg_cmp c[2] = {SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)inet[f], 0),
-					    SCMP_A2(SCMP_CMP_GT, IPPROTO_TCP, 0)};
+					    SCMP_A2(SCMP_CMP_GT, (scmp_datum_t)last, 0)};
 		add(ctx, action, SCMP_SYS(socket), "socket protocol", 2, c);
 	}
 }
@@ -344,14 +358,14 @@ static void socket_rules(scmp_filter_ctx ctx, bool none, uint32_t action)
  * sockets: the socket refusals are here; without, the supervisor's filter
  * holds them (emit, N_SOCK_*), so that --explain hears of each.
  */
-static void net_rules(scmp_filter_ctx ctx, bool none, bool sockets)
+static void net_rules(scmp_filter_ctx ctx, enum net_layer mode, bool sockets)
 {
 	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
 	fastopen_rules(ctx);
 	struct scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0);
 	add(ctx, eperm, SCMP_SYS(socketpair), "socketpair", 1, &not_unix);
 	if (sockets)
-		socket_rules(ctx, none, eperm);
+		socket_rules(ctx, mode, eperm);
 }
 
 /*
@@ -520,15 +534,20 @@ enum { T_FORKS = 1 }; /* trace filters: the forks too (a tasks limit by RLIMIT_N
 /*
  * N_ALONE: Landlock alone. N_GUARD: the protected paths' live layer (all
  * but "_unguarded": a policy that protects nothing). N_SOCK_NONE,
- * N_SOCK_TCP: the network mode's socket
+ * N_SOCK_TCP, N_SOCK_NS: the network mode's socket
  * refusals, taken out of the hardening filter (--explain: an ERRNO there
  * outranks the notification, and nothing would hear of the call); the
  * supervisor refuses every one it is sent.
  */
-enum { N_NOFD = 1, N_LISTEN = 2, N_ALONE = 4, N_GUARD = 8, N_SOCK_NONE = 16, N_SOCK_TCP = 32 };
-
-/* The hardening filter's network layer. */
-enum net_layer { NET_LAYER_NONE, NET_LAYER_NO_NET, NET_LAYER_TCP };
+enum {
+	N_NOFD = 1,
+	N_LISTEN = 2,
+	N_ALONE = 4,
+	N_GUARD = 8,
+	N_SOCK_NONE = 16,
+	N_SOCK_TCP = 32,
+	N_SOCK_NS = 64
+};
 
 /* Without a PID or IPC namespace: the host's IPC, and its processes by pid. */
 static void alone_rules(scmp_filter_ctx ctx)
@@ -623,7 +642,7 @@ static void emit_harden(const char *name, enum net_layer net, enum ipc_layer ipc
 	base_rules(ctx);
 	layer = 2;
 	if (net != NET_LAYER_NONE)
-		net_rules(ctx, net == NET_LAYER_NO_NET, sockets);
+		net_rules(ctx, net, sockets);
 	layer = 3;
 	if (ipc == IPC_ALONE)
 		alone_rules(ctx);
@@ -695,8 +714,12 @@ static void emit(const char *name, enum filter which, unsigned notify)
 		notify_setid_rules(ctx);
 		if (notify & N_LISTEN)
 			add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), "listen", 0, NULL);
-		if (notify & (N_SOCK_NONE | N_SOCK_TCP))
-			socket_rules(ctx, notify & N_SOCK_NONE, SCMP_ACT_NOTIFY);
+		if (notify & (N_SOCK_NONE | N_SOCK_TCP | N_SOCK_NS))
+			socket_rules(ctx,
+				     notify & N_SOCK_NONE  ? NET_LAYER_NO_NET
+				     : notify & N_SOCK_TCP ? NET_LAYER_TCP
+							   : NET_LAYER_NS,
+				     SCMP_ACT_NOTIFY);
 		if (notify & N_ALONE) {
 			notify_shm_rules(ctx);
 			notify_access_rules(ctx);
@@ -858,9 +881,9 @@ int main(int argc, char **argv)
 	names("harden_filter_denied", denied);
 	names("harden_filter_sysv", sysv);
 	names("harden_filter_metadata", metadata);
-	static const char *const nets[] = {"", "_net_none", "_net_tcp"};
+	static const char *const nets[] = {"", "_net_none", "_net_tcp", "_net_ns"};
 	static const char *const ipcs[] = {"", "_alone", "_sysv"};
-	for (int net = NET_LAYER_NONE; net <= NET_LAYER_TCP; net++)
+	for (int net = NET_LAYER_NONE; net <= NET_LAYER_NS; net++)
 		for (int ipc = IPC_OWN; ipc <= IPC_UNBOUNDED_SYSV; ipc++)
 			for (int sockets = 1; sockets >= (net != NET_LAYER_NONE ? 0 : 1);
 			     sockets--) {
@@ -875,8 +898,8 @@ int main(int argc, char **argv)
 	emit("harden_filter_trace_lookup", F_TRACE_LOOKUP, 0);
 	emit("harden_filter_trace_forks", F_TRACE, T_FORKS);
 	emit("harden_filter_trace_lookup_forks", F_TRACE_LOOKUP, T_FORKS);
-	static const unsigned socks[] = {0, N_SOCK_NONE, N_SOCK_TCP};
-	for (unsigned k = 0; k < 3; k++)
+	static const unsigned socks[] = {0, N_SOCK_NONE, N_SOCK_TCP, N_SOCK_NS};
+	for (unsigned k = 0; k < 4; k++)
 		for (unsigned n = 0; n < 16; n++) {
 			char name[96];
 			snprintf(name, sizeof(name), "harden_filter_notify%s%s%s%s%s",
@@ -884,6 +907,7 @@ int main(int argc, char **argv)
 				 n & N_ALONE ? "_alone" : "", n & N_GUARD ? "" : "_unguarded",
 				 socks[k] == N_SOCK_NONE  ? "_sock_none"
 				 : socks[k] == N_SOCK_TCP ? "_sock_tcp"
+				 : socks[k] == N_SOCK_NS  ? "_sock_ns"
 							  : "");
 			emit(name, F_NOTIFY, n | socks[k]);
 		}

@@ -533,6 +533,8 @@ static void exec_supervise_config(const struct stepbox_config *cfg, const struct
 		.nunix = st->unix_dirs.n,
 		.by_mount = b->layers.ns,
 		.own_netns = b->layers.ns && (cfg->net == NET_NONE || cfg->net == NET_HOSTS),
+		.resolvers = st->eg.transparent.dns,
+		.nresolvers = cfg->net == NET_HOSTS && b->layers.ns ? st->eg.transparent.ndns : 0,
 		.only_peer = cfg->net == NET_HOSTS && !b->layers.ns ? &st->proxy_at : NULL,
 		.host_names = cfg->net == NET_ALLOW,
 		.no_getfd = b->layers.supervise_nofd,
@@ -574,6 +576,7 @@ static int exec_launch(const struct stepbox_config *cfg, struct run_ctx *ctx, ch
 		.denials = cfg->explain ? &st->sink : NULL,
 		.limits = &ctx->limits,
 		.net_handoff = st->eg.handoff > 0 ? st->eg.handoff : 0,
+		.net_transparent = st->eg.handoff > 0 ? &st->eg.transparent : NULL,
 		.output = {st->out[1], st->out[3]},
 	};
 	int rc = launch_run(&spec, res, &st->err);

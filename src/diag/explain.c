@@ -523,10 +523,14 @@ bool explain_may_fail(struct explain *x, const struct explain_call *c)
 
 static void describe(FILE *out, const struct explain_denial *d)
 {
+	/* a host with no port: a lookup the resolver stepbox runs refused (transparent mode) */
+	bool lookup = d->op == OP_HOST && d->port <= 0;
 	fprintf(out, "  %s[%d] %s ", d->program[0] ? d->program : "?", (int)d->pid,
-		explain_op_name(d->op));
+		lookup ? "look up the name" : explain_op_name(d->op));
 	if (d->op == OP_SIGNAL)
 		fprintf(out, "process %d", d->port);
+	else if (lookup)
+		fprintf(out, "'%s'", d->path ? d->path : "?");
 	else if (d->op == OP_HOST)
 		fprintf(out, "'%s' port %d%s%s", d->path ? d->path : "?", d->port,
 			d->addr ? " at " : "", d->addr ? d->addr : "");

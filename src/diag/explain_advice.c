@@ -100,11 +100,21 @@ static void host_advice(FILE *out, const struct explain *x, const struct explain
 {
 	const char *why = d->why ? d->why : "direct";
 	const char *name = d->path ? d->path : "?";
-	if (strcmp(why, "not_listed") == 0)
+	if (strcmp(why, "not_listed") == 0 && d->port <= 0)
+		fprintf(out,
+			"a client that resolves names itself asked for a name the policy does "
+			"not list (it was told no such name); allow it with --net host:%s or "
+			"network.hosts\n",
+			name);
+	else if (strcmp(why, "not_listed") == 0)
 		fprintf(out,
 			"not among the hosts the policy names; allow it with --net host:%s:%d "
 			"or network.hosts\n",
 			name, d->port);
+	else if (strcmp(why, "not_resolved") == 0)
+		fprintf(out, "an address stepbox's resolver did not give (one written, or from "
+			     "/etc/hosts): under network by name a host is reached by its name, "
+			     "which the step's resolver or its proxy variables carry\n");
 	else if (strcmp(why, "denied") == 0)
 		fprintf(out, "named in network.deny_hosts, which wins over hosts\n");
 	else if (strcmp(why, "private_address") == 0)

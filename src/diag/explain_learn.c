@@ -131,7 +131,7 @@ static int learn_hosts(const struct explain *x, json_t *policy, struct strv *ref
 		char *why = NULL;
 		if (d->why && strcmp(d->why, "not_listed") == 0) {
 			char entry[320];
-			if (d->port == 80 || d->port == 443)
+			if (d->port <= 0 || d->port == 80 || d->port == 443) /* <= 0: a lookup */
 				snprintf(entry, sizeof(entry), "%s", d->path);
 			else
 				snprintf(entry, sizeof(entry), "%s:%d", d->path, d->port);

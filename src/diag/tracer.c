@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "path.h"
 #include "strv.h"
 
 #if defined(__x86_64__)
@@ -101,24 +102,6 @@ static bool read_string(pid_t tid, uint64_t addr, char *buf, size_t cap)
 	return got > 0;
 }
 
-/* path made absolute against dirfd (or the cwd) as the tracee sees it. */
-static void absolute(pid_t tid, int dirfd, const char *path, char *out, size_t cap)
-{
-	if (path[0] == '/') {
-		snprintf(out, cap, "%s", path);
-		return;
-	}
-	char link[64], base[PATH_MAX];
-	if (dirfd == AT_FDCWD)
-		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)tid);
-	else
-		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, dirfd);
-	ssize_t n = readlink(link, base, sizeof(base) - 1);
-	base[n > 0 ? n : 0] = '\0';
-	if (snprintf(out, cap, "%s/%s", n > 0 ? base : ".", path) >= (int)cap)
-		out[0] = '\0'; /* too long to be a path the kernel accepted */
-}
-
 static void path_arg(pid_t tid, int dirfd, uint64_t addr, char *out, size_t cap)
 {
 	char raw[PATH_MAX];
@@ -127,7 +110,7 @@ static void path_arg(pid_t tid, int dirfd, uint64_t addr, char *out, size_t cap)
 		out[0] = '\0';
 		return;
 	}
-	absolute(tid, dirfd, raw, out, cap);
+	path_of_tid(tid, dirfd, raw, out, cap);
 }
 
 static int sock_port(pid_t tid, uint64_t addr, uint64_t len, char *unix_path, size_t cap)

@@ -44,13 +44,18 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg, const st
 	 * ephemeral port of the step's is its own.
 	 */
 	bool tcp = cfg->net == NET_TCP || (cfg->net == NET_HOSTS && o->supervise_alone);
-	int net = cfg->net == NET_NONE ? 1 : tcp || cfg->net == NET_HOSTS ? 2 : 0;
+	/*
+	 * ... but in a network namespace of the step's own (the namespaces),
+	 * where loopback is all there is, TCP and UDP: the resolver stepbox
+	 * makes there answers the step's own lookups (proxy_dns.c).
+	 */
+	int net = cfg->net == NET_NONE ? 1 : tcp ? 2 : cfg->net == NET_HOSTS ? 3 : 0;
 	int ipc = o->refuse_sysv ? 1 : o->refuse_unbounded_sysv ? 2 : 0;
 	/* the network mode's socket refusals in the supervisor's filter, where
 	 * --explain hears of them; never one without the other */
 	int sock = o->supervise && o->explain_sockets ? net : 0;
 	/* one filter: the base with the network mode's and Landlock alone's rules merged in */
-	static const struct sock_fprog hardening[3][3][2] = {
+	static const struct sock_fprog hardening[4][3][2] = {
 		{{FPROG(harden_filter_base)},
 		 {FPROG(harden_filter_base_alone)},
 		 {FPROG(harden_filter_base_sysv)}},
@@ -64,6 +69,11 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg, const st
 		  FPROG(harden_filter_base_net_tcp_alone_nosock)},
 		 {FPROG(harden_filter_base_net_tcp_sysv),
 		  FPROG(harden_filter_base_net_tcp_sysv_nosock)}},
+		{{FPROG(harden_filter_base_net_ns), FPROG(harden_filter_base_net_ns_nosock)},
+		 {FPROG(harden_filter_base_net_ns_alone),
+		  FPROG(harden_filter_base_net_ns_alone_nosock)},
+		 {FPROG(harden_filter_base_net_ns_sysv),
+		  FPROG(harden_filter_base_net_ns_sysv_nosock)}},
 	};
 	h->filters[h->n++] = hardening[net][ipc][sock != 0];
 	assert(h->filters[0].len > 0);
@@ -76,13 +86,13 @@ void harden_prepare(struct harden *h, const struct stepbox_config *cfg, const st
 	 * paths' live layer][the sockets refused] */
 #define SOCKS(f)                                                                                   \
 	{                                                                                          \
-		FPROG(f), FPROG(f##_sock_none), FPROG(f##_sock_tcp)                                \
+		FPROG(f), FPROG(f##_sock_none), FPROG(f##_sock_tcp), FPROG(f##_sock_ns)            \
 	}
 #define NOTIFY(f)                                                                                  \
 	{                                                                                          \
 		SOCKS(f##_unguarded), SOCKS(f)                                                     \
 	}
-	static const struct sock_fprog notify[2][2][2][2][3] = {
+	static const struct sock_fprog notify[2][2][2][2][4] = {
 		{{NOTIFY(harden_filter_notify), NOTIFY(harden_filter_notify_alone)},
 		 {NOTIFY(harden_filter_notify_listen), NOTIFY(harden_filter_notify_listen_alone)}},
 		{{NOTIFY(harden_filter_notify_nofd), NOTIFY(harden_filter_notify_nofd_alone)},

@@ -353,7 +353,7 @@ static void init_child(const struct launch_spec *s, const char *file, const sigs
 	if (sync_fd >= 0)
 		close(sync_fd);
 	/* network by name: loopback up, the proxy's listener made here and handed out */
-	int r = s->net_handoff > 0 ? netns_hand_listener(s->net_handoff) : 0;
+	int r = s->net_handoff > 0 ? netns_hand_listener(s->net_handoff, s->net_transparent) : 0;
 	if (r < 0)
 		child_fail(fd, STEP_NETNS, -r);
 	/* into the step's cgroup first (unless born there, or stepbox moves it):

@@ -35,6 +35,8 @@ struct launch_spec {
 	 * (netns.h); 0 for none (stdin is never one).
 	 */
 	int net_handoff;
+	/* ... and the transparent mode's sockets it makes there and sends too, or NULL */
+	const struct egress_transparent *net_transparent;
 	/*
 	 * The output limit: write ends that become the command's stdout and
 	 * stderr, or -1. launch_run always closes them (its children hold

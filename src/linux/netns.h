@@ -19,10 +19,12 @@
  * In the child, inside its new network namespace and before anything of the
  * step runs: bring loopback up, listen on 127.0.0.1:NETNS_PROXY_PORT, and
  * send that listener over handoff (a UNIX socket whose other end the proxy
- * holds), then close it here. Allocates nothing (it runs in a clone).
- * Returns 0 or a negative errno.
+ * holds), then close it here. With t, the transparent mode's too, in this
+ * order: a UDP socket on each of t->dns (an address not on loopback is added
+ * to it first), a TCP listener on each of t->ports on every address.
+ * Allocates nothing (it runs in a clone). Returns 0 or a negative errno.
  */
-int netns_hand_listener(int handoff);
+int netns_hand_listener(int handoff, const struct egress_transparent *t);
 
 /* The tag the listener is sent with (fdpass_recv's). */
 #define NETNS_TAG PROXY_HANDOFF_TAG

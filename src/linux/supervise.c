@@ -405,6 +405,8 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 		s->shm_dir = -1;
 		s->judge = cfg->judge;
 		s->own_netns = cfg->own_netns;
+		for (size_t i = 0; i < cfg->nresolvers && i < 4; i++)
+			s->resolvers[s->nresolvers++] = cfg->resolvers[i];
 		s->host_names = cfg->host_names;
 		if (cfg->only_peer) {
 			s->peer = *cfg->only_peer;

@@ -59,7 +59,10 @@ struct supervise_config {
 	bool by_mount;
 	const int *write_mnt, *unix_mnt, *all_mnt; /* all: every mount of the namespace */
 	size_t nwrite_mnt, nunix_mnt, nall_mnt;
-	bool own_netns;  /* the step has a network namespace of its own */
+	bool own_netns; /* the step has a network namespace of its own */
+	/* ... where stepbox's resolver listens on these addresses, port 53 (egress.h), or NULL */
+	const struct sockaddr_storage *resolvers;
+	size_t nresolvers;
 	bool host_names; /* it may bind names of its choosing among the host's abstract names */
 	bool no_getfd;   /* pidfd_getfd is refused here: the step's fds cannot be copied */
 	/* with no_getfd: a NETLINK_SOCK_DIAG socket in the step's network

@@ -592,21 +592,6 @@ static int guard_two(struct call *c, const struct shape *sh, const char *p1, con
 	return r;
 }
 
-/* A name as the step gave it, made absolute in its view ("" where it cannot be). */
-static void step_absolute(struct call *c, uint64_t dirfd, const char *path, char *out, size_t cap)
-{
-	char base[PATH_MAX];
-	int fd = path[0] == '/' ? -1 : stepview_resolve(&c->v, dirfd, ".", true);
-	out[0] = '\0';
-	if (path[0] == '/')
-		snprintf(out, cap, "%s", path);
-	else if (fd >= 0 && stepview_held_path(fd, base, sizeof(base)) == 0 &&
-		 snprintf(out, cap, "%s/%s", base, path) >= (int)cap)
-		out[0] = '\0'; /* too long to be a path the kernel took */
-	if (fd >= 0)
-		close(fd);
-}
-
 /*
  * --explain by the tracer: a call performed here that failed as the tracer
  * judges its own (it never stops at a call the supervisor takes), with what
@@ -620,9 +605,10 @@ static void judge_failed(struct call *c, const struct shape *sh, const char *p1,
 	    (e != EACCES && e != EPERM && e != EXDEV && e != ENOENT && e != EROFS && e != EBUSY))
 		return;
 	char a1[PATH_MAX], a2[PATH_MAX] = "";
-	step_absolute(c, dir_arg(a, sh->dir), p1, a1, sizeof(a1));
+	/* as the tracer names its own calls */
+	path_of_tid(c->v.tid, (int)dir_arg(a, sh->dir), p1, a1, sizeof(a1));
 	if (sh->path2 >= 0)
-		step_absolute(c, dir_arg(a, sh->dir2), p2, a2, sizeof(a2));
+		path_of_tid(c->v.tid, (int)dir_arg(a, sh->dir2), p2, a2, sizeof(a2));
 	struct stat st;
 	enum denial_op op = OP_CREATE;
 	switch (sh->nr) {

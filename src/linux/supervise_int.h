@@ -69,6 +69,8 @@ struct supervisor {
 	int *write_mnt, *unix_mnt, *all_mnt;
 	size_t nwrite_mnt, nunix_mnt, nall_mnt;
 	bool own_netns, host_names;
+	struct sockaddr_storage resolvers[4]; /* own_netns: stepbox's resolver, reached there */
+	size_t nresolvers;
 	bool no_getfd; /* pidfd_getfd refused: connects re-made, nothing sent for the step */
 	int diag;      /* with it: sock_diag in the step's network namespace (dispatcher only) */
 	bool broken;   /* its credentials could not be narrowed: refuse everything */

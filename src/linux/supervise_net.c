@@ -177,6 +177,16 @@ static void note_unreachable(struct net_op *op, const struct net_msg *m)
 	ip_named(m, &a, shown, sizeof(shown), &port);
 	bool loopback = a.family == AF_INET ? (ntohl(a.v4.sin_addr.s_addr) >> 24) == 127
 					    : IN6_IS_ADDR_LOOPBACK(&a.v6.sin6_addr);
+	/* stepbox's resolver, on the addresses the step's resolv.conf names (proxy_dns.c) */
+	for (size_t i = 0; port == 53 && i < op->c.s->nresolvers; i++) {
+		const struct sockaddr_storage *r = &op->c.s->resolvers[i];
+		if (r->ss_family == AF_INET && a.family == AF_INET &&
+		    ((const struct sockaddr_in *)r)->sin_addr.s_addr == a.v4.sin_addr.s_addr)
+			return;
+		if (r->ss_family == AF_INET6 && a.family == AF_INET6 &&
+		    memcmp(&((const struct sockaddr_in6 *)r)->sin6_addr, &a.v6.sin6_addr, 16) == 0)
+			return;
+	}
 	if (a.family != AF_UNSPEC && !loopback)
 		sup_note_denial(&op->c, OP_HOST, shown, port);
 }

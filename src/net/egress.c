@@ -63,6 +63,69 @@ static int make_secret(char out[33])
 	return 0;
 }
 
+static void add_port(struct egress_transparent *t, unsigned port)
+{
+	if (port == EGRESS_NETNS_PORT || t->nports == EGRESS_MAX_TPORTS)
+		return;
+	for (size_t i = 0; i < t->nports; i++)
+		if (t->ports[i] == port)
+			return;
+	t->ports[t->nports++] = (unsigned short)port;
+}
+
+static void add_dns(struct egress_transparent *t, const char *text)
+{
+	struct sockaddr_storage sa = {0};
+	struct sockaddr_in *in = (struct sockaddr_in *)&sa;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&sa;
+	if (inet_pton(AF_INET, text, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons(53);
+	} else if (inet_pton(AF_INET6, text, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(53);
+	} else {
+		return; /* a scoped or malformed address: the step's resolver skips it too */
+	}
+	for (size_t i = 0; i < t->ndns; i++)
+		if (memcmp(&t->dns[i], &sa, sizeof(sa)) == 0)
+			return;
+	if (t->ndns < EGRESS_MAX_DNS)
+		t->dns[t->ndns++] = sa;
+}
+
+void egress_transparent_plan(struct egress_transparent *t, const struct hostrules *hosts,
+			     const char *resolv)
+{
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; hosts && i < hosts->n; i++) {
+		const struct hostrule *h = &hosts->v[i];
+		if (h->kind == HOSTRULE_ADDR)
+			continue; /* an address is reached through the proxy variables */
+		if (h->port) {
+			add_port(t, h->port);
+		} else {
+			add_port(t, 80);
+			add_port(t, 443);
+		}
+	}
+	/* glibc reads three nameservers; 127.0.0.1 where it names none */
+	FILE *f = resolv ? fopen(resolv, "re") : NULL;
+	char line[512];
+	size_t named = 0;
+	while (f && named < 3 && fgets(line, sizeof(line), f)) {
+		char word[16], addr[INET6_ADDRSTRLEN + 1];
+		if (sscanf(line, " %15s %46s", word, addr) == 2 &&
+		    strcmp(word, "nameserver") == 0) {
+			add_dns(t, addr);
+			named++;
+		}
+	}
+	if (f)
+		fclose(f);
+	add_dns(t, "127.0.0.1");
+}
+
 /* The events file: unlinked, shared with the proxy, read after it ends. */
 static int events_file(void)
 {
@@ -94,6 +157,9 @@ static int started(struct egress *e, const struct stepbox_config *cfg, int liste
 		.nlisten = listener >= 0 ? 1 : 0,
 		.listen_fds = {listener},
 		.handoff_fd = proxy_handoff,
+		/* the proxy's listener, then the transparent mode's (netns_hand_listener) */
+		.handoff_n =
+			proxy_handoff > 0 ? 1 + e->transparent.ndns + e->transparent.nports : 0,
 		.secret = secret,
 		.events_fd = e->events,
 		.stop_fd = stop[0],
@@ -125,6 +191,7 @@ int egress_start(struct egress *e, const struct stepbox_config *cfg, bool own_ne
 			return err_set(err, ERR_UNAVAILABLE, errno, "start the network proxy");
 		e->handoff = pair[1];
 		e->port = EGRESS_NETNS_PORT;
+		egress_transparent_plan(&e->transparent, &cfg->net_hosts, "/etc/resolv.conf");
 		snprintf(e->url, sizeof(e->url), "http://127.0.0.1:%u", e->port);
 		r = started(e, cfg, -1, NULL, pair[0], &c, err);
 		close(pair[0]);

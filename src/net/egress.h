@@ -19,10 +19,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "denial.h"
 #include "err.h"
+#include "hostrule.h"
 #include "policy.h"
 
 #define EGRESS_MAX_REACHED 256
@@ -38,14 +40,41 @@ struct egress_reached {
 	unsigned connections;
 };
 
+/*
+ * What the init makes in the step's own network namespace for clients that
+ * ignore the proxy variables (the transparent mode, proxy_dns.c): a UDP
+ * socket on port 53 at each address the step's resolver asks (the host's
+ * /etc/resolv.conf's nameservers, which the init adds to loopback, and
+ * 127.0.0.1, glibc's default), and a TCP listener on each port the hosts
+ * name, on every address.
+ */
+#define EGRESS_MAX_DNS 4
+#define EGRESS_MAX_TPORTS 8
+struct egress_transparent {
+	struct sockaddr_storage dns[EGRESS_MAX_DNS];
+	size_t ndns;
+	unsigned short ports[EGRESS_MAX_TPORTS];
+	size_t nports;
+};
+
+/*
+ * The transparent mode's sockets for hosts (their name entries' ports: 80
+ * and 443 where one names none; not EGRESS_NETNS_PORT) and the resolver
+ * file resolv (its "nameserver" lines; NULL or unreadable: 127.0.0.1
+ * alone). Pure but for reading resolv.
+ */
+void egress_transparent_plan(struct egress_transparent *t, const struct hostrules *hosts,
+			     const char *resolv);
+
 struct egress {
-	pid_t proxy;         /* the proxy's process, or -1 */
-	int stop;            /* the write end of its stop pipe, or -1 */
-	int handoff;         /* own_netns: the init's end of the handoff socket, or -1 */
-	int events;          /* the proxy's events file, read after the step, or -1 */
-	bool own_netns;      /* the step reaches the proxy in its own network namespace */
-	unsigned short port; /* the proxy's port, as the step reaches it */
-	char url[160];       /* http://[stepbox:SECRET@]127.0.0.1:PORT */
+	pid_t proxy;    /* the proxy's process, or -1 */
+	int stop;       /* the write end of its stop pipe, or -1 */
+	int handoff;    /* own_netns: the init's end of the handoff socket, or -1 */
+	int events;     /* the proxy's events file, read after the step, or -1 */
+	bool own_netns; /* the step reaches the proxy in its own network namespace */
+	struct egress_transparent transparent; /* own_netns: what the init makes besides */
+	unsigned short port;                   /* the proxy's port, as the step reaches it */
+	char url[160];                         /* http://[stepbox:SECRET@]127.0.0.1:PORT */
 	/* what it reached, after egress_stop */
 	struct egress_reached *reached;
 	size_t nreached;

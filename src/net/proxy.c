@@ -120,7 +120,7 @@ static void sweep(struct proxy *px)
 	px->nconns = k;
 }
 
-static void accept_all(struct proxy *px, int lfd)
+static void accept_all(struct proxy *px, int lfd, bool transparent)
 {
 	for (;;) {
 		int fd = accept(lfd, NULL, NULL);
@@ -154,6 +154,8 @@ static void accept_all(struct proxy *px, int lfd)
 		p->last = px->now;
 		p->deadline = px->now + px->handshake_ms;
 		px->conns[px->nconns++] = p;
+		if (transparent)
+			proxy_conn_transparent(px, p);
 	}
 }
 
@@ -422,9 +424,15 @@ static int serve_loop(struct proxy *px, struct pollfd *pfd, struct slot *slot)
 			return 0;
 		if (r > 0 && pfd[1].revents)
 			lookups_done(px);
-		for (size_t i = 0; r > 0 && i < cfg->nlisten; i++)
-			if (pfd[2 + i].revents)
-				accept_all(px, cfg->listen_fds[i]);
+		for (size_t i = 0; r > 0 && i < cfg->nlisten; i++) {
+			if (!pfd[2 + i].revents)
+				continue;
+			if (cfg->listen_kind[i] == PROXY_LISTEN_DNS)
+				proxy_dns_serve(px, cfg->listen_fds[i]);
+			else
+				accept_all(px, cfg->listen_fds[i],
+					   cfg->listen_kind[i] == PROXY_LISTEN_TRANSPARENT);
+		}
 		for (size_t i = 2 + cfg->nlisten; r > 0 && i < n; i++)
 			if (pfd[i].revents)
 				on_conn_event(px, slot[i].p, slot[i].up, pfd[i].revents);
@@ -451,7 +459,7 @@ static int setup(struct proxy *px, const struct proxy_cfg *cfg)
 	px->idle_ms = cfg->idle_ms ? cfg->idle_ms : PROXY_DEFAULT_IDLE_MS;
 	px->handshake_ms = cfg->handshake_ms ? cfg->handshake_ms : PROXY_DEFAULT_HANDSHAKE_MS;
 	px->lk_pipe[0] = px->lk_pipe[1] = -1;
-	if (!cfg->allow || cfg->nlisten > 4 || px->max_conns > 65536)
+	if (!cfg->allow || cfg->nlisten > PROXY_MAX_LISTEN || px->max_conns > 65536)
 		return -EINVAL;
 	if (cfg->secret) {
 		char plain[300];
@@ -464,9 +472,17 @@ static int setup(struct proxy *px, const struct proxy_cfg *cfg)
 		socklen_t sl = sizeof(px->self[0]);
 		if (fd_setup(cfg->listen_fds[i]) < 0)
 			return -errno;
-		if (getsockname(cfg->listen_fds[i], (struct sockaddr *)&px->self[px->nself], &sl) ==
-		    0)
+		struct sockaddr_storage *self = &px->self[px->nself];
+		if (getsockname(cfg->listen_fds[i], (struct sockaddr *)self, &sl) < 0)
+			continue;
+		/* the transparent mode's are in the step's namespace: never ours to reach */
+		if (cfg->listen_kind[i] == PROXY_LISTEN_PROXY)
 			px->nself++;
+		else if (cfg->listen_kind[i] == PROXY_LISTEN_TRANSPARENT)
+			px->ports[px->nports++] =
+				ntohs(self->ss_family == AF_INET6
+					      ? ((struct sockaddr_in6 *)self)->sin6_port
+					      : ((struct sockaddr_in *)self)->sin_port);
 	}
 	if (pipe(px->lk_pipe) < 0)
 		return -errno;
@@ -496,6 +512,7 @@ int proxy_serve(const struct proxy_cfg *cfg)
 	while (px.lookups)
 		lookups_done(&px);
 	proxy_event_dropped(&px);
+	proxy_dns_map_free(&px.dns);
 	if (px.lk_pipe[0] >= 0) {
 		close(px.lk_pipe[0]);
 		close(px.lk_pipe[1]);
@@ -579,14 +596,24 @@ pid_t proxy_spawn(const struct proxy_cfg *cfg, struct stepbox_err *err)
 	signal(SIGPIPE, SIG_IGN);
 	close_others(cfg);
 	struct proxy_cfg mine = *cfg;
-	if (cfg->handoff_fd > 0) {
-		/* the listener made in the step's network namespace, before it runs */
-		int l = mine.nlisten < 4 ? fdpass_recv(cfg->handoff_fd, PROXY_HANDOFF_TAG) : -E2BIG;
-		close(cfg->handoff_fd);
+	/* the listeners made in the step's network namespace, before it runs */
+	static const char tags[] = {PROXY_HANDOFF_TAG, PROXY_HANDOFF_TRANSPARENT, PROXY_HANDOFF_DNS,
+				    '\0'};
+	for (size_t i = 0; cfg->handoff_fd > 0 && i < cfg->handoff_n; i++) {
+		char tag = 0;
+		int l = mine.nlisten < PROXY_MAX_LISTEN
+				? fdpass_recv_any(cfg->handoff_fd, tags, &tag)
+				: -E2BIG;
 		if (l < 0)
 			_exit(1);
+		mine.listen_kind[mine.nlisten] = tag == PROXY_HANDOFF_DNS ? PROXY_LISTEN_DNS
+						 : tag == PROXY_HANDOFF_TRANSPARENT
+							 ? PROXY_LISTEN_TRANSPARENT
+							 : PROXY_LISTEN_PROXY;
 		mine.listen_fds[mine.nlisten++] = l;
 	}
+	if (cfg->handoff_fd > 0)
+		close(cfg->handoff_fd);
 	if (cfg->confine && cfg->confine(cfg->confine_ctx) < 0)
 		_exit(1); /* never serving unconfined when confinement was asked */
 	_exit(proxy_serve(&mine) == 0 ? 0 : 1);

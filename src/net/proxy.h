@@ -29,12 +29,29 @@
 #define PROXY_DEFAULT_HANDSHAKE_MS 10000
 #define PROXY_HALF_OPEN_MS 30000 /* one side has ended: idle at most this long */
 #define PROXY_HANDOFF_TAG 'p'
+/* ... and the transparent mode's: a TCP listener for a port, the resolver's UDP socket */
+#define PROXY_HANDOFF_TRANSPARENT 't'
+#define PROXY_HANDOFF_DNS 'd'
+#define PROXY_MAX_LISTEN 16
 /* Events written at most; past them one {"event":"dropped","count":N} at the end. */
 #define PROXY_MAX_EVENTS 10000
 
 struct proxy_cfg {
 	const struct hostrules *allow, *deny; /* borrowed; deny may be NULL */
-	int listen_fds[4]; /* bound and listening TCP sockets (made nonblocking) */
+	/*
+	 * Bound sockets (made nonblocking), each of a kind: PROXY_LISTEN_PROXY
+	 * (a listening TCP socket the step's clients are pointed at),
+	 * PROXY_LISTEN_TRANSPARENT (a listening TCP socket on a port the hosts
+	 * name, in the step's own network namespace: a connection is carried to
+	 * the name the resolver gave its address for) and PROXY_LISTEN_DNS (a UDP
+	 * socket at the step's resolver's address: proxy_dns.c).
+	 */
+	int listen_fds[PROXY_MAX_LISTEN];
+	enum proxy_listen {
+		PROXY_LISTEN_PROXY,
+		PROXY_LISTEN_TRANSPARENT,
+		PROXY_LISTEN_DNS
+	} listen_kind[PROXY_MAX_LISTEN];
 	size_t nlisten;
 	/*
 	 * NULL: whoever reaches a listener is the step (a listener in its own
@@ -45,11 +62,13 @@ struct proxy_cfg {
 	 */
 	const char *secret;
 	/*
-	 * proxy_spawn only: a UNIX socket over which one more listener comes
-	 * (fdpass, tag PROXY_HANDOFF_TAG: from the step's own network namespace),
-	 * taken before serving; or -1. 0 is never one.
+	 * proxy_spawn only: a UNIX socket over which handoff_n more listeners
+	 * come (fdpass, tagged with their kind: PROXY_HANDOFF_TAG, _TRANSPARENT,
+	 * _DNS; from the step's own network namespace), taken before serving;
+	 * or -1. 0 is never one.
 	 */
 	int handoff_fd;
+	size_t handoff_n;
 	int events_fd; /* one JSON object a line (docs/network.md), or -1 */
 	int stop_fd;   /* the loop ends when this is readable or hung up */
 	/* bounds; 0 takes the PROXY_DEFAULT_* above */

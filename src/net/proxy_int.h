@@ -145,7 +145,8 @@ enum proxy_state {
 	PS_CLOSING,     /* our answer flushed to the client, then closed */
 };
 
-enum proxy_proto { PP_NONE, PP_CONNECT, PP_HTTP, PP_SOCKS };
+/* TRANSPARENT: a connection to an address the resolver gave (proxy_dns.c); DNS: a lookup */
+enum proxy_proto { PP_NONE, PP_CONNECT, PP_HTTP, PP_SOCKS, PP_TRANSPARENT, PP_DNS };
 
 struct proxy_buf {
 	char *b;
@@ -189,19 +190,59 @@ struct proxy_lookup {
 	int n;
 };
 
+/* proxy_dns.c: the step's resolver (transparent mode). */
+#define PROXY_DNS_MAX_NAMES 4096 /* names given an address, for the run */
+/* the rcodes it answers with (RFC 1035), and the one type it answers */
+enum {
+	PROXY_DNS_FORMERR = 1,
+	PROXY_DNS_SERVFAIL = 2,
+	PROXY_DNS_NXDOMAIN = 3,
+	PROXY_DNS_NOTIMP = 4
+};
+#define PROXY_DNS_TYPE_A 1
+struct proxy_dns_query {
+	uint16_t id, qtype, qclass;
+	bool rd;                      /* recursion desired: echoed */
+	bool parsed;                  /* the question was read (the answer repeats it) */
+	char name[HOSTRULE_NAME_MAX]; /* its labels joined by dots, as sent */
+	size_t qend;                  /* where the question ends */
+};
+/*
+ * Read a query: 0, an rcode to answer with (FORMERR, NOTIMP; q->parsed
+ * says whether the question can be repeated), or -1: no answer at all (too
+ * short, or a response).
+ */
+int proxy_dns_parse(const uint8_t *b, size_t len, struct proxy_dns_query *q);
+/* The answer to query (as parsed in q): rcode, and one A record when addr. Its length, or 0. */
+size_t proxy_dns_answer(const uint8_t *query, const struct proxy_dns_query *q, int rcode,
+			const uint8_t *addr, uint8_t *out, size_t cap);
+/* The names given addresses, in order: entry i has 127.77.0.0 + i + 1. */
+struct proxy_dns_map {
+	char (*names)[HOSTRULE_NAME_MAX];
+	size_t n, cap;
+};
+/* name's address (given it now if it has none): 0, -ENOSPC past the bound, -ENOMEM. */
+int proxy_dns_map_addr(struct proxy_dns_map *m, const char *name, uint8_t out[4]);
+/* The name an address was given, or NULL. */
+const char *proxy_dns_map_name(const struct proxy_dns_map *m, const uint8_t addr[4]);
+void proxy_dns_map_free(struct proxy_dns_map *m);
+
 struct proxy {
 	const struct proxy_cfg *cfg;
 	size_t max_conns, bufsize;
 	unsigned idle_ms, handshake_ms;
 	struct proxy_conn **conns;
 	size_t nconns;
-	struct sockaddr_storage self[4]; /* the listeners' own addresses */
+	struct sockaddr_storage self[PROXY_MAX_LISTEN]; /* the listeners' own addresses */
 	size_t nself;
 	char auth[512]; /* "stepbox:SECRET" in base64 */
 	int lk_pipe[2]; /* lookups done: each writes its pointer */
 	size_t lookups;
 	unsigned long events, dropped;
 	unsigned long long now;
+	struct proxy_dns_map dns;
+	unsigned ports[PROXY_MAX_LISTEN]; /* the transparent listeners' ports */
+	size_t nports;
 };
 
 unsigned long long proxy_now_ms(void);
@@ -232,5 +273,9 @@ void proxy_conn_connect_next(struct proxy *px, struct proxy_conn *p, int err);
 void proxy_conn_start_lookups(struct proxy *px);
 void proxy_conn_reached(struct proxy *px, struct proxy_conn *p);
 void proxy_event_dropped(struct proxy *px);
+/* Answer the queries waiting on the resolver's socket fd. */
+void proxy_dns_serve(struct proxy *px, int fd);
+/* A connection a transparent listener took: its target from the address it reached. */
+void proxy_conn_transparent(struct proxy *px, struct proxy_conn *p);
 
 #endif

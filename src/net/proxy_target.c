@@ -24,7 +24,11 @@
 
 static const char *proto_name(enum proxy_proto p)
 {
-	return p == PP_SOCKS ? "socks5" : p == PP_HTTP ? "http" : "connect";
+	return p == PP_SOCKS         ? "socks5"
+	       : p == PP_HTTP        ? "http"
+	       : p == PP_TRANSPARENT ? "transparent"
+	       : p == PP_DNS         ? "dns"
+				     : "connect";
 }
 
 /* Bytes from the step, fit for a log: printable ASCII kept, the rest as \xNN. */
@@ -152,7 +156,9 @@ void proxy_refuse(struct proxy *px, struct proxy_conn *p, const void *name, size
 {
 	if (why)
 		proxy_event_refused(px, p, name, nlen, why, detail);
-	if (p->st == PS_TLS_PEEK || p->st == PS_TUNNEL || p->st == PS_SNIFF) {
+	if (p->st == PS_TLS_PEEK || p->st == PS_TUNNEL || p->st == PS_SNIFF ||
+	    p->proto == PP_TRANSPARENT) {
+		/* no protocol of ours to answer in: the connection ends */
 		p->out.len = 0;
 		proxy_closing(px, p);
 		return;
@@ -339,7 +345,11 @@ void proxy_conn_connected(struct proxy *px, struct proxy_conn *p)
 		proxy_out_add(p, ok, sizeof(ok) - 1);
 		p->st = PS_TLS_PEEK;
 		p->deadline = px->now + px->handshake_ms;
-	} else {
+	} else if (p->proto == PP_TRANSPARENT && p->port != 80) {
+		/* as a CONNECT, with nothing to answer: TLS names the same host */
+		p->st = PS_TLS_PEEK;
+		p->deadline = px->now + px->handshake_ms;
+	} else { /* plain HTTP, and port 80 reached directly: every request's Host checked */
 		p->st = PS_HTTP;
 		p->fwd = 0;
 	}
@@ -499,4 +509,98 @@ void proxy_check_target(struct proxy *px, struct proxy_conn *p, const char *raw,
 	p->queued = true;
 	p->deadline = px->now + px->handshake_ms;
 	proxy_conn_start_lookups(px);
+}
+
+void proxy_conn_transparent(struct proxy *px, struct proxy_conn *p)
+{
+	p->proto = PP_TRANSPARENT;
+	struct sockaddr_storage sa;
+	socklen_t sl = sizeof(sa);
+	const char *name = NULL;
+	if (getsockname(p->cfd, (struct sockaddr *)&sa, &sl) == 0 && sa.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)&sa;
+		p->port = ntohs(in->sin_port);
+		name = proxy_dns_map_name(&px->dns, (const uint8_t *)&in->sin_addr);
+	}
+	if (name) {
+		proxy_check_target(px, p, name, strlen(name), p->port, false);
+		return;
+	}
+	char a[64], d[300];
+	addr_text(&sa, a, sizeof(a));
+	snprintf(p->addr, sizeof(p->addr), "%s", a);
+	snprintf(d, sizeof(d), "a connection to %s:%u, an address stepbox's resolver did not give",
+		 a, p->port);
+	proxy_refuse(px, p, a, strlen(a), "not_resolved", 403, d);
+}
+
+/* ---- the step's resolver (transparent mode, proxy_dns.c) ---------------- */
+
+/* Whether the hosts allow name on one of the ports the proxy listens for. */
+static bool allowed(const struct proxy *px, const char *name)
+{
+	for (size_t i = 0; i < px->nports; i++)
+		if (hostrules_match_name(px->cfg->allow, name, px->ports[i]))
+			return true;
+	return false;
+}
+
+/* The answer to one query (its length, 0: none), a name refused said. */
+static size_t decide(struct proxy *px, const uint8_t *b, size_t len, uint8_t *out, size_t cap)
+{
+	struct proxy_dns_query q;
+	int rcode = proxy_dns_parse(b, len, &q);
+	if (rcode < 0)
+		return 0;
+	if (rcode > 0)
+		return proxy_dns_answer(b, &q, rcode, NULL, out, cap);
+	char name[HOSTRULE_NAME_MAX], d[600];
+	const char *why = NULL;
+	/* the event's connection: none, a lookup of the name */
+	struct proxy_conn ev = {.proto = PP_DNS};
+	struct sockaddr_storage sa;
+	if (hostrule_parse_addr(q.name, 0, &sa) == 0 ||
+	    hostrule_name_normalise(q.name, strlen(q.name), name, sizeof(name), &why) < 0) {
+		snprintf(d, sizeof(d), "the name is %s", why ? why : "an IP address");
+		proxy_event_refused(px, &ev, q.name, strlen(q.name), "bad_name", d);
+		return proxy_dns_answer(b, &q, PROXY_DNS_NXDOMAIN, NULL, out, cap);
+	}
+	if (hostrules_deny_name(px->cfg->deny, name, 0)) {
+		proxy_event_refused(px, &ev, name, strlen(name), "denied",
+				    "a lookup of a name deny_hosts denies");
+		return proxy_dns_answer(b, &q, PROXY_DNS_NXDOMAIN, NULL, out, cap);
+	}
+	if (!allowed(px, name)) {
+		snprintf(d, sizeof(d),
+			 "a lookup by a client that resolves names itself; no hosts entry "
+			 "allows it: add \"%s\"",
+			 name);
+		proxy_event_refused(px, &ev, name, strlen(name), "not_listed", d);
+		return proxy_dns_answer(b, &q, PROXY_DNS_NXDOMAIN, NULL, out, cap);
+	}
+	if (q.qtype != PROXY_DNS_TYPE_A) /* AAAA, HTTPS, MX...: none, so the client asks for A */
+		return proxy_dns_answer(b, &q, 0, NULL, out, cap);
+	uint8_t addr[4];
+	if (proxy_dns_map_addr(&px->dns, name, addr) < 0)
+		return proxy_dns_answer(b, &q, PROXY_DNS_SERVFAIL, NULL, out, cap);
+	return proxy_dns_answer(b, &q, 0, addr, out, cap);
+}
+
+void proxy_dns_serve(struct proxy *px, int fd)
+{
+	/* a few at a time: the connections are served between */
+	for (int k = 0; k < 64; k++) {
+		uint8_t b[512], out[512];
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(fd, b, sizeof(b), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return;
+		size_t m = decide(px, b, (size_t)n, out, sizeof(out));
+		if (m)
+			sendto(fd, out, m, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&from,
+			       fl);
+	}
 }

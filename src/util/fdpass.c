@@ -32,6 +32,12 @@ int fdpass_send(int sock, int fd, char tag)
 
 int fdpass_recv(int sock, char tag)
 {
+	char tags[2] = {tag, '\0'}, got;
+	return fdpass_recv_any(sock, tags, &got);
+}
+
+int fdpass_recv_any(int sock, const char *tags, char *got)
+{
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * 8)];
 		struct cmsghdr align;
@@ -54,12 +60,12 @@ int fdpass_recv(int sock, char tag)
 			continue;
 		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		for (size_t i = 0; i < k; i++) {
-			int got;
-			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (fd < 0 && byte == tag)
-				fd = got;
+			int one;
+			memcpy(&one, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (fd < 0 && byte && strchr(tags, byte))
+				fd = one;
 			else
-				close(got);
+				close(one);
 		}
 	}
 	if (n == 0)
@@ -68,5 +74,6 @@ int fdpass_recv(int sock, char tag)
 		close(fd);
 		fd = -1;
 	}
+	*got = byte;
 	return fd >= 0 ? fd : -EPROTO;
 }

@@ -14,5 +14,7 @@ int fdpass_send(int sock, int fd, char tag);
  * was closed, never kept).
  */
 int fdpass_recv(int sock, char tag);
+/* The same for any tag of tags (a string), the one that came in *got. */
+int fdpass_recv_any(int sock, const char *tags, char *got);
 
 #endif

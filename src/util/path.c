@@ -437,3 +437,20 @@ bool path_mount_fields(char *line, struct path_mount *m)
 	path_unescape_mountinfo(m->mnt);
 	return true;
 }
+
+void path_of_tid(pid_t tid, int dirfd, const char *path, char *out, size_t cap)
+{
+	if (path[0] == '/') {
+		snprintf(out, cap, "%s", path);
+		return;
+	}
+	char link[64], base[PATH_MAX];
+	if (dirfd == AT_FDCWD)
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)tid);
+	else
+		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, dirfd);
+	ssize_t n = readlink(link, base, sizeof(base) - 1);
+	base[n > 0 ? n : 0] = '\0';
+	if (snprintf(out, cap, "%s/%s", n > 0 ? base : ".", path) >= (int)cap)
+		out[0] = '\0';
+}

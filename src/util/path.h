@@ -117,6 +117,13 @@ int path_dir_open(struct path_dir *d, int dfd, const char *name);
 bool path_dir_next(struct path_dir *d, struct path_entry *e);
 void path_dir_close(struct path_dir *d);
 
+/*
+ * path, named by thread tid relative to dirfd (AT_FDCWD: its cwd), made
+ * absolute as the caller's /proc shows that folder (Linux); "" in out where
+ * it cannot be (too long to be a path the kernel took).
+ */
+void path_of_tid(pid_t tid, int dirfd, const char *path, char *out, size_t cap);
+
 /* Decode mountinfo's octal escapes (\040 for a space) in place. */
 void path_unescape_mountinfo(char *s);
 

@@ -2,11 +2,13 @@
  * fuzz_proxy: libFuzzer's entry point over the proxy's parsers, which read
  * only bytes a hostile step wrote: the HTTP request head (and the authority
  * and URI inside it), chunked framing, SOCKS5's three messages, the TLS
- * ClientHello, and the names hostrule normalises. Build (clang): ninja -C
+ * ClientHello, a DNS query the step's resolver reads (proxy_dns.c), and the
+ * names hostrule normalises. Build (clang): ninja -C
  * build-clang fuzz_proxy (meson.build), or by hand:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc/net -Isrc/core \
  *     -Isrc/util tests/fuzz/fuzz_proxy.c src/net/proxy_http.c src/net/proxy_socks.c \
- *     src/net/proxy_tls.c src/core/hostrule.c src/util/strv.c src/util/err.c -o fuzz_proxy
+ *     src/net/proxy_tls.c src/net/proxy_dns.c src/core/hostrule.c src/util/strv.c src/util/err.c -o
+ * fuzz_proxy
  *   ./fuzz_proxy -max_total_time=60
  */
 #include <stddef.h>
@@ -69,6 +71,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct proxy_hello h;
 	r = proxy_tls_hello(u, size, &h, &why);
 	if (r > (int)size || h.nlen > sizeof(h.name))
+		abort();
+	struct proxy_dns_query dq;
+	static uint8_t ans[512];
+	r = proxy_dns_parse(u, size, &dq);
+	if (r == 0 && (!dq.parsed || dq.qend > size || strlen(dq.name) > 253))
+		abort();
+	if (r >= 0 && proxy_dns_answer(u, &dq, r, NULL, ans, sizeof(ans)) > 12 + size)
 		abort();
 	free(b);
 	return 0;

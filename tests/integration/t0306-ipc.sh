@@ -308,7 +308,10 @@ fds = {os.open(p, os.O_RDONLY | os.O_NONBLOCK): p for p in sys.argv[2:]}
 end = time.time() + 60
 while time.time() < end:
     for fd in select.select(list(fds), [], [], 0.2)[0]:
-        data = os.read(fd, 4096)
+        try:  # readable for a writer gone (EOF), then another opened: EAGAIN
+            data = os.read(fd, 4096)
+        except BlockingIOError:
+            continue
         if data:
             log.write("%s %s\n" % (fds[fd], data.decode(errors="replace").strip()))
 PY
@@ -360,7 +363,10 @@ fd = os.open(sys.argv[2], os.O_RDONLY | os.O_NONBLOCK)
 end = time.time() + 30
 while time.time() < end:
     if select.select([fd], [], [], 0.2)[0]:
-        data = os.read(fd, 4096)
+        try:  # as above
+            data = os.read(fd, 4096)
+        except BlockingIOError:
+            continue
         if data:
             log.write(data.decode(errors="replace"))
 PY

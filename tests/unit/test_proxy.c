@@ -991,6 +991,12 @@ static void parse_all(const uint8_t *b, size_t n, int *bad)
 	bool done;
 	if (proxy_chunk_feed(&c, (const char *)b, n, &done, &why) > (long)n)
 		(*bad)++;
+	struct proxy_dns_query dq;
+	uint8_t ans[512];
+	int rc = proxy_dns_parse(b, n, &dq);
+	if ((rc == 0 && (!dq.parsed || dq.qend > n || strlen(dq.name) > 253)) ||
+	    (rc >= 0 && proxy_dns_answer(b, &dq, rc, NULL, ans, sizeof(ans)) > 12 + n))
+		(*bad)++;
 	char out[HOSTRULE_NAME_MAX], host[300];
 	hostrule_name_normalise((const char *)b, n, out, sizeof(out), &why);
 	size_t hl;
@@ -1001,10 +1007,101 @@ static void parse_all(const uint8_t *b, size_t n, int *bad)
 		(*bad)++;
 }
 
+/* A DNS query for name (labels from its dots), type, class IN. */
+static size_t dns_query(uint8_t *b, const char *name, unsigned type)
+{
+	static const uint8_t head[12] = {0xab, 0xcd, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
+	memcpy(b, head, sizeof(head));
+	size_t n = sizeof(head);
+	for (const char *p = name; *p;) {
+		size_t l = strcspn(p, ".");
+		b[n++] = (uint8_t)l;
+		memcpy(b + n, p, l);
+		n += l;
+		p += l + (p[l] == '.');
+	}
+	b[n++] = 0;
+	b[n++] = (uint8_t)(type >> 8);
+	b[n++] = (uint8_t)type;
+	b[n++] = 0;
+	b[n++] = 1;
+	return n;
+}
+
+/* proxy_dns.c: a query read, each malformed one answered as such or not at all, the map. */
+static void test_dns(void)
+{
+	uint8_t q[600], a[512];
+	struct proxy_dns_query dq;
+	size_t n = dns_query(q, "Files.Example.org", 1);
+	CHECK(proxy_dns_parse(q, n, &dq) == 0 && strcmp(dq.name, "Files.Example.org") == 0 &&
+	      dq.qtype == 1 && dq.id == 0xabcd && dq.rd && dq.qend == n);
+	static const uint8_t addr[4] = {127, 77, 0, 1};
+	size_t m = proxy_dns_answer(q, &dq, 0, addr, a, sizeof(a));
+	/* QR and RA, RD echoed, NOERROR, one question and one answer, the address last */
+	CHECK(m == n + 16 && a[0] == 0xab && a[2] == 0x81 && a[3] == 0x80 && a[5] == 1 &&
+	      a[7] == 1 && memcmp(a + m - 4, addr, 4) == 0 && memcmp(a + 12, q + 12, n - 12) == 0);
+	m = proxy_dns_answer(q, &dq, 3, NULL, a, sizeof(a));
+	CHECK(m == n && (a[3] & 15) == 3 && a[7] == 0);
+	CHECK(proxy_dns_answer(q, &dq, 0, addr, a, n) == 0); /* too small: nothing */
+	/* refusals: FORMERR (1), NOTIMP (4), or no answer (-1) */
+	CHECK(proxy_dns_parse(q, 11, &dq) == -1);
+	q[2] |= 0x80; /* an answer */
+	CHECK(proxy_dns_parse(q, n, &dq) == -1);
+	q[2] = 0x01 | (2 << 3); /* a STATUS query */
+	CHECK(proxy_dns_parse(q, n, &dq) == 4);
+	q[2] = 0x01;
+	q[5] = 2; /* two questions */
+	CHECK(proxy_dns_parse(q, n, &dq) == 1);
+	q[5] = 1;
+	CHECK(proxy_dns_parse(q, n - 1, &dq) == 1); /* the class cut */
+	n = dns_query(q, "a.example", 1);
+	q[12] = 0xc0; /* a compression pointer where a label goes */
+	CHECK(proxy_dns_parse(q, n, &dq) == 1);
+	n = dns_query(q, "a.example", 1);
+	q[16] = '.'; /* a dot inside the label "example" (its length at 14) */
+	CHECK(proxy_dns_parse(q, n, &dq) == 1);
+	q[16] = 0; /* a NUL there */
+	CHECK(proxy_dns_parse(q, n, &dq) == 1);
+	n = dns_query(q, "a.example", 1);
+	q[n - 1] = 3; /* class CHAOS */
+	CHECK(proxy_dns_parse(q, n, &dq) == 4 && dq.parsed);
+	/* a name of 253 characters is read, one of 255 is not */
+	char longname[300];
+	memset(longname, 'a', sizeof(longname));
+	for (int i = 63; i < 300; i += 64)
+		longname[i] = '.';
+	longname[253] = '\0';
+	n = dns_query(q, longname, 1);
+	CHECK(proxy_dns_parse(q, n, &dq) == 0 && strlen(dq.name) == 253);
+	longname[253] = 'a';
+	longname[255] = '\0';
+	n = dns_query(q, longname, 1);
+	CHECK(proxy_dns_parse(q, n, &dq) == 1);
+	/* the map: one address a name, the same again, none past the bound */
+	struct proxy_dns_map map = {0};
+	uint8_t x[4], y[4], z[4];
+	CHECK(proxy_dns_map_addr(&map, "a.example", x) == 0 && x[0] == 127 && x[1] == 77 &&
+	      x[2] == 0 && x[3] == 1);
+	CHECK(proxy_dns_map_addr(&map, "b.example", y) == 0 && y[3] == 2);
+	CHECK(proxy_dns_map_addr(&map, "a.example", z) == 0 && memcmp(x, z, 4) == 0);
+	CHECK(strcmp(proxy_dns_map_name(&map, y), "b.example") == 0);
+	static const uint8_t none[4] = {127, 77, 0, 9}, other[4] = {127, 0, 0, 1};
+	CHECK(!proxy_dns_map_name(&map, none) && !proxy_dns_map_name(&map, other));
+	char nm[32];
+	int r = 0;
+	for (int i = 2; r == 0 && i < PROXY_DNS_MAX_NAMES + 5; i++) {
+		snprintf(nm, sizeof(nm), "n%d.example", i);
+		r = proxy_dns_map_addr(&map, nm, z);
+	}
+	CHECK(r == -ENOSPC && map.n == PROXY_DNS_MAX_NAMES);
+	proxy_dns_map_free(&map);
+}
+
 static void test_random(void)
 {
-	static uint8_t seeds[6][800];
-	size_t sl[6];
+	static uint8_t seeds[7][800];
+	size_t sl[7];
 	const char *h = "POST http://a.example:81/x HTTP/1.1\r\nHost: a.example:81\r\n"
 			"Transfer-Encoding: chunked\r\n\r\n";
 	memcpy(seeds[0], h, sl[0] = strlen(h));
@@ -1014,6 +1111,7 @@ static void test_random(void)
 	sl[3] = socks_name(seeds[3], 1, "a.example", 9, 443);
 	memcpy(seeds[4], "\x05\x03\x00\x01\x02", sl[4] = 5);
 	memcpy(seeds[5], "\x01\x07stepbox\x06s3cret", sl[5] = 16);
+	sl[6] = dns_query(seeds[6], "files.example.org", 28);
 	static uint8_t buf[20000];
 	int bad = 0;
 	for (int i = 0; i < 6000; i++) {
@@ -1023,7 +1121,7 @@ static void test_random(void)
 			for (size_t k = 0; k < n; k++)
 				buf[k] = (uint8_t)rnd();
 		} else {
-			int s = (int)(rnd() % 6);
+			int s = (int)(rnd() % 7);
 			n = sl[s];
 			memcpy(buf, seeds[s], n);
 			for (int m = (int)(rnd() % 4); m >= 0; m--) {
@@ -1137,6 +1235,7 @@ int main(void)
 	start_server(&echo_port, echo_conn);
 	start_server(&source_port, source_conn);
 	test_parsers();
+	test_dns();
 	test_random();
 	struct tproxy *tp = calloc(1, sizeof(*tp));
 	tproxy_start(tp, rules, NULL, 0);
