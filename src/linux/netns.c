@@ -128,11 +128,14 @@ int netns_hand_listener(int handoff, const struct egress_transparent *t)
 	if (l < 0)
 		return l;
 	r = fdpass_send(handoff, l, NETNS_TAG);
-	close(l);
+	/*
+	 * The transparent mode's, each where it can be made: one that cannot
+	 * (a port taken, an address refused) leaves its clients failing as
+	 * they would without it, never the run.
+	 */
 	for (size_t i = 0; r == 0 && t && i < t->ndns; i++) {
-		r = add_to_loopback(&t->dns[i]);
-		if (r == 0)
-			r = make_and_send(handoff, &t->dns[i], SOCK_DGRAM, PROXY_HANDOFF_DNS);
+		if (add_to_loopback(&t->dns[i]) == 0)
+			make_and_send(handoff, &t->dns[i], SOCK_DGRAM, PROXY_HANDOFF_DNS);
 	}
 	for (size_t i = 0; r == 0 && t && i < t->nports; i++) {
 		struct sockaddr_storage any = {0};
@@ -140,7 +143,11 @@ int netns_hand_listener(int handoff, const struct egress_transparent *t)
 		in->sin_family = AF_INET;
 		in->sin_port = htons(t->ports[i]);
 		in->sin_addr.s_addr = htonl(INADDR_ANY);
-		r = make_and_send(handoff, &any, SOCK_STREAM, PROXY_HANDOFF_TRANSPARENT);
+		make_and_send(handoff, &any, SOCK_STREAM, PROXY_HANDOFF_TRANSPARENT);
 	}
+	/* the end of the list (the listener again, which the proxy closes) */
+	if (r == 0)
+		r = fdpass_send(handoff, l, PROXY_HANDOFF_END);
+	close(l);
 	return r;
 }

@@ -157,9 +157,6 @@ static int started(struct egress *e, const struct stepbox_config *cfg, int liste
 		.nlisten = listener >= 0 ? 1 : 0,
 		.listen_fds = {listener},
 		.handoff_fd = proxy_handoff,
-		/* the proxy's listener, then the transparent mode's (netns_hand_listener) */
-		.handoff_n =
-			proxy_handoff > 0 ? 1 + e->transparent.ndns + e->transparent.nports : 0,
 		.secret = secret,
 		.events_fd = e->events,
 		.stop_fd = stop[0],

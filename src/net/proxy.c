@@ -580,6 +580,35 @@ static bool tie_to_parent(pid_t parent)
 	return getppid() == parent;
 }
 
+/*
+ * The listeners made in the step's network namespace, before it runs, up to
+ * the one tagged PROXY_HANDOFF_END; the socket closed. 0 or -errno.
+ */
+static int take_handoff(struct proxy_cfg *mine, int fd)
+{
+	static const char tags[] = {PROXY_HANDOFF_TAG, PROXY_HANDOFF_TRANSPARENT, PROXY_HANDOFF_DNS,
+				    PROXY_HANDOFF_END, '\0'};
+	int r = 0;
+	while (r == 0) {
+		char tag = 0;
+		int l = mine->nlisten < PROXY_MAX_LISTEN ? fdpass_recv_any(fd, tags, &tag) : -E2BIG;
+		if (l < 0) {
+			r = l;
+		} else if (tag == PROXY_HANDOFF_END) {
+			close(l);
+			break;
+		} else {
+			mine->listen_kind[mine->nlisten] =
+				tag == PROXY_HANDOFF_DNS           ? PROXY_LISTEN_DNS
+				: tag == PROXY_HANDOFF_TRANSPARENT ? PROXY_LISTEN_TRANSPARENT
+								   : PROXY_LISTEN_PROXY;
+			mine->listen_fds[mine->nlisten++] = l;
+		}
+	}
+	close(fd);
+	return r;
+}
+
 pid_t proxy_spawn(const struct proxy_cfg *cfg, struct stepbox_err *err)
 {
 	pid_t parent = getpid();
@@ -596,24 +625,8 @@ pid_t proxy_spawn(const struct proxy_cfg *cfg, struct stepbox_err *err)
 	signal(SIGPIPE, SIG_IGN);
 	close_others(cfg);
 	struct proxy_cfg mine = *cfg;
-	/* the listeners made in the step's network namespace, before it runs */
-	static const char tags[] = {PROXY_HANDOFF_TAG, PROXY_HANDOFF_TRANSPARENT, PROXY_HANDOFF_DNS,
-				    '\0'};
-	for (size_t i = 0; cfg->handoff_fd > 0 && i < cfg->handoff_n; i++) {
-		char tag = 0;
-		int l = mine.nlisten < PROXY_MAX_LISTEN
-				? fdpass_recv_any(cfg->handoff_fd, tags, &tag)
-				: -E2BIG;
-		if (l < 0)
-			_exit(1);
-		mine.listen_kind[mine.nlisten] = tag == PROXY_HANDOFF_DNS ? PROXY_LISTEN_DNS
-						 : tag == PROXY_HANDOFF_TRANSPARENT
-							 ? PROXY_LISTEN_TRANSPARENT
-							 : PROXY_LISTEN_PROXY;
-		mine.listen_fds[mine.nlisten++] = l;
-	}
-	if (cfg->handoff_fd > 0)
-		close(cfg->handoff_fd);
+	if (cfg->handoff_fd > 0 && take_handoff(&mine, cfg->handoff_fd) < 0)
+		_exit(1);
 	if (cfg->confine && cfg->confine(cfg->confine_ctx) < 0)
 		_exit(1); /* never serving unconfined when confinement was asked */
 	_exit(proxy_serve(&mine) == 0 ? 0 : 1);

@@ -32,6 +32,7 @@
 /* ... and the transparent mode's: a TCP listener for a port, the resolver's UDP socket */
 #define PROXY_HANDOFF_TRANSPARENT 't'
 #define PROXY_HANDOFF_DNS 'd'
+#define PROXY_HANDOFF_END 'e' /* the last: what it carries is closed */
 #define PROXY_MAX_LISTEN 16
 /* Events written at most; past them one {"event":"dropped","count":N} at the end. */
 #define PROXY_MAX_EVENTS 10000
@@ -62,13 +63,12 @@ struct proxy_cfg {
 	 */
 	const char *secret;
 	/*
-	 * proxy_spawn only: a UNIX socket over which handoff_n more listeners
-	 * come (fdpass, tagged with their kind: PROXY_HANDOFF_TAG, _TRANSPARENT,
-	 * _DNS; from the step's own network namespace), taken before serving;
-	 * or -1. 0 is never one.
+	 * proxy_spawn only: a UNIX socket over which more listeners come
+	 * (fdpass, tagged with their kind: PROXY_HANDOFF_TAG, _TRANSPARENT,
+	 * _DNS; from the step's own network namespace), up to one tagged
+	 * PROXY_HANDOFF_END, taken before serving; or -1. 0 is never one.
 	 */
 	int handoff_fd;
-	size_t handoff_n;
 	int events_fd; /* one JSON object a line (docs/network.md), or -1 */
 	int stop_fd;   /* the loop ends when this is readable or hung up */
 	/* bounds; 0 takes the PROXY_DEFAULT_* above */
