@@ -25,6 +25,7 @@
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #endif
 
 #ifndef MSG_NOSIGNAL
@@ -640,6 +641,16 @@ int proxy_stop(pid_t pid, int stop_fd_write_end)
 		close(stop_fd_write_end);
 	}
 	int status = 0;
+#ifdef __linux__
+	/* its end, heard at once (a pidfd is readable when the process ends), 2 s at most */
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd >= 0) {
+		struct pollfd w = {pfd, POLLIN, 0};
+		while (poll(&w, 1, 2000) < 0 && errno == EINTR)
+			;
+		close(pfd);
+	}
+#endif
 	/* it ends within a millisecond or so: looked at soon, then less often, 2 s in all */
 	long waited_us = 0;
 	for (long step_us = 100; waited_us < 2000000;

@@ -3,8 +3,9 @@
 # the first nameserver of /etc/resolv.conf (127.0.0.1 where none), then,
 # with a port, a connect to the address answered and one GET, over TLS with
 # "tls" (the server name SNI, the name itself unless given), with the CA in
-# $CA. Prints "addr ADDR" or "rcode N", then the status line and the body,
-# or what failed. Usage: resolve-connect.py NAME [PORT [tls [SNI]]]
+# $CA. Prints "rcode N" (exit 3) for a name not resolved; else "addr ADDR"
+# without a port, or the status line and the body, or what failed (exit 4).
+# Usage: resolve-connect.py NAME [PORT [tls [SNI]]]
 import os, socket, ssl, struct, sys
 name = sys.argv[1]
 ns = "127.0.0.1"
@@ -26,10 +27,10 @@ s.sendto(q, (ns, 53))
 r = s.recv(512)
 if r[:2] != q[:2] or r[3] & 15 or struct.unpack(">H", r[6:8])[0] != 1:
     print("rcode", r[3] & 15)
-    sys.exit(0)
+    sys.exit(3)
 addr = socket.inet_ntoa(r[-4:])
-print("addr", addr)
 if len(sys.argv) < 3:
+    print("addr", addr)
     sys.exit(0)
 try:
     c = socket.create_connection((addr, int(sys.argv[2])), timeout=10)
@@ -48,3 +49,4 @@ try:
     print(head.split(b"\r\n")[0].decode() or "nothing", body.decode().strip())
 except (OSError, ssl.SSLError) as e:
     print("failed", type(e).__name__)
+    sys.exit(4)
