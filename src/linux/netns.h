@@ -22,7 +22,8 @@
  * holds), then close it here. With t, the transparent mode's too, in this
  * order: a UDP socket on each of t->dns (an address not on loopback is added
  * to it first), a TCP listener on each of t->ports on every address, each
- * where it can be made; then PROXY_HANDOFF_END. Allocates nothing (it runs in a clone). Returns 0 or a negative errno.
+ * where it can be made; then PROXY_HANDOFF_END. Allocates nothing (it
+ * runs in a clone). Returns 0 or a negative errno.
  */
 int netns_hand_listener(int handoff, const struct egress_transparent *t);
 

@@ -129,6 +129,9 @@ int proxy_tls_hello(const uint8_t *b, size_t len, struct proxy_hello *h, const c
 #include "proxy.h"
 
 #define PROXY_MAX_ADDRS 8
+/* a busy tunnel's buffers, and all of them together past their first size */
+#define PROXY_GROWN_BUFFER (256 * 1024)
+#define PROXY_GROWN_TOTAL (3u << 20)
 #define PROXY_MAX_LOOKUPS 16 /* lookups in flight at once, each a thread */
 
 enum proxy_state {
@@ -230,6 +233,7 @@ void proxy_dns_map_free(struct proxy_dns_map *m);
 struct proxy {
 	const struct proxy_cfg *cfg;
 	size_t max_conns, bufsize;
+	size_t grown; /* bytes the grown buffers hold past bufsize (grow) */
 	unsigned idle_ms, handshake_ms;
 	struct proxy_conn **conns;
 	size_t nconns;
