@@ -109,7 +109,7 @@ void egress_transparent_plan(struct egress_transparent *t, const struct hostrule
 			add_port(t, 443);
 		}
 	}
-	/* glibc reads three nameservers; 127.0.0.1 where it names none */
+	/* glibc reads three nameservers; and 127.0.0.1, its default where the step finds none */
 	FILE *f = resolv ? fopen(resolv, "re") : NULL;
 	char line[512];
 	size_t named = 0;

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "egress.h"
 #include "hostrule.h"
 #include "proxy.h"
 #include "proxy_int.h"
@@ -1098,6 +1099,42 @@ static void test_dns(void)
 	proxy_dns_map_free(&map);
 }
 
+/* egress: what the init makes for the transparent mode, from the hosts and a resolv.conf */
+static void test_transparent_plan(void)
+{
+	struct hostrules r = {0};
+	struct stepbox_err err = {0};
+	const char *entries[] = {"a.example", "b.example:22", "10.0.0.0/8:5432", "c.example:3128",
+				 "*.d.example:443"};
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
+		CHECK(hostrules_add(&r, entries[i], &err) == 0);
+	char path[] = "/tmp/stepbox-resolv-XXXXXX";
+	int fd = mkstemp(path);
+	const char *conf = "# a comment\nsearch example\nnameserver 10.1.2.3\n"
+			   "nameserver fe80::1%eth0\nnameserver ::1\nnameserver 10.9.9.9\n"
+			   "nameserver 10.8.8.8\n";
+	CHECK(fd >= 0 && write(fd, conf, strlen(conf)) == (ssize_t)strlen(conf));
+	if (fd >= 0)
+		close(fd);
+	struct egress_transparent t;
+	egress_transparent_plan(&t, &r, path);
+	/* 80 and 443 for a bare name, 22; an address entry and the proxy's own 3128 not */
+	CHECK(t.nports == 3 && t.ports[0] == 80 && t.ports[1] == 443 && t.ports[2] == 22);
+	/* the first three nameservers as glibc reads them (a scoped one skipped), and 127.0.0.1 */
+	CHECK(t.ndns == 3);
+	const struct sockaddr_in *a = (const struct sockaddr_in *)&t.dns[0];
+	const struct sockaddr_in6 *b = (const struct sockaddr_in6 *)&t.dns[1];
+	const struct sockaddr_in *c = (const struct sockaddr_in *)&t.dns[2];
+	CHECK(a->sin_family == AF_INET && a->sin_addr.s_addr == htonl(0x0a010203) &&
+	      ntohs(a->sin_port) == 53);
+	CHECK(b->sin6_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&b->sin6_addr));
+	CHECK(c->sin_family == AF_INET && c->sin_addr.s_addr == htonl(INADDR_LOOPBACK));
+	unlink(path);
+	egress_transparent_plan(&t, NULL, "/nonexistent/resolv.conf");
+	CHECK(t.nports == 0 && t.ndns == 1);
+	hostrules_free(&r);
+}
+
 static void test_random(void)
 {
 	static uint8_t seeds[7][800];
@@ -1236,6 +1273,7 @@ int main(void)
 	start_server(&source_port, source_conn);
 	test_parsers();
 	test_dns();
+	test_transparent_plan();
 	test_random();
 	struct tproxy *tp = calloc(1, sizeof(*tp));
 	tproxy_start(tp, rules, NULL, 0);
