@@ -225,8 +225,8 @@ static void read_up(struct proxy *px, struct proxy_conn *p)
 	size_t room = p->out.cap - p->out.off - p->out.len;
 	ssize_t n = recv(p->ufd, p->out.b + p->out.off + p->out.len, room, 0);
 	if (n > 0) {
-		if ((size_t)n == room && p->st == PS_TUNNEL)
-			grow(px, &p->out);
+		if ((size_t)n == room && (p->st == PS_TUNNEL || p->st == PS_HTTP))
+			grow(px, &p->out); /* what comes back is relayed as it is, in both */
 		p->out.len += (size_t)n;
 		p->down += (unsigned long long)n;
 		p->last = px->now;
@@ -557,24 +557,31 @@ static bool kept(const struct proxy_cfg *cfg, int fd)
 }
 
 /* Every fd from first up (a soft limit raised after they were opened leaves some there). */
+/* Every fd from first up: close_range, or one by one to RLIMIT_NOFILE where there is none. */
 static void close_above(int first)
 {
 #if defined(__linux__) && defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
-	close_range((unsigned)first, ~0U, 0);
-#else
-	(void)first;
+	if (close_range((unsigned)first, ~0U, 0) == 0)
+		return;
 #endif
-}
-
-/* In the child: every fd but cfg's closed, stdio on /dev/null. */
-static void close_others(const struct proxy_cfg *cfg)
-{
 	struct rlimit rl;
 	int max = 65536;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 	    rl.rlim_cur < (rlim_t)max)
 		max = (int)rl.rlim_cur;
-	int top = max;
+	for (int fd = first; fd < max; fd++)
+		close(fd);
+}
+
+/*
+ * In the child: every fd but cfg's closed, stdio on /dev/null. Those below
+ * the highest kept one one by one, the rest at once: a loop to
+ * RLIMIT_NOFILE (20,000 in a CI shell, a million under systemd) held the
+ * proxy's start, and a short step's end, for milliseconds.
+ */
+static void close_others(const struct proxy_cfg *cfg)
+{
+	int top = 3;
 	for (size_t i = 0; i < cfg->nlisten; i++)
 		top = cfg->listen_fds[i] >= top ? cfg->listen_fds[i] + 1 : top;
 	top = cfg->events_fd >= top ? cfg->events_fd + 1 : top;
