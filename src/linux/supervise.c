@@ -261,6 +261,17 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 		} else if (nr == SYS_open || nr == SYS_openat || nr == SYS_link ||
 			   nr == SYS_linkat || nr == SYS_unlink || nr == SYS_unlinkat) {
 			sup_serve_shm(&c); /* Landlock alone (harden_filter_notify*_alone) */
+		} else if (nr == NR_LANDLOCK_RESTRICT_SELF) {
+			/*
+			 * Before the domain exists (supervise_int.h). Under Landlock
+			 * alone the command takes the step's own domain after this
+			 * filter and before its hardening ones: fewer filters than
+			 * the step's is stepbox's own setup.
+			 */
+			int filters = sup_step_filters(&c);
+			if (filters < 0 || filters >= s->step_filters)
+				s->landlock_nested = true;
+			sup_go_on(&c);
 		} else if (s->prot && sup_guarded(nr)) {
 			sup_serve_guard(&c); /* the protected paths, live */
 		} else if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto ||

@@ -656,12 +656,13 @@ void sup_serve_guard_read(struct call *c, const char *p1_read, const char *p2_re
 	}
 	/*
 	 * A sandbox the step made inside its own (a nested stepbox, more seccomp
-	 * filters than the step's): its Landlock rules are not the performer's.
+	 * filters than the step's; a Landlock domain of its own, seen when it was
+	 * taken): its Landlock rules are not the performer's.
 	 * What it names is judged by name, and the call goes on; what a race on
 	 * its memory reaches is the net's after the step.
 	 */
 	int filters = sup_step_filters(c);
-	c->nested = filters < 0 || filters > c->s->step_filters;
+	c->nested = c->s->landlock_nested || filters < 0 || filters > c->s->step_filters;
 	char p1[PATH_MAX], p2[PATH_MAX] = "";
 	int r = 0;
 	if (p1_read)

@@ -34,6 +34,7 @@
 #define NR_REMOVEXATTRAT 466
 #define NR_FILE_SETATTR 469
 #define NR_FACCESSAT2 439
+#define NR_LANDLOCK_RESTRICT_SELF 446 /* the same number on every architecture */
 
 /*
  * An abstract name a process of the step bound, and the socket holding it;
@@ -69,6 +70,14 @@ struct supervisor {
 	int *write_mnt, *unix_mnt, *all_mnt;
 	size_t nwrite_mnt, nunix_mnt, nall_mnt;
 	bool own_netns, host_names;
+	/*
+	 * A process of the step's took a Landlock domain of its own (a nested
+	 * sandbox: landlock_restrict_self, trapped with the protected paths'
+	 * calls): from then on no call is performed for the step, each judged
+	 * by name and let go on, so that the kernel applies that domain too.
+	 * Dispatcher only.
+	 */
+	bool landlock_nested;
 	struct sockaddr_storage resolvers[4]; /* own_netns: stepbox's resolver, reached there */
 	size_t nresolvers;
 	bool no_getfd; /* pidfd_getfd refused: connects re-made, nothing sent for the step */

@@ -161,6 +161,48 @@ else
 	notok "a config renamed in lands as judged; a write through the fd kept reaches nothing" "$OUT $(cat "$T/w/.git/config")"
 fi
 
+# a Landlock domain the step takes itself (landrun, a nested sandbox): what
+# it forbids stays forbidden, though the live layer makes the step's files
+# (performed with the step's rules alone, a file in b/ landed); a protected
+# name stays refused inside it; the controls are made
+setup
+mkdir -p "$T/w/a" "$T/w/b"
+cat >"$T/nested-ll.py" <<'PY'
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+MAKE_REG, WRITE_FILE = 1 << 8, 1 << 1
+attr = struct.pack("QQQ", MAKE_REG | WRITE_FILE, 0, 0)
+rs = libc.syscall(444, ctypes.c_char_p(attr), ctypes.c_size_t(len(attr)), 0)
+if rs < 0:
+    print("no-landlock")
+    sys.exit(0)
+for d in sys.argv[1].split(","):
+    fd = os.open(d, os.O_PATH | os.O_DIRECTORY)
+    rule = struct.pack("=Qi", MAKE_REG | WRITE_FILE, fd)
+    assert libc.syscall(445, rs, 1, ctypes.c_char_p(rule), 0) == 0
+libc.prctl(38, 1, 0, 0, 0)
+assert libc.syscall(446, rs, 0) == 0
+for p in sys.argv[2:]:
+    try:
+        os.close(os.open(p, os.O_CREAT | os.O_WRONLY, 0o644))
+        print(p, "made")
+    except OSError as e:
+        print(p, "refused")
+PY
+chmod a+r "$T/nested-ll.py"
+run_sb run -r "$T/nested-ll.py" -- python3 "$T/nested-ll.py" a a/ok b/bad
+if [ "$OUT" = no-landlock ]; then
+	skip "a Landlock domain of the step's own" "no Landlock in this kernel"
+elif [ "$OUT" = "$(printf 'a/ok made\nb/bad refused')" ] && [ ! -e "$T/w/b/bad" ]; then
+	ok "a Landlock domain of the step's own: what it forbids stays forbidden, the control made"
+else
+	notok "a Landlock domain of the step's own: what it forbids stays forbidden" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
+fi
+run_sb run -r "$T/nested-ll.py" -- python3 "$T/nested-ll.py" . .envrc ok2
+[ "$OUT" = "$(printf '.envrc refused\nok2 made')" ] || [ "$OUT" = no-landlock ] &&
+	ok "... and a protected name stays refused inside it, the control made" ||
+	notok "... and a protected name stays refused inside it" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
+
 # the race: a folder swapped for a symlink to .git/hooks while a thread makes a hook through it
 setup
 rm -f "$T/w/.git/hooks/pre-commit"
