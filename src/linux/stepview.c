@@ -557,28 +557,37 @@ static int walk_comp(struct sv_walk *w, const char *comp, bool last)
  * absolute path in the step's root (RESOLVE_IN_ROOT: ".." and absolute
  * symlinks stay in it), or a relative one with no ".." and no symlink; never
  * a magic link, and never an object in procfs (there /proc/self is the
- * step's, which only the walk knows). A relative name that is not there
- * from a folder outside procfs is not there for the walk either: each
- * component before the missing one was a plain name (a symlink stops
- * openat2 with ELOOP first). SV_WALK: walk.
+ * step's, which only the walk knows). A name that is not there, reached
+ * with no symlink (absolute, or relative from a folder outside procfs), is
+ * not there for the walk either: each component before the missing one was
+ * a plain name (a symlink stops openat2 with ELOOP first), and procfs's
+ * only names that differ for the step are its self and thread-self
+ * symlinks. SV_WALK: walk.
  */
 #define SV_WALK (-EAGAIN)
 static int resolve_fast(int root, int start, const char *path, bool follow)
 {
 	struct open_how how = {.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
-			       .resolve = RESOLVE_NO_MAGICLINKS};
-	if (path[0] == '/') {
+			       .resolve = RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS};
+	bool abs = path[0] == '/';
+	if (abs) {
 		how.resolve |= RESOLVE_IN_ROOT;
 	} else {
 		for (const char *c = path; *c; c += strcspn(c, "/"), c += *c == '/')
 			if (c[0] == '.' && c[1] == '.' && (c[2] == '/' || !c[2]))
 				return SV_WALK;
-		how.resolve |= RESOLVE_NO_SYMLINKS;
 	}
-	int fd = (int)syscall(SYS_openat2, path[0] == '/' ? root : start, path, &how, sizeof(how));
+	int fd = (int)syscall(SYS_openat2, abs ? root : start, path, &how, sizeof(how));
 	struct statfs sf;
-	if (fd < 0 && errno == ENOENT && path[0] != '/')
-		return fstatfs(start, &sf) == 0 && sf.f_type != SV_PROC_MAGIC ? -ENOENT : SV_WALK;
+	/* a missing name with no symlink before it (one stops openat2 with ELOOP first) */
+	if (fd < 0 && errno == ENOENT)
+		return abs || (fstatfs(start, &sf) == 0 && sf.f_type != SV_PROC_MAGIC) ? -ENOENT
+										       : SV_WALK;
+	if (fd < 0 && errno == ELOOP && abs) {
+		/* symlinks: the kernel follows them in the step's root (".." stays in it) */
+		how.resolve &= ~(uint64_t)RESOLVE_NO_SYMLINKS;
+		fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+	}
 	if (fd >= 0 && (fstatfs(fd, &sf) < 0 || sf.f_type == SV_PROC_MAGIC)) {
 		close(fd);
 		fd = -1;

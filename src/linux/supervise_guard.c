@@ -523,8 +523,18 @@ static int guard_one(struct call *c, const struct shape *sh, const char *path)
 	struct job j = {.nr = nr, .dir = pl.dir, .name = pl.name};
 	enum protect_change how = PROTECT_MAKE;
 	char target[PATH_MAX];
+	struct stat st;
 	if (nr == SYS_mkdir || nr == SYS_mkdirat) {
 		how = PROTECT_MKDIR;
+		/*
+		 * A name there already: EEXIST, as the kernel answers before any
+		 * permission (most of an install's mkdirs: makedirs of folders
+		 * that exist), without asking the performer.
+		 */
+		if (!dots(pl.name) && fstatat(pl.dir, pl.name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			place_close(&pl);
+			return -EEXIST;
+		}
 		j.mode = (mode_t)a[sh->path + 1] & ~sup_step_umask(c);
 	} else if (nr == SYS_mknod || nr == SYS_mknodat) {
 		j.mode = (mode_t)a[sh->path + 1] & ~sup_step_umask(c);
