@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -621,6 +622,37 @@ static bool near_tasks_limit(const struct limit_plan *p, long n)
 	return n >= 0 && (uint64_t)n * 3 >= of * 2;
 }
 
+/*
+ * Whether the user's tasks are at limit (RLIMIT_NPROC) now, by the kernel's
+ * own count: a child of ours takes that limit and forks, and EAGAIN is the
+ * refusal the step's forks meet. A walk of /proc under a fork bomb sees a
+ * moment's tasks, and under load fewer than the kernel counts. The child
+ * calls only what is safe after a fork of a process with threads.
+ */
+static bool at_nproc_limit(uint64_t limit)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return errno == EAGAIN;
+	if (pid == 0) {
+		struct rlimit rl = {(rlim_t)limit, (rlim_t)limit};
+		if (setrlimit(RLIMIT_NPROC, &rl) < 0)
+			_exit(2);
+		pid_t g = fork();
+		if (g == 0)
+			_exit(0);
+		if (g < 0)
+			_exit(errno == EAGAIN ? 1 : 2);
+		waitpid(g, NULL, 0);
+		_exit(0);
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return false;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 1;
+}
+
 long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns, int looks)
 {
 	char path[64];
@@ -642,10 +674,13 @@ long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns, int l
 	 * 25 ms apart, until one finds it near the limit.
 	 */
 	long most = -1;
+	uint64_t limit = p->v[LIMIT_TASKS] + p->others; /* limit_enter's, for the user's count */
 	for (int i = 0; i < looks && !near_tasks_limit(p, most); i++) {
 		if (i)
 			nanosleep(&(struct timespec){0, 25000000}, NULL);
-		long n = count_tasks(path, uid);
+		long n = p->how[LIMIT_TASKS] == LIMIT_NPROC_USER && at_nproc_limit(limit)
+				 ? (long)limit
+				 : count_tasks(path, uid);
 		most = n > most ? n : most;
 	}
 	return most;
