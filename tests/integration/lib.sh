@@ -113,3 +113,30 @@ test_ca() {
 		-days 2 -extfile "$T/san" -out "$T/srv.pem" >/dev/null 2>&1
 	chmod 644 "$T"/*.pem "$T"/*.key
 }
+
+# test_servers: an HTTP and an HTTPS server (test_ca's certificate) on free
+# loopback ports, serving T/site (with T/site/hello), for up to 300 s; their
+# ports in HP and SP
+test_servers() {
+	mkdir -p "$T/site" && echo hello-from-upstream >"$T/site/hello" && chmod -R a+rX "$T/site"
+	python3 - "$T/ports" "$T/site" "$T/srv.pem" "$T/srv.key" <<'PY' &
+import functools, http.server, ssl, sys, threading
+ports, site, cert, key = sys.argv[1:5]
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+H = functools.partial(Quiet, directory=site)
+plain = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+tls = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
+for s in (plain, tls):
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+open(ports, "w").write("%d %d" % (plain.server_address[1], tls.server_address[1]))
+threading.Event().wait(300)
+PY
+	BG_PIDS="$BG_PIDS $!"
+	for _ in $(seq 100); do [ -s "$T/ports" ] && break; sleep 0.1; done
+	read -r HP SP <"$T/ports"
+}

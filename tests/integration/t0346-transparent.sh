@@ -19,27 +19,7 @@ command -v openssl >/dev/null || {
 }
 
 test_ca
-mkdir -p "$T/site" && echo hello-from-upstream >"$T/site/hello" && chmod -R a+rX "$T/site"
-python3 - "$T/ports" "$T/site" "$T/srv.pem" "$T/srv.key" <<'PY' &
-import functools, http.server, ssl, sys, threading
-ports, site, cert, key = sys.argv[1:5]
-class Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
-H = functools.partial(Quiet, directory=site)
-plain = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-tls = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-ctx.load_cert_chain(cert, key)
-tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
-for s in (plain, tls):
-    threading.Thread(target=s.serve_forever, daemon=True).start()
-open(ports, "w").write("%d %d" % (plain.server_address[1], tls.server_address[1]))
-threading.Event().wait(300)
-PY
-BG_PIDS="$BG_PIDS $!"
-for _ in $(seq 100); do [ -s "$T/ports" ] && break; sleep 0.1; done
-read -r HP SP <"$T/ports"
+test_servers
 cp "$TESTDIR/resolve-connect.py" "$T/rc.py"
 chmod a+r "$T/rc.py" "$T/ca.pem"
 NET=(--net "host:localhost:$HP,localhost:$SP,127.0.0.1")
