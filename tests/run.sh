@@ -199,43 +199,73 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	users="$users unprivileged"
 fi
 backends=${BACKENDS:-stacked landlock mountns}
-# one family: every integration test on one backend as one user, each test's
-# lines to a file of its own in the folder out
-family() {
-	local backend=$1 user=$2 out=$3 t
-	mkdir -p "$out"
-	for t in "$stage"/tests/integration/t[0-9]*.sh; do
-		local envs=(env STEPBOX="$stage/bin/stepbox" FIXTURES="$stage/fixtures"
-			TMPDIR="$stage/tmp" TEST_USER="$user" STEPBOX_TEST_BACKEND="$backend"
-			PATH=/usr/local/bin:/usr/bin:/bin)
-		if [ "$user" = unprivileged ]; then
-			(cd "$stage/tmp" && setpriv --reuid=65534 --regid=65534 --clear-groups \
-				"${envs[@]}" timeout 600 bash "$t" 2>&1)
-		else
-			(cd "$stage/tmp" && "${envs[@]}" timeout 600 bash "$t" 2>&1)
-		fi >"$out/$(basename "$t" .sh)"
+# One test on one backend as one user, its lines to a file of its own in
+# the folder of that family (out-BACKEND-USER).
+one_test() {
+	local backend=$1 user=$2 t=$stage/tests/integration/$3.sh
+	local envs=(env STEPBOX="$stage/bin/stepbox" FIXTURES="$stage/fixtures"
+		TMPDIR="$stage/tmp" TEST_USER="$user" STEPBOX_TEST_BACKEND="$backend"
+		PATH=/usr/local/bin:/usr/bin:/bin)
+	if [ "$user" = unprivileged ]; then
+		(cd "$stage/tmp" && setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"${envs[@]}" timeout 600 bash "$t" 2>&1)
+	else
+		(cd "$stage/tmp" && "${envs[@]}" timeout 600 bash "$t" 2>&1)
+	fi >"$stage/out-$backend-$user/$3"
+}
+# Every test on every backend as each user is one job; four workers take
+# them from one queue, the longest tests first, so that the last minutes
+# are not one long test alone. They share no state (each test its own
+# folders, HOME, ports and keys; the unprivileged user's task count is
+# bracketed where a test reads it, and t0196 tries its kill again when
+# another step cleaned it first), and their steps spend much of their time
+# waiting on locks, timers and each other: two families at once left a core
+# of this 2-core machine idle, six slowed the tests that time a step's end
+# past their bounds. Their lines are counted afterwards, in order.
+long="t0180-parallel-steps t0195-ecosystems t0345-hosts-clients t0130-mountns t0100-packages
+	t0320-mcp t0310-limits t0306-ipc t0309-supervisor t0311-no-getfd t0145-explain-corpus
+	t0308-tree-and-fds t0196-cgroup-limits t0140-explain t0331-protected-live"
+queue=$stage/queue
+: >"$queue"
+for t in $long; do
+	[ -f "$stage/tests/integration/$t.sh" ] && echo "$t"
+done >"$queue.tests"
+for t in "$stage"/tests/integration/t[0-9]*.sh; do
+	t=$(basename "$t" .sh)
+	grep -qx "$t" "$queue.tests" || echo "$t" >>"$queue.tests"
+done
+while read -r t; do
+	for backend in $backends; do
+		for user in $users; do echo "$backend $user $t" >>"$queue"; done
+	done
+done <"$queue.tests"
+for backend in $backends; do
+	for user in $users; do mkdir -p "$stage/out-$backend-$user"; done
+done
+echo 0 >"$queue.next"
+worker() { # take the queue's next job until none is left
+	local n job
+	while :; do
+		n=$(flock "$queue.next" sh -c 'n=$(($(cat "$1") + 1)); echo $n >"$1"; echo $n' sh "$queue.next")
+		job=$(sed -n "${n}p" "$queue")
+		[ -n "$job" ] || return 0
+		# shellcheck disable=SC2086 # three words: backend, user, test
+		one_test $job
 	done
 }
-# A backend's families run side by side, one per user: they share no state
-# (each test its own folders, ports and keys; the unprivileged user's task
-# count and root's audit records are each one family's), and a 2-core
-# machine runs the two in about the time of one. Their lines are counted
-# afterwards, in order.
+pids=()
+for _ in $(seq "${TESTS_AT_ONCE:-4}"); do
+	worker &
+	pids+=($!)
+done
+wait "${pids[@]}"
 for backend in $backends; do
-	start=$(date +%s)
-	pids=()
-	for user in $users; do
-		family "$backend" "$user" "$stage/out-$backend-$user" &
-		pids+=($!)
-	done
-	wait "${pids[@]}"
 	for user in $users; do
 		echo "== integration tests: $backend backend, as $user"
 		for f in "$stage/out-$backend-$user"/t[0-9]*; do
 			count "$backend/$user/$(basename "$f")" <"$f"
 		done
 	done
-	echo "== $backend: $(($(date +%s) - start)) s"
 done
 if [ "$(id -u)" != 0 ]; then
 	count setup <<<"skip - integration as unprivileged: needs root to switch user"

@@ -175,7 +175,10 @@ run_as() { # USER LABEL: every check as that user
 	local bg
 	bg=$(cat "$w/work/bg.pid" 2>/dev/null)
 	# gone, or a zombie its new parent has not reaped yet: killed either way
+	# (the SIGKILL is sent before run returns; on a busy machine the kernel
+	# ends the process a moment later)
 	dead() { ! kill -0 "$1" 2>/dev/null || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+	for _ in $(seq 40); do [ -z "$bg" ] || dead "$bg" && break; sleep 0.05; done
 	if [ -n "$bg" ] && dead "$bg"; then
 		ok "$u: a background process the command left is killed with its process group"
 	else

@@ -74,7 +74,11 @@ static void *source_conn(void *arg)
 {
 	int fd = (int)(intptr_t)arg;
 	static char buf[65536];
+	/* byte k is k % 251: a way back moved out of order (the buffer's and the
+	 * pipe's bytes, test_big) shows */
 	for (size_t sent = 0; sent < BIG;) {
+		for (size_t i = 0; i < sizeof(buf); i++)
+			buf[i] = (char)((sent + i) % 251);
 		ssize_t w = write(fd, buf, sizeof(buf));
 		if (w <= 0)
 			break;
@@ -796,13 +800,19 @@ static void test_big(struct tproxy *tp)
 	snprintf(t, sizeof(t), "source.test:%d", source_port);
 	CHECK(via_connect(tp, t, NULL, &fd) == 200);
 	static char buf[65536];
-	size_t total = 0;
+	size_t total = 0, wrong = 0;
 	ssize_t r;
-	while ((r = read(fd, buf, sizeof(buf))) > 0)
+	while ((r = read(fd, buf, sizeof(buf))) > 0) {
+		for (size_t i = 0; i < (size_t)r && !wrong; i++)
+			if ((unsigned char)buf[i] != (total + i) % 251)
+				wrong = total + i + 1;
 		total += (size_t)r;
-	if (total != BIG)
-		printf("# got %zu of %u bytes (errno %d)\n", total, BIG, errno);
+	}
+	if (total != BIG || wrong)
+		printf("# got %zu of %u bytes (errno %d), the first wrong at %zu\n", total, BIG,
+		       errno, wrong ? wrong - 1 : 0);
 	CHECK(total == BIG);
+	CHECK(wrong == 0);
 	close(fd);
 	char want[64];
 	snprintf(want, sizeof(want), "\"down\":%u", BIG);
