@@ -55,6 +55,7 @@ check() { # NAME COMMAND...: one test line from a command's success
 	fi
 }
 check "banned functions (scripts/banned.sh)" sh "$top/scripts/banned.sh"
+check "commit subjects under 72 characters (scripts/subjects.sh)" sh "$top/scripts/subjects.sh"
 # filters for another architecture (a cross build): its ABI in every filter,
 # or, where this libseccomp cannot place a call there, a failed build naming it
 cross_filters() {
