@@ -671,16 +671,19 @@ long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns, int l
 	/*
 	 * A tree at its limit keeps losing and forking tasks, and procfs lists a
 	 * task a moment after the kernel counts it: the most of several looks,
-	 * 25 ms apart, until one finds it near the limit.
+	 * 25 ms apart, until one finds it near the limit, or 8 in a row find no
+	 * more than before (a tree that is not growing: the kill it waits for,
+	 * a timeout's or a cancellation's, is not held 1.5 s for a count).
 	 */
 	long most = -1;
 	uint64_t limit = p->v[LIMIT_TASKS] + p->others; /* limit_enter's, for the user's count */
-	for (int i = 0; i < looks && !near_tasks_limit(p, most); i++) {
+	for (int i = 0, same = 0; i < looks && same < 8 && !near_tasks_limit(p, most); i++) {
 		if (i)
 			nanosleep(&(struct timespec){0, 25000000}, NULL);
 		long n = p->how[LIMIT_TASKS] == LIMIT_NPROC_USER && at_nproc_limit(limit)
 				 ? (long)limit
 				 : count_tasks(path, uid);
+		same = n > most ? 0 : same + 1;
 		most = n > most ? n : most;
 	}
 	return most;
