@@ -52,6 +52,17 @@ notok() {
 	true
 }
 skip() { echo "skip - $1: $2"; }
+# An event, never a guess at how long it takes: wait_for COMMAND... asks
+# every 50 ms, for at most 5 s, whether COMMAND succeeds (then asks once more).
+wait_for() {
+	local _
+	for _ in $(seq 100); do "$@" && return 0; sleep 0.05; done
+	"$@"
+}
+# running PATTERN [N]: N processes (1 if not said) whose whole command line is PATTERN
+running() { [ "$(pgrep -fxc "$1")" -ge "${2:-1}" ]; }
+# none_left PATTERN: no process's command line holds PATTERN
+none_left() { ! pgrep -f "$1" >/dev/null; }
 
 # run_sb ARGS...: run stepbox, stdout to $OUT, stderr to $ERR, status in $RC
 run_sb() {

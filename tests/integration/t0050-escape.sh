@@ -46,7 +46,7 @@ import socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.bind("\0stepbox-test-" + sys.argv[1]); s.listen(1); time.sleep(60)' "$$" &
 	BG_PIDS="$BG_PIDS $!"
-	sleep 0.5
+	wait_for grep -q "@stepbox-test-$$" /proc/net/unix
 	in_box "abstract UNIX socket outside refused (ABI 6 scope)" "python3 -c '
 import socket, errno
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -250,10 +250,10 @@ fi
 m=$((RANDOM % 900 + 100))
 "$SB" run -- sh -c "sleep 6${m}1 & (setsid sleep 6${m}2 &); sleep 6${m}3" &
 sb=$!
-sleep 0.7
+wait_for running "sleep 6${m}[123]" 3
 kill -KILL "$sb"
 wait "$sb" 2>/dev/null
-sleep 0.5
+wait_for none_left "sleep 6${m}[123]"
 ! pgrep -f "sleep 6${m}[123]" >/dev/null && ok "killing stepbox kills the whole tree, setsid'd grandchildren too" ||
 	notok "killing stepbox kills the whole tree, setsid'd grandchildren too"
 

@@ -228,7 +228,7 @@ for _ in $(seq 100); do
 done
 kill -KILL $kpid
 for _ in $(seq 100); do kill -0 "$kpid" 2>/dev/null || break; sleep 0.05; done
-sleep 1
+wait_for none_left "find-links $src/big"
 left=$(pgrep -f "find-links $src/big" | wc -l)
 # what the warning asks: reinstall (a kill after pip wrote the package's
 # metadata and before its scripts leaves it "already satisfied" to pip;
@@ -307,8 +307,8 @@ killed_with() { # CACHE COMMAND: a step killed while COMMAND's last part sleeps
 	for _ in $(seq 200); do [ -e "$T/kw-ready" ] && break; sleep 0.05; done
 	kill -KILL "$kpid"
 	for _ in $(seq 100); do kill -0 "$kpid" 2>/dev/null || break; sleep 0.05; done
+	wait_for none_left "$T/kw-ready"
 	rm -f "$T/kw-ready"
-	sleep 0.5
 }
 mkdir -p "$T/victim/lib/python3.11/site-packages/victim-1.0.dist-info"
 c8="$T/wf/c8/.sandbox-cache"

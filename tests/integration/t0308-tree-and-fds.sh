@@ -34,7 +34,7 @@ left=$(pgrep -f "sleep 7${m}" | wc -l)
 }
 # a step that exits at once leaves nothing behind
 run_sb run -- sh -c "(setsid sleep 8${m} &) ; sleep 8${m} & exit 0"
-sleep 0.3
+wait_for none_left "sleep 8${m}"
 [ "$RC" = 0 ] && ! pgrep -f "sleep 8${m}" >/dev/null && ok "leftover processes die when the command exits" || {
 	notok "leftover processes die when the command exits" "rc=$RC"
 	pkill -f "sleep 8${m}"
@@ -51,10 +51,10 @@ kill "$bystander" 2>/dev/null
 m=$((RANDOM % 900 + 100))
 "$SB" run -- sh -c "sleep 5${m}1 & (setsid sleep 5${m}2 &); sleep 5${m}3" &
 sb=$!
-sleep 1
+wait_for running "sleep 5${m}[123]" 3
 kill -KILL "$sb"
 wait "$sb" 2>/dev/null
-sleep 0.7
+wait_for none_left "sleep 5${m}[123]"
 ! pgrep -f "sleep 5${m}[123]" >/dev/null && ok "killing stepbox kills the whole tree, setsid'd grandchildren too" || {
 	notok "killing stepbox kills the whole tree, setsid'd grandchildren too"
 	pkill -f "sleep 5${m}[123]"

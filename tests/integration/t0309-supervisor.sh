@@ -96,7 +96,7 @@ import socket, os, sys, time
 p = sys.argv[1]
 s = socket.socket(socket.AF_UNIX); s.bind(p); os.chmod(p, 0o777); s.listen(4); time.sleep(60)" "$T/ro/svc.sock" &
 	BG_PIDS="$BG_PIDS $!"
-	sleep 0.5
+	wait_for test -S "$T/ro/svc.sock"
 	chmod -R a+rx "$T/ro"
 	run_sb run -r "$T/ro" -- python3 -c "
 import os, socket, errno, sys
