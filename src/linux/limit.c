@@ -683,8 +683,12 @@ long limit_count_tasks(const struct limit_plan *p, pid_t init, bool pidns, int l
 		long n = p->how[LIMIT_TASKS] == LIMIT_NPROC_USER && at_nproc_limit(limit)
 				 ? (long)limit
 				 : count_tasks(path, uid);
-		same = n > most ? 0 : same + 1;
-		most = n > most ? n : most;
+		if (n > most) {
+			most = n;
+			same = 0;
+		} else {
+			same++;
+		}
 	}
 	return most;
 }

@@ -127,7 +127,7 @@ const running = before.length;
 const ended = (d) => {
   try {
     const stat = fs.readFileSync(`/proc/${d}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z" ||
+    return stat[stat.lastIndexOf(")") + 2] === "Z" ||
       fs.readFileSync(`/proc/${d}/cmdline`, "utf8") !== `sleep\u0000${tag}\u0000`;
   } catch {
     return true;

@@ -55,28 +55,32 @@ fi
 
 # a stepbox killed with SIGKILL leaves its step's cgroup behind (its init
 # ends the tree from inside): the next step's stepbox removes it, and never
-# the cgroup of a step still running (the control). Another suite's steps on
-# this host may be that next step first: then the kill is tried again.
+# the cgroup of a step still running (the control). Another test's steps on
+# this host may be that next step first: then the kill is tried again (up to
+# five times).
 cg_of() { find /sys/fs/cgroup -maxdepth 7 -type d \( -name "stepbox-$1" -o -name "step-$1" \) 2>/dev/null | head -1; }
+both_made() { [ -n "$(cg_of "$live")" ] && [ -n "$(cg_of "$dead")" ]; }
+dead_emptied() { [ -z "$(cat "$dead_cg/cgroup.procs" 2>/dev/null)" ]; }
 killed_cgroup() { # sets live_cg, dead_cg, left (the dead one still there before the next step)
 	"$SB" run -r "$T" -- sleep 60 >/dev/null 2>&1 &
 	live=$!
 	"$SB" run -r "$T" -- sleep 60 >/dev/null 2>&1 &
 	dead=$!
 	BG_PIDS="$BG_PIDS $live $dead"
-	for _ in $(seq 50); do [ -n "$(cg_of $live)" ] && [ -n "$(cg_of $dead)" ] && break; sleep 0.1; done
+	wait_for both_made
 	live_cg=$(cg_of $live) dead_cg=$(cg_of $dead) left=no
 	[ -n "$live_cg" ] && [ -n "$dead_cg" ] || return 0
 	kill -9 "$dead"
 	wait "$dead" 2>/dev/null
-	for _ in $(seq 50); do [ -z "$(cat "$dead_cg/cgroup.procs" 2>/dev/null)" ] && break; sleep 0.1; done
+	wait_for dead_emptied
 	[ -d "$dead_cg" ] && left=yes
 	run_sb run -- true
 }
-for try in 1 2 3; do
+for try in 1 2 3 4 5; do
 	killed_cgroup
-	[ "$left" = yes ] || [ -z "$dead_cg" ] || [ $try = 3 ] || { kill "$live" 2>/dev/null; wait "$live" 2>/dev/null; continue; }
-	break
+	{ [ "$left" = yes ] || [ -z "$dead_cg" ] || [ $try = 5 ]; } && break
+	kill "$live" 2>/dev/null
+	wait "$live" 2>/dev/null
 done
 if [ -z "$live_cg" ] || [ -z "$dead_cg" ]; then
 	skip "a killed stepbox's cgroup is removed by the next step" "no cgroup of the step's own here"

@@ -32,14 +32,16 @@ echo "$OUT" | grep -q "^limits: .*tasks 4096" && ok "check names the limits a st
 # Landlock alone, unprivileged: RLIMIT_NPROC counts the user's other tasks
 # too, so the step's share comes on top: the user's tasks counted when the
 # limit is asked for, every task of the host for the default (one read)
+user_tasks() { ps -u "$(id -u)" -L --no-headers | wc -l; }
+host_tasks() { awk '{split($4, a, "/"); print a[2]}' /proc/loadavg; }
 case "$tasks_by" in
 *"user's other tasks"*)
 	# the suite runs other families as this user beside this one: the count
 	# moves between the test's look and stepbox's, so it is bracketed
-	mine=$(ps -u "$(id -u)" -L --no-headers | wc -l)
-	host=$(awk '{split($4, a, "/"); print a[2]}' /proc/loadavg)
+	mine=$(user_tasks)
+	host=$(host_tasks)
 	run_sb run --limit tasks=256 -- sh -c 'awk "/^Max processes/ {print \$3}" /proc/self/limits'
-	most=$(ps -u "$(id -u)" -L --no-headers | wc -l)
+	most=$(user_tasks)
 	[ "$most" -gt "$mine" ] || most=$mine
 	[ "$RC" = 0 ] && [ "$OUT" -gt 256 ] && [ "$OUT" -le $((256 + most + 64)) ] &&
 		ok "an asked tasks limit comes on top of the user's own tasks ($OUT: 256 + about $mine)" ||
@@ -47,11 +49,11 @@ case "$tasks_by" in
 	# (the tests beside this one fork hundreds at a time, this user's too:
 	# the host's count is bracketed by a look after, and given room; the
 	# user's, the least of its looks, as a fork bomb beside may end between)
-	least=$(ps -u "$(id -u)" -L --no-headers | wc -l)
+	least=$(user_tasks)
 	run_sb run -- sh -c 'awk "/^Max processes/ {print \$3}" /proc/self/limits'
-	host2=$(awk '{split($4, a, "/"); print a[2]}' /proc/loadavg)
+	host2=$(host_tasks)
 	[ "$host2" -gt "$host" ] && host=$host2
-	after=$(ps -u "$(id -u)" -L --no-headers | wc -l)
+	after=$(user_tasks)
 	[ "$after" -lt "$least" ] && least=$after
 	[ "$RC" = 0 ] && [ "$OUT" -ge $((4096 + least)) ] && [ "$OUT" -le $((4096 + host + 1000)) ] &&
 		ok "the default tasks limit comes on top of the host's tasks ($OUT: 4096 + about $host)" ||
