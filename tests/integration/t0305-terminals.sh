@@ -63,7 +63,9 @@ done
 # -r /dev -w /dev/shm runs, /dev/shm takes a file, and the other terminal
 # stays closed (Landlock alone refused the start, 125: the walk gave
 # /dev/shm a read rule inside the write grant)
-run_sb run --allow-broad-grants -r /dev -w /dev/shm -- sh -c "f=/dev/shm/stepbox-t0305-\$\$; echo x >\$f && rm \$f && echo wrote; python3 opentty.py '$other' r"
+# (the file is named by the test's own pid and uid: in a PID namespace every
+# step is pid 2, and the root and 65534 runs go side by side)
+run_sb run --allow-broad-grants -r /dev -w /dev/shm -- sh -c "f=/dev/shm/stepbox-t0305-$$-$(id -u); echo x >\$f && rm \$f && echo wrote; python3 opentty.py '$other' r"
 case "$OUT" in
 wrote*"OK "*) [ "$BACKEND" != landlock ] && ok "-r /dev -w /dev/shm: runs, /dev/shm writable (the terminal inside is the step's own)" ||
 	notok "-r /dev -w /dev/shm: another terminal cannot be opened" "$OUT" ;;
