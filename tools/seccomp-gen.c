@@ -521,12 +521,6 @@ static void notify_guard_rules(scmp_filter_ctx ctx)
 		"unlinkat", "rmdir",   "rename",    "renameat", "renameat2", "link",
 		"linkat",   "symlink", "symlinkat", "truncate", NULL};
 	add_names(ctx, SCMP_ACT_NOTIFY, names);
-	/*
-	 * A Landlock domain of the step's own (landrun, a nested sandbox): the
-	 * calls above are then the kernel's to judge by its rules too, which
-	 * the performer does not hold (supervise_guard.c). Seen once, let go.
-	 */
-	add(ctx, SCMP_ACT_NOTIFY, NR_LANDLOCK_RESTRICT_SELF, "landlock_restrict_self", 0, NULL);
 }
 
 /*
@@ -719,6 +713,14 @@ static void emit(const char *name, enum filter which, unsigned notify)
 			notify_net_rules(ctx);
 		notify_meta_rules(ctx);
 		notify_setid_rules(ctx);
+		/*
+		 * A Landlock domain of the step's own (landrun, a nested sandbox):
+		 * the live layer's calls are then the kernel's to judge by its
+		 * rules too (supervise_guard.c), and what the supervisor makes for
+		 * the step is made under a copy of it (supervise_nested.c).
+		 */
+		add(ctx, SCMP_ACT_NOTIFY, NR_LANDLOCK_RESTRICT_SELF, "landlock_restrict_self", 0,
+		    NULL);
 		if (notify & N_LISTEN)
 			add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), "listen", 0, NULL);
 		if (notify & (N_SOCK_NONE | N_SOCK_TCP | N_SOCK_NS))

@@ -540,6 +540,8 @@ static void exec_supervise_config(const struct stepbox_config *cfg, const struct
 		.no_getfd = b->layers.supervise_nofd,
 		.diag_fd = -1, /* the child's, taken with the listener */
 		.net_ruleset = layers_net_ruleset(b),
+		.connect_ports = cfg->net == NET_TCP ? &cfg->connect_tcp : NULL,
+		.bind_ports = cfg->net == NET_TCP ? &cfg->bind_tcp : NULL,
 		.shm_dir = st->shm.dirfd,
 		.judge = st->ho.traced,
 		.read_dirs = st->rights[0].v,

@@ -32,10 +32,12 @@ enum denial_op {
 	OP_METADATA,
 	OP_NOFD,
 	OP_SETID,
-	OP_HOST,     /* a host by name (struct denial_host) */
-	OP_LOOKUP,   /* stat, access, readlink: under the namespaces an ungranted path is absent */
-	OP_SOCKET,   /* a socket the network mode refuses (path: its kind, "IPv4 UDP") */
-	OP_PROTECTED /* a protected path the live layer refused (path: it, canonical) */
+	OP_HOST,      /* a host by name (struct denial_host) */
+	OP_LOOKUP,    /* stat, access, readlink: under the namespaces an ungranted path is absent */
+	OP_SOCKET,    /* a socket the network mode refuses (path: its kind, "IPv4 UDP") */
+	OP_PROTECTED, /* a protected path the live layer refused (path: it, canonical) */
+	OP_NESTED     /* a call the supervisor makes for the step, refused for a Landlock
+			 domain a process of the step took itself (path: the call) */
 };
 
 /*

@@ -20,15 +20,26 @@
 const char *explain_op_name(enum denial_op op)
 {
 	static const char *const names[] = {
-		"read",          "write",
-		"create",        "delete",
-		"rename",        "link",
-		"truncate",      "execute",
-		"connect",       "bind",
-		"signal",        "change the metadata of",
-		"use",           "set a set-user-ID or set-group-ID bit on",
-		"reach",         "look up",
-		"open a socket", "write the protected path"};
+		[OP_READ] = "read",
+		[OP_WRITE] = "write",
+		[OP_CREATE] = "create",
+		[OP_DELETE] = "delete",
+		[OP_RENAME] = "rename",
+		[OP_LINK] = "link",
+		[OP_TRUNCATE] = "truncate",
+		[OP_EXECUTE] = "execute",
+		[OP_CONNECT] = "connect",
+		[OP_BIND] = "bind",
+		[OP_SIGNAL] = "signal",
+		[OP_METADATA] = "change the metadata of",
+		[OP_NOFD] = "use",
+		[OP_SETID] = "set a set-user-ID or set-group-ID bit on",
+		[OP_HOST] = "reach",
+		[OP_LOOKUP] = "look up",
+		[OP_SOCKET] = "open a socket",
+		[OP_PROTECTED] = "write the protected path",
+		[OP_NESTED] = "have stepbox make",
+	};
 	return names[op];
 }
 
@@ -534,7 +545,7 @@ static void describe(FILE *out, const struct explain_denial *d)
 	else if (d->op == OP_HOST)
 		fprintf(out, "'%s' port %d%s%s", d->path ? d->path : "?", d->port,
 			d->addr ? " at " : "", d->addr ? d->addr : "");
-	else if (d->op == OP_SOCKET)
+	else if (d->op == OP_SOCKET || d->op == OP_NESTED)
 		fprintf(out, "(%s)", d->path ? d->path : "?");
 	else if (d->path && d->port < 0)
 		fprintf(out, "'%s'", d->path);
@@ -606,7 +617,7 @@ void explain_add(struct explain *x, enum denial_op op, const char *program, pid_
 		return;
 	}
 	bool fs = op != OP_CONNECT && op != OP_BIND && op != OP_SIGNAL && op != OP_NOFD &&
-		  op != OP_SETID && op != OP_HOST && op != OP_SOCKET;
+		  op != OP_SETID && op != OP_HOST && op != OP_SOCKET && op != OP_NESTED;
 	/* a pathname socket: what --unix would grant is its folder */
 	bool unix_path = op == OP_CONNECT && path && path[0] == '/';
 	record(x, &t, path, op == OP_SIGNAL || op == OP_CONNECT ? EPERM : EACCES, true,
@@ -763,6 +774,7 @@ json_t *explain_json(const struct explain *x)
 			json_object_set_new(o,
 					    d->op == OP_HOST     ? "host"
 					    : d->op == OP_SOCKET ? "socket"
+					    : d->op == OP_NESTED ? "call"
 								 : "path",
 					    json_string(d->path));
 		if (d->op == OP_HOST)

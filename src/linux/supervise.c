@@ -266,11 +266,12 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 			 * Before the domain exists (supervise_int.h). Under Landlock
 			 * alone the command takes the step's own domain after this
 			 * filter and before its hardening ones: fewer filters than
-			 * the step's is stepbox's own setup.
+			 * the step's is stepbox's own setup. A nested one is copied
+			 * before it exists (supervise_nested.c).
 			 */
 			int filters = sup_step_filters(&c);
 			if (filters < 0 || filters >= s->step_filters)
-				s->landlock_nested = true;
+				sup_nested_taken(&c);
 			sup_go_on(&c);
 		} else if (s->prot && sup_guarded(nr)) {
 			sup_serve_guard(&c); /* the protected paths, live */
@@ -315,9 +316,24 @@ static void *dispatch(void *arg)
 		serve(s, req);
 	}
 	sup_performer_stop(s);
+	sup_nested_stop(s);
 	close(s->listener);
 	sup_unref(s);
 	return NULL;
+}
+
+/* The step's TCP rules, for the connects made for it: 0 or -errno. */
+static int copy_tcp_rules(struct supervisor *s, const struct supervise_config *cfg)
+{
+	s->port_list = cfg->connect_ports && cfg->bind_ports;
+	if (s->port_list) {
+		s->ports[0] = *cfg->connect_ports;
+		s->ports[1] = *cfg->bind_ports;
+	}
+	if (cfg->net_ruleset >= 0 &&
+	    (s->net_ruleset = fcntl(cfg->net_ruleset, F_DUPFD_CLOEXEC, 3)) < 0)
+		return -errno;
+	return 0;
 }
 
 /* Whether a new listener is refused because one holds the chain (EBUSY). */
@@ -445,9 +461,8 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 		r = copy_ids(&s->unix_mnt, &s->nunix_mnt, cfg->unix_mnt, cfg->nunix_mnt);
 	if (r == 0)
 		r = copy_ids(&s->all_mnt, &s->nall_mnt, cfg->all_mnt, cfg->nall_mnt);
-	if (r == 0 && cfg->net_ruleset >= 0 &&
-	    (s->net_ruleset = fcntl(cfg->net_ruleset, F_DUPFD_CLOEXEC, 3)) < 0)
-		r = -errno;
+	if (r == 0)
+		r = copy_tcp_rules(s, cfg);
 	s->prot = cfg->protect;
 	s->step_filters = cfg->step_filters;
 	if (r == 0 && cfg->protect)

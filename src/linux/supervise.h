@@ -45,6 +45,7 @@
 #include "denial.h"
 #include "err.h"
 
+struct policy_ports;
 struct protect_record;
 
 struct supervise_config {
@@ -69,6 +70,8 @@ struct supervise_config {
 	 * namespace, taken over by supervise_start (closed there), or -1 */
 	int diag_fd;
 	int net_ruleset; /* Landlock ruleset handling TCP for on-behalf connects, or -1 */
+	/* ... a port list's ports (NULL else): what the step's own rules allow there */
+	const struct policy_ports *connect_ports, *bind_ports;
 	/*
 	 * Network by name on the host's loopback (egress.h): the one address
 	 * an IP socket may connect or send to (the proxy's), or NULL.

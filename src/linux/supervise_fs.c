@@ -410,12 +410,23 @@ static void judge(struct call *c, enum denial_op op, uint64_t dirfd, const char 
 	(O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_APPEND | \
 	 O_NOCTTY | O_LARGEFILE)
 
+/* Refused, and said, where a domain of the step's own holds the caller (supervise_nested.c). */
+static bool shm_nested(struct call *c, const char *path)
+{
+	if (!sup_under_nested(c->s))
+		return false;
+	sup_nested_refuse(c, path);
+	return true;
+}
+
 /*
  * open, openat, link, linkat, unlink and unlinkat (harden_filter_notify*_alone):
  * on /dev/shm/NAME, performed in the step's own folder from our copy of the
  * path (no second look at the step's memory), the new file with the step's
  * umask and given to the step as its own fd; any other path goes on, and so
  * does every call where the step was granted the host's /dev/shm (no folder).
+ * Once a process of the step took a Landlock domain of its own, whose rules
+ * for /dev/shm no folder of ours holds, nothing is made there for the step.
  */
 void sup_serve_shm(struct call *c)
 {
@@ -456,6 +467,8 @@ void sup_serve_shm(struct call *c)
 				sup_go_on(c);
 			return;
 		}
+		if (shm_nested(c, p1))
+			return;
 		mode_t mode = (mode_t)a[at + 2] & 0777 & ~sup_step_umask(c);
 		int fd = openat(c->s->shm_dir, n1,
 				(flags & SHM_OPEN_FLAGS) | O_NOFOLLOW | O_CLOEXEC, mode);
@@ -474,6 +487,8 @@ void sup_serve_shm(struct call *c)
 		sup_respond(c, newfd, newfd < 0 ? e : 0);
 		return;
 	}
+	if (((two && n1 && n2) || (!two && n1)) && shm_nested(c, two ? p2 : p1))
+		return;
 	if (two && n1 && n2 && !(nr == SYS_linkat && (a[4] & AT_EMPTY_PATH))) {
 		sup_respond(c, 0, linkat(c->s->shm_dir, n1, c->s->shm_dir, n2, 0) < 0 ? errno : 0);
 		return;

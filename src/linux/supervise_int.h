@@ -26,6 +26,7 @@
 
 #include "supervise.h"
 #include "stepview.h"
+#include "policy.h"
 #include "strv.h"
 
 /* Newer than Debian 12's headers; one number on every architecture. */
@@ -78,12 +79,17 @@ struct supervisor {
 	 * Dispatcher only.
 	 */
 	bool landlock_nested;
+	struct sup_nested
+		*keeper;    /* ... the domains it took, laid on a thread (supervise_nested.c) */
+	bool keeper_broken; /* ... one could not be: what would be made for the step is refused */
 	struct sockaddr_storage resolvers[4]; /* own_netns: stepbox's resolver, reached there */
 	size_t nresolvers;
 	bool no_getfd; /* pidfd_getfd refused: connects re-made, nothing sent for the step */
 	int diag;      /* with it: sock_diag in the step's network namespace (dispatcher only) */
 	bool broken;   /* its credentials could not be narrowed: refuse everything */
 	int net_ruleset;
+	struct policy_ports ports[2]; /* a port list's, connect and bind (net_ruleset's) */
+	bool port_list;
 	struct sockaddr_in peer;             /* only_peer's copy */
 	const struct sockaddr_in *only_peer; /* the one IP peer allowed, or NULL */
 	int shm_dir;                         /* the step's own /dev/shm (Landlock alone), or -1 */
@@ -192,6 +198,33 @@ int sup_job_call(void *arg);
  * -EINPROGRESS (the call is no longer the caller's), or -errno.
  */
 int sup_perform_fifo(struct call *c, int obj, int flags);
+
+/*
+ * supervise_nested.c: a Landlock domain a process of the step takes
+ * (landlock_restrict_self, trapped): copied and laid on the keeper, a thread
+ * every call made for the step then starts from (s->keeper), or the keeper
+ * broken (s->keeper_broken: such calls are refused). Dispatcher only.
+ */
+void sup_nested_taken(struct call *c);
+/* Whether a process of the step took a domain of its own (laid on the keeper, or not). */
+static inline bool sup_under_nested(const struct supervisor *s)
+{
+	return s->keeper || s->keeper_broken;
+}
+/* Refuse the call (EACCES) for a domain of the step's own, and say what it was. */
+void sup_nested_refuse(struct call *c, const char *what);
+/* The same where a domain could not be laid on the keeper: whether refused. */
+bool sup_nested_refused(struct call *c, const char *what);
+/*
+ * A TCP port refused (EACCES) to a thread under the step's port rules: by
+ * them, or, where the thread was the keeper's (nested) and the step's rules
+ * list the port (a host list lets through only the proxy's, checked
+ * before), by a domain the step took.
+ */
+void sup_note_port(struct call *c, int nr, int port, bool nested);
+/* Start fn(arg) on a detached thread under every domain taken: 0 or -errno. */
+int sup_nested_start(struct supervisor *s, void *(*fn)(void *), void *arg);
+void sup_nested_stop(struct supervisor *s);
 
 /* supervise_names.c: socket, of a kind the network mode refuses: named and refused (--explain) */
 void sup_refuse_socket(struct call *c);

@@ -68,7 +68,9 @@ struct net_op {
 	int mem; /* sendmmsg: the step's memory, to answer msg_len */
 	int flags;
 	bool tcp_rules; /* perform in a thread under the step's TCP rules */
-	bool sigpipe;   /* the step did not ask for MSG_NOSIGNAL */
+	bool nested; /* ... started by the keeper, under the step's own domains (supervise_nested.c)
+		      */
+	bool sigpipe; /* the step did not ask for MSG_NOSIGNAL */
 	struct net_msg *m;
 	size_t nm;
 };
@@ -405,8 +407,9 @@ static void perform(struct net_op *op)
 		e = ie ? ie : e;
 		/* refused by the step's port rules, which this thread obeys */
 		if (e == EACCES && op->tcp_rules && m->addrlen >= sizeof(struct sockaddr_in))
-			sup_note_denial(&op->c, nr == SYS_connect ? OP_CONNECT : OP_BIND, NULL,
-					ntohs(((const struct sockaddr_in *)&m->addr)->sin_port));
+			sup_note_port(&op->c, nr,
+				      ntohs(((const struct sockaddr_in *)&m->addr)->sin_port),
+				      op->nested);
 	} else if (nr == SYS_sendmmsg) {
 		size_t sent = 0;
 		for (; sent < op->nm; sent++) {
@@ -465,9 +468,18 @@ static void *worker(void *arg)
 static void run_op(struct net_op *op)
 {
 	int fl = fcntl(op->sock, F_GETFL);
-	bool own_thread = op->c.req->data.nr == SYS_connect || op->tcp_rules;
-	bool blocking = !(op->flags & MSG_DONTWAIT) && (fl < 0 || !(fl & O_NONBLOCK));
 	struct supervisor *s = op->c.s;
+	int nr = op->c.req->data.nr;
+	if (sup_nested_refused(&op->c, nr == SYS_connect ? "a connect"
+				       : nr == SYS_bind  ? "a bind"
+							 : "a send")) {
+		op_free(op);
+		return;
+	}
+	/* under every domain a process of the step took: on a thread the keeper starts */
+	bool nested = op->nested = s->keeper != NULL;
+	bool own_thread = nr == SYS_connect || op->tcp_rules || nested;
+	bool blocking = !(op->flags & MSG_DONTWAIT) && (fl < 0 || !(fl & O_NONBLOCK));
 	if (!own_thread && !blocking) {
 		op->flags |= MSG_DONTWAIT;
 		perform(op);
@@ -485,7 +497,8 @@ static void run_op(struct net_op *op)
 	pthread_attr_t attr;
 	if (room && pthread_attr_init(&attr) == 0) {
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		int r = pthread_create(&t, &attr, worker, op);
+		int r = nested ? -sup_nested_start(s, worker, op)
+			       : pthread_create(&t, &attr, worker, op);
 		pthread_attr_destroy(&attr);
 		if (r == 0)
 			return;
@@ -809,6 +822,9 @@ static void serve_bind(struct net_op *op, int domain)
 	bool restricted = !op->c.s->own_netns && !op->c.s->host_names;
 	if (domain == AF_UNIX && squats(op, &m->addr, m->addrlen)) {
 		sup_respond(&op->c, 0, EACCES);
+	} else if (domain == AF_UNIX && restricted && !abstract && sup_under_nested(op->c.s)) {
+		/* bind_path's folder rules are ours alone (supervise_nested.c) */
+		sup_nested_refuse(&op->c, "a UNIX socket's bind");
 	} else if (domain == AF_UNIX && restricted && !abstract) {
 		/* what the kernel would refuse is refused here: never left to it */
 		bool path = m->addr.ss_family == AF_UNIX && m->addrlen > sizeof(sa_family_t) &&

@@ -1,0 +1,81 @@
+"""nested-domain.py nested|none WHAT ARGS: a process of the step that takes a Landlock
+domain of its own (as landrun, or an agent confining its tools, does), then
+asks for what stepbox's supervisor makes on the step's behalf. Prints one
+line per attempt: its name, then "ok" or the errno's name. WHAT:
+
+  tcp ALLOWED OTHER   the domain allows a TCP connect to port ALLOWED only;
+                      connect to 127.0.0.1 on each (nothing listens there:
+                      ECONNREFUSED is a connect the sandbox let through)
+  unix DIR            the domain allows making sockets nowhere; bind one in DIR
+  shm                 the domain allows making files nowhere; a shared memory
+                      segment (/dev/shm)
+
+"none" makes the same calls without a domain (the controls).
+"""
+import ctypes
+import errno
+import os
+import socket
+import struct
+import sys
+
+libc = ctypes.CDLL(None, use_errno=True)
+CONNECT_TCP = 1 << 1
+MAKE_REG, MAKE_SOCK = 1 << 8, 1 << 9
+
+
+def take(handled_fs, handled_net, ports=()):
+    attr = struct.pack("QQ", handled_fs, handled_net)
+    rs = libc.syscall(444, ctypes.c_char_p(attr), ctypes.c_size_t(len(attr)), 0)
+    if rs < 0:
+        print("no-landlock")
+        sys.exit(0)
+    for port in ports:
+        rule = struct.pack("=QQ", CONNECT_TCP, port)
+        assert libc.syscall(445, rs, 2, ctypes.c_char_p(rule), 0) == 0
+    assert libc.prctl(38, 1, 0, 0, 0) == 0
+    assert libc.syscall(446, rs, 0) == 0, ctypes.get_errno()
+    os.close(rs)
+
+
+def attempt(name, fn):
+    try:
+        fn()
+        print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, str(e.errno)))
+
+
+def connect(port):
+    with socket.socket() as s:
+        s.connect(("127.0.0.1", port))
+
+
+def bind(path):
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(path)
+    os.unlink(path)
+
+
+def shm():
+    from multiprocessing import shared_memory
+
+    m = shared_memory.SharedMemory(create=True, size=4096)
+    m.close()
+    m.unlink()
+
+
+nested, what, args = sys.argv[1] == "nested", sys.argv[2], sys.argv[3:]
+if what == "tcp":
+    if nested:
+        take(0, CONNECT_TCP, [int(args[0])])
+    for port in args[:2]:
+        attempt("connect %s" % port, lambda: connect(int(port)))
+elif what == "unix":
+    if nested:
+        take(MAKE_SOCK, 0)
+    attempt("bind", lambda: bind(os.path.join(args[0], "s")))
+elif what == "shm":
+    if nested:
+        take(MAKE_REG, 0)
+    attempt("shm", shm)
