@@ -118,6 +118,11 @@ static bool has_id(const int *v, size_t n, int id)
 	return false;
 }
 
+bool sup_write_mount(const struct supervisor *s, int fd)
+{
+	return s->by_mount && has_id(s->write_mnt, s->nwrite_mnt, mount_id(fd));
+}
+
 /*
  * Whether the object we hold (fd, at path as the step sees it) lies where the
  * step may write, or (unix) beneath a unix_sockets entry. Under the
@@ -272,6 +277,12 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 			int filters = sup_step_filters(&c);
 			if (filters < 0 || filters >= s->step_filters)
 				sup_nested_taken(&c);
+			sup_go_on(&c);
+		} else if (nr == SYS_seccomp || nr == SYS_prctl) {
+			/* a filter added past stepbox's own setup: a nested sandbox's */
+			int filters = sup_step_filters(&c);
+			if (filters < 0 || filters >= s->step_filters)
+				s->filters_added = true;
 			sup_go_on(&c);
 		} else if (s->prot && sup_guarded(nr)) {
 			sup_serve_guard(&c); /* the protected paths, live */

@@ -235,7 +235,7 @@ static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flag
 		j.name = ".";
 		j.flags = flags;
 		j.mode = mode & ~sup_step_umask(c);
-		r = sup_perform(c, sup_job_open, &j);
+		r = sup_perform_names(c, sup_job_open, &j, dir, -1);
 		char where[PATH_MAX];
 		if (stepview_held_path(dir, where, sizeof(where)) == 0)
 			landlock_refused(c, r, OP_CREATE, NULL, where);
@@ -282,7 +282,7 @@ static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flag
 		j.name = pl.name;
 		j.flags = flags | O_NOFOLLOW | O_EXCL;
 		j.mode = mode & ~sup_step_umask(c);
-		r = sup_perform(c, sup_job_open, &j);
+		r = sup_perform_names(c, sup_job_open, &j, pl.dir, -1);
 		if (r == -EEXIST && !excl) {
 			place_close(&pl);
 			return links >= 40 ? -ELOOP
@@ -399,7 +399,7 @@ static int guard_rename(struct call *c, struct place *from, struct place *to, un
 			.dir2 = to->dir,
 			.name2 = to->name,
 			.flags = (int)flags};
-	int r = sup_perform(c, sup_job_call, &j);
+	int r = sup_perform_names(c, sup_job_call, &j, from->dir, to->dir);
 	landlock_refused(c, r, OP_RENAME, to, NULL);
 	if (r == 0 && pinned && !swap &&
 	    (fstatat(to->dir, to->name, &after, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -548,7 +548,9 @@ static int guard_one(struct call *c, const struct shape *sh, const char *path)
 	if (r == 0 && refused(c, &pl, how)) {
 		r = -EACCES;
 	} else if (r == 0) {
-		r = sup_perform(c, sup_job_call, &j);
+		bool node = nr == SYS_mknod || nr == SYS_mknodat;
+		r = node ? sup_perform(c, sup_job_call, &j)
+			 : sup_perform_names(c, sup_job_call, &j, pl.dir, -1);
 		landlock_refused(c, r, how == PROTECT_REMOVE ? OP_DELETE : OP_CREATE, &pl, NULL);
 	}
 	place_close(&pl);
@@ -669,9 +671,11 @@ void sup_serve_guard_read(struct call *c, const char *p1_read, const char *p2_re
 	 * filters than the step's; a Landlock domain of its own, seen when it was
 	 * taken): its Landlock rules are not the performer's.
 	 * What it names is judged by name, and the call goes on; what a race on
-	 * its memory reaches is the net's after the step.
+	 * its memory reaches is the net's after the step. Until a process of the
+	 * step adds a filter (trapped), none has more than the step's: no
+	 * caller's count is read.
 	 */
-	int filters = sup_step_filters(c);
+	int filters = c->s->filters_added ? sup_step_filters(c) : c->s->step_filters;
 	c->nested = c->s->landlock_nested || filters < 0 || filters > c->s->step_filters;
 	char p1[PATH_MAX], p2[PATH_MAX] = "";
 	int r = 0;

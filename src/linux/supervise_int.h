@@ -79,6 +79,8 @@ struct supervisor {
 	 * Dispatcher only.
 	 */
 	bool landlock_nested;
+	/* ... a seccomp filter of its own: each caller's count is read (dispatcher only) */
+	bool filters_added;
 	struct sup_nested
 		*keeper;    /* ... the domains it took, laid on a thread (supervise_nested.c) */
 	bool keeper_broken; /* ... one could not be: what would be made for the step is refused */
@@ -134,6 +136,11 @@ void sup_note_failed(struct call *c, enum denial_op op, const char *path, const 
 bool sup_beneath_any(const struct strv *dirs, const char *path);
 /* Whether the object fd (at path) lies where the step may write (or, unix_too, connect). */
 bool sup_allowed_place(const struct call *c, int fd, const char *path, bool unix_too);
+/*
+ * Under the namespaces: whether the folder fd lies on a write grant's mount
+ * (read-write, nodev) or the step's private tmpfs.
+ */
+bool sup_write_mount(const struct supervisor *s, int fd);
 /* The calling thread's umask, or 022. */
 mode_t sup_step_umask(struct call *c);
 /* How many seccomp filters the calling thread is under, or -1. */
@@ -189,6 +196,13 @@ struct job {
  * confined; -ECANCELED for a nested sandbox's call, which goes on.
  */
 int sup_perform(struct call *c, int (*fn)(void *), void *arg);
+/*
+ * The same for a call that only makes, moves or removes names in the pinned
+ * folders dir and dir2 (-1: none): where both lie on write mounts
+ * (sup_write_mount), those mounts hold it as the step's Landlock ruleset
+ * would, and the dispatcher makes it, without the round trip.
+ */
+int sup_perform_names(struct call *c, int (*fn)(void *), void *arg, int dir, int dir2);
 /* Jobs for it: j->fd = openat(dir, name, flags, mode); and the other calls by j->nr. */
 int sup_job_open(void *arg);
 int sup_job_call(void *arg);

@@ -122,6 +122,7 @@ int sup_performer_start(struct supervisor *s, int ruleset)
 		return 0;
 	}
 	p->ask[0] = p->ask[1] = p->answer[0] = p->answer[1] = -1;
+	p->umask = process_umask(); /* the dispatcher's, for sup_perform_names */
 	if ((p->ruleset = fcntl(ruleset, F_DUPFD_CLOEXEC, 3)) < 0 || pipe2(p->ask, O_CLOEXEC) < 0 ||
 	    pipe2(p->answer, O_CLOEXEC) < 0) {
 		int e = -errno;
@@ -186,6 +187,38 @@ void sup_performer_stop(struct supervisor *s)
 	s->perf = NULL;
 }
 
+/* fn(arg) made by the dispatcher, with the lock held (sup_perform's). */
+static int here(struct sup_performer *p, int (*fn)(void *), void *arg)
+{
+	shared_umask = p->umask;
+	int r = fn(arg);
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+/*
+ * Within a write grant's mount the step's Landlock rights are the mount's:
+ * write grants give every right but making devices, and are mounted
+ * read-write and nodev; every other place (a read grant, a protected path
+ * bound read-only, /dev, /proc) is another mount, and goes to the performer,
+ * as does every call under Landlock alone (no mounts).
+ */
+int sup_perform_names(struct call *c, int (*fn)(void *), void *arg, int dir, int dir2)
+{
+	struct sup_performer *p = c->s->perf;
+	if (!p || c->nested || p->inline_ || !sup_write_mount(c->s, dir) ||
+	    (dir2 >= 0 && !sup_write_mount(c->s, dir2)))
+		return sup_perform(c, fn, arg);
+	pthread_mutex_lock(&p->lock);
+	while (!p->ready)
+		pthread_cond_wait(&p->cond, &p->lock);
+	if (p->broken) {
+		pthread_mutex_unlock(&p->lock);
+		return -EACCES;
+	}
+	return here(p, fn, arg);
+}
+
 /*
  * Run fn(arg) in the performer: its result, or -EACCES when it could not be
  * confined. A nested sandbox's call is not performed (-ECANCELED: it goes
@@ -203,12 +236,8 @@ int sup_perform(struct call *c, int (*fn)(void *), void *arg)
 	while (!p->ready)
 		pthread_cond_wait(&p->cond, &p->lock);
 	int r = -EACCES; /* fail closed */
-	if (p->inline_) {
-		shared_umask = p->umask;
-		r = fn(arg);
-		pthread_mutex_unlock(&p->lock);
-		return r;
-	}
+	if (p->inline_)
+		return here(p, fn, arg);
 	bool broken = p->broken;
 	pthread_mutex_unlock(&p->lock);
 	if (broken)
