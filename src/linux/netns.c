@@ -134,8 +134,10 @@ int netns_hand_listener(int handoff, const struct egress_transparent *t)
 	 * they would without it, never the run.
 	 */
 	for (size_t i = 0; r == 0 && t && i < t->ndns; i++) {
-		if (add_to_loopback(&t->dns[i]) == 0)
+		if (add_to_loopback(&t->dns[i]) == 0) {
 			make_and_send(handoff, &t->dns[i], SOCK_DGRAM, PROXY_HANDOFF_DNS);
+			make_and_send(handoff, &t->dns[i], SOCK_STREAM, PROXY_HANDOFF_DNS_TCP);
+		}
 	}
 	for (size_t i = 0; r == 0 && t && i < t->nports; i++) {
 		struct sockaddr_storage any = {0};

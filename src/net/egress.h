@@ -43,10 +43,10 @@ struct egress_reached {
 /*
  * What the init makes in the step's own network namespace for clients that
  * ignore the proxy variables (the transparent mode, proxy_dns.c): a UDP
- * socket on port 53 at each address the step's resolver asks (the host's
- * /etc/resolv.conf's nameservers, which the init adds to loopback, and
- * 127.0.0.1, glibc's default), and a TCP listener on each port the hosts
- * name, on every address.
+ * socket and a TCP listener on port 53 at each address the step's resolver
+ * asks (the host's /etc/resolv.conf's nameservers, which the init adds to
+ * loopback, and 127.0.0.1, glibc's default), and a TCP listener on each
+ * port the hosts name, on every address.
  */
 #define EGRESS_MAX_DNS 4
 #define EGRESS_MAX_TPORTS 8

@@ -86,7 +86,7 @@ static bool want_client_read(const struct proxy_conn *p)
 		return p->c_shut && !p->c_eof; /* the lingering close: read and drop */
 	if (p->c_eof || p->in.len >= p->in.cap)
 		return false;
-	return p->st <= PS_SOCKS_REQ || relaying(p);
+	return p->st <= PS_DNS || relaying(p);
 }
 
 static bool want_up_read(const struct proxy_conn *p)
@@ -141,7 +141,7 @@ static void sweep(struct proxy *px)
 	px->nconns = k;
 }
 
-static void accept_all(struct proxy *px, int lfd, bool transparent)
+static void accept_all(struct proxy *px, int lfd, enum proxy_listen kind)
 {
 	for (;;) {
 		int fd = accept(lfd, NULL, NULL);
@@ -175,8 +175,12 @@ static void accept_all(struct proxy *px, int lfd, bool transparent)
 		p->last = px->now;
 		p->deadline = px->now + px->handshake_ms;
 		px->conns[px->nconns++] = p;
-		if (transparent)
+		if (kind == PROXY_LISTEN_TRANSPARENT) {
 			proxy_conn_transparent(px, p);
+		} else if (kind == PROXY_LISTEN_DNS_TCP) {
+			p->st = PS_DNS;
+			p->proto = PP_DNS;
+		}
 	}
 }
 
@@ -295,6 +299,8 @@ static void settle(struct proxy_conn *p)
 		return;
 	}
 	if (p->st == PS_TLS_PEEK && (p->c_eof || (p->u_eof && p->out.len == 0)))
+		p->dead = true;
+	if (p->st == PS_DNS && p->c_eof && p->out.len == 0) /* every answer sent */
 		p->dead = true;
 	if (p->st != PS_TUNNEL && p->st != PS_HTTP)
 		return;
@@ -455,8 +461,7 @@ static int serve_loop(struct proxy *px, struct pollfd *pfd, struct slot *slot)
 			if (cfg->listen_kind[i] == PROXY_LISTEN_DNS)
 				proxy_dns_serve(px, cfg->listen_fds[i]);
 			else
-				accept_all(px, cfg->listen_fds[i],
-					   cfg->listen_kind[i] == PROXY_LISTEN_TRANSPARENT);
+				accept_all(px, cfg->listen_fds[i], cfg->listen_kind[i]);
 		}
 		for (size_t i = 2 + cfg->nlisten; r > 0 && i < n; i++)
 			if (pfd[i].revents)
@@ -618,7 +623,8 @@ static bool tie_to_parent(pid_t parent)
  */
 static int take_handoff(struct proxy_cfg *mine, int fd)
 {
-	static const char tags[] = {PROXY_HANDOFF_TAG, PROXY_HANDOFF_TRANSPARENT, PROXY_HANDOFF_DNS,
+	static const char tags[] = {PROXY_HANDOFF_TAG, PROXY_HANDOFF_TRANSPARENT,
+				    PROXY_HANDOFF_DNS, PROXY_HANDOFF_DNS_TCP,
 				    PROXY_HANDOFF_END, '\0'};
 	int r = 0;
 	while (r == 0) {
@@ -632,6 +638,7 @@ static int take_handoff(struct proxy_cfg *mine, int fd)
 		} else {
 			mine->listen_kind[mine->nlisten] =
 				tag == PROXY_HANDOFF_DNS           ? PROXY_LISTEN_DNS
+				: tag == PROXY_HANDOFF_DNS_TCP     ? PROXY_LISTEN_DNS_TCP
 				: tag == PROXY_HANDOFF_TRANSPARENT ? PROXY_LISTEN_TRANSPARENT
 								   : PROXY_LISTEN_PROXY;
 			mine->listen_fds[mine->nlisten++] = l;

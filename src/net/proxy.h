@@ -32,8 +32,9 @@
 /* ... and the transparent mode's: a TCP listener for a port, the resolver's UDP socket */
 #define PROXY_HANDOFF_TRANSPARENT 't'
 #define PROXY_HANDOFF_DNS 'd'
+#define PROXY_HANDOFF_DNS_TCP 'c'
 #define PROXY_HANDOFF_END 'e' /* the last: what it carries is closed */
-#define PROXY_MAX_LISTEN 16
+#define PROXY_MAX_LISTEN 24
 /* Events written at most; past them one {"event":"dropped","count":N} at the end. */
 #define PROXY_MAX_EVENTS 10000
 
@@ -44,14 +45,17 @@ struct proxy_cfg {
 	 * (a listening TCP socket the step's clients are pointed at),
 	 * PROXY_LISTEN_TRANSPARENT (a listening TCP socket on a port the hosts
 	 * name, in the step's own network namespace: a connection is carried to
-	 * the name the resolver gave its address for) and PROXY_LISTEN_DNS (a UDP
-	 * socket at the step's resolver's address: proxy_dns.c).
+	 * the name the resolver gave its address for), PROXY_LISTEN_DNS (a UDP
+	 * socket at the step's resolver's address: proxy_dns.c) and
+	 * PROXY_LISTEN_DNS_TCP (a listening TCP socket there: the same queries,
+	 * each after its length, RFC 1035 4.2.2).
 	 */
 	int listen_fds[PROXY_MAX_LISTEN];
 	enum proxy_listen {
 		PROXY_LISTEN_PROXY,
 		PROXY_LISTEN_TRANSPARENT,
-		PROXY_LISTEN_DNS
+		PROXY_LISTEN_DNS,
+		PROXY_LISTEN_DNS_TCP
 	} listen_kind[PROXY_MAX_LISTEN];
 	size_t nlisten;
 	/*

@@ -140,6 +140,7 @@ enum proxy_state {
 	PS_SOCKS_GREET, /* SOCKS5: the methods */
 	PS_SOCKS_AUTH,  /* SOCKS5: user and password */
 	PS_SOCKS_REQ,   /* SOCKS5: the request */
+	PS_DNS,         /* the step's resolver over TCP: queries, each after its length */
 	PS_RESOLVING,   /* a lookup in flight (or waiting for a slot) */
 	PS_CONNECTING,  /* a nonblocking connect in flight */
 	PS_TLS_PEEK,    /* CONNECT answered: the client's first bytes are read, not sent */
@@ -279,6 +280,12 @@ void proxy_conn_reached(struct proxy *px, struct proxy_conn *p);
 void proxy_event_dropped(struct proxy *px);
 /* Answer the queries waiting on the resolver's socket fd. */
 void proxy_dns_serve(struct proxy *px, int fd);
+/*
+ * PS_DNS: the queries p's client sent over TCP, each after its length (two
+ * bytes), answered the same way into p->out, as many as it holds room for;
+ * a length of 0 or past 512, or a query that gets no answer, ends p.
+ */
+void proxy_dns_stream(struct proxy *px, struct proxy_conn *p);
 /* A connection a transparent listener took: its target from the address it reached. */
 void proxy_conn_transparent(struct proxy *px, struct proxy_conn *p);
 

@@ -372,6 +372,9 @@ void proxy_conn_advance(struct proxy *px, struct proxy_conn *p)
 		case PS_TLS_PEEK:
 			tls_peek(px, p);
 			break;
+		case PS_DNS:
+			proxy_dns_stream(px, p);
+			break;
 		case PS_HTTP:
 			http_stream(px, p);
 			return;

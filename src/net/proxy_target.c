@@ -586,6 +586,42 @@ static size_t decide(struct proxy *px, const uint8_t *b, size_t len, uint8_t *ou
 	return proxy_dns_answer(b, &q, 0, addr, out, cap);
 }
 
+void proxy_dns_stream(struct proxy *px, struct proxy_conn *p)
+{
+	while (!p->dead && p->in.len >= 2) {
+		const uint8_t *b = (const uint8_t *)p->in.b + p->in.off;
+		size_t len = (size_t)b[0] << 8 | b[1];
+		if (len == 0 || len > 512) {
+			p->dead = true;
+			return;
+		}
+		if (p->in.len < 2 + len)
+			return; /* the rest of it comes */
+		struct proxy_buf *o = &p->out;
+		if (o->off && o->off + o->len + 2 + 512 > o->cap) {
+			memmove(o->b, o->b + o->off, o->len);
+			o->off = 0;
+		}
+		if (o->off + o->len + 2 + 512 > o->cap)
+			return; /* the answers before it go out first */
+		uint8_t *a = (uint8_t *)o->b + o->off + o->len;
+		size_t m = decide(px, b + 2, len, a + 2, 512);
+		if (m == 0) {
+			p->dead = true; /* not a query: no answer to give */
+			return;
+		}
+		a[0] = (uint8_t)(m >> 8);
+		a[1] = (uint8_t)m;
+		o->len += 2 + m;
+		p->in.off += 2 + len;
+		p->in.len -= 2 + len;
+		if (p->in.len == 0)
+			p->in.off = 0;
+		p->last = px->now;
+		p->deadline = px->now + px->handshake_ms; /* the next one, or the close */
+	}
+}
+
 void proxy_dns_serve(struct proxy *px, int fd)
 {
 	/* a few at a time: the connections are served between */

@@ -5,6 +5,8 @@
 # "tls" (the server name SNI, the name itself unless given), with the CA in
 # $CA. Prints "rcode N" (exit 3) for a name not resolved; else "addr ADDR"
 # without a port, or the status line and the body, or what failed (exit 4).
+# With DNS_TCP=1 the query goes over TCP (after its length, RFC 1035 4.2.2),
+# twice in one write, and both answers must agree.
 # Usage: resolve-connect.py NAME [PORT [tls [SNI]]]
 import os, socket, ssl, struct, sys
 name = sys.argv[1]
@@ -21,10 +23,24 @@ q = struct.pack(">HHHHHH", 0x5b0c, 0x0100, 1, 0, 0, 0)
 for label in name.split("."):
     q += bytes([len(label)]) + label.encode()
 q += b"\0" + struct.pack(">HH", 1, 1)
-s = socket.socket(socket.AF_INET6 if ":" in ns else socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(5)
-s.sendto(q, (ns, 53))
-r = s.recv(512)
+family = socket.AF_INET6 if ":" in ns else socket.AF_INET
+if os.environ.get("DNS_TCP") == "1":
+    s = socket.create_connection((ns, 53), timeout=5)
+    s.sendall(2 * (struct.pack(">H", len(q)) + q))
+    f = s.makefile("rb")
+    answers = []
+    for _ in range(2):
+        n = struct.unpack(">H", f.read(2))[0]
+        answers.append(f.read(n))
+    if answers[0] != answers[1]:
+        print("answers differ")
+        sys.exit(4)
+    r = answers[0]
+else:
+    s = socket.socket(family, socket.SOCK_DGRAM)
+    s.settimeout(5)
+    s.sendto(q, (ns, 53))
+    r = s.recv(512)
 if r[:2] != q[:2] or r[3] & 15 or struct.unpack(">H", r[6:8])[0] != 1:
     print("rcode", r[3] & 15)
     sys.exit(3)

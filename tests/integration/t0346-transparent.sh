@@ -33,6 +33,18 @@ case "$OUT" in
 *) notok "a listed name resolves to an address of stepbox's resolver" "rc=$RC $OUT" "$(tail -3 "$T/out/err")" ;;
 esac
 
+# DNS over TCP (a client that asks for it, or retries a truncated answer):
+# the same answers, two queries on one connection
+run_sb run "${NET[@]}" --explain -r "$T" --env DNS_TCP=1 -- sh -c "python3 '$T/rc.py' localhost; python3 '$T/rc.py' files.example.org"
+case "$OUT" in
+"addr 127.77."*"rcode 3")
+	grep -q "look up the name 'files.example.org'" "$T/out/err" &&
+		ok "over TCP too: a listed name resolves, an unlisted one is no such name, and said" ||
+		notok "over TCP too: an unlisted name is said" "$(tail -4 "$T/out/err")"
+	;;
+*) notok "over TCP too: a listed name resolves, an unlisted one is no such name" "rc=$RC $OUT" "$(tail -3 "$T/out/err")" ;;
+esac
+
 rc localhost "$HP"
 [ "$(echo "$OUT" | tail -1)" = "HTTP/1.0 200 OK hello-from-upstream" ] &&
 	ok "a client that resolves names itself reaches a listed host: plain HTTP" ||

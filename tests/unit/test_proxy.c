@@ -175,8 +175,9 @@ static void *tproxy_main(void *arg)
 	return NULL;
 }
 
-static void tproxy_start(struct tproxy *tp, const char *const *allow, const char *secret,
-			 unsigned handshake_ms)
+/* A proxy's config (tproxy_start's), its thread not started yet. */
+static void tproxy_prepare(struct tproxy *tp, const char *const *allow, const char *secret,
+			   unsigned handshake_ms)
 {
 	memset(tp, 0, sizeof(*tp));
 	struct stepbox_err err;
@@ -205,6 +206,12 @@ static void tproxy_start(struct tproxy *tp, const char *const *allow, const char
 	tp->cfg.stop_fd = tp->stop[0];
 	tp->cfg.handshake_ms = handshake_ms;
 	tp->cfg.resolve = test_resolve;
+}
+
+static void tproxy_start(struct tproxy *tp, const char *const *allow, const char *secret,
+			 unsigned handshake_ms)
+{
+	tproxy_prepare(tp, allow, secret, handshake_ms);
 	pthread_create(&tp->t, NULL, tproxy_main, tp);
 }
 
@@ -251,7 +258,8 @@ static int tproxy_stop(struct tproxy *tp)
 	close(tp->stop[1]);
 	close(tp->ev[0]);
 	close(tp->ev[1]);
-	close(tp->cfg.listen_fds[0]);
+	for (size_t i = 0; i < tp->cfg.nlisten; i++)
+		close(tp->cfg.listen_fds[i]);
 	hostrules_free(&tp->allow);
 	hostrules_free(&tp->deny);
 	return tp->ret;
@@ -1039,6 +1047,78 @@ static size_t dns_query(uint8_t *b, const char *name, unsigned type)
 	return n;
 }
 
+/* One answer read from a resolver's TCP connection: its length, or -1 at the end. */
+static int dns_read(int fd, uint8_t *a, size_t cap)
+{
+	uint8_t l[2];
+	if (recv(fd, l, 2, MSG_WAITALL) != 2)
+		return -1;
+	size_t n = (size_t)l[0] << 8 | l[1];
+	return n <= cap && recv(fd, a, n, MSG_WAITALL) == (ssize_t)n ? (int)n : -1;
+}
+
+/* A query put after its length, as a client sends it over TCP. */
+static size_t dns_framed(uint8_t *b, const char *name)
+{
+	size_t n = dns_query(b + 2, name, 1);
+	b[0] = (uint8_t)(n >> 8);
+	b[1] = (uint8_t)n;
+	return n + 2;
+}
+
+/*
+ * The step's resolver over TCP (transparent mode): queries after their
+ * lengths, two in one write and one in pieces, each answered in turn; an
+ * unlisted name NXDOMAIN and said; a length of 0 or past 512 ends the
+ * connection.
+ */
+static void test_dns_tcp(void)
+{
+	struct tproxy *tp = calloc(1, sizeof(*tp));
+	const char *const none[] = {NULL};
+	tproxy_prepare(tp, none, NULL, 0);
+	int dport = 0, tport = 0;
+	tp->cfg.listen_fds[1] = listen_any(&dport);
+	tp->cfg.listen_kind[1] = PROXY_LISTEN_DNS_TCP;
+	tp->cfg.listen_fds[2] = listen_any(&tport); /* the names are allowed on its port */
+	tp->cfg.listen_kind[2] = PROXY_LISTEN_TRANSPARENT;
+	tp->cfg.nlisten = 3;
+	char rule[64];
+	struct stepbox_err err;
+	snprintf(rule, sizeof(rule), "files.example.org:%d", tport);
+	CHECK(hostrules_add(&tp->allow, rule, &err) == 0);
+	pthread_create(&tp->t, NULL, tproxy_main, tp);
+	uint8_t q[1200], a[600];
+	int fd = dial(dport);
+	size_t n = dns_framed(q, "files.example.org");
+	n += dns_framed(q + n, "other.example.org");
+	CHECK(fd >= 0 && send(fd, q, n, 0) == (ssize_t)n);
+	int m = dns_read(fd, a, sizeof(a));
+	CHECK(m > 16 && (a[3] & 15) == 0 && a[7] == 1 && a[m - 4] == 127 && a[m - 3] == 77);
+	m = dns_read(fd, a, sizeof(a));
+	CHECK(m >= 12 && (a[3] & 15) == 3 && a[7] == 0);
+	CHECK(event_wait(tp, "other.example.org", "not_listed") != NULL);
+	/* a query in three pieces: its length's first byte, the rest of it, the query */
+	n = dns_framed(q, "files.example.org");
+	CHECK(send(fd, q, 1, 0) == 1);
+	usleep(20000);
+	CHECK(send(fd, q + 1, 1, 0) == 1);
+	usleep(20000);
+	CHECK(send(fd, q + 2, n - 2, 0) == (ssize_t)(n - 2));
+	m = dns_read(fd, a, sizeof(a));
+	CHECK(m > 16 && (a[3] & 15) == 0 && a[7] == 1 && a[m - 4] == 127);
+	/* a length of 0: the end */
+	CHECK(send(fd, "\0\0", 2, 0) == 2);
+	CHECK(dns_read(fd, a, sizeof(a)) == -1);
+	close(fd);
+	fd = dial(dport);
+	CHECK(fd >= 0 && send(fd, "\x02\x58", 2, 0) == 2); /* 600 */
+	CHECK(dns_read(fd, a, sizeof(a)) == -1);
+	close(fd);
+	CHECK(tproxy_stop(tp) == 0);
+	free(tp);
+}
+
 /* proxy_dns.c: a query read, each malformed one answered as such or not at all, the map. */
 static void test_dns(void)
 {
@@ -1283,6 +1363,7 @@ int main(void)
 	start_server(&source_port, source_conn);
 	test_parsers();
 	test_dns();
+	test_dns_tcp();
 	test_transparent_plan();
 	test_random();
 	struct tproxy *tp = calloc(1, sizeof(*tp));
