@@ -530,7 +530,7 @@ static void notify_guard_rules(scmp_filter_ctx ctx)
 	struct scmp_arg_cmp op = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, 1 /* SET_MODE_FILTER */);
 	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(seccomp), "seccomp SET_MODE_FILTER", 1, &op);
 	struct scmp_arg_cmp pr[2] = {SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, PR_SET_SECCOMP),
-				     SCMP_A1(SCMP_CMP_EQ, 2 /* SECCOMP_MODE_FILTER */)};
+				     SCMP_A1(SCMP_CMP_EQ, 2 /* SECCOMP_MODE_FILTER */, 0)};
 	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(prctl), "prctl PR_SET_SECCOMP filter", 2, pr);
 }
 
