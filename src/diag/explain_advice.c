@@ -194,9 +194,9 @@ static int other_advice(FILE *out, const struct explain *x, const struct explain
 	} else if (d->op == OP_NESTED) {
 		fprintf(out, "refused for a Landlock domain a process of the step took itself (a "
 			     "sandbox inside the step's, such as landrun): stepbox makes this call "
-			     "for the step, under every such domain, as it cannot tell which "
-			     "processes each one holds (or refuses it, where it cannot hold their "
-			     "rules); no grant of the step's allows it: run that tool without a "
+			     "for the step under the domains in the caller's line of parents, or "
+			     "refuses it where it cannot hold them (a folder of stepbox's, an "
+			     "orphan); no grant of the step's allows it: run that tool without a "
 			     "sandbox of its own (the step's still holds it), or in a step of its "
 			     "own\n");
 	} else if (d->unprotect) {

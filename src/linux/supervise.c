@@ -204,8 +204,10 @@ static void read_status(struct call *c)
 	buf[n > 0 ? n : 0] = '\0';
 	const char *u = strstr(buf, "\nUmask:");
 	const char *f = strstr(buf, "\nSeccomp_filters:");
+	const char *t = strstr(buf, "\nTgid:");
 	c->umask = u ? (mode_t)(strtoul(u + 8, NULL, 8) & 0777) : 022;
 	c->filters = f ? (int)strtol(f + 18, NULL, 10) : -1;
+	c->tgid = t ? (pid_t)strtol(t + 6, NULL, 10) : -1;
 	c->status_read = true;
 }
 
@@ -213,6 +215,12 @@ mode_t sup_step_umask(struct call *c)
 {
 	read_status(c);
 	return c->umask;
+}
+
+pid_t sup_step_tgid(struct call *c)
+{
+	read_status(c);
+	return c->tgid;
 }
 
 int sup_step_filters(struct call *c)
@@ -246,7 +254,7 @@ int sup_drop_caps(void)
 
 static void serve(struct supervisor *s, struct seccomp_notif *req)
 {
-	struct call c = {s, req, {0}, false, 0, 0, false, 0};
+	struct call c = {.s = s, .req = req, .tgid = -1};
 	if (stepview_open(&c.v, s->listener, req->id, (pid_t)req->pid) < 0) {
 		sup_respond(&c, 0, ESRCH);
 	} else {

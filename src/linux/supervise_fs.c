@@ -413,7 +413,8 @@ static void judge(struct call *c, enum denial_op op, uint64_t dirfd, const char 
 /* Refused, and said, where a domain of the step's own holds the caller (supervise_nested.c). */
 static bool shm_nested(struct call *c, const char *path)
 {
-	if (!sup_under_nested(c->s))
+	struct keeper *k;
+	if (sup_nested_keeper(c, &k) == 0 && !k)
 		return false;
 	sup_nested_refuse(c, path);
 	return true;

@@ -82,8 +82,8 @@ struct supervisor {
 	/* ... a seccomp filter of its own: each caller's count is read (dispatcher only) */
 	bool filters_added;
 	struct sup_nested
-		*keeper;    /* ... the domains it took, laid on a thread (supervise_nested.c) */
-	bool keeper_broken; /* ... one could not be: what would be made for the step is refused */
+		*nested;    /* ... the domains taken, each on a keeper (supervise_nested.c) */
+	bool nested_broken; /* ... one could not be: what is made for the step is refused */
 	struct sockaddr_storage resolvers[4]; /* own_netns: stepbox's resolver, reached there */
 	size_t nresolvers;
 	bool no_getfd; /* pidfd_getfd refused: connects re-made, nothing sent for the step */
@@ -117,6 +117,7 @@ struct call {
 	bool status_read;
 	mode_t umask;
 	int filters;
+	pid_t tgid;
 	bool nested;    /* a sandbox inside the step's: its calls are judged by name, then go on */
 	unsigned noted; /* denials noted for it (sup_note_denial) */
 };
@@ -143,6 +144,8 @@ bool sup_allowed_place(const struct call *c, int fd, const char *path, bool unix
 bool sup_write_mount(const struct supervisor *s, int fd);
 /* The calling thread's umask, or 022. */
 mode_t sup_step_umask(struct call *c);
+/* The calling thread's process (its thread group), or -1. */
+pid_t sup_step_tgid(struct call *c);
 /* How many seccomp filters the calling thread is under, or -1. */
 int sup_step_filters(struct call *c);
 /* Drop every capability of the calling thread, for good: 0 or -errno. */
@@ -215,29 +218,29 @@ int sup_perform_fifo(struct call *c, int obj, int flags);
 
 /*
  * supervise_nested.c: a Landlock domain a process of the step takes
- * (landlock_restrict_self, trapped): copied and laid on the keeper, a thread
- * every call made for the step then starts from (s->keeper), or the keeper
- * broken (s->keeper_broken: such calls are refused). Dispatcher only.
+ * (landlock_restrict_self, trapped): copied and laid on a keeper, a thread
+ * the calls made for the processes in its line start from, or the run
+ * marked broken (nested_broken: what would be made for the step is
+ * refused). Dispatcher only.
  */
+struct keeper;
 void sup_nested_taken(struct call *c);
-/* Whether a process of the step took a domain of its own (laid on the keeper, or not). */
-static inline bool sup_under_nested(const struct supervisor *s)
-{
-	return s->keeper || s->keeper_broken;
-}
+/*
+ * The keeper the caller's calls are made under (*k, NULL for none): 0, or
+ * -ESRCH where it cannot be known (refuse the call: sup_nested_refuse).
+ */
+int sup_nested_keeper(struct call *c, struct keeper **k);
 /* Refuse the call (EACCES) for a domain of the step's own, and say what it was. */
 void sup_nested_refuse(struct call *c, const char *what);
-/* The same where a domain could not be laid on the keeper: whether refused. */
-bool sup_nested_refused(struct call *c, const char *what);
 /*
  * A TCP port refused (EACCES) to a thread under the step's port rules: by
- * them, or, where the thread was the keeper's (nested) and the step's rules
+ * them, or, where the thread was a keeper's (nested) and the step's rules
  * list the port (a host list lets through only the proxy's, checked
  * before), by a domain the step took.
  */
 void sup_note_port(struct call *c, int nr, int port, bool nested);
-/* Start fn(arg) on a detached thread under every domain taken: 0 or -errno. */
-int sup_nested_start(struct supervisor *s, void *(*fn)(void *), void *arg);
+/* Start fn(arg) on a detached thread under k's domains: 0 or -errno. */
+int sup_nested_start(struct keeper *k, void *(*fn)(void *), void *arg);
 void sup_nested_stop(struct supervisor *s);
 
 /* supervise_names.c: socket, of a kind the network mode refuses: named and refused (--explain) */

@@ -3,26 +3,31 @@
  * agent confining its tools, a nested stepbox), for the calls the
  * supervisor makes on the step's behalf: a connect, a send, a TCP bind.
  * Made by a thread of ours with only our rules, such a call would reach
- * what the step's own sandbox refuses it: the supervisor a deputy that
+ * what the caller's own sandbox refuses it: the supervisor a deputy that
  * gives a confined process more than its confinement allows.
  *
- * A process's domain cannot be read, and which of the step's processes one
- * holds cannot be told from outside (a child inherits it, a parent may be
- * gone). So each domain taken is copied when it is taken (its ruleset fd,
- * through pidfd_getfd, while the caller waits in landlock_restrict_self)
- * and laid on the keeper, a thread of ours that holds every such domain in
- * turn; from then on every call made for the step is made on a thread the
- * keeper starts, which inherits them all. Stricter than the caller's own,
- * never looser: a process outside the nested sandbox meets its rules too,
- * in these calls, for the rest of the run. The copy is laid before the
- * caller's domain exists, so rules added to the ruleset later reach the
- * step's domain, never ours. A domain that cannot be copied (or one more
- * than Landlock stacks) leaves the keeper broken: each such call is then
- * refused, and said (OP_NESTED).
+ * A domain is copied when it is taken (its ruleset fd, through
+ * pidfd_getfd, while the caller waits in landlock_restrict_self) and laid
+ * on a keeper: a thread of ours that holds it, started by the keeper of the
+ * domain its taker was already under, if any (so it holds that one too,
+ * as the kernel stacks them). The copy is laid before the caller's domain
+ * exists: rules added to the ruleset later reach the step's domain, never
+ * the keeper's.
+ *
+ * A process's domain cannot be read. Which keeper a call is made under is
+ * found by the caller's line: its process, its parent, and so on up to the
+ * step's init; the first that took a domain (as its process then was: pid
+ * and start time) names it. A process forked before its parent took one is
+ * counted in it too (stricter, never looser). Orphans are the init's
+ * children: one that was not its child when the first domain was taken,
+ * or a line that cannot be read to the init, may come from anywhere, and
+ * what would be made for it is refused (OP_NESTED). A domain that cannot be copied, or
+ * one more than NESTED_MAX, leaves the run broken: every such call refused.
  */
 #include "supervise.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +37,7 @@
 #include <unistd.h>
 
 #include "landlock.h"
+#include "path.h"
 #include "supervise_int.h"
 
 /* Landlock stacks 16 domains; leave room for the step's and a worker's TCP rules. */
@@ -39,21 +45,42 @@
 
 enum keeper_job { K_IDLE, K_LAY, K_START, K_QUIT };
 
-struct sup_nested {
+/* A thread holding a line of domains, and starting threads under them. */
+struct keeper {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	enum keeper_job job; /* the dispatcher's one job, until the keeper ends it */
 	int ruleset;         /* K_LAY: the copy to lay on */
-	void *(*fn)(void *); /* K_START: a thread to start under every domain */
+	void *(*fn)(void *); /* K_START: a thread to start under the domains */
 	void *arg;
-	int result; /* 0 or -errno */
-	unsigned layers;
+	pthread_t *joinable; /* K_START: where a joinable thread's id goes, or NULL */
+	int result;          /* 0 or -errno */
+};
+
+/* A process as it is named for good: its pid and its start time. */
+struct proc_id {
+	pid_t pid;
+	unsigned long long start;
+};
+
+/* A process that took a domain, and the keeper holding it. */
+struct taker {
+	struct proc_id p;
+	struct keeper *k;
+};
+
+struct sup_nested {
+	struct taker v[NESTED_MAX];
+	size_t n;
+	pid_t init;             /* the step's init (its parent is stepbox) */
+	struct proc_id *before; /* the init's children when the first domain was taken */
+	size_t nbefore, capbefore;
 };
 
 static void *keep(void *arg)
 {
-	struct sup_nested *k = arg;
+	struct keeper *k = arg;
 	/* the dispatcher's credentials (no capability): Landlock asks for no_new_privs */
 	bool ok = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
 	pthread_mutex_lock(&k->lock);
@@ -73,8 +100,10 @@ static void *keep(void *arg)
 			pthread_attr_t attr;
 			r = -pthread_attr_init(&attr);
 			if (r == 0) {
-				pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-				r = -pthread_create(&t, &attr, k->fn, k->arg);
+				if (!k->joinable)
+					pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+				r = -pthread_create(k->joinable ? k->joinable : &t, &attr, k->fn,
+						    k->arg);
 				pthread_attr_destroy(&attr);
 			}
 		}
@@ -87,7 +116,7 @@ static void *keep(void *arg)
 }
 
 /* Give the keeper one job and wait for its end: its result. */
-static int ask(struct sup_nested *k, enum keeper_job job)
+static int ask(struct keeper *k, enum keeper_job job)
 {
 	pthread_mutex_lock(&k->lock);
 	k->job = job;
@@ -99,31 +128,123 @@ static int ask(struct sup_nested *k, enum keeper_job job)
 	return r;
 }
 
-/* Lay a copy of ruleset on the keeper, made on the first: 0 or -errno. */
-static int lay(struct supervisor *s, int ruleset)
+static void keeper_free(struct keeper *k)
 {
-	struct sup_nested *k = s->keeper;
-	if (!k) {
-		k = calloc(1, sizeof(*k));
-		if (!k)
-			return -ENOMEM;
-		pthread_mutex_init(&k->lock, NULL);
-		pthread_cond_init(&k->cond, NULL);
-		int r = -pthread_create(&k->thread, NULL, keep, k);
-		if (r < 0) {
-			pthread_mutex_destroy(&k->lock);
-			pthread_cond_destroy(&k->cond);
-			free(k);
-			return r;
-		}
-		s->keeper = k;
+	ask(k, K_QUIT);
+	pthread_join(k->thread, NULL);
+	pthread_mutex_destroy(&k->lock);
+	pthread_cond_destroy(&k->cond);
+	free(k);
+}
+
+/* A keeper under parent's domains (NULL: none), the copy ruleset laid on it: 0 or -errno. */
+static int keeper_new(struct keeper *parent, int ruleset, struct keeper **out)
+{
+	struct keeper *k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	pthread_mutex_init(&k->lock, NULL);
+	pthread_cond_init(&k->cond, NULL);
+	int r;
+	if (parent) {
+		parent->fn = keep;
+		parent->arg = k;
+		parent->joinable = &k->thread;
+		r = ask(parent, K_START);
+		parent->joinable = NULL;
+	} else {
+		r = -pthread_create(&k->thread, NULL, keep, k);
 	}
-	if (k->layers >= NESTED_MAX)
-		return -E2BIG;
+	if (r < 0) {
+		pthread_mutex_destroy(&k->lock);
+		pthread_cond_destroy(&k->cond);
+		free(k);
+		return r;
+	}
 	k->ruleset = ruleset;
-	int r = ask(k, K_LAY);
-	if (r == 0)
-		k->layers++;
+	if ((r = ask(k, K_LAY)) < 0) {
+		keeper_free(k);
+		return r;
+	}
+	*out = k;
+	return 0;
+}
+
+/* pid's parent and start time (/proc/PID/stat): 0, or -1 where it is gone. */
+static int proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
+{
+	char p[64], buf[1024];
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	const char *e = strrchr(buf, ')'); /* the name may hold anything */
+	int pp = 0;
+	return e && sscanf(e + 1,
+			   " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+			   "%*d %*d %llu",
+			   &pp, start) == 2
+		       ? (*ppid = pp, 0)
+		       : -1;
+}
+
+/*
+ * The keeper of the innermost domain in the line of the process tgid (NULL:
+ * none), or -ESRCH where the line may hold one not known: an orphan (a
+ * child of the init's it did not have when the first domain was taken), a
+ * line that does not reach the init. *init: the init, where it was reached.
+ */
+static int line_of(const struct sup_nested *n, pid_t tgid, struct keeper **k, pid_t *init)
+{
+	pid_t self = getpid(), pid = tgid;
+	struct proc_id below = {-1, 0}; /* the line's process under pid */
+	*k = NULL;
+	for (int depth = 0; pid > 1 && depth < 64; depth++) {
+		struct proc_id here = {pid, 0};
+		pid_t ppid;
+		if (proc_stat(pid, &ppid, &here.start) < 0)
+			return -ESRCH;
+		for (size_t i = n ? n->n : 0; i-- > 0;) {
+			if (n->v[i].p.pid == pid && n->v[i].p.start == here.start) {
+				*k = n->v[i].k;
+				return 0;
+			}
+		}
+		if (ppid == self) { /* pid is the init: below it, the command or an orphan */
+			*init = pid;
+			for (size_t i = 0; n && n->n && i < n->nbefore; i++)
+				if (n->before[i].pid == below.pid &&
+				    n->before[i].start == below.start)
+					return 0;
+			return n && n->n && depth > 0 ? -ESRCH : 0;
+		}
+		below = here;
+		pid = ppid;
+	}
+	return -ESRCH;
+}
+
+/* The init's children now (the first domain is being taken): 0 or -errno. */
+static int note_before(struct sup_nested *n)
+{
+	char p[96];
+	snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)n->init, (int)n->init);
+	char *list = path_read_file(p, 1 << 20);
+	if (!list)
+		return -errno; /* without CONFIG_PROC_CHILDREN: every init's child an orphan */
+	int r = 0;
+	for (char *w = strtok(list, " \n"); w && r == 0; w = strtok(NULL, " \n")) {
+		struct proc_id c = {(pid_t)strtol(w, NULL, 10), 0};
+		pid_t pp;
+		if (proc_stat(c.pid, &pp, &c.start) < 0 || pp != n->init)
+			continue; /* gone since */
+		r = strv_grow(&n->before, &n->capbefore, n->nbefore, sizeof(*n->before), 8);
+		if (r == 0)
+			n->before[n->nbefore++] = c;
+	}
+	free(list);
 	return r;
 }
 
@@ -132,33 +253,52 @@ void sup_nested_taken(struct call *c)
 	struct supervisor *s = c->s;
 	const uint64_t *a = (const uint64_t *)c->req->data.args;
 	s->landlock_nested = true;
-	if (s->keeper_broken)
-		return;
 	/* -1 with flags alone makes no domain (ABI 7: the log flags for what runs after) */
-	if ((int)a[0] == -1)
+	if (s->nested_broken || (int)a[0] == -1)
 		return;
 	int fd = s->no_getfd ? -EPERM : stepview_fd(&c->v, a[0]);
 	if (fd == -EBADF)
 		return; /* no such fd: the kernel refuses the call too, and no domain is made */
-	int r = fd < 0 ? fd : lay(s, fd);
+	struct sup_nested *n = s->nested ? s->nested : calloc(1, sizeof(*n));
+	struct proc_id me = {sup_step_tgid(c), 0};
+	struct keeper *parent = NULL, *k = NULL;
+	pid_t pp;
+	int r = fd < 0 ? fd : !n ? -ENOMEM : n->n == NESTED_MAX ? -E2BIG : 0;
+	if (r == 0 && (me.pid <= 0 || proc_stat(me.pid, &pp, &me.start) < 0))
+		r = -ESRCH;
+	if (r == 0)
+		r = line_of(n, me.pid, &parent, &n->init);
+	if (r == 0 && n->n == 0)
+		r = note_before(n);
+	if (r == 0)
+		r = keeper_new(parent, fd, &k);
 	if (fd >= 0)
 		close(fd);
-	/* not a ruleset: the kernel refuses it as it refused it here, and makes no domain */
-	if (r < 0 && r != -EBADFD)
-		s->keeper_broken = true;
+	s->nested = n;
+	if (r == 0) {
+		n->v[n->n++] = (struct taker){me, k};
+	} else if (r != -EBADFD) {
+		/* not a ruleset (EBADFD) the kernel refuses as we did, and makes no domain */
+		s->nested_broken = true;
+	}
+}
+
+int sup_nested_keeper(struct call *c, struct keeper **k)
+{
+	*k = NULL;
+	if (c->s->nested_broken)
+		return -ESRCH;
+	struct sup_nested *n = c->s->nested;
+	pid_t init;
+	if (!n || n->n == 0)
+		return 0;
+	return line_of(n, sup_step_tgid(c), k, &init);
 }
 
 void sup_nested_refuse(struct call *c, const char *what)
 {
 	sup_note_denial(c, OP_NESTED, what, -1);
 	sup_respond(c, 0, EACCES);
-}
-
-bool sup_nested_refused(struct call *c, const char *what)
-{
-	if (c->s->keeper_broken)
-		sup_nested_refuse(c, what);
-	return c->s->keeper_broken;
 }
 
 void sup_note_port(struct call *c, int nr, int port, bool nested)
@@ -178,11 +318,8 @@ void sup_note_port(struct call *c, int nr, int port, bool nested)
 	}
 }
 
-int sup_nested_start(struct supervisor *s, void *(*fn)(void *), void *arg)
+int sup_nested_start(struct keeper *k, void *(*fn)(void *), void *arg)
 {
-	struct sup_nested *k = s->keeper;
-	if (!k)
-		return -EPERM;
 	k->fn = fn;
 	k->arg = arg;
 	return ask(k, K_START);
@@ -190,13 +327,11 @@ int sup_nested_start(struct supervisor *s, void *(*fn)(void *), void *arg)
 
 void sup_nested_stop(struct supervisor *s)
 {
-	struct sup_nested *k = s->keeper;
-	if (!k)
-		return;
-	ask(k, K_QUIT);
-	pthread_join(k->thread, NULL);
-	pthread_mutex_destroy(&k->lock);
-	pthread_cond_destroy(&k->cond);
-	free(k);
-	s->keeper = NULL;
+	struct sup_nested *n = s->nested;
+	for (size_t i = n ? n->n : 0; i-- > 0;)
+		keeper_free(n->v[i].k); /* the inner first: each was started by its outer's */
+	if (n)
+		free(n->before);
+	free(n);
+	s->nested = NULL;
 }

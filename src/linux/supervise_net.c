@@ -470,14 +470,16 @@ static void run_op(struct net_op *op)
 	int fl = fcntl(op->sock, F_GETFL);
 	struct supervisor *s = op->c.s;
 	int nr = op->c.req->data.nr;
-	if (sup_nested_refused(&op->c, nr == SYS_connect ? "a connect"
-				       : nr == SYS_bind  ? "a bind"
-							 : "a send")) {
+	/* under the domains the caller's line took: on a thread their keeper starts */
+	struct keeper *k = NULL;
+	if (sup_nested_keeper(&op->c, &k) < 0) {
+		sup_nested_refuse(&op->c, nr == SYS_connect ? "a connect"
+					  : nr == SYS_bind  ? "a bind"
+							    : "a send");
 		op_free(op);
 		return;
 	}
-	/* under every domain a process of the step took: on a thread the keeper starts */
-	bool nested = op->nested = s->keeper != NULL;
+	bool nested = op->nested = k != NULL;
 	bool own_thread = nr == SYS_connect || op->tcp_rules || nested;
 	bool blocking = !(op->flags & MSG_DONTWAIT) && (fl < 0 || !(fl & O_NONBLOCK));
 	if (!own_thread && !blocking) {
@@ -497,7 +499,7 @@ static void run_op(struct net_op *op)
 	pthread_attr_t attr;
 	if (room && pthread_attr_init(&attr) == 0) {
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		int r = nested ? -sup_nested_start(s, worker, op)
+		int r = nested ? -sup_nested_start(k, worker, op)
 			       : pthread_create(&t, &attr, worker, op);
 		pthread_attr_destroy(&attr);
 		if (r == 0)
@@ -820,9 +822,11 @@ static void serve_bind(struct net_op *op, int domain)
 			(m->addrlen == sizeof(sa_family_t) ||
 			 (m->addrlen > sizeof(sa_family_t) && un->sun_path[0] == '\0'));
 	bool restricted = !op->c.s->own_netns && !op->c.s->host_names;
+	struct keeper *k = NULL;
 	if (domain == AF_UNIX && squats(op, &m->addr, m->addrlen)) {
 		sup_respond(&op->c, 0, EACCES);
-	} else if (domain == AF_UNIX && restricted && !abstract && sup_under_nested(op->c.s)) {
+	} else if (domain == AF_UNIX && restricted && !abstract &&
+		   (sup_nested_keeper(&op->c, &k) < 0 || k)) {
 		/* bind_path's folder rules are ours alone (supervise_nested.c) */
 		sup_nested_refuse(&op->c, "a UNIX socket's bind");
 	} else if (domain == AF_UNIX && restricted && !abstract) {

@@ -3,9 +3,12 @@ domain of its own (as landrun, or an agent confining its tools, does), then
 asks for what stepbox's supervisor makes on the step's behalf. Prints one
 line per attempt: its name, then "ok" or the errno's name. WHAT:
 
-  tcp ALLOWED OTHER   the domain allows a TCP connect to port ALLOWED only;
+  tcp ALLOWED OTHER [child|orphan]
+                      the domain allows a TCP connect to port ALLOWED only;
                       connect to 127.0.0.1 on each (nothing listens there:
-                      ECONNREFUSED is a connect the sandbox let through)
+                      ECONNREFUSED is a connect the sandbox let through);
+                      with "child" a child forked after makes them, with
+                      "orphan" a grandchild once its parent is gone
   unix DIR            the domain allows making sockets nowhere; bind one in DIR
   shm                 the domain allows making files nowhere; a shared memory
                       segment (/dev/shm)
@@ -66,11 +69,41 @@ def shm():
 
 
 nested, what, args = sys.argv[1] == "nested", sys.argv[2], sys.argv[3:]
+def connects():
+    for port in args[:2]:
+        attempt("connect %s" % port, lambda: connect(int(port)))
+    sys.stdout.flush()
+
+
 if what == "tcp":
     if nested:
         take(0, CONNECT_TCP, [int(args[0])])
-    for port in args[:2]:
-        attempt("connect %s" % port, lambda: connect(int(port)))
+    how = args[2] if len(args) > 2 else ""
+    if how == "child":
+        pid = os.fork()
+        if pid == 0:
+            connects()
+            os._exit(0)
+        os.waitpid(pid, 0)
+    elif how == "orphan":
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            if os.fork() == 0:
+                parent = os.getppid()
+                os.kill(parent, 9)
+                while os.getppid() == parent:
+                    pass
+                connects()
+                os._exit(0)
+            os.waitpid(-1, 0)
+            os._exit(0)
+        os.close(w)
+        os.read(r, 1)  # its end: the orphan is done
+        os.waitpid(pid, 0)
+    else:
+        connects()
 elif what == "unix":
     if nested:
         take(MAKE_SOCK, 0)

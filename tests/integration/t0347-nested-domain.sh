@@ -5,8 +5,10 @@
 # segment in the step's own /dev/shm under Landlock alone); made with
 # stepbox's rules alone, they gave that process what its own domain
 # refuses it (a connect to a port the domain does not list went through).
-# Each is now made under a copy of every domain the step took, or refused,
-# and --explain says so; the same calls without a domain are the controls.
+# Each is now made under a copy of the domains in the caller's line (its
+# process and its parents), or refused, and --explain says so; the same
+# calls without a domain are the controls, and so are the processes
+# outside the domain's line.
 # Every connect goes to 127.0.0.1, where nothing listens (ECONNREFUSED is a
 # connect the sandbox let through).
 . "$(dirname "$0")/lib.sh"
@@ -14,6 +16,8 @@
 cp "$TESTDIR/nested-domain.py" "$T/nd.py"
 chmod a+r "$T/nd.py"
 p1=$((30000 + $$ % 20000)) p2=$((30001 + $$ % 20000))
+mkdir -p "$T/w"
+chmod 777 "$T/w"
 nd() { # NET nested|none WHAT ARGS...: the helper in the step, with --explain
 	local net=$1
 	shift
@@ -40,6 +44,36 @@ else
 	grep -q "have stepbox make (a connect to TCP port $p2): refused for a Landlock domain a process of the step took itself" "$T/out/err" &&
 		ok "--explain names the domain's refusal, not the policy's" ||
 		notok "--explain names the domain's refusal" "$(grep -v '^  ~' "$T/out/err" | head -6)"
+	# the line: a child forked after the domain is in it; the shell that ran
+	# it, and a sibling with a domain of its own, are not; an orphan of the
+	# line cannot be placed, and what would be made for it is refused
+	nd "tcp:$p1,$p2" nested tcp "$p1" "$p2" child
+	a=$(echo "$OUT" | sed -n 1p) b=$(echo "$OUT" | sed -n 2p)
+	through "$a" && [ "$b" = "connect $p2 EACCES" ] &&
+		ok "a child of the process that took the domain meets it too" ||
+		notok "a child of the process that took the domain meets it too" "rc=$RC $OUT"
+	run_sb run --net "tcp:$p1,$p2" -r "$T/nd.py" -- sh -c "python3 '$T/nd.py' nested tcp $p1 $p2 >/dev/null; python3 '$T/nd.py' nested tcp $p2 $p1; python3 '$T/nd.py' none tcp $p1 $p2"
+	set -- $OUT # connect PORT RESULT, four times
+	if [ "$3 $6" = "ECONNREFUSED EACCES" ] && through "$9" && through "${12}"; then
+		ok "a sibling under a domain of its own meets its own, and a process outside both neither"
+	else
+		notok "a sibling meets its own domain, a process outside both neither" "rc=$RC $OUT"
+	fi
+	nd "tcp:$p1,$p2" nested tcp "$p1" "$p2" orphan
+	[ "$OUT" = "$(printf 'connect %s EACCES\nconnect %s EACCES' "$p1" "$p2")" ] &&
+		grep -q "have stepbox make (a connect)" "$T/out/err" &&
+		ok "an orphan of the domain's line: what would be made for it is refused, and said" ||
+		notok "an orphan of the domain's line: refused, and said" "rc=$RC $OUT" "$(grep -v '^  ~' "$T/out/err" | head -4)"
+	# an agent that runs its sub-steps in a stepbox of their own: the inner
+	# one's domain (no network) is its step's, never the agent's connects
+	run_sb run --net "tcp:$p1,$p2" -r "$(dirname "$STEPBOX")" -r "$T/nd.py" -w "$T/w" -- sh -c \
+		"'$STEPBOX' run -q -C '$T/w' --net none -- true && echo inner-ran; python3 '$T/nd.py' none tcp $p1 $p2"
+	set -- $OUT
+	if [ "$1" = inner-ran ] && through "$4" && through "$7"; then
+		ok "an inner stepbox's domain is its step's: the agent around it still connects"
+	else
+		notok "an inner stepbox's domain is its step's: the agent around it still connects" "rc=$RC $OUT" "$(tail -3 "$T/out/err")"
+	fi
 	# the same with the protected paths off (their filter trapped
 	# landlock_restrict_self alone before)
 	run_sb run --unprotect '*' --net "tcp:$p1,$p2" -r "$T/nd.py" -- python3 "$T/nd.py" nested tcp "$p1" "$p2"
@@ -57,8 +91,6 @@ fi
 # alone and stacked), the kernel in a network namespace of the step's own
 net=tcp:$p1
 [ "$BACKEND" = mountns ] && net=none
-mkdir -p "$T/w"
-chmod 777 "$T/w"
 nd "$net" none unix "$T/w"
 [ "$OUT" = "bind ok" ] && ok "control: a UNIX socket bound in a granted folder ($net)" ||
 	notok "control: a UNIX socket bound in a granted folder ($net)" "rc=$RC $OUT"
