@@ -68,9 +68,8 @@ struct net_op {
 	int mem; /* sendmmsg: the step's memory, to answer msg_len */
 	int flags;
 	bool tcp_rules; /* perform in a thread under the step's TCP rules */
-	bool nested; /* ... started by the keeper, under the step's own domains (supervise_nested.c)
-		      */
-	bool sigpipe; /* the step did not ask for MSG_NOSIGNAL */
+	bool nested;    /* ... on a keeper's thread (supervise_nested.c) */
+	bool sigpipe;   /* the step did not ask for MSG_NOSIGNAL */
 	struct net_msg *m;
 	size_t nm;
 };

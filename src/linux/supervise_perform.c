@@ -187,7 +187,7 @@ void sup_performer_stop(struct supervisor *s)
 	s->perf = NULL;
 }
 
-/* fn(arg) made by the dispatcher, with the lock held (sup_perform's). */
+/* fn(arg) made by the dispatcher; the lock the caller took is let go. */
 static int here(struct sup_performer *p, int (*fn)(void *), void *arg)
 {
 	shared_umask = p->umask;
