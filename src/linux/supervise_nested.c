@@ -233,10 +233,11 @@ static int note_before(struct sup_nested *n)
 	snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)n->init, (int)n->init);
 	char *list = path_read_file(p, 1 << 20);
 	if (!list)
-		return -errno; /* without CONFIG_PROC_CHILDREN: every init's child an orphan */
+		return -errno; /* without CONFIG_PROC_CHILDREN: the run marked broken */
 	int r = 0;
-	for (char *w = strtok(list, " \n"); w && r == 0; w = strtok(NULL, " \n")) {
-		struct proc_id c = {(pid_t)strtol(w, NULL, 10), 0};
+	char *w = list, *end;
+	for (long pid; r == 0 && (pid = strtol(w, &end, 10), end != w); w = end) {
+		struct proc_id c = {(pid_t)pid, 0};
 		pid_t pp;
 		if (proc_stat(c.pid, &pp, &c.start) < 0 || pp != n->init)
 			continue; /* gone since */

@@ -197,17 +197,33 @@ static int here(struct sup_performer *p, int (*fn)(void *), void *arg)
 }
 
 /*
- * Within a write grant's mount the step's Landlock rights are the mount's:
- * write grants give every right but making devices, and are mounted
- * read-write and nodev; every other place (a read grant, a protected path
- * bound read-only, /dev, /proc) is another mount, and goes to the performer,
- * as does every call under Landlock alone (no mounts).
+ * Whether the step's Landlock ruleset gives every right but making devices
+ * in the folder dir: a write grant's. Under the namespaces, by its mount: a
+ * write grant's is read-write and nodev, every other place (a read grant, a
+ * protected path bound read-only, /dev, /proc) another mount. Under
+ * Landlock alone, by its path (the step's view is ours): beneath a write
+ * grant, where Landlock can deny nothing narrower, and from where the step
+ * can move nothing out of its write grants.
+ */
+static bool write_grant_folder(struct call *c, int dir)
+{
+	char where[PATH_MAX];
+	if (c->s->by_mount)
+		return sup_write_mount(c->s, dir);
+	return stepview_held_path(dir, where, sizeof(where)) == 0 &&
+	       sup_beneath_any(&c->s->write, where);
+}
+
+/*
+ * There the call is held as the ruleset would hold it (a new file, folder
+ * or symlink, a rename, an unlink), and the dispatcher makes it without the
+ * round trip; anywhere else, and any other call, goes to the performer.
  */
 int sup_perform_names(struct call *c, int (*fn)(void *), void *arg, int dir, int dir2)
 {
 	struct sup_performer *p = c->s->perf;
-	if (!p || c->nested || p->inline_ || !sup_write_mount(c->s, dir) ||
-	    (dir2 >= 0 && !sup_write_mount(c->s, dir2)))
+	if (!p || c->nested || p->inline_ || !write_grant_folder(c, dir) ||
+	    (dir2 >= 0 && !write_grant_folder(c, dir2)))
 		return sup_perform(c, fn, arg);
 	pthread_mutex_lock(&p->lock);
 	while (!p->ready)
