@@ -673,10 +673,13 @@ void sup_serve_guard_read(struct call *c, const char *p1_read, const char *p2_re
 	 * What it names is judged by name, and the call goes on; what a race on
 	 * its memory reaches is the net's after the step. Until a process of the
 	 * step adds a filter (trapped), none has more than the step's: no
-	 * caller's count is read.
+	 * caller's count is read. A Landlock domain holds the processes in its
+	 * taker's line (supervise_nested.c): the others' calls are made here.
 	 */
 	int filters = c->s->filters_added ? sup_step_filters(c) : c->s->step_filters;
-	c->nested = c->s->landlock_nested || filters < 0 || filters > c->s->step_filters;
+	struct keeper *k = NULL;
+	bool in_domain = c->s->landlock_nested && (sup_nested_keeper(c, &k) < 0 || k);
+	c->nested = in_domain || filters < 0 || filters > c->s->step_filters;
 	char p1[PATH_MAX], p2[PATH_MAX] = "";
 	int r = 0;
 	if (p1_read)

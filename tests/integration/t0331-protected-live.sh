@@ -211,6 +211,17 @@ case $OUT in
 "race held "*) ok "a folder swapped for a symlink while a hook is made through it: none lands ($OUT)" ;;
 *) notok "a folder swapped for a symlink while a hook is made through it: none lands" "$OUT" "$(head -3 "$T/out/err")" ;;
 esac
+# the same after another process of the step took a Landlock domain: the
+# calls of a process outside that domain's line are still made by stepbox
+# (those in it go on to the kernel, judged by name, and the net after)
+setup
+rm -f "$T/w/.git/hooks/pre-commit"
+mkdir -p "$T/w/a"
+run_sb run -r "$T/live.py" -r "$T/nested-ll.py" -- sh -c "python3 '$T/nested-ll.py' a a/x >/dev/null; python3 '$T/live.py' race 3000"
+case $OUT in
+"race held "* | no-landlock) ok "... and after another process took a Landlock domain of its own ($OUT)" ;;
+*) notok "... and after another process took a Landlock domain of its own" "$OUT" "$(head -3 "$T/out/err")" ;;
+esac
 
 # what the live layer performs must answer as the kernel would: a FIFO written
 # before its reader comes waits for it; a writer left waiting ends with the step
