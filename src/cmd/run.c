@@ -553,6 +553,7 @@ static void exec_supervise_config(const struct stepbox_config *cfg, const struct
 		/* the protected paths, live (the namespaces also bind what exists) */
 		.protect = st->ho.supervise_guard ? st->prot : NULL,
 		.fs_ruleset = layers_fs_ruleset(b),
+		.fs_refer = layers_fs_refer(b),
 		/* ours (a container's), the hardening filters, the supervisor's */
 		.step_filters = harden_filter_count() + (int)st->h.n + 1,
 	};

@@ -534,6 +534,11 @@ int layers_fs_ruleset(const struct backend *b)
 	return b->built && b->layers.landlock ? b->built->ruleset : -1;
 }
 
+bool layers_fs_refer(const struct backend *b)
+{
+	return b->layers.landlock && b->host->features.abi >= 2;
+}
+
 int layers_net_ruleset(const struct backend *b)
 {
 	return b->built ? b->built->net_ruleset : -1;

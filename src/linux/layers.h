@@ -45,6 +45,8 @@ struct backend_built {
  * mountns, whose mounts alone bound the calls, as they bound the step.
  */
 int layers_fs_ruleset(const struct backend *b);
+/* Whether the step's Landlock ruleset lets a name move between folders (ABI 2's refer). */
+bool layers_fs_refer(const struct backend *b);
 /* The Landlock ruleset the supervisor connects under for the step (a port list), or -1. */
 int layers_net_ruleset(const struct backend *b);
 /* The clone flags that make b's namespaces. */

@@ -484,6 +484,7 @@ int supervise_start(struct supervisor **out, const struct supervise_config *cfg,
 		r = copy_tcp_rules(s, cfg);
 	s->prot = cfg->protect;
 	s->step_filters = cfg->step_filters;
+	s->fs_refer = cfg->fs_refer;
 	if (r == 0 && cfg->protect)
 		r = sup_performer_start(s, cfg->fs_ruleset);
 	if (r == 0 && cfg->shm_dir >= 0 &&

@@ -95,6 +95,8 @@ struct supervise_config {
 	 */
 	struct protect_record *protect;
 	int fs_ruleset;
+	/* ... and whether it lets a name move between folders (ABI 2's refer) */
+	bool fs_refer;
 	/*
 	 * How many seccomp filters the step's processes are under: one with more
 	 * made a sandbox of its own inside, whose rules the performer lacks.

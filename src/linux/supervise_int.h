@@ -98,6 +98,7 @@ struct supervisor {
 	struct protect_record *prot;         /* the protected paths' live layer, or NULL */
 	struct sup_performer *perf;          /* ... whose calls this thread performs */
 	int step_filters;                    /* ... the step's own seccomp filters (supervise.h) */
+	bool fs_refer;                       /* ... its ruleset moves names between folders */
 	bool judge;                /* --explain by the tracer: a call let go on is judged here */
 	struct sup_denial *denied; /* what was refused, for --explain and the report */
 	size_t ndenied, capdenied;

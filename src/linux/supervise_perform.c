@@ -217,13 +217,15 @@ static bool write_grant_folder(struct call *c, int dir)
 /*
  * There the call is held as the ruleset would hold it (a new file, folder
  * or symlink, a rename, an unlink), and the dispatcher makes it without the
- * round trip; anywhere else, and any other call, goes to the performer.
+ * round trip; anywhere else, and any other call, goes to the performer. So
+ * does a rename where the ruleset has no refer (ABI 1: the kernel refuses
+ * one between folders, EXDEV).
  */
 int sup_perform_names(struct call *c, int (*fn)(void *), void *arg, int dir, int dir2)
 {
 	struct sup_performer *p = c->s->perf;
 	if (!p || c->nested || p->inline_ || !write_grant_folder(c, dir) ||
-	    (dir2 >= 0 && !write_grant_folder(c, dir2)))
+	    (dir2 >= 0 && (!c->s->fs_refer || !write_grant_folder(c, dir2))))
 		return sup_perform(c, fn, arg);
 	pthread_mutex_lock(&p->lock);
 	while (!p->ready)
