@@ -45,7 +45,6 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -522,16 +521,6 @@ static void notify_guard_rules(scmp_filter_ctx ctx)
 		"unlinkat", "rmdir",   "rename",    "renameat", "renameat2", "link",
 		"linkat",   "symlink", "symlinkat", "truncate", NULL};
 	add_names(ctx, SCMP_ACT_NOTIFY, names);
-	/*
-	 * A seccomp filter added (a nested stepbox's): until one is, no process
-	 * of the step is under more filters than the step's, and the live layer
-	 * reads no caller's count (supervise_guard.c). The kernel reads an int.
-	 */
-	struct scmp_arg_cmp op = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, 1 /* SET_MODE_FILTER */);
-	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(seccomp), "seccomp SET_MODE_FILTER", 1, &op);
-	struct scmp_arg_cmp pr[2] = {SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, PR_SET_SECCOMP),
-				     SCMP_A1(SCMP_CMP_EQ, 2 /* SECCOMP_MODE_FILTER */, 0)};
-	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(prctl), "prctl PR_SET_SECCOMP filter", 2, pr);
 }
 
 /*

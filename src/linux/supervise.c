@@ -286,12 +286,6 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 			if (filters < 0 || filters >= s->step_filters)
 				sup_nested_taken(&c);
 			sup_go_on(&c);
-		} else if (nr == SYS_seccomp || nr == SYS_prctl) {
-			/* a filter added past stepbox's own setup: a nested sandbox's */
-			int filters = sup_step_filters(&c);
-			if (filters < 0 || filters >= s->step_filters)
-				s->filters_added = true;
-			sup_go_on(&c);
 		} else if (s->prot && sup_guarded(nr)) {
 			sup_serve_guard(&c); /* the protected paths, live */
 		} else if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto ||

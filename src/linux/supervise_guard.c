@@ -658,6 +658,21 @@ void sup_serve_guard(struct call *c)
 	sup_serve_guard_read(c, NULL, NULL);
 }
 
+/*
+ * A caller in the line of a Landlock domain the step took (landrun, a
+ * nested stepbox) has its calls made by that domain's keeper, which holds
+ * the step's rights and the domain's (supervise_nested.c): c->fsk. One
+ * whose line cannot be placed (an orphan) is refused, and said: false.
+ */
+static bool placed(struct call *c, const char *path)
+{
+	c->fsk = NULL;
+	if (!c->s->landlock_nested || sup_nested_fs_keeper(c, &c->fsk) == 0)
+		return true;
+	sup_nested_refuse(c, path);
+	return false;
+}
+
 void sup_serve_guard_read(struct call *c, const char *p1_read, const char *p2_read)
 {
 	const uint64_t *a = (const uint64_t *)c->req->data.args;
@@ -666,20 +681,6 @@ void sup_serve_guard_read(struct call *c, const char *p1_read, const char *p2_re
 		sup_respond(c, 0, ENOSYS);
 		return;
 	}
-	/*
-	 * A sandbox the step made inside its own (a nested stepbox, more seccomp
-	 * filters than the step's; a Landlock domain of its own, seen when it was
-	 * taken): its Landlock rules are not the performer's.
-	 * What it names is judged by name, and the call goes on; what a race on
-	 * its memory reaches is the net's after the step. Until a process of the
-	 * step adds a filter (trapped), none has more than the step's: no
-	 * caller's count is read. A Landlock domain holds the processes in its
-	 * taker's line (supervise_nested.c): the others' calls are made here.
-	 */
-	int filters = c->s->filters_added ? sup_step_filters(c) : c->s->step_filters;
-	struct keeper *k = NULL;
-	bool in_domain = c->s->landlock_nested && (sup_nested_keeper(c, &k) < 0 || k);
-	c->nested = in_domain || filters < 0 || filters > c->s->step_filters;
 	char p1[PATH_MAX], p2[PATH_MAX] = "";
 	int r = 0;
 	if (p1_read)
@@ -703,12 +704,16 @@ void sup_serve_guard_read(struct call *c, const char *p1_read, const char *p2_re
 			sup_go_on(c); /* a read: nothing here to judge */
 			return;
 		}
+		if (!placed(c, p1))
+			return;
 		r = guard_open(c, dir_arg(a, sh->dir), p1, flags, mode, 0);
 		if (r >= 0) {
 			int fd = r;
 			val = r = hand_fd(c, fd, flags);
 			close(fd);
 		}
+	} else if (!placed(c, p1)) {
+		return;
 	} else if (nr == SYS_truncate) {
 		r = guard_truncate(c, p1);
 	} else if (sh->path2 >= 0) {
@@ -724,10 +729,7 @@ void sup_serve_guard_read(struct call *c, const char *p1_read, const char *p2_re
 				p1, -1);
 	if (r == -EINPROGRESS)
 		return; /* a FIFO's writer, answered when its reader comes */
-	if (r < 0 && r != -ECANCELED && named)
+	if (r < 0 && named)
 		judge_failed(c, sh, p1, p2, flags, -r);
-	if (r == -ECANCELED)
-		sup_go_on(c);
-	else
-		sup_respond(c, r < 0 ? 0 : val, r < 0 ? -r : 0);
+	sup_respond(c, r < 0 ? 0 : val, r < 0 ? -r : 0);
 }

@@ -73,14 +73,11 @@ struct supervisor {
 	bool own_netns, host_names;
 	/*
 	 * A process of the step's took a Landlock domain of its own (a nested
-	 * sandbox: landlock_restrict_self, trapped with the protected paths'
-	 * calls): from then on no call is performed for the step, each judged
-	 * by name and let go on, so that the kernel applies that domain too.
-	 * Dispatcher only.
+	 * sandbox: landlock_restrict_self, trapped): from then on each caller's
+	 * line is looked at, and the calls of those in a domain's are made by
+	 * its keepers (supervise_nested.c). Dispatcher only.
 	 */
 	bool landlock_nested;
-	/* ... a seccomp filter of its own: each caller's count is read (dispatcher only) */
-	bool filters_added;
 	struct sup_nested
 		*nested;    /* ... the domains taken, each on a keeper (supervise_nested.c) */
 	bool nested_broken; /* ... one could not be: what is made for the step is refused */
@@ -119,8 +116,8 @@ struct call {
 	mode_t umask;
 	int filters;
 	pid_t tgid;
-	bool nested;    /* a sandbox inside the step's: its calls are judged by name, then go on */
-	unsigned noted; /* denials noted for it (sup_note_denial) */
+	struct keeper *fsk; /* in a nested domain's line: the keeper its file calls are made by */
+	unsigned noted;     /* denials noted for it (sup_note_denial) */
 };
 
 /* supervise.c */
@@ -197,8 +194,12 @@ struct job {
 };
 /*
  * Run fn(arg) in the performer: its result, or -EACCES when it could not be
- * confined; -ECANCELED for a nested sandbox's call, which goes on.
+ * confined (a caller in a nested domain's line: by that domain's keeper).
  */
+/* fn(arg) in the performer, for stepbox's own setup (a keeper born of it): its result. */
+int sup_performer_job(struct supervisor *s, int (*fn)(void *), void *arg);
+/* In a thread born of the performer: the umask its creations meet, as the performer's. */
+void sup_performer_adopt(void);
 int sup_perform(struct call *c, int (*fn)(void *), void *arg);
 /*
  * The same for a call that only makes, moves or removes names in the pinned
@@ -231,6 +232,10 @@ void sup_nested_taken(struct call *c);
  * -ESRCH where it cannot be known (refuse the call: sup_nested_refuse).
  */
 int sup_nested_keeper(struct call *c, struct keeper **k);
+/* The same for the calls on files: a keeper born of the performer (NULL: none). */
+int sup_nested_fs_keeper(struct call *c, struct keeper **k);
+/* fn(arg) run by keeper k (sup_perform's): its result. */
+int sup_nested_run(struct keeper *k, int (*fn)(void *), void *arg);
 /* Refuse the call (EACCES) for a domain of the step's own, and say what it was. */
 void sup_nested_refuse(struct call *c, const char *what);
 /*

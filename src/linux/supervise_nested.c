@@ -43,7 +43,7 @@
 /* Landlock stacks 16 domains; leave room for the step's and a worker's TCP rules. */
 #define NESTED_MAX 12
 
-enum keeper_job { K_IDLE, K_LAY, K_START, K_QUIT };
+enum keeper_job { K_IDLE, K_LAY, K_START, K_RUN, K_QUIT };
 
 /* A thread holding a line of domains, and starting threads under them. */
 struct keeper {
@@ -55,7 +55,9 @@ struct keeper {
 	void *(*fn)(void *); /* K_START: a thread to start under the domains */
 	void *arg;
 	pthread_t *joinable; /* K_START: where a joinable thread's id goes, or NULL */
-	int result;          /* 0 or -errno */
+	int (*run)(void *);  /* K_RUN: a call to make here */
+	int result;          /* 0 or -errno; K_RUN: run's */
+	bool fs;             /* born of the performer (the step's rights): for file calls */
 };
 
 /* A process as it is named for good: its pid and its start time. */
@@ -64,10 +66,15 @@ struct proc_id {
 	unsigned long long start;
 };
 
-/* A process that took a domain, and the keeper holding it. */
+/*
+ * A process that took a domain, and the keepers holding it: one born of the
+ * dispatcher for the calls on sockets (no rules but the domains), one born
+ * of the performer for the calls on files (the step's rights and the
+ * domains; NULL without the protected paths' live layer).
+ */
 struct taker {
 	struct proc_id p;
-	struct keeper *k;
+	struct keeper *k, *fs;
 };
 
 struct sup_nested {
@@ -83,6 +90,8 @@ static void *keep(void *arg)
 	struct keeper *k = arg;
 	/* the dispatcher's credentials (no capability): Landlock asks for no_new_privs */
 	bool ok = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
+	if (k->fs)
+		sup_performer_adopt();
 	pthread_mutex_lock(&k->lock);
 	for (;;) {
 		while (k->job == K_IDLE)
@@ -95,6 +104,8 @@ static void *keep(void *arg)
 		int r = -EPERM;
 		if (k->job == K_LAY && ok) {
 			r = landlock_enforce(k->ruleset, 0);
+		} else if (k->job == K_RUN && ok) {
+			r = k->run(k->arg);
 		} else if (k->job == K_START && ok) {
 			pthread_t t;
 			pthread_attr_t attr;
@@ -137,14 +148,27 @@ static void keeper_free(struct keeper *k)
 	free(k);
 }
 
-/* A keeper under parent's domains (NULL: none), the copy ruleset laid on it: 0 or -errno. */
-static int keeper_new(struct keeper *parent, int ruleset, struct keeper **out)
+/* In the performer: a keeper born there (sup_performer_job). */
+static int start_in_performer(void *arg)
+{
+	struct keeper *k = arg;
+	return -pthread_create(&k->thread, NULL, keep, k);
+}
+
+/*
+ * A keeper under parent's domains, the copy ruleset laid on it: 0 or
+ * -errno. With no parent, born of the dispatcher, or for file calls (fs) of
+ * the performer.
+ */
+static int keeper_new(struct supervisor *s, struct keeper *parent, bool fs, int ruleset,
+		      struct keeper **out)
 {
 	struct keeper *k = calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
 	pthread_mutex_init(&k->lock, NULL);
 	pthread_cond_init(&k->cond, NULL);
+	k->fs = fs;
 	int r;
 	if (parent) {
 		parent->fn = keep;
@@ -152,6 +176,8 @@ static int keeper_new(struct keeper *parent, int ruleset, struct keeper **out)
 		parent->joinable = &k->thread;
 		r = ask(parent, K_START);
 		parent->joinable = NULL;
+	} else if (fs) {
+		r = sup_performer_job(s, start_in_performer, k);
 	} else {
 		r = -pthread_create(&k->thread, NULL, keep, k);
 	}
@@ -191,16 +217,16 @@ static int proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
 }
 
 /*
- * The keeper of the innermost domain in the line of the process tgid (NULL:
+ * The taker of the innermost domain in the line of the process tgid (NULL:
  * none), or -ESRCH where the line may hold one not known: an orphan (a
  * child of the init's it did not have when the first domain was taken), a
  * line that does not reach the init. *init: the init, where it was reached.
  */
-static int line_of(const struct sup_nested *n, pid_t tgid, struct keeper **k, pid_t *init)
+static int line_of(const struct sup_nested *n, pid_t tgid, const struct taker **t, pid_t *init)
 {
 	pid_t self = getpid(), pid = tgid;
 	struct proc_id below = {-1, 0}; /* the line's process under pid */
-	*k = NULL;
+	*t = NULL;
 	for (int depth = 0; pid > 1 && depth < 64; depth++) {
 		struct proc_id here = {pid, 0};
 		pid_t ppid;
@@ -208,7 +234,7 @@ static int line_of(const struct sup_nested *n, pid_t tgid, struct keeper **k, pi
 			return -ESRCH;
 		for (size_t i = n ? n->n : 0; i-- > 0;) {
 			if (n->v[i].p.pid == pid && n->v[i].p.start == here.start) {
-				*k = n->v[i].k;
+				*t = &n->v[i];
 				return 0;
 			}
 		}
@@ -262,38 +288,65 @@ void sup_nested_taken(struct call *c)
 		return; /* no such fd: the kernel refuses the call too, and no domain is made */
 	struct sup_nested *n = s->nested ? s->nested : calloc(1, sizeof(*n));
 	struct proc_id me = {sup_step_tgid(c), 0};
-	struct keeper *parent = NULL, *k = NULL;
+	struct keeper *k = NULL, *fs = NULL;
 	pid_t pp;
 	int r = fd < 0 ? fd : !n ? -ENOMEM : n->n == NESTED_MAX ? -E2BIG : 0;
 	if (r == 0 && (me.pid <= 0 || proc_stat(me.pid, &pp, &me.start) < 0))
 		r = -ESRCH;
+	const struct taker *outer = NULL;
 	if (r == 0)
-		r = line_of(n, me.pid, &parent, &n->init);
+		r = line_of(n, me.pid, &outer, &n->init);
 	if (r == 0 && n->n == 0)
 		r = note_before(n);
 	if (r == 0)
-		r = keeper_new(parent, fd, &k);
+		r = keeper_new(s, outer ? outer->k : NULL, false, fd, &k);
+	if (r == 0 && s->perf && (r = keeper_new(s, outer ? outer->fs : NULL, true, fd, &fs)) < 0)
+		keeper_free(k);
 	if (fd >= 0)
 		close(fd);
 	s->nested = n;
 	if (r == 0) {
-		n->v[n->n++] = (struct taker){me, k};
+		n->v[n->n++] = (struct taker){me, k, fs};
 	} else if (r != -EBADFD) {
 		/* not a ruleset (EBADFD) the kernel refuses as we did, and makes no domain */
 		s->nested_broken = true;
 	}
 }
 
-int sup_nested_keeper(struct call *c, struct keeper **k)
+/* The taker whose line the caller is in (*t, NULL: none): 0, or -ESRCH. */
+static int caller_taker(struct call *c, const struct taker **t)
 {
-	*k = NULL;
+	*t = NULL;
 	if (c->s->nested_broken)
 		return -ESRCH;
 	struct sup_nested *n = c->s->nested;
 	pid_t init;
 	if (!n || n->n == 0)
 		return 0;
-	return line_of(n, sup_step_tgid(c), k, &init);
+	return line_of(n, sup_step_tgid(c), t, &init);
+}
+
+int sup_nested_keeper(struct call *c, struct keeper **k)
+{
+	const struct taker *t;
+	int r = caller_taker(c, &t);
+	*k = t ? t->k : NULL;
+	return r;
+}
+
+int sup_nested_fs_keeper(struct call *c, struct keeper **k)
+{
+	const struct taker *t;
+	int r = caller_taker(c, &t);
+	*k = t ? t->fs : NULL;
+	return r < 0 || !t || t->fs ? r : -ESRCH;
+}
+
+int sup_nested_run(struct keeper *k, int (*fn)(void *), void *arg)
+{
+	k->run = fn;
+	k->arg = arg;
+	return ask(k, K_RUN);
 }
 
 void sup_nested_refuse(struct call *c, const char *what)
@@ -329,8 +382,11 @@ int sup_nested_start(struct keeper *k, void *(*fn)(void *), void *arg)
 void sup_nested_stop(struct supervisor *s)
 {
 	struct sup_nested *n = s->nested;
-	for (size_t i = n ? n->n : 0; i-- > 0;)
+	for (size_t i = n ? n->n : 0; i-- > 0;) {
 		keeper_free(n->v[i].k); /* the inner first: each was started by its outer's */
+		if (n->v[i].fs)
+			keeper_free(n->v[i].fs);
+	}
 	if (n)
 		free(n->before);
 	free(n);

@@ -224,7 +224,7 @@ static bool write_grant_folder(struct call *c, int dir)
 int sup_perform_names(struct call *c, int (*fn)(void *), void *arg, int dir, int dir2)
 {
 	struct sup_performer *p = c->s->perf;
-	if (!p || c->nested || p->inline_ || !write_grant_folder(c, dir) ||
+	if (!p || c->fsk || p->inline_ || !write_grant_folder(c, dir) ||
 	    (dir2 >= 0 && (!c->s->fs_refer || !write_grant_folder(c, dir2))))
 		return sup_perform(c, fn, arg);
 	pthread_mutex_lock(&p->lock);
@@ -237,17 +237,9 @@ int sup_perform_names(struct call *c, int (*fn)(void *), void *arg, int dir, int
 	return here(p, fn, arg);
 }
 
-/*
- * Run fn(arg) in the performer: its result, or -EACCES when it could not be
- * confined. A nested sandbox's call is not performed (-ECANCELED: it goes
- * on): the kernel judges it by that sandbox's rules too, which the
- * performer does not hold.
- */
-int sup_perform(struct call *c, int (*fn)(void *), void *arg)
+/* fn(arg) in the performer (or the dispatcher, inline_): its result, or -EACCES. */
+static int in_performer(struct sup_performer *p, int (*fn)(void *), void *arg)
 {
-	struct sup_performer *p = c->s->perf;
-	if (c->nested)
-		return -ECANCELED;
 	if (!p)
 		return -EACCES;
 	pthread_mutex_lock(&p->lock);
@@ -266,6 +258,36 @@ int sup_perform(struct call *c, int (*fn)(void *), void *arg)
 	if (write(p->ask[1], "j", 1) != 1 || read(p->answer[0], &done, 1) != 1)
 		return r;
 	return p->result;
+}
+
+/*
+ * Run fn(arg) in the performer: its result, or -EACCES when it could not be
+ * confined. A caller in the line of a Landlock domain the step took (a
+ * nested sandbox) has it run by that domain's keeper, born of the
+ * performer, which holds the step's rights and the domain's
+ * (supervise_nested.c); the performer's lock held, as for its own calls.
+ */
+int sup_perform(struct call *c, int (*fn)(void *), void *arg)
+{
+	struct sup_performer *p = c->s->perf;
+	if (!c->fsk)
+		return in_performer(p, fn, arg);
+	if (!p)
+		return -EACCES;
+	pthread_mutex_lock(&p->lock);
+	int r = sup_nested_run(c->fsk, fn, arg);
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+int sup_performer_job(struct supervisor *s, int (*fn)(void *), void *arg)
+{
+	return in_performer(s->perf, fn, arg);
+}
+
+void sup_performer_adopt(void)
+{
+	shared_umask = process_umask();
 }
 
 /* ---- the calls, performed on a pinned folder and one name -------------- */

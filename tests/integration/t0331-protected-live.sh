@@ -203,6 +203,54 @@ run_sb run -r "$T/nested-ll.py" -- python3 "$T/nested-ll.py" . .envrc ok2
 	ok "... and a protected name stays refused inside it, the control made" ||
 	notok "... and a protected name stays refused inside it" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
 
+# a process under a Landlock domain of its own (any process of the step may
+# take one) races its path's memory: the check reads a harmless name, the
+# kernel would then open a hook in a nested checkout, which the net after
+# the step does not look at. It landed before: its calls were let go on to
+# the kernel. Now the domain's keeper makes them from the copy checked.
+setup
+git -C "$T/w" init -q sub && mkdir -p "$T/w/dec"
+cat >"$T/flip.py" <<'PY'
+import ctypes, os, struct, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+MAKE_REG = 1 << 8
+rs = libc.syscall(444, ctypes.c_char_p(struct.pack("QQ", MAKE_REG, 0)), ctypes.c_size_t(16), 0)
+if rs < 0:
+    print("no-landlock")
+    sys.exit(0)
+root = os.open("/", os.O_PATH | os.O_DIRECTORY)
+assert libc.syscall(445, rs, 1, ctypes.c_char_p(struct.pack("=Qi", MAKE_REG, root)), 0) == 0
+libc.prctl(38, 1, 0, 0, 0)
+assert libc.syscall(446, rs, 0) == 0  # a domain that refuses nothing the step may do
+good, bad = b"dec/decoy-name-of-its-length\0", b"sub/.git/hooks/pre-commit\0\0\0\0"
+buf = ctypes.create_string_buffer(good, len(good))
+stop = []
+def flip():
+    while not stop:
+        ctypes.memmove(buf, bad, len(bad))
+        ctypes.memmove(buf, good, len(good))
+t = threading.Thread(target=flip)
+t.start()
+for i in range(int(sys.argv[1])):
+    fd = libc.open(buf, os.O_CREAT | os.O_WRONLY, 0o755)
+    if fd >= 0:
+        libc.close(fd)
+    if os.path.exists("sub/.git/hooks/pre-commit"):
+        break
+stop.append(1)
+t.join()
+print("landed" if os.path.exists("sub/.git/hooks/pre-commit") else "held", i + 1)
+PY
+chmod a+r "$T/flip.py"
+run_sb run -r "$T/flip.py" -- python3 "$T/flip.py" 20000
+case $OUT in
+no-landlock) skip "a hook raced by a process under a domain of its own" "no Landlock in this kernel" ;;
+"held "*) [ ! -e "$T/w/sub/.git/hooks/pre-commit" ] && [ -e "$T/w/dec/decoy-name-of-its-length" ] &&
+	ok "a process under a Landlock domain of its own races a hook into a nested checkout: none lands, the decoy is made ($OUT)" ||
+	notok "a hook raced by a process under a domain of its own: none lands, the decoy is made" "$OUT" "$(ls "$T/w/dec" "$T/w/sub/.git/hooks" | head -5)" ;;
+*) notok "a process under a Landlock domain of its own races a hook into a nested checkout: none lands" "rc=$RC $OUT" "$(head -3 "$T/out/err")" ;;
+esac
+
 # the race: a folder swapped for a symlink to .git/hooks while a thread makes a hook through it
 setup
 rm -f "$T/w/.git/hooks/pre-commit"
