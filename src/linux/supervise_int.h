@@ -78,9 +78,8 @@ struct supervisor {
 	 * its keepers (supervise_nested.c). Dispatcher only.
 	 */
 	bool landlock_nested;
-	struct sup_nested
-		*nested;    /* ... the domains taken, each on a keeper (supervise_nested.c) */
-	bool nested_broken; /* ... one could not be: what is made for the step is refused */
+	struct sup_nested *nested; /* ... the domains taken (supervise_nested.c) */
+	bool nested_broken;        /* ... one not laid: what is made for the step is refused */
 	struct sockaddr_storage resolvers[4]; /* own_netns: stepbox's resolver, reached there */
 	size_t nresolvers;
 	bool no_getfd; /* pidfd_getfd refused: connects re-made, nothing sent for the step */
@@ -192,20 +191,24 @@ struct job {
 	uint64_t arg; /* a length, a device */
 	int fd;       /* an open's result */
 };
+/* fn(arg) in the performer, for stepbox's own setup (a keeper born of it): its result. */
+int sup_performer_job(struct supervisor *s, int (*fn)(void *), void *arg);
+/*
+ * The umask the calling thread's creations meet, for sup_job_open (in the
+ * performer: its own); and set in a thread born of it (a keeper), as its.
+ */
+mode_t sup_performer_umask(void);
+void sup_performer_adopt(mode_t umask_);
 /*
  * Run fn(arg) in the performer: its result, or -EACCES when it could not be
  * confined (a caller in a nested domain's line: by that domain's keeper).
  */
-/* fn(arg) in the performer, for stepbox's own setup (a keeper born of it): its result. */
-int sup_performer_job(struct supervisor *s, int (*fn)(void *), void *arg);
-/* In a thread born of the performer: the umask its creations meet, as the performer's. */
-void sup_performer_adopt(void);
 int sup_perform(struct call *c, int (*fn)(void *), void *arg);
 /*
  * The same for a call that only makes, moves or removes names in the pinned
- * folders dir and dir2 (-1: none): where both lie on write mounts
- * (sup_write_mount), those mounts hold it as the step's Landlock ruleset
- * would, and the dispatcher makes it, without the round trip.
+ * folders dir and dir2 (-1: none): where both are a write grant's, the
+ * step's Landlock rights there are every right but making devices, and the
+ * dispatcher makes it, without the round trip (supervise_perform.c).
  */
 int sup_perform_names(struct call *c, int (*fn)(void *), void *arg, int dir, int dir2);
 /* Jobs for it: j->fd = openat(dir, name, flags, mode); and the other calls by j->nr. */
@@ -220,16 +223,16 @@ int sup_perform_fifo(struct call *c, int obj, int flags);
 
 /*
  * supervise_nested.c: a Landlock domain a process of the step takes
- * (landlock_restrict_self, trapped): copied and laid on a keeper, a thread
- * the calls made for the processes in its line start from, or the run
+ * (landlock_restrict_self, trapped): copied and laid on keepers, threads
+ * that make the calls made for the processes in its line, or the run
  * marked broken (nested_broken: what would be made for the step is
  * refused). Dispatcher only.
  */
 struct keeper;
 void sup_nested_taken(struct call *c);
 /*
- * The keeper the caller's calls are made under (*k, NULL for none): 0, or
- * -ESRCH where it cannot be known (refuse the call: sup_nested_refuse).
+ * The keeper the caller's socket calls are made under (*k, NULL for none):
+ * 0, or -ESRCH where it cannot be known (refuse: sup_nested_refuse).
  */
 int sup_nested_keeper(struct call *c, struct keeper **k);
 /* The same for the calls on files: a keeper born of the performer (NULL: none). */

@@ -1,28 +1,33 @@
 /*
  * The Landlock domains the step's processes take themselves (landrun, an
  * agent confining its tools, a nested stepbox), for the calls the
- * supervisor makes on the step's behalf: a connect, a send, a TCP bind.
- * Made by a thread of ours with only our rules, such a call would reach
- * what the caller's own sandbox refuses it: the supervisor a deputy that
- * gives a confined process more than its confinement allows.
+ * supervisor makes on the step's behalf: the protected paths' file calls,
+ * and a connect, a send or a TCP bind. Made by a thread of ours with only
+ * the step's rules, such a call would reach what the caller's own sandbox
+ * refuses it (the supervisor a deputy that gives a confined process more
+ * than its confinement allows); let go on to the kernel after a check by
+ * name, it would meet a race on the path's memory.
  *
  * A domain is copied when it is taken (its ruleset fd, through
  * pidfd_getfd, while the caller waits in landlock_restrict_self) and laid
- * on a keeper: a thread of ours that holds it, started by the keeper of the
- * domain its taker was already under, if any (so it holds that one too,
- * as the kernel stacks them). The copy is laid before the caller's domain
+ * on two keepers, threads of ours that hold it: one born of the dispatcher
+ * for sockets (no rules but the domains), one born of the performer for
+ * files (the step's rights too). A keeper is started by the keeper of the
+ * domain its taker was already under, if any, so it holds that one too, as
+ * the kernel stacks them. The copy is laid before the caller's domain
  * exists: rules added to the ruleset later reach the step's domain, never
  * the keeper's.
  *
- * A process's domain cannot be read. Which keeper a call is made under is
+ * A process's domain cannot be read. Which keepers a call is made by is
  * found by the caller's line: its process, its parent, and so on up to the
  * step's init; the first that took a domain (as its process then was: pid
- * and start time) names it. A process forked before its parent took one is
- * counted in it too (stricter, never looser). Orphans are the init's
+ * and start time) names them. A process forked before its parent took one
+ * is counted in it too (stricter, never looser). Orphans are the init's
  * children: one that was not its child when the first domain was taken,
  * or a line that cannot be read to the init, may come from anywhere, and
- * what would be made for it is refused (OP_NESTED). A domain that cannot be copied, or
- * one more than NESTED_MAX, leaves the run broken: every such call refused.
+ * what would be made for it is refused (OP_NESTED). A domain that cannot
+ * be copied, or one more than NESTED_MAX, leaves the run broken: every
+ * such call is refused.
  */
 #include "supervise.h"
 
@@ -58,6 +63,7 @@ struct keeper {
 	int (*run)(void *);  /* K_RUN: a call to make here */
 	int result;          /* 0 or -errno; K_RUN: run's */
 	bool fs;             /* born of the performer (the step's rights): for file calls */
+	mode_t umask;        /* ... the umask its creations meet, the performer's */
 };
 
 /* A process as it is named for good: its pid and its start time. */
@@ -91,7 +97,7 @@ static void *keep(void *arg)
 	/* the dispatcher's credentials (no capability): Landlock asks for no_new_privs */
 	bool ok = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
 	if (k->fs)
-		sup_performer_adopt();
+		sup_performer_adopt(k->umask);
 	pthread_mutex_lock(&k->lock);
 	for (;;) {
 		while (k->job == K_IDLE)
@@ -152,6 +158,7 @@ static void keeper_free(struct keeper *k)
 static int start_in_performer(void *arg)
 {
 	struct keeper *k = arg;
+	k->umask = sup_performer_umask();
 	return -pthread_create(&k->thread, NULL, keep, k);
 }
 
@@ -171,6 +178,7 @@ static int keeper_new(struct supervisor *s, struct keeper *parent, bool fs, int 
 	k->fs = fs;
 	int r;
 	if (parent) {
+		k->umask = parent->umask;
 		parent->fn = keep;
 		parent->arg = k;
 		parent->joinable = &k->thread;

@@ -285,9 +285,14 @@ int sup_performer_job(struct supervisor *s, int (*fn)(void *), void *arg)
 	return in_performer(s->perf, fn, arg);
 }
 
-void sup_performer_adopt(void)
+mode_t sup_performer_umask(void)
 {
-	shared_umask = process_umask();
+	return shared_umask;
+}
+
+void sup_performer_adopt(mode_t umask_)
+{
+	shared_umask = umask_;
 }
 
 /* ---- the calls, performed on a pinned folder and one name -------------- */

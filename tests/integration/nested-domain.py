@@ -12,6 +12,9 @@ line per attempt: its name, then "ok" or the errno's name. WHAT:
   unix DIR            the domain allows making sockets nowhere; bind one in DIR
   shm                 the domain allows making files nowhere; a shared memory
                       segment (/dev/shm)
+  umask DIR           the domain allows making files and folders anywhere;
+                      with umask 077, a file and a folder made in DIR: their
+                      modes
 
 "none" makes the same calls without a domain (the controls).
 """
@@ -24,10 +27,10 @@ import sys
 
 libc = ctypes.CDLL(None, use_errno=True)
 CONNECT_TCP = 1 << 1
-MAKE_REG, MAKE_SOCK = 1 << 8, 1 << 9
+MAKE_DIR, MAKE_REG, MAKE_SOCK = 1 << 7, 1 << 8, 1 << 9
 
 
-def take(handled_fs, handled_net, ports=()):
+def take(handled_fs, handled_net, ports=(), everywhere=0):
     attr = struct.pack("QQ", handled_fs, handled_net)
     rs = libc.syscall(444, ctypes.c_char_p(attr), ctypes.c_size_t(len(attr)), 0)
     if rs < 0:
@@ -36,6 +39,10 @@ def take(handled_fs, handled_net, ports=()):
     for port in ports:
         rule = struct.pack("=QQ", CONNECT_TCP, port)
         assert libc.syscall(445, rs, 2, ctypes.c_char_p(rule), 0) == 0
+    if everywhere:
+        root = os.open("/", os.O_PATH | os.O_DIRECTORY)
+        rule = struct.pack("=Qi", everywhere, root)
+        assert libc.syscall(445, rs, 1, ctypes.c_char_p(rule), 0) == 0
     assert libc.prctl(38, 1, 0, 0, 0) == 0
     assert libc.syscall(446, rs, 0) == 0, ctypes.get_errno()
     os.close(rs)
@@ -112,3 +119,13 @@ elif what == "shm":
     if nested:
         take(MAKE_REG, 0)
     attempt("shm", shm)
+elif what == "umask":
+    if nested:
+        take(MAKE_REG | MAKE_DIR, 0, everywhere=MAKE_REG | MAKE_DIR)
+    os.umask(0o077)
+    f, d = os.path.join(args[0], "f"), os.path.join(args[0], "d")
+    os.close(os.open(f, os.O_CREAT | os.O_WRONLY, 0o666))
+    os.mkdir(d, 0o777)
+    print(oct(os.stat(f).st_mode & 0o777), oct(os.stat(d).st_mode & 0o777))
+    os.unlink(f)
+    os.rmdir(d)

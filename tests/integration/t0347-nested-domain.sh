@@ -108,6 +108,15 @@ if [ "$net" != none ]; then
 		notok "--explain names the bind refused for the domain" "$(grep -v '^  ~' "$T/out/err" | head -6)"
 fi
 
+# what a process under a domain of its own makes, the domain's keeper makes
+# for it (the protected paths' live layer): with the process's umask
+nd none none umask "$T/w"
+ctl=$OUT
+nd none nested umask "$T/w"
+[ "$ctl" = "0o600 0o700" ] && [ "$OUT" = "0o600 0o700" ] &&
+	ok "a file and a folder made under a domain of its own keep the umask (077: $OUT)" ||
+	notok "a file and a folder made under a domain of its own keep the umask" "control: $ctl" "nested: rc=$RC $OUT"
+
 # a shared memory segment: the step's own /dev/shm (served by the supervisor
 # under Landlock alone, a private tmpfs under the namespaces)
 nd none none shm
