@@ -536,6 +536,10 @@ int proxy_serve(const struct proxy_cfg *cfg)
 	for (size_t i = 0; i < px.nconns; i++)
 		px.conns[i]->dead = true;
 	sweep(&px);
+	if (cfg->quick_exit) {
+		proxy_event_dropped(&px);
+		_exit(r == 0 ? 0 : 1); /* the hosts reached are written */
+	}
 	/* the lookups still running write to the pipe: wait for each */
 	if (px.lk_pipe[0] >= 0)
 		fcntl(px.lk_pipe[0], F_SETFL, fcntl(px.lk_pipe[0], F_GETFL) & ~O_NONBLOCK);
@@ -664,6 +668,7 @@ pid_t proxy_spawn(const struct proxy_cfg *cfg, struct stepbox_err *err)
 	signal(SIGPIPE, SIG_IGN);
 	close_others(cfg);
 	struct proxy_cfg mine = *cfg;
+	mine.quick_exit = true;
 	if (cfg->handoff_fd > 0 && take_handoff(&mine, cfg->handoff_fd) < 0)
 		_exit(1);
 	if (cfg->confine && cfg->confine(cfg->confine_ctx) < 0)
@@ -679,17 +684,23 @@ int proxy_stop(pid_t pid, int stop_fd_write_end)
 		close(stop_fd_write_end);
 	}
 	int status = 0;
+	/*
+	 * It ends within a millisecond or so, and writes its last events (the
+	 * hosts reached, for the report) as it ends: on a host that a fork bomb
+	 * keeps busy it may take seconds, and killed sooner it would say
+	 * nothing. 8 s, then 2 s more of looking, then it is killed.
+	 */
 #ifdef __linux__
-	/* its end, heard at once (a pidfd is readable when the process ends), 2 s at most */
+	/* its end, heard at once (a pidfd is readable when the process ends) */
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pfd >= 0) {
 		struct pollfd w = {pfd, POLLIN, 0};
-		while (poll(&w, 1, 2000) < 0 && errno == EINTR)
+		while (poll(&w, 1, 8000) < 0 && errno == EINTR)
 			;
 		close(pfd);
 	}
 #endif
-	/* it ends within a millisecond or so: looked at soon, then less often, 2 s in all */
+	/* looked at soon, then less often */
 	long waited_us = 0;
 	for (long step_us = 100; waited_us < 2000000;
 	     step_us = step_us < 10000 ? step_us * 2 : step_us) {

@@ -93,6 +93,13 @@ struct proxy_cfg {
 	 */
 	int (*confine)(void *ctx);
 	void *confine_ctx;
+	/*
+	 * proxy_spawn's: once the last events are written, the process ends
+	 * at once, its lookups still running with it (a resolver that does not
+	 * answer would hold the end for its timeout); proxy_serve in a thread
+	 * waits for each.
+	 */
+	bool quick_exit;
 };
 
 /*
