@@ -37,12 +37,17 @@ host_tasks() { awk '{split($4, a, "/"); print a[2]}' /proc/loadavg; }
 case "$tasks_by" in
 *"user's other tasks"*)
 	# the suite runs other families as this user beside this one: the count
-	# moves between the test's look and stepbox's, so it is bracketed
-	mine=$(user_tasks)
+	# moves between the test's look and stepbox's, so it is bracketed; a
+	# fork bomb beside may be counted by stepbox alone, and it is then looked
+	# at again (three tries)
 	host=$(host_tasks)
-	run_sb run --limit tasks=256 -- sh -c 'awk "/^Max processes/ {print \$3}" /proc/self/limits'
-	most=$(user_tasks)
-	[ "$most" -gt "$mine" ] || most=$mine
+	for _ in 1 2 3; do
+		mine=$(user_tasks)
+		run_sb run --limit tasks=256 -- sh -c 'awk "/^Max processes/ {print \$3}" /proc/self/limits'
+		most=$(user_tasks)
+		[ "$most" -gt "$mine" ] || most=$mine
+		[ "$RC" = 0 ] && [ "$OUT" -gt 256 ] && [ "$OUT" -le $((256 + most + 64)) ] && break
+	done
 	[ "$RC" = 0 ] && [ "$OUT" -gt 256 ] && [ "$OUT" -le $((256 + most + 64)) ] &&
 		ok "an asked tasks limit comes on top of the user's own tasks ($OUT: 256 + about $mine)" ||
 		notok "an asked tasks limit comes on top of the user's own tasks" "rc=$RC" "RLIMIT_NPROC $OUT, the user has about $mine"
