@@ -45,6 +45,7 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -721,6 +722,10 @@ static void emit(const char *name, enum filter which, unsigned notify)
 		 */
 		add(ctx, SCMP_ACT_NOTIFY, NR_LANDLOCK_RESTRICT_SELF, "landlock_restrict_self", 0,
 		    NULL);
+		/* ... and the subreapers above a domain, where its orphans go */
+		struct scmp_arg_cmp subreaper =
+			SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, PR_SET_CHILD_SUBREAPER);
+		add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(prctl), "prctl", 1, &subreaper);
 		if (notify & N_LISTEN)
 			add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), "listen", 0, NULL);
 		if (notify & (N_SOCK_NONE | N_SOCK_TCP | N_SOCK_NS))

@@ -196,7 +196,8 @@ static int other_advice(FILE *out, const struct explain *x, const struct explain
 			     "sandbox inside the step's, such as landrun): stepbox makes this call "
 			     "for the step under the domains in the caller's line of parents, or "
 			     "refuses it where it cannot hold them (a folder of stepbox's, an "
-			     "orphan); no grant of the step's allows it: run that tool without a "
+			     "orphan, a child a subreaper got after a domain was taken beneath "
+			     "it); no grant of the step's allows it: run that tool without a "
 			     "sandbox of its own (the step's still holds it), or in a step of its "
 			     "own\n");
 	} else if (d->unprotect) {

@@ -286,6 +286,8 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 			if (filters < 0 || filters >= s->step_filters)
 				sup_nested_taken(&c);
 			sup_go_on(&c);
+		} else if (nr == SYS_prctl) {
+			sup_nested_subreaper(&c); /* PR_SET_CHILD_SUBREAPER */
 		} else if (s->prot && sup_guarded(nr)) {
 			sup_serve_guard(&c); /* the protected paths, live */
 		} else if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto ||

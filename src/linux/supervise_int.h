@@ -230,6 +230,8 @@ int sup_perform_fifo(struct call *c, int obj, int flags);
  */
 struct keeper;
 void sup_nested_taken(struct call *c);
+/* prctl(PR_SET_CHILD_SUBREAPER): the orphans of the caller's line come to it */
+void sup_nested_subreaper(struct call *c);
 /*
  * The keeper the caller's socket calls are made under (*k, NULL for none):
  * 0, or -ESRCH where it cannot be known (refuse: sup_nested_refuse).

@@ -22,15 +22,21 @@
  * found by the caller's line: its process, its parent, and so on up to the
  * step's init; the first that took a domain (as its process then was: pid
  * and start time) names them. A process forked before its parent took one
- * is counted in it too (stricter, never looser). Orphans are the init's
- * children: one that was not its child when the first domain was taken,
- * or a line that cannot be read to the init, may come from anywhere, and
- * what would be made for it is refused (OP_NESTED). A domain that cannot
- * be copied, or one more than NESTED_MAX, leaves the run broken: every
- * such call is refused.
+ * is counted in it too (stricter, never looser). Orphans go to a reaper:
+ * the init, or a process of the step's that made itself a subreaper
+ * (PR_SET_CHILD_SUBREAPER, trapped), which may sit above a domain's taker.
+ * A reaper's children are noted when a domain is first taken beneath it
+ * (for the init: the first domain); a child it got since may be an orphan
+ * from anywhere beneath, and so may a line that cannot be read to the
+ * init: what would be made for it is refused (OP_NESTED), and a domain
+ * such a process takes is never laid (what its line asks is refused). A
+ * domain that cannot be copied, one more than NESTED_MAX, or one taken
+ * with more than REAPER_MAX subreapers, leaves the run broken: every such
+ * call is refused.
  */
 #include "supervise.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -47,6 +53,8 @@
 
 /* Landlock stacks 16 domains; leave room for the step's and a worker's TCP rules. */
 #define NESTED_MAX 12
+/* the subreapers of the step's own, noted (more: a domain then breaks the run) */
+#define REAPER_MAX 32
 
 enum keeper_job { K_IDLE, K_LAY, K_START, K_RUN, K_QUIT };
 
@@ -72,23 +80,40 @@ struct proc_id {
 	unsigned long long start;
 };
 
+/* A process's children, as they were at one moment. */
+struct kids {
+	struct proc_id *v;
+	size_t n, cap;
+};
+
 /*
  * A process that took a domain, and the keepers holding it: one born of the
  * dispatcher for the calls on sockets (no rules but the domains), one born
  * of the performer for the calls on files (the step's rights and the
- * domains; NULL without the protected paths' live layer).
+ * domains; NULL without the protected paths' live layer). Neither, where
+ * the taker's line could not be placed: what its line asks is refused.
  */
 struct taker {
 	struct proc_id p;
 	struct keeper *k, *fs;
+	bool lost;
+};
+
+/* A subreaper of the step's own: its children once a domain is beneath it. */
+struct reaper {
+	struct proc_id p;
+	struct kids kids;
+	bool noted;
 };
 
 struct sup_nested {
 	struct taker v[NESTED_MAX];
 	size_t n;
-	pid_t init;             /* the step's init (its parent is stepbox) */
-	struct proc_id *before; /* the init's children when the first domain was taken */
-	size_t nbefore, capbefore;
+	pid_t init;         /* the step's init (its parent is stepbox) */
+	struct kids before; /* the init's children when the first domain was taken */
+	struct reaper r[REAPER_MAX];
+	size_t nr;
+	bool reapers_lost; /* one more than REAPER_MAX was made */
 };
 
 static void *keep(void *arg)
@@ -224,13 +249,35 @@ static int proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
 		       : -1;
 }
 
+static bool same(const struct proc_id *a, const struct proc_id *b)
+{
+	return a->pid == b->pid && a->start == b->start;
+}
+
+static bool kids_have(const struct kids *k, const struct proc_id *p)
+{
+	for (size_t i = 0; i < k->n; i++)
+		if (same(&k->v[i], p))
+			return true;
+	return false;
+}
+
+static struct reaper *reaper_of(struct sup_nested *n, const struct proc_id *p)
+{
+	for (size_t i = 0; n && i < n->nr; i++)
+		if (same(&n->r[i].p, p))
+			return &n->r[i];
+	return NULL;
+}
+
 /*
  * The taker of the innermost domain in the line of the process tgid (NULL:
- * none), or -ESRCH where the line may hold one not known: an orphan (a
- * child of the init's it did not have when the first domain was taken), a
- * line that does not reach the init. *init: the init, where it was reached.
+ * none), or -ESRCH where the line may hold one not known: a child a reaper
+ * got after a domain was taken beneath it (an orphan, maybe), a line that
+ * does not reach the init, a taker lost. *init: the init, where it was
+ * reached.
  */
-static int line_of(const struct sup_nested *n, pid_t tgid, const struct taker **t, pid_t *init)
+static int line_of(struct sup_nested *n, pid_t tgid, const struct taker **t, pid_t *init)
 {
 	pid_t self = getpid(), pid = tgid;
 	struct proc_id below = {-1, 0}; /* the line's process under pid */
@@ -240,19 +287,20 @@ static int line_of(const struct sup_nested *n, pid_t tgid, const struct taker **
 		pid_t ppid;
 		if (proc_stat(pid, &ppid, &here.start) < 0)
 			return -ESRCH;
+		const struct reaper *r = depth > 0 ? reaper_of(n, &here) : NULL;
+		if (r && r->noted && !kids_have(&r->kids, &below))
+			return -ESRCH;
 		for (size_t i = n ? n->n : 0; i-- > 0;) {
-			if (n->v[i].p.pid == pid && n->v[i].p.start == here.start) {
+			if (same(&n->v[i].p, &here)) {
 				*t = &n->v[i];
-				return 0;
+				return n->v[i].lost ? -ESRCH : 0;
 			}
 		}
 		if (ppid == self) { /* pid is the init: below it, the command or an orphan */
 			*init = pid;
-			for (size_t i = 0; n && n->n && i < n->nbefore; i++)
-				if (n->before[i].pid == below.pid &&
-				    n->before[i].start == below.start)
-					return 0;
-			return n && n->n && depth > 0 ? -ESRCH : 0;
+			if (!n || n->n == 0 || depth == 0 || kids_have(&n->before, &below))
+				return 0;
+			return -ESRCH;
 		}
 		below = here;
 		pid = ppid;
@@ -260,27 +308,123 @@ static int line_of(const struct sup_nested *n, pid_t tgid, const struct taker **
 	return -ESRCH;
 }
 
-/* The init's children now (the first domain is being taken): 0 or -errno. */
-static int note_before(struct sup_nested *n)
+/* The children of pid's threads now, into k: 0 or -errno. */
+static int note_kids(pid_t pid, struct kids *k)
 {
 	char p[96];
-	snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)n->init, (int)n->init);
-	char *list = path_read_file(p, 1 << 20);
-	if (!list)
-		return -errno; /* without CONFIG_PROC_CHILDREN: the run marked broken */
+	snprintf(p, sizeof(p), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(p);
+	if (!d)
+		return -errno;
 	int r = 0;
-	char *w = list, *end;
-	for (long pid; r == 0 && (pid = strtol(w, &end, 10), end != w); w = end) {
-		struct proc_id c = {(pid_t)pid, 0};
-		pid_t pp;
-		if (proc_stat(c.pid, &pp, &c.start) < 0 || pp != n->init)
-			continue; /* gone since */
-		r = strv_grow(&n->before, &n->capbefore, n->nbefore, sizeof(*n->before), 8);
-		if (r == 0)
-			n->before[n->nbefore++] = c;
+	for (const struct dirent *e; r == 0 && (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/task/%.16s/children", (int)pid, e->d_name);
+		char *list = path_read_file(p, 1 << 20);
+		if (!list) {
+			r = errno == ENOENT ? 0
+					    : -errno; /* a thread gone; no CONFIG_PROC_CHILDREN */
+			continue;
+		}
+		char *w = list, *end;
+		for (long kid; r == 0 && (kid = strtol(w, &end, 10), end != w); w = end) {
+			struct proc_id c = {(pid_t)kid, 0};
+			pid_t pp;
+			if (proc_stat(c.pid, &pp, &c.start) < 0 || pp != pid)
+				continue; /* gone since */
+			r = strv_grow(&k->v, &k->cap, k->n, sizeof(*k->v), 8);
+			if (r == 0)
+				k->v[k->n++] = c;
+		}
+		free(list);
 	}
-	free(list);
+	closedir(d);
 	return r;
+}
+
+/*
+ * A domain is being taken by the process tgid: the children of each
+ * subreaper above it not noted yet (and of the init, at the first): 0 or
+ * -errno.
+ */
+static int note_reapers(struct sup_nested *n, pid_t tgid)
+{
+	if (n->reapers_lost)
+		return -ENOSPC;
+	int r = n->n == 0 ? note_kids(n->init, &n->before) : 0;
+	pid_t self = getpid(), pid = tgid, ppid;
+	for (int depth = 0; r == 0 && pid > 1 && pid != self && depth < 64; depth++) {
+		struct proc_id here = {pid, 0};
+		if (proc_stat(pid, &ppid, &here.start) < 0)
+			return -ESRCH;
+		struct reaper *rp = depth > 0 ? reaper_of(n, &here) : NULL;
+		if (rp && !rp->noted) {
+			r = note_kids(pid, &rp->kids);
+			rp->noted = true;
+		}
+		pid = ppid;
+	}
+	return r;
+}
+
+/* Whether the live taker t has p above it. */
+static bool taker_below(const struct taker *t, const struct proc_id *p)
+{
+	pid_t self = getpid(), pid = t->p.pid, ppid;
+	for (int depth = 0; pid > 1 && pid != self && depth < 64; depth++) {
+		struct proc_id here = {pid, 0};
+		if (proc_stat(pid, &ppid, &here.start) < 0 || (depth == 0 && !same(&here, &t->p)))
+			return false;
+		if (depth > 0 && same(&here, p))
+			return true;
+		pid = ppid;
+	}
+	return false;
+}
+
+/* The process tgid made itself a subreaper: noted, its children too where a domain is beneath. */
+static int note_subreaper(struct sup_nested *n, pid_t tgid)
+{
+	struct proc_id me = {tgid, 0};
+	pid_t pp;
+	if (tgid <= 0 || proc_stat(tgid, &pp, &me.start) < 0)
+		return -ESRCH;
+	if (reaper_of(n, &me))
+		return 0;
+	for (size_t i = n->nr; n->nr == REAPER_MAX && i-- > 0;) {
+		struct proc_id now = {n->r[i].p.pid, 0};
+		if (proc_stat(now.pid, &pp, &now.start) == 0 && same(&now, &n->r[i].p))
+			continue; /* alive: kept */
+		free(n->r[i].kids.v);
+		n->r[i] = n->r[--n->nr];
+	}
+	if (n->nr == REAPER_MAX) {
+		n->reapers_lost = true;
+		return n->n ? -ENOSPC : 0;
+	}
+	struct reaper *r = &n->r[n->nr++];
+	*r = (struct reaper){.p = me};
+	for (size_t i = 0; i < n->n && !r->noted; i++) {
+		if (taker_below(&n->v[i], &me)) {
+			r->noted = true;
+			return note_kids(tgid, &r->kids);
+		}
+	}
+	return 0;
+}
+
+void sup_nested_subreaper(struct call *c)
+{
+	struct supervisor *s = c->s;
+	const uint64_t *a = (const uint64_t *)c->req->data.args;
+	if (!s->nested)
+		s->nested = calloc(1, sizeof(*s->nested));
+	/* clearing it keeps it noted: its children since may still be orphans */
+	if (a[1] != 0 && !s->nested_broken &&
+	    (!s->nested || note_subreaper(s->nested, sup_step_tgid(c)) < 0))
+		s->nested_broken = true;
+	sup_go_on(c);
 }
 
 void sup_nested_taken(struct call *c)
@@ -302,19 +446,23 @@ void sup_nested_taken(struct call *c)
 	if (r == 0 && (me.pid <= 0 || proc_stat(me.pid, &pp, &me.start) < 0))
 		r = -ESRCH;
 	const struct taker *outer = NULL;
+	bool lost = false;
+	if (r == 0 && (r = line_of(n, me.pid, &outer, &n->init)) == -ESRCH && n->n > 0) {
+		lost = true; /* its line placed nowhere: never laid, what it asks refused */
+		r = 0;
+	}
 	if (r == 0)
-		r = line_of(n, me.pid, &outer, &n->init);
-	if (r == 0 && n->n == 0)
-		r = note_before(n);
-	if (r == 0)
+		r = note_reapers(n, me.pid);
+	if (r == 0 && !lost)
 		r = keeper_new(s, outer ? outer->k : NULL, false, fd, &k);
-	if (r == 0 && s->perf && (r = keeper_new(s, outer ? outer->fs : NULL, true, fd, &fs)) < 0)
+	if (r == 0 && !lost && s->perf &&
+	    (r = keeper_new(s, outer ? outer->fs : NULL, true, fd, &fs)) < 0)
 		keeper_free(k);
 	if (fd >= 0)
 		close(fd);
 	s->nested = n;
 	if (r == 0) {
-		n->v[n->n++] = (struct taker){me, k, fs};
+		n->v[n->n++] = (struct taker){me, k, fs, lost};
 	} else if (r != -EBADFD) {
 		/* not a ruleset (EBADFD) the kernel refuses as we did, and makes no domain */
 		s->nested_broken = true;
@@ -391,12 +539,15 @@ void sup_nested_stop(struct supervisor *s)
 {
 	struct sup_nested *n = s->nested;
 	for (size_t i = n ? n->n : 0; i-- > 0;) {
-		keeper_free(n->v[i].k); /* the inner first: each was started by its outer's */
+		if (n->v[i].k) /* the inner first: each was started by its outer's */
+			keeper_free(n->v[i].k);
 		if (n->v[i].fs)
 			keeper_free(n->v[i].fs);
 	}
+	for (size_t i = 0; n && i < n->nr; i++)
+		free(n->r[i].kids.v);
 	if (n)
-		free(n->before);
+		free(n->before.v);
 	free(n);
 	s->nested = NULL;
 }

@@ -3,12 +3,17 @@ domain of its own (as landrun, or an agent confining its tools, does), then
 asks for what stepbox's supervisor makes on the step's behalf. Prints one
 line per attempt: its name, then "ok" or the errno's name. WHAT:
 
-  tcp ALLOWED OTHER [child|orphan]
+  tcp ALLOWED OTHER [child|orphan|subreaper]
                       the domain allows a TCP connect to port ALLOWED only;
                       connect to 127.0.0.1 on each (nothing listens there:
                       ECONNREFUSED is a connect the sandbox let through);
                       with "child" a child forked after makes them, with
-                      "orphan" a grandchild once its parent is gone
+                      "orphan" a grandchild once its parent is gone; with
+                      "subreaper" this process makes itself a subreaper and
+                      forks a child that takes the domain: the child's own
+                      child, once its parent is gone (an orphan that comes
+                      to this process, above the domain), makes them, then
+                      a child forked before the domain, then this process
   unix DIR            the domain allows making sockets nowhere; bind one in DIR
   shm                 the domain allows making files nowhere; a shared memory
                       segment (/dev/shm)
@@ -82,7 +87,43 @@ def connects():
     sys.stdout.flush()
 
 
-if what == "tcp":
+def orphan_of_taker(ports):
+    """A child that takes the domain; its child connects once it is gone."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        take(0, CONNECT_TCP, ports)
+        if os.fork() == 0:
+            parent = os.getppid()
+            os.kill(parent, 9)
+            while os.getppid() == parent:
+                pass
+            connects()
+            os._exit(0)
+        os.waitpid(-1, 0)
+        os._exit(0)
+    os.close(w)
+    os.read(r, 1)  # its end: the orphan is done
+    os.waitpid(pid, 0)
+
+
+if what == "tcp" and args[2:] == ["subreaper"]:
+    assert libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    r, w = os.pipe()
+    before = os.fork()
+    if before == 0:  # forked before the domain: outside it
+        os.close(w)
+        os.read(r, 1)
+        connects()
+        os._exit(0)
+    os.close(r)
+    orphan_of_taker([int(args[0])])
+    os.waitpid(-1, os.WNOHANG)  # the orphan, reaped here
+    os.close(w)
+    os.waitpid(before, 0)
+    connects()
+elif what == "tcp":
     if nested:
         take(0, CONNECT_TCP, [int(args[0])])
     how = args[2] if len(args) > 2 else ""

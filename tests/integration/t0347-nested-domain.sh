@@ -64,6 +64,17 @@ else
 		grep -q "have stepbox make (a connect)" "$T/out/err" &&
 		ok "an orphan of the domain's line: what would be made for it is refused, and said" ||
 		notok "an orphan of the domain's line: refused, and said" "rc=$RC $OUT" "$(grep -v '^  ~' "$T/out/err" | head -4)"
+	# an orphan of the line that comes to a subreaper of the step's own above
+	# the domain (not to the init): refused too; the subreaper's child
+	# forked before the domain, and the subreaper itself, keep their connects
+	nd "tcp:$p1,$p2" nested tcp "$p1" "$p2" subreaper
+	set -- $OUT # connect PORT RESULT: the orphan's two, the child's, the subreaper's
+	if [ "$3 $6" = "EACCES EACCES" ] && through "$9" && through "${12}" && through "${15}" &&
+		through "${18}"; then
+		ok "an orphan that comes to a subreaper above the domain: refused; the subreaper and its child keep theirs"
+	else
+		notok "an orphan that comes to a subreaper above the domain: refused" "rc=$RC $OUT" "$(grep -v '^  ~' "$T/out/err" | head -4)"
+	fi
 	# an agent that runs its sub-steps in a stepbox of their own: the inner
 	# one's domain (no network) is its step's, never the agent's connects
 	run_sb run --net "tcp:$p1,$p2" -r "$(dirname "$STEPBOX")" -r "$T/nd.py" -w "$T/w" -- sh -c \
