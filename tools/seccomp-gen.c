@@ -807,6 +807,7 @@ static const char *const proxy_calls[] = {
 	"uname",
 	"getrandom",
 	"pipe2",
+	"splice", /* a bulk direction through a pipe (proxy.c) */
 	"getuid",
 	"geteuid",
 	"getgid",

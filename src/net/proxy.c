@@ -70,9 +70,87 @@ static void base64(const unsigned char *in, size_t n, char *out, size_t size)
 	out[o] = '\0';
 }
 
-static size_t up_pending(const struct proxy_conn *p)
+/* In the buffer ready to go upstream; up_pending: and in the pipe after it. */
+static size_t up_buffered(const struct proxy_conn *p)
 {
 	return p->st == PS_TUNNEL ? p->in.len : p->st == PS_HTTP ? p->fwd : 0;
+}
+
+static size_t up_pending(const struct proxy_conn *p)
+{
+	return up_buffered(p) + (p->st == PS_TUNNEL ? p->upp.held : 0);
+}
+
+/* For the client: the pipe's bytes, then the buffer's (our answers come after). */
+static size_t down_pending(const struct proxy_conn *p)
+{
+	return p->dnp.held + p->out.len;
+}
+
+#ifdef __linux__
+#define SPLICE_FLAGS (SPLICE_F_MOVE | SPLICE_F_NONBLOCK)
+
+/*
+ * The pipe of a bulk direction (pp->bulk) once its buffer b is empty, made
+ * while fewer than PROXY_PIPES_MAX are open: true when it is there.
+ */
+static bool pipe_ready(struct proxy *px, struct proxy_pipe *pp, const struct proxy_buf *b)
+{
+	if (pp->open || !pp->bulk || b->len || px->pipes >= PROXY_PIPES_MAX)
+		return pp->open;
+	int fd[2];
+	if (pipe2(fd, O_NONBLOCK | O_CLOEXEC) < 0)
+		return false;
+	int cap = fcntl(fd[1], F_SETPIPE_SZ, PROXY_PIPE_SIZE);
+	if (cap < 0)
+		cap = fcntl(fd[1], F_GETPIPE_SZ);
+	*pp = (struct proxy_pipe){fd[0], fd[1], 0, cap > 0 ? (size_t)cap : 65536, true, true};
+	px->pipes++;
+	return true;
+}
+
+/* From fd into the pipe, only ever when it is empty (so nothing means fd has nothing). */
+static ssize_t pipe_in(struct proxy_pipe *pp, int fd)
+{
+	ssize_t n = splice(fd, NULL, pp->w, NULL, pp->cap, SPLICE_FLAGS);
+	if (n > 0)
+		pp->held += (size_t)n;
+	return n;
+}
+
+static ssize_t pipe_out(struct proxy_pipe *pp, int fd)
+{
+	ssize_t n = splice(pp->r, NULL, fd, NULL, pp->held, SPLICE_FLAGS);
+	if (n > 0)
+		pp->held -= (size_t)n;
+	return n;
+}
+#else
+static bool pipe_ready(struct proxy *px, struct proxy_pipe *pp, const struct proxy_buf *b)
+{
+	(void)px, (void)pp, (void)b;
+	return false; /* no splice: every byte through the buffers */
+}
+
+static ssize_t pipe_in(struct proxy_pipe *pp, int fd)
+{
+	(void)pp, (void)fd;
+	errno = ENOSYS;
+	return -1;
+}
+
+#define pipe_out pipe_in
+#endif
+
+static void pipe_close(struct proxy *px, struct proxy_pipe *pp)
+{
+	if (!pp->open)
+		return;
+	close(pp->r);
+	close(pp->w);
+	pp->open = false;
+	pp->held = 0;
+	px->pipes--;
 }
 
 static bool relaying(const struct proxy_conn *p)
@@ -84,14 +162,15 @@ static bool want_client_read(const struct proxy_conn *p)
 {
 	if (p->st == PS_CLOSING)
 		return p->c_shut && !p->c_eof; /* the lingering close: read and drop */
-	if (p->c_eof || p->in.len >= p->in.cap)
+	if (p->c_eof || p->in.len >= p->in.cap || (p->upp.open && p->upp.held))
 		return false;
 	return p->st <= PS_DNS || relaying(p);
 }
 
 static bool want_up_read(const struct proxy_conn *p)
 {
-	return p->ufd >= 0 && p->connected && !p->u_eof && relaying(p) && p->out.len < p->out.cap;
+	bool room = p->dnp.open ? !p->dnp.held && !p->out.len : p->out.len < p->out.cap;
+	return p->ufd >= 0 && p->connected && !p->u_eof && relaying(p) && room;
 }
 
 static void conn_free(struct proxy *px, struct proxy_conn *p)
@@ -104,6 +183,8 @@ static void conn_free(struct proxy *px, struct proxy_conn *p)
 		close(p->cfd);
 	if (p->ufd >= 0)
 		close(p->ufd);
+	pipe_close(px, &p->upp);
+	pipe_close(px, &p->dnp);
 	px->grown -= (p->in.cap - px->bufsize) + (p->out.cap - px->bufsize);
 	free(p->in.b);
 	free(p->out.b);
@@ -206,13 +287,21 @@ static void read_client(struct proxy *px, struct proxy_conn *p)
 			p->dead = true;
 		return;
 	}
-	compact(&p->in);
-	size_t room = p->in.cap - p->in.off - p->in.len;
-	ssize_t n = recv(p->cfd, p->in.b + p->in.off + p->in.len, room, 0);
-	if (n > 0) {
-		if ((size_t)n == room && p->st == PS_TUNNEL)
+	ssize_t n;
+	if (p->st == PS_TUNNEL && pipe_ready(px, &p->upp, &p->in)) {
+		n = pipe_in(&p->upp, p->cfd);
+	} else {
+		compact(&p->in);
+		size_t room = p->in.cap - p->in.off - p->in.len;
+		n = recv(p->cfd, p->in.b + p->in.off + p->in.len, room, 0);
+		if (n > 0 && (size_t)n == room && p->st == PS_TUNNEL) {
 			grow(px, &p->in);
-		p->in.len += (size_t)n;
+			p->upp.bulk = true;
+		}
+		if (n > 0)
+			p->in.len += (size_t)n;
+	}
+	if (n > 0) {
 		p->last = px->now;
 	} else if (n == 0) {
 		p->c_eof = true;
@@ -225,13 +314,23 @@ static void read_client(struct proxy *px, struct proxy_conn *p)
 
 static void read_up(struct proxy *px, struct proxy_conn *p)
 {
-	compact(&p->out);
-	size_t room = p->out.cap - p->out.off - p->out.len;
-	ssize_t n = recv(p->ufd, p->out.b + p->out.off + p->out.len, room, 0);
+	/* what comes back is relayed as it is, in a tunnel and in plain HTTP */
+	bool as_is = p->st == PS_TUNNEL || p->st == PS_HTTP;
+	ssize_t n;
+	if (as_is && pipe_ready(px, &p->dnp, &p->out)) {
+		n = pipe_in(&p->dnp, p->ufd);
+	} else {
+		compact(&p->out);
+		size_t room = p->out.cap - p->out.off - p->out.len;
+		n = recv(p->ufd, p->out.b + p->out.off + p->out.len, room, 0);
+		if (n > 0 && (size_t)n == room && as_is) {
+			grow(px, &p->out);
+			p->dnp.bulk = true;
+		}
+		if (n > 0)
+			p->out.len += (size_t)n;
+	}
 	if (n > 0) {
-		if ((size_t)n == room && (p->st == PS_TUNNEL || p->st == PS_HTTP))
-			grow(px, &p->out); /* what comes back is relayed as it is, in both */
-		p->out.len += (size_t)n;
 		p->down += (unsigned long long)n;
 		p->last = px->now;
 	} else if (n == 0) {
@@ -243,39 +342,46 @@ static void read_up(struct proxy *px, struct proxy_conn *p)
 
 static void write_up(struct proxy *px, struct proxy_conn *p)
 {
-	size_t n = up_pending(p);
-	if (!n || p->ufd < 0 || p->u_shut)
+	size_t n = up_buffered(p);
+	if (!up_pending(p) || p->ufd < 0 || p->u_shut)
 		return;
-	ssize_t w = send(p->ufd, p->in.b + p->in.off, n, MSG_NOSIGNAL);
+	ssize_t w =
+		n ? send(p->ufd, p->in.b + p->in.off, n, MSG_NOSIGNAL) : pipe_out(&p->upp, p->ufd);
 	if (w < 0) {
 		if (!again())
 			p->dead = true;
 		return;
 	}
-	p->in.off += (size_t)w;
-	p->in.len -= (size_t)w;
-	if (p->st == PS_HTTP)
-		p->fwd -= (size_t)w;
-	if (p->in.len == 0)
-		p->in.off = 0;
+	if (n) {
+		p->in.off += (size_t)w;
+		p->in.len -= (size_t)w;
+		if (p->st == PS_HTTP)
+			p->fwd -= (size_t)w;
+		if (p->in.len == 0)
+			p->in.off = 0;
+	}
 	p->up += (unsigned long long)w;
 	p->last = px->now;
 }
 
 static void write_client(struct proxy *px, struct proxy_conn *p)
 {
-	if (!p->out.len)
+	if (!down_pending(p))
 		return;
-	ssize_t w = send(p->cfd, p->out.b + p->out.off, p->out.len, MSG_NOSIGNAL);
+	bool piped = p->dnp.held > 0;
+	ssize_t w = piped ? pipe_out(&p->dnp, p->cfd)
+			  : send(p->cfd, p->out.b + p->out.off, p->out.len, MSG_NOSIGNAL);
 	if (w < 0) {
 		if (!again())
 			p->dead = true;
 		return;
 	}
-	p->out.off += (size_t)w;
-	p->out.len -= (size_t)w;
-	if (p->out.len == 0)
-		p->out.off = 0;
+	if (!piped) {
+		p->out.off += (size_t)w;
+		p->out.len -= (size_t)w;
+		if (p->out.len == 0)
+			p->out.off = 0;
+	}
 	p->last = px->now;
 }
 
@@ -290,17 +396,17 @@ static void settle(struct proxy_conn *p)
 	 * can discard the answer before the client reads it.
 	 */
 	if (p->st == PS_CLOSING) {
-		if (p->out.len == 0 && !p->c_shut) {
+		if (down_pending(p) == 0 && !p->c_shut) {
 			shutdown(p->cfd, SHUT_WR);
 			p->c_shut = true;
 		}
-		if (p->c_eof && p->out.len == 0)
+		if (p->c_eof && down_pending(p) == 0)
 			p->dead = true;
 		return;
 	}
-	if (p->st == PS_TLS_PEEK && (p->c_eof || (p->u_eof && p->out.len == 0)))
+	if (p->st == PS_TLS_PEEK && (p->c_eof || (p->u_eof && down_pending(p) == 0)))
 		p->dead = true;
-	if (p->st == PS_DNS && p->c_eof && p->out.len == 0) /* every answer sent */
+	if (p->st == PS_DNS && p->c_eof && down_pending(p) == 0) /* every answer sent */
 		p->dead = true;
 	if (p->st != PS_TUNNEL && p->st != PS_HTTP)
 		return;
@@ -308,7 +414,7 @@ static void settle(struct proxy_conn *p)
 		shutdown(p->ufd, SHUT_WR);
 		p->u_shut = true;
 	}
-	if (p->u_eof && p->out.len == 0) {
+	if (p->u_eof && down_pending(p) == 0) {
 		if (p->st == PS_HTTP) { /* the server ended: so does the client's connection */
 			p->dead = true;
 			return;
@@ -318,7 +424,7 @@ static void settle(struct proxy_conn *p)
 			p->c_shut = true;
 		}
 	}
-	if (p->c_eof && p->u_eof && p->out.len == 0 && up_pending(p) == 0)
+	if (p->c_eof && p->u_eof && down_pending(p) == 0 && up_pending(p) == 0)
 		p->dead = true;
 }
 
@@ -331,7 +437,7 @@ static void pump(struct proxy *px, struct proxy_conn *p)
 {
 	for (int k = 0; k < 32 && !p->dead; k++) {
 		unsigned long long moved = p->up + p->down;
-		size_t held = p->in.len + p->out.len;
+		size_t held = p->in.len + p->upp.held + down_pending(p);
 		if (k && want_client_read(p))
 			read_client(px, p);
 		if (k && !p->dead && want_up_read(p))
@@ -340,9 +446,9 @@ static void pump(struct proxy *px, struct proxy_conn *p)
 			proxy_conn_advance(px, p);
 		if (!p->dead && up_pending(p))
 			write_up(px, p);
-		if (!p->dead && p->out.len)
+		if (!p->dead && down_pending(p))
 			write_client(px, p);
-		if (p->up + p->down == moved && p->in.len + p->out.len == held)
+		if (p->up + p->down == moved && p->in.len + p->upp.held + down_pending(p) == held)
 			break;
 	}
 	settle(p);
@@ -377,7 +483,8 @@ static size_t poll_set(struct proxy *px, struct pollfd *pfd, struct slot *slot, 
 	unsigned long long next = ~0ULL;
 	for (size_t i = 0; i < px->nconns; i++) {
 		struct proxy_conn *p = px->conns[i];
-		short ce = (short)((want_client_read(p) ? POLLIN : 0) | (p->out.len ? POLLOUT : 0));
+		short ce = (short)((want_client_read(p) ? POLLIN : 0) |
+				   (down_pending(p) ? POLLOUT : 0));
 		short ue = 0;
 		if (p->ufd >= 0 && p->st == PS_CONNECTING)
 			ue = POLLOUT;

@@ -133,6 +133,9 @@ int proxy_tls_hello(const uint8_t *b, size_t len, struct proxy_hello *h, const c
 #define PROXY_GROWN_BUFFER (256 * 1024)
 #define PROXY_GROWN_TOTAL (3u << 20)
 #define PROXY_MAX_LOOKUPS 16 /* lookups in flight at once, each a thread */
+/* the bulk directions moved by splice(2) through a pipe at once (Linux) */
+#define PROXY_PIPES_MAX 16
+#define PROXY_PIPE_SIZE (1 << 20) /* asked of each: the kernel's pipe-max-size by default */
 
 enum proxy_state {
 	PS_SNIFF,       /* waiting for the first byte */
@@ -157,19 +160,33 @@ struct proxy_buf {
 	size_t off, len, cap; /* the data is b[off, off + len) */
 };
 
+/*
+ * A bulk direction of a tunnel (or plain HTTP's way back), moved by
+ * splice(2) through a pipe of ours once a read filled its buffer and the
+ * buffer emptied (Linux): the bytes never pass through the proxy's memory.
+ * It is filled only when empty, so a splice in that finds nothing means
+ * the socket has nothing.
+ */
+struct proxy_pipe {
+	int r, w;
+	size_t held, cap;
+	bool open, bulk; /* bulk: a read filled the buffer, the pipe comes when it empties */
+};
+
 struct proxy_lookup;
 
 struct proxy_conn {
 	int cfd, ufd;
 	enum proxy_state st;
 	enum proxy_proto proto;
-	struct proxy_buf in;          /* client to upstream */
-	struct proxy_buf out;         /* upstream (or our answers) to client */
-	size_t fwd;                   /* PS_HTTP: bytes of in checked and ready to send */
-	bool c_eof, u_eof;            /* a read saw the end */
-	bool u_shut, c_shut;          /* our write side of that socket shut */
-	unsigned long long deadline;  /* ms: the handshake's, a head's, or 0 */
-	unsigned long long last;      /* ms of the last byte either way */
+	struct proxy_buf in;         /* client to upstream */
+	struct proxy_buf out;        /* upstream (or our answers) to client */
+	struct proxy_pipe upp, dnp;  /* in's and out's direction by splice, before and after them */
+	size_t fwd;                  /* PS_HTTP: bytes of in checked and ready to send */
+	bool c_eof, u_eof;           /* a read saw the end */
+	bool u_shut, c_shut;         /* our write side of that socket shut */
+	unsigned long long deadline; /* ms: the handshake's, a head's, or 0 */
+	unsigned long long last;     /* ms of the last byte either way */
 	char name[HOSTRULE_NAME_MAX]; /* the target, normalised (or an address) */
 	unsigned port;
 	bool is_addr;
@@ -235,6 +252,7 @@ struct proxy {
 	const struct proxy_cfg *cfg;
 	size_t max_conns, bufsize;
 	size_t grown; /* bytes the grown buffers hold past bufsize (grow) */
+	size_t pipes; /* struct proxy_pipe open */
 	unsigned idle_ms, handshake_ms;
 	struct proxy_conn **conns;
 	size_t nconns;
