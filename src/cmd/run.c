@@ -580,6 +580,7 @@ static int exec_launch(const struct stepbox_config *cfg, struct run_ctx *ctx, ch
 		.limits = &ctx->limits,
 		.net_handoff = st->eg.handoff > 0 ? st->eg.handoff : 0,
 		.net_transparent = st->eg.handoff > 0 ? &st->eg.transparent : NULL,
+		.spare = st->eg.proxy > 0 ? st->eg.proxy : 0,
 		.output = {st->out[1], st->out[3]},
 	};
 	int rc = launch_run(&spec, res, &st->err);

@@ -230,7 +230,7 @@ static void child_start(pid_t parent, int fd, int death)
 static void init_kill_all(void)
 {
 	for (;;) {
-		launch_kill_children();
+		launch_kill_children(0);
 		if (waitpid(-1, NULL, __WALL) < 0 && errno != EINTR)
 			_exit(137);
 	}
@@ -780,7 +780,7 @@ static int run_tree(const struct launch_spec *s, struct launch_result *res, stru
 		close_fd(&p.ack[0]);
 		r = start_child(s, pid, &p, file, may_move && !born_in, &sup, res, err);
 		if (r < 0 || res->exit_code) {
-			launch_kill_tree(pid);
+			launch_kill_tree(pid, s->spare);
 		} else {
 			res->started = true;
 			res->child = pid;

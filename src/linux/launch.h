@@ -38,6 +38,12 @@ struct launch_spec {
 	/* ... and the transparent mode's sockets it makes there and sends too, or NULL */
 	const struct egress_transparent *net_transparent;
 	/*
+	 * A child of stepbox's that is not the step's: the network proxy, or
+	 * 0. The tree's end leaves it alone: stopped after (egress_stop), it
+	 * writes the hosts reached by the connections it still had.
+	 */
+	pid_t spare;
+	/*
 	 * The output limit: write ends that become the command's stdout and
 	 * stderr, or -1. launch_run always closes them (its children hold
 	 * the only other copies), so the reader sees the end with the tree's.

@@ -13,14 +13,15 @@
 
 /* CLOCK_MONOTONIC, in seconds. */
 
-/* SIGKILL every child of every thread of ours. */
-void launch_kill_children(void);
+/* SIGKILL every child of every thread of ours but spare (0: none): how many there were. */
+int launch_kill_children(pid_t spare);
 
 /*
  * Kill what is left of the tree (launch_tree.c says how); live_pgid, a
- * process group whose leader is not reaped, or 0.
+ * process group whose leader is not reaped, or 0; spare, a child of ours
+ * that is not the step's (the network proxy), or 0.
  */
-void launch_kill_tree(pid_t live_pgid);
+void launch_kill_tree(pid_t live_pgid, pid_t spare);
 
 /*
  * Wait for the command (pid, stepbox's child) and its whole tree: the

@@ -16,11 +16,11 @@
 
 #include "tracer.h"
 
-/* SIGKILL every child of every thread of ours. */
-void launch_kill_children(void)
+int launch_kill_children(pid_t spare)
 {
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *de;
+	int n = 0;
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
@@ -28,13 +28,18 @@ void launch_kill_children(void)
 		snprintf(path, sizeof(path), "/proc/self/task/%.256s/children", de->d_name);
 		FILE *f = fopen(path, "re");
 		int pid;
-		while (f && fscanf(f, "%d", &pid) == 1)
+		while (f && fscanf(f, "%d", &pid) == 1) {
+			if (pid == spare)
+				continue;
 			kill(pid, SIGKILL);
+			n++;
+		}
 		if (f)
 			fclose(f);
 	}
 	if (d)
 		closedir(d);
+	return n;
 }
 
 /*
@@ -47,13 +52,16 @@ void launch_kill_children(void)
  * still unreaped, is signalled as a group). Under a PID namespace the init
  * is the only child: its death takes the namespace with it.
  */
-void launch_kill_tree(pid_t live_pgid)
+void launch_kill_tree(pid_t live_pgid, pid_t spare)
 {
 	if (live_pgid > 0)
 		kill(-live_pgid, SIGKILL);
 	for (;;) {
-		launch_kill_children();
+		if (launch_kill_children(spare) == 0 && spare > 0)
+			return; /* the spare alone is left (its end is its owner's to wait for) */
 		pid_t w = waitpid(-1, NULL, __WALL);
+		if (w == spare)
+			spare = 0; /* it ended on its own, and is reaped */
 		if (w < 0 && errno != EINTR)
 			return; /* ECHILD: nothing left */
 	}
@@ -212,7 +220,7 @@ int launch_wait(const struct launch_spec *s, pid_t pid, const sigset_t *set, int
 	} else {
 		res->tasks_seen = -1;
 	}
-	launch_kill_tree(reaped ? 0 : pid);
+	launch_kill_tree(reaped ? 0 : pid, s->spare);
 	report_end(s, status, wait_errno, w.stop_sig, res);
 	return 0;
 }

@@ -180,6 +180,38 @@ assert h["refused"] >= 1, h
 assert r["network"]["hosts"][0] == "localhost:" + sys.argv[2], r["network"]
 PY
 
+# a connection still open at the step's end (a tunnel whose holder dies
+# with the tree): the proxy outlives the tree, and writes it as it stops
+cat >"$T/keep.py" <<'PY'
+import base64, os, socket, sys, urllib.parse
+u = urllib.parse.urlsplit(os.environ["HTTP_PROXY"])
+s = socket.create_connection((u.hostname, u.port))
+auth = ""
+if u.username:
+    cred = base64.b64encode(("%s:%s" % (u.username, u.password)).encode()).decode()
+    auth = "Proxy-Authorization: Basic %s\r\n" % cred
+s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n" % (sys.argv[1], sys.argv[1], auth)).encode())
+got = b""
+while b"\r\n\r\n" not in got:
+    b = s.recv(1)
+    if not b:
+        break
+    got += b
+print(got.split(b"\r\n")[0].decode())
+sys.stdout.flush()
+s.set_inheritable(True)
+if os.fork() == 0:  # holds the tunnel until the tree's end kills it
+    os.close(1)
+    os.execvp("sleep", ["sleep", "60"])
+PY
+chmod 644 "$T/keep.py"
+run_sb run --net "host:$ALLOW" --report "$T/r.json" -r "$T" -- python3 "$T/keep.py" "localhost:$SP"
+python3 - "$T/r.json" "$SP" <<'PY' && [ "$OUT" = "HTTP/1.1 200 Connection established" ] && ok "a tunnel open at the step's end: the report lists its host" || notok "a tunnel open at the step's end: the report lists its host" "rc=$RC $OUT" "$(cat "$T/r.json")"
+import json, sys
+h = json.load(open(sys.argv[1]))["hosts"]
+assert [x for x in h["reached"] if x["host"] == "localhost" and x["port"] == int(sys.argv[2])], h
+PY
+
 # the policy file
 printf '{"version": 1, "network": {"hosts": ["localhost:%s", "127.0.0.1"]}}' "$HP" >"$T/hosts.json"
 fetch "network.hosts in a policy file" works -p "$T/hosts.json" -- "http://localhost:$HP/hello"
