@@ -96,7 +96,7 @@ static size_t down_pending(const struct proxy_conn *p)
  */
 static bool pipe_ready(struct proxy *px, struct proxy_pipe *pp, const struct proxy_buf *b)
 {
-	if (pp->open || !pp->bulk || b->len || px->pipes >= PROXY_PIPES_MAX)
+	if (pp->open || !pp->bulk || pp->off || b->len || px->pipes >= PROXY_PIPES_MAX)
 		return pp->open;
 	int fd[2];
 	if (pipe2(fd, O_NONBLOCK | O_CLOEXEC) < 0)
@@ -104,17 +104,29 @@ static bool pipe_ready(struct proxy *px, struct proxy_pipe *pp, const struct pro
 	int cap = fcntl(fd[1], F_SETPIPE_SZ, PROXY_PIPE_SIZE);
 	if (cap < 0)
 		cap = fcntl(fd[1], F_GETPIPE_SZ);
-	*pp = (struct proxy_pipe){fd[0], fd[1], 0, cap > 0 ? (size_t)cap : 65536, true, true};
+	size_t size = cap > 0 ? (size_t)cap : 65536;
+	*pp = (struct proxy_pipe){.r = fd[0], .w = fd[1], .cap = size, .open = true, .bulk = true};
 	px->pipes++;
 	return true;
 }
 
-/* From fd into the pipe, only ever when it is empty (so nothing means fd has nothing). */
-static ssize_t pipe_in(struct proxy_pipe *pp, int fd)
+static void pipe_close(struct proxy *px, struct proxy_pipe *pp);
+
+/*
+ * From fd into the pipe, only ever when it is empty (so nothing means fd
+ * has nothing). A socket splice cannot read (EINVAL), or a filter that
+ * refuses it: the pipe goes, and the buffer takes the next read.
+ */
+static ssize_t pipe_in(struct proxy *px, struct proxy_pipe *pp, int fd)
 {
 	ssize_t n = splice(fd, NULL, pp->w, NULL, pp->cap, SPLICE_FLAGS);
 	if (n > 0)
 		pp->held += (size_t)n;
+	if (n < 0 && (errno == EINVAL || errno == ENOSYS || errno == EPERM)) {
+		pipe_close(px, pp);
+		pp->off = true;
+		errno = EAGAIN;
+	}
 	return n;
 }
 
@@ -132,14 +144,19 @@ static bool pipe_ready(struct proxy *px, struct proxy_pipe *pp, const struct pro
 	return false; /* no splice: every byte through the buffers */
 }
 
-static ssize_t pipe_in(struct proxy_pipe *pp, int fd)
+static ssize_t pipe_in(struct proxy *px, struct proxy_pipe *pp, int fd)
+{
+	(void)px, (void)pp, (void)fd;
+	errno = ENOSYS;
+	return -1;
+}
+
+static ssize_t pipe_out(struct proxy_pipe *pp, int fd)
 {
 	(void)pp, (void)fd;
 	errno = ENOSYS;
 	return -1;
 }
-
-#define pipe_out pipe_in
 #endif
 
 static void pipe_close(struct proxy *px, struct proxy_pipe *pp)
@@ -289,7 +306,7 @@ static void read_client(struct proxy *px, struct proxy_conn *p)
 	}
 	ssize_t n;
 	if (p->st == PS_TUNNEL && pipe_ready(px, &p->upp, &p->in)) {
-		n = pipe_in(&p->upp, p->cfd);
+		n = pipe_in(px, &p->upp, p->cfd);
 	} else {
 		compact(&p->in);
 		size_t room = p->in.cap - p->in.off - p->in.len;
@@ -318,7 +335,7 @@ static void read_up(struct proxy *px, struct proxy_conn *p)
 	bool as_is = p->st == PS_TUNNEL || p->st == PS_HTTP;
 	ssize_t n;
 	if (as_is && pipe_ready(px, &p->dnp, &p->out)) {
-		n = pipe_in(&p->dnp, p->ufd);
+		n = pipe_in(px, &p->dnp, p->ufd);
 	} else {
 		compact(&p->out);
 		size_t room = p->out.cap - p->out.off - p->out.len;

@@ -171,6 +171,7 @@ struct proxy_pipe {
 	int r, w;
 	size_t held, cap;
 	bool open, bulk; /* bulk: a read filled the buffer, the pipe comes when it empties */
+	bool off;        /* splice refused this socket once: its buffer for good */
 };
 
 struct proxy_lookup;

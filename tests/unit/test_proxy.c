@@ -16,7 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -891,8 +897,10 @@ static void test_bulk_many(struct tproxy *tp)
 	size_t got[N] = {0}, wrong = 0;
 	char t[64];
 	snprintf(t, sizeof(t), "source.test:%d", source_port);
-	for (int i = 0; i < N; i++)
+	for (int i = 0; i < N; i++) {
 		CHECK(via_connect(tp, t, NULL, &fds[i]) == 200);
+		puts_(fds[i], "x"); /* the client's first byte: a tunnel (a TLS one speaks first) */
+	}
 	static char buf[65536];
 	for (bool more = true; more;) {
 		more = false;
@@ -921,6 +929,53 @@ static void test_bulk_many(struct tproxy *tp)
 		       wrong ? wrong - 1 : 0);
 	CHECK(whole == N && wrong == 0);
 }
+
+#if defined(__x86_64__)
+#define TEST_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define TEST_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#ifdef TEST_ARCH
+/* The proxy's thread, splice(2) refused it by a filter of its own (this thread's alone). */
+static void *tproxy_main_nosplice(void *arg)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_splice, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+	struct tproxy *tp = arg;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) {
+		tp->ret = -errno;
+		return NULL;
+	}
+	tp->ret = proxy_serve(&tp->cfg);
+	return NULL;
+}
+
+/* Where splice is refused, a bulk tunnel keeps its buffers: every byte still comes. */
+static void test_no_splice(void)
+{
+	struct tproxy *tp = calloc(1, sizeof(*tp));
+	tproxy_prepare(tp, rules, NULL, 0);
+	pthread_create(&tp->t, NULL, tproxy_main_nosplice, tp);
+	test_big_up(tp);
+	CHECK(tproxy_stop(tp) == 0);
+	free(tp);
+}
+#else
+static void test_no_splice(void)
+{
+	printf("# splice refused: no filter written for this architecture\n");
+}
+#endif
 
 static void test_many(struct tproxy *tp)
 {
@@ -1473,6 +1528,7 @@ int main(void)
 	test_many(tp);
 	CHECK(tproxy_stop(tp) == 0);
 	free(tp);
+	test_no_splice();
 	test_no_loopback_rule();
 	test_secret();
 	test_slow();
