@@ -13,6 +13,7 @@ line per attempt: its name, then "ok" or the errno's name. WHAT:
                       forks a child that takes the domain: the child's own
                       child, once its parent is gone (an orphan that comes
                       to this process, above the domain), makes them, then
+                      a child forked after, under a domain of its own, then
                       a child forked before the domain, then this process
   unix DIR            the domain allows making sockets nowhere; bind one in DIR
   shm                 the domain allows making files nowhere; a shared memory
@@ -120,6 +121,12 @@ if what == "tcp" and args[2:] == ["subreaper"]:
     os.close(r)
     orphan_of_taker([int(args[0])])
     os.waitpid(-1, os.WNOHANG)  # the orphan, reaped here
+    late = os.fork()
+    if late == 0:  # a child got after the domain: it cannot be told from an orphan
+        take(0, CONNECT_TCP, [int(args[0])])
+        connects()
+        os._exit(0)
+    os.waitpid(late, 0)
     os.close(w)
     os.waitpid(before, 0)
     connects()
