@@ -236,7 +236,9 @@ static bool is_beneath(const char *path, const char *dir)
 
 /*
  * R: the workdir when it lies inside a write grant the step asked for, else
- * the first such write grant; never inside P, where scratch would pile up.
+ * the first such write grant; never inside P, where scratch would pile up,
+ * and never the root (a workdir of / with allow_broad_grants: its folders
+ * would be made in the host's /, and a user but root could not make them).
  */
 static const char *run_base(const struct grants *g)
 {
@@ -255,7 +257,8 @@ static const char *run_base(const struct grants *g)
 		if (is_beneath(g->workdir, gr->path))
 			wd_ok = true;
 	}
-	if (wd_ok && !(g->persist && is_beneath(g->workdir, g->persist)))
+	if (wd_ok && strcmp(g->workdir, "/") != 0 &&
+	    !(g->persist && is_beneath(g->workdir, g->persist)))
 		return g->workdir;
 	return first;
 }
