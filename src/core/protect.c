@@ -24,6 +24,10 @@
 	"a git config: a key there (core.fsmonitor, core.hooksPath, a filter, an alias "           \
 	"with '!') runs its command on the next git status, commit or diff"
 #define RC_RUN "a shell startup file: run by the next login or interactive shell"
+#define LEFTHOOK_RUN                                                                               \
+	"lefthook: the hook it installs runs the commands this file names on git commit"
+#define HOOKS_PATH_RUN                                                                             \
+	"the folder core.hooksPath names: git runs its hooks on commit, merge, checkout, push"
 
 /*
  * The default set. Names starting ".git/" hold for every gitdir a write
@@ -60,6 +64,18 @@ const struct protect_rule protect_rules[] = {
 	{".claude", PROTECT_FOLDER, "Claude Code: hooks and MCP servers it runs here", false,
 	 false},
 	{".cursor", PROTECT_FOLDER, "Cursor: rules and MCP servers it runs here", false, false},
+	{".pre-commit-config.yaml", PROTECT_FILE,
+	 "pre-commit: the hook it installs runs the commands this file names on git commit and "
+	 "push",
+	 false, false},
+	{".husky", PROTECT_FOLDER, "husky: the hook scripts git runs on commit and push", false,
+	 false},
+	{"lefthook.yml", PROTECT_FILE, LEFTHOOK_RUN, false, false},
+	{".lefthook.yml", PROTECT_FILE, LEFTHOOK_RUN, false, false},
+	{"lefthook-local.yml", PROTECT_FILE, LEFTHOOK_RUN, false, false},
+	{".lefthook-local.yml", PROTECT_FILE, LEFTHOOK_RUN, false, false},
+	{".overcommit.yml", PROTECT_FILE,
+	 "overcommit: the hook it installs runs what this file names on git commit", false, false},
 	{".bashrc", PROTECT_FILE, RC_RUN, false, true},
 	{".bash_profile", PROTECT_FILE, RC_RUN, false, true},
 	{".bash_login", PROTECT_FILE, RC_RUN, false, true},
@@ -565,6 +581,89 @@ int protect_scan(struct protect_record *r, struct item_list *list, bool after)
 	return rc < 0 ? rc : 0;
 }
 
+/* A git config's core.hooksPath (a file read whole, bounded; fd closed), or NULL. */
+static char *hooks_path_of(int fd)
+{
+	char *text = NULL, *v = NULL;
+	size_t len = 0;
+	if (fd >= 0 && path_read_fd(fd, PROTECT_MAX_CONTENT, &text, &len) == 0)
+		v = protect_git_value(text, len, "core", "hookspath");
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	return v;
+}
+
+/* Protect the folder value names (as git resolves it from the checkout co), where a grant holds it.
+ */
+static int add_hooks_path(struct protect_record *r, const char *value, const char *co)
+{
+	char joined[PATH_MAX], abs[PATH_MAX];
+	int n = value[0] == '~' && value[1] == '/' && r->home
+			? snprintf(joined, sizeof(joined), "%s/%s", r->home, value + 2)
+		: value[0] == '/' ? snprintf(joined, sizeof(joined), "%s", value)
+				  : snprintf(joined, sizeof(joined), "%s/%s", co, value);
+	if (n < 0 || (size_t)n >= sizeof(joined) || path_normalize(joined, abs, sizeof(abs)) < 0)
+		return 0;
+	char *real = realpath(abs, NULL); /* as git reaches it, links and all, where it exists */
+	const char *p = real ? real : abs;
+	bool held = false;
+	for (size_t g = 0; g < r->roots.n && !held; g++)
+		held = path_beneath(p, r->roots.v[g]) && strcmp(p, r->roots.v[g]) != 0;
+	int rc = held && strv_find(&r->extra, p) < 0 ? strv_push(&r->extra, p) : 0;
+	free(real);
+	return rc;
+}
+
+/*
+ * core.hooksPath: the folder whose hooks git runs instead of .git/hooks
+ * (husky's .husky/_, a repository's .githooks). Where it lies in a write
+ * grant it is protected as .git/hooks is (and not while that is
+ * unprotected): named in a grant's own .git/config, or in the caller's
+ * ~/.gitconfig, ~/.config/git/config or /etc/gitconfig (a relative one
+ * from each grant's checkout). Added to extra after the policy's (hooks:
+ * how many); 0 or -errno.
+ */
+static int add_hooks_paths(struct protect_record *r, size_t *hooks)
+{
+	size_t first = r->extra.n;
+	*hooks = 0;
+	for (size_t i = 0; i < protect_nrules; i++)
+		if (strcmp(protect_rules[i].name, ".git/hooks") == 0 && r->off[i])
+			return 0;
+	char *global[3] = {NULL, NULL, NULL};
+	char p[PATH_MAX];
+	for (int i = 0; i < 2 && r->home; i++) {
+		snprintf(p, sizeof(p), "%s/%s", r->home, i ? ".config/git/config" : ".gitconfig");
+		global[i] = hooks_path_of(path_open_nofollow(p, 0));
+	}
+	global[2] = hooks_path_of(open("/etc/gitconfig", O_RDONLY | O_CLOEXEC));
+	int rc = 0;
+	for (size_t g = 0; rc == 0 && g < r->roots.n; g++) {
+		int root = protect_open_root(r, g);
+		const char *base;
+		int dfd = root >= 0 ? protect_walk(root, ".git/config", &base) : -1;
+		int fd = dfd >= 0 ? openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		struct stat st;
+		bool checkout = root >= 0 && fstatat(root, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0;
+		char *own = hooks_path_of(fd);
+		for (int i = 0; rc == 0 && i < 3 && checkout; i++)
+			if (global[i] && (!own || global[i][0] == '/' || global[i][0] == '~'))
+				rc = add_hooks_path(r, global[i], r->roots.v[g]);
+		if (own && rc == 0)
+			rc = add_hooks_path(r, own, r->roots.v[g]); /* the repository's own wins */
+		free(own);
+		if (dfd >= 0)
+			close(dfd);
+		if (root >= 0)
+			close(root);
+	}
+	for (int i = 0; i < 3; i++)
+		free(global[i]);
+	*hooks = r->extra.n - first;
+	return rc;
+}
+
 struct protect_record *protect_record(const struct stepbox_config *cfg, const char *const *write,
 				      size_t n, const char *home, struct stepbox_err *err)
 {
@@ -580,14 +679,21 @@ struct protect_record *protect_record(const struct stepbox_config *cfg, const ch
 		rc = strv_extend(&r->extra, &cfg->protect_paths);
 	if (rc == 0)
 		rc = strv_extend(&r->unprot, &cfg->unprotect);
+	for (size_t i = 0; rc == 0 && i < protect_nrules; i++)
+		r->off[i] = protect_unprotected(cfg, &protect_rules[i]);
+	size_t hooks = 0;
+	if (rc == 0)
+		rc = add_hooks_paths(r, &hooks);
 	if (rc == 0 && !(r->xrules = calloc(r->extra.n + 1, sizeof(*r->xrules))))
 		rc = -ENOMEM;
 	for (size_t i = 0; rc == 0 && i < r->extra.n; i++)
-		r->xrules[i] = (struct protect_rule){r->extra.v[i], PROTECT_FILE,
-						     "named in the policy's protected_paths", false,
-						     false};
-	for (size_t i = 0; rc == 0 && i < protect_nrules; i++)
-		r->off[i] = protect_unprotected(cfg, &protect_rules[i]);
+		r->xrules[i] =
+			i < r->extra.n - hooks
+				? (struct protect_rule){r->extra.v[i], PROTECT_FILE,
+							"named in the policy's protected_paths",
+							false, false}
+				: (struct protect_rule){r->extra.v[i], PROTECT_HOOKS,
+							HOOKS_PATH_RUN, false, false};
 	if (rc == 0) {
 		r->verbosity = cfg->verbosity;
 		rc = say_broad(r);
@@ -678,6 +784,17 @@ int protect_places(const struct protect_record *r, struct strv *out, struct strv
 			continue; /* .git itself stays writable: commits work */
 		if (!S_ISDIR(it->st.st_mode) && !S_ISREG(it->st.st_mode))
 			continue;
+		if (it->kind == ITEM_CONFIG) {
+			/*
+			 * git writes its config by a rename onto it, which a bind
+			 * refuses (EBUSY: git remote add, push -u, a tracking
+			 * branch): the live layer judges that rename by its keys,
+			 * as under Landlock alone; only what holds it is pinned.
+			 */
+			if (push_between(r, it, pins) < 0)
+				return -ENOMEM;
+			continue;
+		}
 		bool inside = false; /* an entry of a folder bound whole already */
 		for (size_t k = 0; k < out->n && !inside; k++)
 			inside = path_beneath(it->path, out->v[k]);

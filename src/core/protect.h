@@ -144,7 +144,9 @@ struct protect_hit protect_match(const struct protect_record *r, const char *abs
 int protect_note_made(struct protect_record *r, const char *abs);
 /*
  * Whether a file (dev, ino) is one of the protected files recorded before
- * the step (a hard link elsewhere in a grant reaches it too); *rule: its name.
+ * the step (a hard link elsewhere in a grant reaches it too) and its name
+ * still holds it (a number freed by a replaced config and given to a new
+ * file is not it; looked at through real folders only); *rule: its name.
  */
 bool protect_inode(const struct protect_record *r, dev_t dev, ino_t ino, const char **rule);
 /*

@@ -64,6 +64,13 @@ static const struct runkey {
 	{"sendemail", SUB_EITHER, "tocmd", false},
 	{"sendemail", SUB_EITHER, "cccmd", false},
 	{"sendemail", SUB_EITHER, "smtpserver", false},
+	{"sendemail", SUB_EITHER, "sendmailcmd", false},
+	{"imap", SUB_NONE, "tunnel", false},
+	{"trailer", SUB_ANY, "command", false},
+	{"trailer", SUB_ANY, "cmd", false},
+	{"hook", SUB_ANY, "command", false},
+	/* lets a remote's URL be ext::COMMAND, run by the next fetch or push */
+	{"protocol", SUB_EITHER, "allow", false},
 };
 
 static bool is_runkey(const char *section, const char *sub, const char *name, const char *value)
@@ -242,6 +249,24 @@ static int runkeys_of(const char *text, size_t len, struct strv *out, bool *bad)
 	}
 	*bad = c.bad;
 	return 0;
+}
+
+char *protect_git_value(const char *text, size_t len, const char *section, const char *name)
+{
+	struct cfgread c = {.s = text, .n = len};
+	char *last = NULL;
+	while (next_var(&c)) {
+		if (c.has_sub || strcmp(c.section, section) != 0 || strcmp(c.name, name) != 0)
+			continue;
+		free(last);
+		if (!(last = strdup(c.value)))
+			return NULL;
+	}
+	if (c.bad) {
+		free(last);
+		return NULL;
+	}
+	return last;
 }
 
 char *protect_git_runs(const char *before, const char *after, size_t after_len)

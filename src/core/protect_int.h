@@ -68,6 +68,13 @@ struct protect_record {
 	char *quarantine; /* this run's folder, once made */
 };
 
+/*
+ * The last value of section.name (no subsection; both lower case) in the
+ * git config text, or NULL: none, a text git's grammar does not read, or
+ * out of memory. To free. (protect_git.c)
+ */
+char *protect_git_value(const char *text, size_t len, const char *section, const char *name);
+
 /* protect.c: the scan of every grant into list (after: the before's gitdirs too). */
 /*
  * unprotect u removes the entry name (a default's or a protected_paths

@@ -11,13 +11,18 @@
  * gitdir's modules/), the policy's protected_paths, and HOME's names where a
  * grant holds HOME. A folder above a protected name may not be moved or
  * removed, nor anything moved onto it: what is moved in brings its contents.
+ * protect_inode alone looks at the file system: whether a recorded file is
+ * still at its name.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "path.h"
 #include "protect_int.h"
@@ -271,6 +276,28 @@ int protect_note_made(struct protect_record *r, const char *abs)
 	return 0;
 }
 
+/*
+ * Whether the recorded file it is still at its name: reached from its
+ * grant one real folder at a time, that name holds the same inode (or
+ * cannot be told otherwise: a folder that is no longer one, an error).
+ */
+static bool still_there(const struct protect_record *r, const struct item *it)
+{
+	int root = protect_open_root(r, it->grant);
+	const char *base;
+	int dfd = root >= 0 ? protect_walk(root, it->rel, &base) : root;
+	struct stat st;
+	int e = dfd >= 0 && fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	bool there = dfd == -ENOENT || e == -ENOENT ? false
+		     : dfd < 0 || e < 0             ? true /* fail closed */
+					: st.st_dev == it->st.st_dev && st.st_ino == it->st.st_ino;
+	if (dfd >= 0)
+		close(dfd);
+	if (root >= 0)
+		close(root);
+	return there;
+}
+
 bool protect_inode(const struct protect_record *r, dev_t dev, ino_t ino, const char **rule)
 {
 	for (size_t i = 0; r && i < r->before.n; i++) {
@@ -279,6 +306,13 @@ bool protect_inode(const struct protect_record *r, dev_t dev, ino_t ino, const c
 			continue;
 		size_t n = strlen(it->rel);
 		if (it->kind == ITEM_HOOK && n > 7 && strcmp(it->rel + n - 7, ".sample") == 0)
+			continue;
+		/*
+		 * The name replaced since (a git config renamed onto it, judged)
+		 * frees its inode, and the file system gives the number to the
+		 * next new file (git's next config.lock): that one is not it.
+		 */
+		if (!still_there(r, it))
 			continue;
 		*rule = it->rule;
 		return true;

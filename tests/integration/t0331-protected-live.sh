@@ -150,16 +150,56 @@ os.rename(".git/config.lock", ".git/config")
 os.write(fd, b"[core]\n\tfsmonitor = touch marker\n")  # through the fd kept
 os.close(fd)
 print("renamed")'
-if [ "$BACKEND" != landlock ]; then
-	# the config that existed is bound read-only: git's rename onto it is EBUSY
-	! grep -q fsmonitor "$T/w/.git/config" && ! grep -q "email = a@b" "$T/w/.git/config" &&
-		ok "a config renamed onto the bound one: refused, nothing of it lands" ||
-		notok "a config renamed onto the bound one: refused, nothing of it lands" "$(cat "$T/w/.git/config")"
-elif [ "$OUT" = renamed ] && grep -q "email = a@b" "$T/w/.git/config" && ! grep -q fsmonitor "$T/w/.git/config"; then
+if [ "$OUT" = renamed ] && grep -q "email = a@b" "$T/w/.git/config" && ! grep -q fsmonitor "$T/w/.git/config"; then
 	ok "a config renamed in lands as judged; a write through the fd kept reaches nothing"
 else
 	notok "a config renamed in lands as judged; a write through the fd kept reaches nothing" "$OUT $(cat "$T/w/.git/config")"
 fi
+
+# git's own config writes in the person's checkout (the config is judged,
+# never bound: a bind made them EBUSY under the namespaces), beside the
+# keys that run a command, refused: core.fsmonitor, and protocol.ext.allow
+# (which lets a remote's URL be ext::COMMAND, run by the next fetch)
+setup
+run_sb run -- sh -c 'git remote add up /nowhere && echo remote-ok
+	git config branch.main.remote up && echo tracking-ok
+	git config core.fsmonitor "touch marker" 2>/dev/null || echo fsmonitor-refused
+	git config protocol.ext.allow always 2>/dev/null || echo ext-refused
+	git remote set-url up "ext::sh -c touch% marker" && echo url-ok'
+want=$(printf 'remote-ok\ntracking-ok\nfsmonitor-refused\next-refused\nurl-ok')
+[ "$OUT" = "$want" ] && [ "$(git -C "$T/w" config remote.up.url)" = "ext::sh -c touch% marker" ] &&
+	! git -C "$T/w" config protocol.ext.allow >/dev/null && ! git -C "$T/w" config core.fsmonitor >/dev/null &&
+	ok "git remote add and a tracking branch work; core.fsmonitor and protocol.ext.allow refused" ||
+	notok "git remote add and a tracking branch work; core.fsmonitor and protocol.ext.allow refused" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
+(cd "$T/w" && git fetch -q up 2>/dev/null)
+[ ! -e "$M" ] && ok "the person's git fetch outside runs nothing of the step's (ext:: stays refused)" ||
+	notok "the person's git fetch outside runs nothing of the step's"
+
+# core.hooksPath: the hooks git runs are the folder it names (a repository's
+# .githooks, husky's .husky/_), protected as .git/hooks is; and the hook
+# managers' own files (pre-commit, husky, lefthook, overcommit)
+setup
+mkdir -p "$T/w/.githooks" "$T/w/.husky"
+printf '#!/bin/sh\nexit 0\n' >"$T/w/.githooks/pre-commit"
+chmod 755 "$T/w/.githooks/pre-commit"
+git -C "$T/w" config core.hooksPath .githooks
+for f in .pre-commit-config.yaml .husky/pre-commit lefthook.yml .overcommit.yml; do echo keep >"$T/w/$f"; done
+run_sb run -- sh -c 'for f in .githooks/pre-commit .githooks/post-checkout .pre-commit-config.yaml \
+		.husky/pre-commit .husky/pre-push lefthook.yml .lefthook.yml .overcommit.yml; do
+		(echo "touch marker" >>"$f") 2>/dev/null && echo "$f written"
+	done
+	echo x >ctl.yml && echo ctl-ok'
+want="ctl-ok"
+[ "$OUT" = "$want" ] && [ "$(cat "$T/w/.pre-commit-config.yaml")" = keep ] &&
+	[ ! -e "$T/w/.githooks/post-checkout" ] && ! grep -q marker "$T/w/.githooks/pre-commit" &&
+	ok "core.hooksPath's folder and the hook managers' files: refused; a control made" ||
+	notok "core.hooksPath's folder and the hook managers' files: refused; a control made" "rc=$RC $OUT"
+(cd "$T/w" && echo b >>f && git commit -qam person2 && git status >/dev/null)
+[ ! -e "$M" ] && ok "the person's git commit with core.hooksPath outside runs nothing of the step's" ||
+	notok "the person's git commit with core.hooksPath outside runs nothing of the step's"
+run_sb run --unprotect .git/hooks -- sh -c 'echo "exit 0" >>.githooks/pre-commit && echo hooks-written'
+[ "$OUT" = hooks-written ] && ok "--unprotect .git/hooks opens core.hooksPath's folder too" ||
+	notok "--unprotect .git/hooks opens core.hooksPath's folder too" "rc=$RC $OUT"
 
 # a Landlock domain the step takes itself (landrun, a nested sandbox): what
 # it forbids stays forbidden, though the live layer makes the step's files
