@@ -581,12 +581,14 @@ int protect_scan(struct protect_record *r, struct item_list *list, bool after)
 	return rc < 0 ? rc : 0;
 }
 
-/* A git config's core.hooksPath (a file read whole, bounded; fd closed), or NULL. */
+/* A git config's core.hooksPath (a regular file read whole, bounded; fd closed), or NULL. */
 static char *hooks_path_of(int fd)
 {
 	char *text = NULL, *v = NULL;
 	size_t len = 0;
-	if (fd >= 0 && path_read_fd(fd, PROTECT_MAX_CONTENT, &text, &len) == 0)
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    path_read_fd(fd, PROTECT_MAX_CONTENT, &text, &len) == 0)
 		v = protect_git_value(text, len, "core", "hookspath");
 	if (fd >= 0)
 		close(fd);
@@ -631,19 +633,21 @@ static int add_hooks_paths(struct protect_record *r, size_t *hooks)
 	for (size_t i = 0; i < protect_nrules; i++)
 		if (strcmp(protect_rules[i].name, ".git/hooks") == 0 && r->off[i])
 			return 0;
+	/* the caller's own, read as git reads them (a dotfile manager's link followed) */
+	const int ro = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
 	char *global[3] = {NULL, NULL, NULL};
 	char p[PATH_MAX];
 	for (int i = 0; i < 2 && r->home; i++) {
 		snprintf(p, sizeof(p), "%s/%s", r->home, i ? ".config/git/config" : ".gitconfig");
-		global[i] = hooks_path_of(path_open_nofollow(p, 0));
+		global[i] = hooks_path_of(open(p, ro));
 	}
-	global[2] = hooks_path_of(open("/etc/gitconfig", O_RDONLY | O_CLOEXEC));
+	global[2] = hooks_path_of(open("/etc/gitconfig", ro));
 	int rc = 0;
 	for (size_t g = 0; rc == 0 && g < r->roots.n; g++) {
 		int root = protect_open_root(r, g);
 		const char *base;
 		int dfd = root >= 0 ? protect_walk(root, ".git/config", &base) : -1;
-		int fd = dfd >= 0 ? openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		int fd = dfd >= 0 ? openat(dfd, base, ro | O_NOFOLLOW) : -1;
 		struct stat st;
 		bool checkout = root >= 0 && fstatat(root, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0;
 		char *own = hooks_path_of(fd);
