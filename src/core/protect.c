@@ -540,7 +540,64 @@ static int scan_grant(struct scan *s, size_t g)
 			r = follow(s, g, rel, "gitdir", 0);
 		free(rel);
 	}
+	size_t dg = 0; /* the .git rule */
+	while (protect_rules[dg].kind != PROTECT_GITDIR)
+		dg++;
+	for (size_t i = 0; r >= 0 && !s->r->off[dg] && i < s->r->nested.n; i++) {
+		/* a checkout one level down (a workspace of clones): its .git as the grant's */
+		char *tab;
+		if (strtoul(s->r->nested.v[i], &tab, 10) != g || *tab != '\t')
+			continue;
+		char *rel = strv_fmt("%s/.git", tab + 1);
+		size_t at = 0;
+		r = rel ? add_item(s, g, rel, &protect_rules[dg], ITEM_DOTGIT, &at) : -ENOMEM;
+		if (r == 1 && S_ISDIR(s->list->v[at].st.st_mode))
+			r = scan_gitdir(s, g, rel, 0);
+		else if (r == 1)
+			r = follow(s, g, rel, "gitdir", 0);
+		free(rel);
+	}
 	return r < 0 ? r : scan_extra(s, g);
+}
+
+/*
+ * The checkouts each grant holds one level down (NAME/.git, a folder or a
+ * file; never through a link), into r->nested: a workspace of clones. Its
+ * own entries only, PROTECT_MAX_LISTED of them at most: never a walk.
+ */
+static int note_nested(struct protect_record *r)
+{
+	int rc = 0;
+	for (size_t g = 0; rc == 0 && g < r->roots.n; g++) {
+		int root = protect_open_root(r, g);
+		struct path_dir d;
+		if (root < 0 || path_dir_open(&d, root, ".") < 0) {
+			if (root >= 0)
+				close(root);
+			continue;
+		}
+		struct path_entry e;
+		for (size_t seen = 0; rc == 0 && seen < PROTECT_MAX_LISTED && path_dir_next(&d, &e);
+		     seen++) {
+			if ((e.type != DT_DIR && e.type != DT_UNKNOWN) ||
+			    strcmp(e.name, ".git") == 0)
+				continue;
+			int dir =
+				openat(root, e.name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			struct stat st;
+			bool checkout = dir >= 0 &&
+					fstatat(dir, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+					(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
+			if (dir >= 0)
+				close(dir);
+			char *key = checkout ? strv_fmt("%zu\t%s", g, e.name) : NULL;
+			if (checkout)
+				rc = key ? strv_push_owned(&r->nested, key) : -ENOMEM;
+		}
+		path_dir_close(&d);
+		close(root);
+	}
+	return rc;
 }
 
 /* After the step, the gitdirs looked at before too: a .git file repointed hides none. */
@@ -607,12 +664,22 @@ static int add_hooks_path(struct protect_record *r, const char *value, const cha
 				  : snprintf(joined, sizeof(joined), "%s/%s", co, value);
 	if (n < 0 || (size_t)n >= sizeof(joined) || path_normalize(joined, abs, sizeof(abs)) < 0)
 		return 0;
-	char *real = realpath(abs, NULL); /* as git reaches it, links and all, where it exists */
-	const char *p = real ? real : abs;
-	bool held = false;
-	for (size_t g = 0; g < r->roots.n && !held; g++)
-		held = path_beneath(p, r->roots.v[g]) && strcmp(p, r->roots.v[g]) != 0;
-	int rc = held && strv_find(&r->extra, p) < 0 ? strv_push(&r->extra, p) : 0;
+	/*
+	 * Its name as written (a link there, or in a folder above it, may not
+	 * be pointed elsewhere: removed or replaced, refused) and, where it
+	 * exists, the folder git reaches through the links.
+	 */
+	char *real = realpath(abs, NULL);
+	const char *both[2] = {abs, real};
+	int rc = 0;
+	for (int k = 0; k < 2 && rc == 0 && both[k]; k++) {
+		bool held = false;
+		for (size_t g = 0; g < r->roots.n && !held; g++)
+			held = path_beneath(both[k], r->roots.v[g]) &&
+			       strcmp(both[k], r->roots.v[g]) != 0;
+		if (held && strv_find(&r->extra, both[k]) < 0)
+			rc = strv_push(&r->extra, both[k]);
+	}
 	free(real);
 	return rc;
 }
@@ -643,19 +710,27 @@ static int add_hooks_paths(struct protect_record *r, size_t *hooks)
 	}
 	global[2] = hooks_path_of(open("/etc/gitconfig", ro));
 	int rc = 0;
-	for (size_t g = 0; rc == 0 && g < r->roots.n; g++) {
+	/* each grant itself, then the checkouts one level down in it */
+	for (size_t k = 0; rc == 0 && k < r->roots.n + r->nested.n; k++) {
+		char *tab = NULL;
+		size_t g = k < r->roots.n ? k : strtoul(r->nested.v[k - r->roots.n], &tab, 10);
+		char co[PATH_MAX], cfg[PATH_MAX];
+		snprintf(co, sizeof(co), "%s%s%s", r->roots.v[g], tab ? "/" : "",
+			 tab ? tab + 1 : "");
+		snprintf(cfg, sizeof(cfg), "%s%s.git/config", tab ? tab + 1 : "", tab ? "/" : "");
 		int root = protect_open_root(r, g);
 		const char *base;
-		int dfd = root >= 0 ? protect_walk(root, ".git/config", &base) : -1;
+		int dfd = root >= 0 ? protect_walk(root, cfg, &base) : -1;
 		int fd = dfd >= 0 ? openat(dfd, base, ro | O_NOFOLLOW) : -1;
 		struct stat st;
-		bool checkout = root >= 0 && fstatat(root, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0;
+		bool checkout =
+			tab || (root >= 0 && fstatat(root, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0);
 		char *own = hooks_path_of(fd);
 		for (int i = 0; rc == 0 && i < 3 && checkout; i++)
 			if (global[i] && (!own || global[i][0] == '/' || global[i][0] == '~'))
-				rc = add_hooks_path(r, global[i], r->roots.v[g]);
+				rc = add_hooks_path(r, global[i], co);
 		if (own && rc == 0)
-			rc = add_hooks_path(r, own, r->roots.v[g]); /* the repository's own wins */
+			rc = add_hooks_path(r, own, co); /* the repository's own wins */
 		free(own);
 		if (dfd >= 0)
 			close(dfd);
@@ -686,6 +761,8 @@ struct protect_record *protect_record(const struct stepbox_config *cfg, const ch
 	for (size_t i = 0; rc == 0 && i < protect_nrules; i++)
 		r->off[i] = protect_unprotected(cfg, &protect_rules[i]);
 	size_t hooks = 0;
+	if (rc == 0)
+		rc = note_nested(r);
 	if (rc == 0)
 		rc = add_hooks_paths(r, &hooks);
 	if (rc == 0 && !(r->xrules = calloc(r->extra.n + 1, sizeof(*r->xrules))))
@@ -754,6 +831,7 @@ void protect_free(struct protect_record *r)
 	strv_release(&r->unprot);
 	strv_release(&r->broad);
 	strv_release(&r->gitdirs);
+	strv_release(&r->nested);
 	free(r->xrules);
 	free(r->off);
 	free(r->home);

@@ -63,6 +63,8 @@ struct protect_record {
 	int verbosity;
 	struct item_list before, after;
 	struct strv gitdirs; /* every gitdir looked at before: "GRANT\tREL" */
+	/* the checkouts a grant holds at its top, one level down: "GRANT\tNAME" */
+	struct strv nested;
 	struct finding *f;
 	size_t nf, capf;
 	char *quarantine; /* this run's folder, once made */

@@ -197,6 +197,29 @@ want="ctl-ok"
 (cd "$T/w" && echo b >>f && git commit -qam person2 && git status >/dev/null)
 [ ! -e "$M" ] && ok "the person's git commit with core.hooksPath outside runs nothing of the step's" ||
 	notok "the person's git commit with core.hooksPath outside runs nothing of the step's"
+# ... named through a link (.githooks -> tools/hooks): the link may not be
+# pointed elsewhere, nor the folder above the target moved
+setup
+mkdir -p "$T/w/tools/hooks"
+printf '#!/bin/sh\nexit 0\n' >"$T/w/tools/hooks/pre-commit"
+chmod 755 "$T/w/tools/hooks/pre-commit"
+ln -s tools/hooks "$T/w/.githooks"
+git -C "$T/w" config core.hooksPath .githooks
+run_sb run -- sh -c 'mkdir evil && printf "#!/bin/sh\ntouch marker\n" >evil/pre-commit && chmod 755 evil/pre-commit && echo ctl-ok
+	ln -sfn evil .githooks 2>/dev/null && echo relinked
+	rm .githooks 2>/dev/null && echo removed
+	mv tools t2 2>/dev/null && echo moved
+	(echo "touch marker" >>tools/hooks/pre-commit) 2>/dev/null && echo written'
+[ "$OUT" = ctl-ok ] && [ "$(readlink "$T/w/.githooks")" = tools/hooks ] &&
+	ok "core.hooksPath through a link: not repointed, removed or moved; its hook not written" ||
+	notok "core.hooksPath through a link: not repointed, removed or moved; its hook not written" "rc=$RC $OUT"
+(cd "$T/w" && echo c >>f && git commit -qam person3)
+[ ! -e "$M" ] && ok "the person's git commit through the linked hooks path runs nothing of the step's" ||
+	notok "the person's git commit through the linked hooks path runs nothing of the step's"
+setup
+mkdir -p "$T/w/.githooks"
+git -C "$T/w" config core.hooksPath .githooks
+echo keep >"$T/w/.githooks/pre-commit"
 run_sb run --unprotect .git/hooks -- sh -c 'echo "exit 0" >>.githooks/pre-commit && echo hooks-written'
 [ "$OUT" = hooks-written ] && ok "--unprotect .git/hooks opens core.hooksPath's folder too" ||
 	notok "--unprotect .git/hooks opens core.hooksPath's folder too" "rc=$RC $OUT"

@@ -328,6 +328,64 @@ static void live(void)
 	policy_release(&cfg);
 }
 
+/*
+ * A workspace of clones (a checkout one level down) and a core.hooksPath:
+ * recorded before, looked at after (the net without the live layer), and
+ * matched live by path.
+ */
+static void nested(void)
+{
+	dir("ws");
+	dir("ws/a");
+	dir("ws/a/.git");
+	dir("ws/a/.git/hooks");
+	put("ws/a/.git/config", "[core]\n\thooksPath = ../hk\n", 0644);
+	dir("ws/hk");
+	put("ws/hk/pre-commit", "#!/bin/sh\n", 0755);
+	dir("ws/b");
+	dir("ws/b/.git");
+	dir("ws/b/.git/hooks");
+	put("ws/b/.git/config", "[core]\n\tHooksPath = \".githooks\"\n", 0644);
+	char ws[300], q[300];
+	snprintf(ws, sizeof(ws), "%s/ws", top);
+	snprintf(q, sizeof(q), "%s/q", top);
+	mkdir(q, 0700);
+	const char *roots[] = {ws};
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	struct stepbox_err err = {0};
+	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
+	CHECK(r != NULL);
+	char p[400];
+	snprintf(p, sizeof(p), "%s/b/.githooks/pre-push", ws);
+	CHECK(protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED); /* not there yet */
+	snprintf(p, sizeof(p), "%s/b/.githooks", ws);
+	CHECK(protect_match(r, p, PROTECT_MKDIR).verdict == PROTECT_FREE);
+	snprintf(p, sizeof(p), "%s/b/.githooks/x.sample", ws);
+	CHECK(protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	snprintf(p, sizeof(p), "%s/hk", ws);
+	CHECK(protect_match(r, p, PROTECT_REMOVE).verdict == PROTECT_REFUSED);
+	snprintf(p, sizeof(p), "%s/a/other", ws);
+	CHECK(protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	/* what the live layer would have refused, left: each a finding */
+	put("ws/a/.git/hooks/pre-commit", "#!/bin/sh\ntouch marker\n", 0755);
+	put("ws/hk/pre-commit", "#!/bin/sh\ntouch marker\n", 0755);
+	put("ws/a/.git/config", "[core]\n\thooksPath = ../hk\n\tfsmonitor = x\n", 0644);
+	put("ws/a/notes", "x\n", 0644);
+	CHECK(protect_check(r, q, true) == 3);
+	CHECK(!exists("ws/a/.git/hooks/pre-commit"));
+	CHECK(exists("ws/a/notes"));
+	CHECK_STR(slurp("ws/hk/pre-commit"), "#!/bin/sh\n"); /* the original put back */
+	protect_free(r);
+	/* unprotect .git/hooks: the hooks path is the person's to open too */
+	strv_push(&cfg.unprotect, ".git/hooks");
+	r = protect_record(&cfg, roots, 1, NULL, &err);
+	snprintf(p, sizeof(p), "%s/hk/pre-commit", ws);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	protect_free(r);
+	policy_release(&cfg);
+}
+
 int main(void)
 {
 	config_keys();
@@ -341,6 +399,7 @@ int main(void)
 		snprintf(top, sizeof(top), "%.200s", real);
 	net();
 	live();
+	nested();
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	if (system(cmd) != 0)
