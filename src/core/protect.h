@@ -166,6 +166,14 @@ json_t *protect_json_unprotected(const struct protect_record *r);
 
 /* SBPL and docs: the default set's names relative to a grant, with globs (sbpl.c). */
 const char *protect_rule_glob(const struct protect_rule *rule);
+/*
+ * The folders core.hooksPath names in the write grants (write: canonical,
+ * n of them; home: the caller's canonical HOME or NULL), as the record
+ * protects them: each name as written and the folder it reaches, for
+ * cfg's unprotect; appended to out (sbpl.c). 0 or -errno.
+ */
+int protect_hooks_folders(const struct stepbox_config *cfg, const char *const *write, size_t n,
+			  const char *home, struct strv *out);
 /* Whether unprotect (cfg) removes the default rule. */
 bool protect_unprotected(const struct stepbox_config *cfg, const struct protect_rule *rule);
 

@@ -77,6 +77,14 @@ struct protect_record {
  */
 char *protect_git_value(const char *text, size_t len, const char *section, const char *name);
 
+/*
+ * protect_hooks.c: the checkouts each grant holds one level down, into
+ * r->nested (0 or -errno); the folders core.hooksPath names, appended to
+ * r->extra (*hooks: how many; none while .git/hooks is unprotected).
+ */
+int protect_note_nested(struct protect_record *r);
+int protect_add_hooks_paths(struct protect_record *r, size_t *hooks);
+
 /* protect.c: the scan of every grant into list (after: the before's gitdirs too). */
 /*
  * unprotect u removes the entry name (a default's or a protected_paths

@@ -502,6 +502,39 @@ static void deny_git(struct out *o, const struct stepbox_config *cfg, const char
 }
 
 /*
+ * The folders core.hooksPath names in the write grants: every entry but a
+ * sample, and the folder's own name (a link there may not be re-pointed).
+ */
+static void deny_hooks_folders(struct out *o, const struct stepbox_config *cfg,
+			       const struct strv *write, const char *home)
+{
+	struct strv hooks = STRV_INIT;
+	char *canon_home = home && home[0] == '/' ? realpath(home, NULL) : NULL;
+	/* the grants as this host names them (a profile written on Linux: no /private) */
+	const char **roots = calloc(write->n + 1, sizeof(*roots));
+	struct stat st;
+	for (size_t i = 0; roots && i < write->n; i++) {
+		const char *w = write->v[i];
+		roots[i] = strncmp(w, "/private/", 9) == 0 && lstat(w, &st) < 0 ? w + 8 : w;
+	}
+	int r = roots ? protect_hooks_folders(cfg, roots, write->n, canon_home, &hooks) : -ENOMEM;
+	free(roots);
+	if (r < 0 && !o->err)
+		o->err = r; /* never a profile that protects less than it says */
+	for (size_t i = 0; i < hooks.n; i++) {
+		char *m = mac_path(hooks.v[i]);
+		if (!m)
+			continue;
+		fputs("\n  (require-all (subpath ", o->f);
+		str(o, m);
+		fputs(") (require-not (regex #\"\\.sample$\")))", o->f);
+		free(m);
+	}
+	free(canon_home);
+	strv_release(&hooks);
+}
+
+/*
  * The protected paths beneath each write grant (docs/protected-paths.md),
  * after the allows: SBPL takes the last rule that matches, so a deny
  * beneath an allow holds, for names that do not exist yet too.
@@ -558,6 +591,7 @@ static void deny_protected(struct out *o, const struct stepbox_config *cfg,
 			}
 		}
 	}
+	deny_hooks_folders(o, cfg, write, home);
 	fputs(")\n\n", o->f);
 }
 
@@ -592,8 +626,10 @@ static int profile(FILE *f, const struct stepbox_config *cfg, const struct grant
 	write_files(&o, &l);
 	deny_protected(&o, cfg, &l.write);
 	network(&o, cfg);
-	if (o.err)
+	if (o.err && o.bad)
 		r = unwritable(o.bad, err);
+	else if (o.err)
+		r = err_set(err, ERR_UNAVAILABLE, -o.err, "seatbelt: the protected paths' folders");
 out:
 	lists_release(&l);
 	return r;

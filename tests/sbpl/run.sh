@@ -18,6 +18,9 @@ rm -rf "$root"
 mkdir -p "$root/home" "$root/work" "$root/data" "$root/out" "$root/sockets" \
 	"$root/with space" "$root/quote\"d" "$root/back\\slash" "$root/paren(s)" "$root/ünïcödé ✓"
 touch "$root/home/.gitconfig"
+# a checkout whose core.hooksPath names a folder of its worktree (hooks-path.json)
+mkdir -p "$root/repo/.git/hooks" "$root/repo/.githooks"
+printf '[core]\n\thooksPath = .githooks\n' >"$root/repo/.git/config"
 T=$(mktemp -d)
 trap 'rm -rf "$T" "$root"' EXIT
 # what the profile depends on is set here: HOME, the folder, no extra system paths

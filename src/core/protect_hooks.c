@@ -1,0 +1,194 @@
+/*
+ * protect_hooks: the checkouts a write grant holds at its top and one level
+ * down, and the folders their core.hooksPath names (a repository's
+ * .githooks, husky's .husky/_), which git runs instead of .git/hooks: read
+ * before the step, so that the record protects them as it protects
+ * .git/hooks (protect.c), and so that a Seatbelt profile denies them
+ * (sbpl.c). Never a walk: a grant's own entries, a config's one key.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "path.h"
+#include "protect_int.h"
+
+/*
+ * The checkouts each grant holds one level down (NAME/.git, a folder or a
+ * file; never through a link), into r->nested: a workspace of clones. Its
+ * own entries only, PROTECT_MAX_LISTED of them at most: never a walk.
+ */
+int protect_note_nested(struct protect_record *r)
+{
+	int rc = 0;
+	for (size_t g = 0; rc == 0 && g < r->roots.n; g++) {
+		int root = protect_open_root(r, g);
+		struct path_dir d;
+		if (root < 0 || path_dir_open(&d, root, ".") < 0) {
+			if (root >= 0)
+				close(root);
+			continue;
+		}
+		struct path_entry e;
+		for (size_t seen = 0; rc == 0 && seen < PROTECT_MAX_LISTED && path_dir_next(&d, &e);
+		     seen++) {
+			if ((e.type != DT_DIR && e.type != DT_UNKNOWN) ||
+			    strcmp(e.name, ".git") == 0)
+				continue;
+			int dir =
+				openat(root, e.name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			struct stat st;
+			bool checkout = dir >= 0 &&
+					fstatat(dir, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+					(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
+			if (dir >= 0)
+				close(dir);
+			char *key = checkout ? strv_fmt("%zu\t%s", g, e.name) : NULL;
+			if (checkout)
+				rc = key ? strv_push_owned(&r->nested, key) : -ENOMEM;
+		}
+		path_dir_close(&d);
+		close(root);
+	}
+	return rc;
+}
+
+/* A git config's core.hooksPath (a regular file read whole, bounded; fd closed), or NULL. */
+static char *hooks_path_of(int fd)
+{
+	char *text = NULL, *v = NULL;
+	size_t len = 0;
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    path_read_fd(fd, PROTECT_MAX_CONTENT, &text, &len) == 0)
+		v = protect_git_value(text, len, "core", "hookspath");
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	return v;
+}
+
+/* Protect the folder value names (as git resolves it from the checkout co), where a grant holds it.
+ */
+static int add_hooks_path(struct protect_record *r, const char *value, const char *co)
+{
+	char joined[PATH_MAX], abs[PATH_MAX];
+	int n = value[0] == '~' && value[1] == '/' && r->home
+			? snprintf(joined, sizeof(joined), "%s/%s", r->home, value + 2)
+		: value[0] == '/' ? snprintf(joined, sizeof(joined), "%s", value)
+				  : snprintf(joined, sizeof(joined), "%s/%s", co, value);
+	if (n < 0 || (size_t)n >= sizeof(joined) || path_normalize(joined, abs, sizeof(abs)) < 0)
+		return 0;
+	/*
+	 * Its name as written (a link there, or in a folder above it, may not
+	 * be pointed elsewhere: removed or replaced, refused) and, where it
+	 * exists, the folder git reaches through the links.
+	 */
+	char *real = realpath(abs, NULL);
+	const char *both[2] = {abs, real};
+	int rc = 0;
+	for (int k = 0; k < 2 && rc == 0 && both[k]; k++) {
+		bool held = false;
+		for (size_t g = 0; g < r->roots.n && !held; g++)
+			held = path_beneath(both[k], r->roots.v[g]) &&
+			       strcmp(both[k], r->roots.v[g]) != 0;
+		if (held && strv_find(&r->extra, both[k]) < 0)
+			rc = strv_push(&r->extra, both[k]);
+	}
+	free(real);
+	return rc;
+}
+
+/*
+ * core.hooksPath: the folder whose hooks git runs instead of .git/hooks
+ * (husky's .husky/_, a repository's .githooks). Where it lies in a write
+ * grant it is protected as .git/hooks is (and not while that is
+ * unprotected): named in a grant's own .git/config, or in the caller's
+ * ~/.gitconfig, ~/.config/git/config or /etc/gitconfig (a relative one
+ * from each grant's checkout). Added to extra after the policy's (hooks:
+ * how many); 0 or -errno.
+ */
+int protect_add_hooks_paths(struct protect_record *r, size_t *hooks)
+{
+	size_t first = r->extra.n;
+	*hooks = 0;
+	for (size_t i = 0; i < protect_nrules; i++)
+		if (strcmp(protect_rules[i].name, ".git/hooks") == 0 && r->off[i])
+			return 0;
+	/* the caller's own, read as git reads them (a dotfile manager's link followed) */
+	const int ro = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	char *global[3] = {NULL, NULL, NULL};
+	char p[PATH_MAX];
+	for (int i = 0; i < 2 && r->home; i++) {
+		snprintf(p, sizeof(p), "%s/%s", r->home, i ? ".config/git/config" : ".gitconfig");
+		global[i] = hooks_path_of(open(p, ro));
+	}
+	global[2] = hooks_path_of(open("/etc/gitconfig", ro));
+	int rc = 0;
+	/* each grant itself, then the checkouts one level down in it */
+	for (size_t k = 0; rc == 0 && k < r->roots.n + r->nested.n; k++) {
+		char *tab = NULL;
+		size_t g = k < r->roots.n ? k : strtoul(r->nested.v[k - r->roots.n], &tab, 10);
+		char co[PATH_MAX], cfg[PATH_MAX];
+		snprintf(co, sizeof(co), "%s%s%s", r->roots.v[g], tab ? "/" : "",
+			 tab ? tab + 1 : "");
+		snprintf(cfg, sizeof(cfg), "%s%s.git/config", tab ? tab + 1 : "", tab ? "/" : "");
+		int root = protect_open_root(r, g);
+		const char *base;
+		int dfd = root >= 0 ? protect_walk(root, cfg, &base) : -1;
+		int fd = dfd >= 0 ? openat(dfd, base, ro | O_NOFOLLOW) : -1;
+		struct stat st;
+		bool checkout =
+			tab || (root >= 0 && fstatat(root, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0);
+		char *own = hooks_path_of(fd);
+		for (int i = 0; rc == 0 && i < 3 && checkout; i++)
+			if (global[i] && (!own || global[i][0] == '/' || global[i][0] == '~'))
+				rc = add_hooks_path(r, global[i], co);
+		if (own && rc == 0)
+			rc = add_hooks_path(r, own, co); /* the repository's own wins */
+		free(own);
+		if (dfd >= 0)
+			close(dfd);
+		if (root >= 0)
+			close(root);
+	}
+	for (int i = 0; i < 3; i++)
+		free(global[i]);
+	*hooks = r->extra.n - first;
+	return rc;
+}
+
+int protect_hooks_folders(const struct stepbox_config *cfg, const char *const *write, size_t n,
+			  const char *home, struct strv *out)
+{
+	struct protect_record r = {.roots = STRV_INIT, .extra = STRV_INIT, .nested = STRV_INIT};
+	int rc = (r.off = calloc(protect_nrules, sizeof(bool))) ? 0 : -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = strv_push(&r.roots, write[i]);
+	for (size_t i = 0; rc == 0 && i < protect_nrules; i++)
+		r.off[i] = protect_unprotected(cfg, &protect_rules[i]);
+	r.home = (char *)home; /* read only here, never freed */
+	size_t hooks = 0;
+	if (rc == 0)
+		rc = protect_note_nested(&r);
+	if (rc == 0)
+		rc = protect_add_hooks_paths(&r, &hooks);
+	for (size_t i = 0; rc == 0 && i < r.extra.n; i++) {
+		bool off = false;
+		for (size_t u = 0; u < cfg->unprotect.n; u++)
+			off |= protect_unprotects(cfg->unprotect.v[u], r.extra.v[i]);
+		if (!off)
+			rc = strv_push(out, r.extra.v[i]);
+	}
+	strv_release(&r.roots);
+	strv_release(&r.extra);
+	strv_release(&r.nested);
+	free(r.off);
+	return rc;
+}
