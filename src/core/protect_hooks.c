@@ -74,7 +74,9 @@ static char *hooks_path_of(int fd)
 	return v;
 }
 
-/* Protect the folder value names (as git resolves it from the checkout co), where a grant holds it.
+/*
+ * Protect the folder value names (as git resolves it from the checkout co),
+ * where a grant holds it.
  */
 static int add_hooks_path(struct protect_record *r, const char *value, const char *co)
 {
