@@ -881,9 +881,10 @@ static void test_big_up(struct tproxy *tp)
 		printf("# back %zu of %u bytes, the first wrong at %zu\n", total, BIG / 2,
 		       wrong ? wrong - 1 : 0);
 	CHECK(total == BIG / 2 && wrong == 0);
-	char want[64];
-	snprintf(want, sizeof(want), "\"up\":%u", BIG / 2);
-	CHECK(event_wait(tp, "\"up\"", want) != NULL);
+	char up[64], down[64]; /* each way through its pipe, counted */
+	snprintf(up, sizeof(up), "\"up\":%u", BIG / 2);
+	snprintf(down, sizeof(down), "\"down\":%u", BIG / 2);
+	CHECK(event_wait(tp, up, down) != NULL);
 }
 
 /*
