@@ -26,6 +26,10 @@
 #define RC_RUN "a shell startup file: run by the next login or interactive shell"
 #define LEFTHOOK_RUN                                                                               \
 	"lefthook: the hook it installs runs the commands this file names on git commit"
+#define CONTINUE_RUN "Continue: MCP servers and tools its project config starts"
+#define KIRO_RUN "Kiro: MCP servers its settings start, hooks run on file events"
+#define OPENCODE_RUN "opencode: MCP servers, commands and plugins its project config runs"
+#define MISE_RUN "mise: hooks and env scripts it runs on entering the folder"
 #define HOOKS_PATH_RUN                                                                             \
 	"the folder core.hooksPath names: git runs its hooks on commit, merge, checkout, push"
 
@@ -76,6 +80,31 @@ const struct protect_rule protect_rules[] = {
 	{".lefthook-local.yml", PROTECT_FILE, LEFTHOOK_RUN, false, false},
 	{".overcommit.yml", PROTECT_FILE,
 	 "overcommit: the hook it installs runs what this file names on git commit", false, false},
+	{".gemini", PROTECT_FOLDER, "Gemini CLI: MCP servers and tools its settings start here",
+	 false, false},
+	{".roo", PROTECT_FOLDER, "Roo Code: MCP servers its project config starts", false, false},
+	{".continue", PROTECT_FOLDER, CONTINUE_RUN, false, false},
+	{".continue/mcpServers", PROTECT_FOLDER, CONTINUE_RUN, false, false},
+	{".amazonq", PROTECT_FOLDER, "Amazon Q: MCP servers its project config starts", false,
+	 false},
+	{".kiro", PROTECT_FOLDER, KIRO_RUN, false, false},
+	{".kiro/settings", PROTECT_FOLDER, KIRO_RUN, false, false},
+	{".kiro/hooks", PROTECT_FOLDER, KIRO_RUN, false, false},
+	{"opencode.json", PROTECT_FILE, OPENCODE_RUN, false, false},
+	{"opencode.jsonc", PROTECT_FILE, OPENCODE_RUN, false, false},
+	{".opencode", PROTECT_FOLDER, OPENCODE_RUN, false, false},
+	{".opencode/plugin", PROTECT_FOLDER, OPENCODE_RUN, false, false},
+	{".aider.conf.yml", PROTECT_FILE,
+	 "aider: the lint and test commands it runs after each edit", false, false},
+	{".zed", PROTECT_FOLDER, "Zed: the language servers and tasks its project settings name",
+	 false, false},
+	{"mise.toml", PROTECT_FILE, MISE_RUN, false, false},
+	{".mise.toml", PROTECT_FILE, MISE_RUN, false, false},
+	{"mise.local.toml", PROTECT_FILE, MISE_RUN, false, false},
+	{".mise.local.toml", PROTECT_FILE, MISE_RUN, false, false},
+	{".mise", PROTECT_FOLDER, MISE_RUN, false, false},
+	{".config/mise.toml", PROTECT_FILE, MISE_RUN, false, false},
+	{".config/mise", PROTECT_FOLDER, MISE_RUN, false, false},
 	{".bashrc", PROTECT_FILE, RC_RUN, false, true},
 	{".bash_profile", PROTECT_FILE, RC_RUN, false, true},
 	{".bash_login", PROTECT_FILE, RC_RUN, false, true},
