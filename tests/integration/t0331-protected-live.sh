@@ -185,15 +185,18 @@ chmod 755 "$T/w/.githooks/pre-commit"
 git -C "$T/w" config core.hooksPath .githooks
 for f in .pre-commit-config.yaml .husky/pre-commit lefthook.yml .overcommit.yml; do echo keep >"$T/w/$f"; done
 run_sb run -- sh -c 'for f in .githooks/pre-commit .githooks/post-checkout .pre-commit-config.yaml \
-		.husky/pre-commit .husky/pre-push lefthook.yml .lefthook.yml .overcommit.yml; do
-		(echo "touch marker" >>"$f") 2>/dev/null && echo "$f written"
+		.husky/pre-commit .husky/pre-push lefthook.yml .lefthook.yml .overcommit.yml \
+		.gemini/settings.json .roo/mcp.json .amazonq/mcp.json .kiro/settings/mcp.json \
+		opencode.json .opencode/plugin/p.js .aider.conf.yml .zed/settings.json mise.toml \
+		.config/mise/config.toml; do
+		(mkdir -p "${f%/*}" 2>/dev/null; echo "touch marker" >>"$f") 2>/dev/null && echo "$f written"
 	done
 	echo x >ctl.yml && echo ctl-ok'
 want="ctl-ok"
 [ "$OUT" = "$want" ] && [ "$(cat "$T/w/.pre-commit-config.yaml")" = keep ] &&
 	[ ! -e "$T/w/.githooks/post-checkout" ] && ! grep -q marker "$T/w/.githooks/pre-commit" &&
-	ok "core.hooksPath's folder and the hook managers' files: refused; a control made" ||
-	notok "core.hooksPath's folder and the hook managers' files: refused; a control made" "rc=$RC $OUT"
+	ok "core.hooksPath's folder, the hook managers' and other agents' files: refused; a control made" ||
+	notok "core.hooksPath's folder, the hook managers' and other agents' files: refused; a control made" "rc=$RC $OUT"
 (cd "$T/w" && echo b >>f && git commit -qam person2 && git status >/dev/null)
 [ ! -e "$M" ] && ok "the person's git commit with core.hooksPath outside runs nothing of the step's" ||
 	notok "the person's git commit with core.hooksPath outside runs nothing of the step's"
