@@ -279,18 +279,19 @@ static int add_item(struct scan *s, size_t g, const char *rel, const struct prot
 			return 0; /* two rules, or two ways to one gitdir */
 	if (s->roots[g] < 0 || s->list->n >= PROTECT_MAX_ITEMS)
 		return 0;
-	const char *base;
-	int dfd = protect_walk(s->roots[g], rel, &base);
+	const char *base = rel;
+	/* a name at the grant's top (most of the set) from the grant's fd itself */
+	int dfd = strchr(rel, '/') ? protect_walk(s->roots[g], rel, &base) : s->roots[g];
 	if (dfd < 0)
 		return 0; /* a folder on the way is not one: it is an item of its own */
 	struct item it = {.grant = g, .rule = rule->name, .runs = rule->runs, .kind = kind};
-	if (fstatat(dfd, base, &it.st, AT_SYMLINK_NOFOLLOW) < 0) {
-		close(dfd);
-		return 0;
-	}
-	if (wants_content(kind, rel))
+	int got = fstatat(dfd, base, &it.st, AT_SYMLINK_NOFOLLOW);
+	if (got == 0 && wants_content(kind, rel))
 		read_content(dfd, base, &it);
-	close(dfd);
+	if (dfd != s->roots[g])
+		close(dfd);
+	if (got < 0)
+		return 0;
 	const char *root = s->r->roots.v[g];
 	it.rel = strdup(rel);
 	it.path = strv_fmt("%s/%s", strcmp(root, "/") ? root : "", rel);
@@ -566,23 +567,6 @@ static int scan_grant(struct scan *s, size_t g)
 		else if (r == 1 && k == ITEM_DOTGIT && S_ISDIR(s->list->v[at].st.st_mode))
 			r = scan_gitdir(s, g, rel, 0);
 		else if (r == 1 && k == ITEM_DOTGIT)
-			r = follow(s, g, rel, "gitdir", 0);
-		free(rel);
-	}
-	size_t dg = 0; /* the .git rule */
-	while (protect_rules[dg].kind != PROTECT_GITDIR)
-		dg++;
-	for (size_t i = 0; r >= 0 && !s->r->off[dg] && i < s->r->nested.n; i++) {
-		/* a checkout one level down (a workspace of clones): its .git as the grant's */
-		char *tab;
-		if (strtoul(s->r->nested.v[i], &tab, 10) != g || *tab != '\t')
-			continue;
-		char *rel = strv_fmt("%s/.git", tab + 1);
-		size_t at = 0;
-		r = rel ? add_item(s, g, rel, &protect_rules[dg], ITEM_DOTGIT, &at) : -ENOMEM;
-		if (r == 1 && S_ISDIR(s->list->v[at].st.st_mode))
-			r = scan_gitdir(s, g, rel, 0);
-		else if (r == 1)
 			r = follow(s, g, rel, "gitdir", 0);
 		free(rel);
 	}

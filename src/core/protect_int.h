@@ -63,7 +63,7 @@ struct protect_record {
 	int verbosity;
 	struct item_list before, after;
 	struct strv gitdirs; /* every gitdir looked at before: "GRANT\tREL" */
-	/* the checkouts a grant holds at its top, one level down: "GRANT\tNAME" */
+	/* the checkouts one level down in a grant, for their hooks path: "GRANT\tNAME" */
 	struct strv nested;
 	struct finding *f;
 	size_t nf, capf;
