@@ -88,13 +88,15 @@ def connects():
     sys.stdout.flush()
 
 
-def orphan_of_taker(ports):
-    """A child that takes the domain; its child connects once it is gone."""
+def orphan(ports=None):
+    """A child (that takes a domain allowing ports, if any); its own child
+    connects once it is gone."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
-        take(0, CONNECT_TCP, ports)
+        if ports:
+            take(0, CONNECT_TCP, ports)
         if os.fork() == 0:
             parent = os.getppid()
             os.kill(parent, 9)
@@ -119,7 +121,7 @@ if what == "tcp" and args[2:] == ["subreaper"]:
         connects()
         os._exit(0)
     os.close(r)
-    orphan_of_taker([int(args[0])])
+    orphan([int(args[0])])
     os.waitpid(-1, os.WNOHANG)  # the orphan, reaped here
     late = os.fork()
     if late == 0:  # a child got after the domain: it cannot be told from an orphan
@@ -141,22 +143,7 @@ elif what == "tcp":
             os._exit(0)
         os.waitpid(pid, 0)
     elif how == "orphan":
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(r)
-            if os.fork() == 0:
-                parent = os.getppid()
-                os.kill(parent, 9)
-                while os.getppid() == parent:
-                    pass
-                connects()
-                os._exit(0)
-            os.waitpid(-1, 0)
-            os._exit(0)
-        os.close(w)
-        os.read(r, 1)  # its end: the orphan is done
-        os.waitpid(pid, 0)
+        orphan()
     else:
         connects()
 elif what == "unix":

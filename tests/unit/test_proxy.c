@@ -76,13 +76,15 @@ out:
 	return NULL;
 }
 
-static void *source_conn(void *arg)
+/*
+ * A patterned stream, byte k being k % 251: bytes moved out of order (the
+ * buffer's and the pipe's, test_big) show. wrong_at: where n bytes read at
+ * offset total first differ from it (plus one), or 0.
+ */
+static void write_pattern(int fd, size_t total)
 {
-	int fd = (int)(intptr_t)arg;
-	char buf[65536]; /* each its own: test_bulk_many runs many at once */
-	/* byte k is k % 251: a way back moved out of order (the buffer's and the
-	 * pipe's bytes, test_big) shows */
-	for (size_t sent = 0; sent < BIG;) {
+	char buf[65536]; /* each writer its own: test_bulk_many runs many at once */
+	for (size_t sent = 0; sent < total;) {
 		for (size_t i = 0; i < sizeof(buf); i++)
 			buf[i] = (char)((sent + i) % 251);
 		ssize_t w = write(fd, buf, sizeof(buf));
@@ -90,6 +92,20 @@ static void *source_conn(void *arg)
 			break;
 		sent += (size_t)w;
 	}
+}
+
+static size_t wrong_at(const char *b, size_t n, size_t total)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)b[i] != (total + i) % 251)
+			return total + i + 1;
+	return 0;
+}
+
+static void *source_conn(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	write_pattern(fd, BIG);
 	close(fd);
 	return NULL;
 }
@@ -817,9 +833,8 @@ static void test_big(struct tproxy *tp)
 	size_t total = 0, wrong = 0;
 	ssize_t r;
 	while ((r = read(fd, buf, sizeof(buf))) > 0) {
-		for (size_t i = 0; i < (size_t)r && !wrong; i++)
-			if ((unsigned char)buf[i] != (total + i) % 251)
-				wrong = total + i + 1;
+		if (!wrong)
+			wrong = wrong_at(buf, (size_t)r, total);
 		total += (size_t)r;
 	}
 	if (total != BIG || wrong)
@@ -833,27 +848,10 @@ static void test_big(struct tproxy *tp)
 	CHECK(event_wait(tp, "\"reached\"", want) != NULL);
 }
 
-/* Byte k of a patterned stream is k % 251: one moved out of order shows. */
-static size_t wrong_at(const char *b, size_t n, size_t total)
-{
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)b[i] != (total + i) % 251)
-			return total + i + 1;
-	return 0;
-}
-
 static void *send_pattern(void *arg)
 {
 	int fd = (int)(intptr_t)arg;
-	static char buf[65536];
-	for (size_t sent = 0; sent < BIG / 2;) {
-		for (size_t i = 0; i < sizeof(buf); i++)
-			buf[i] = (char)((sent + i) % 251);
-		ssize_t w = write(fd, buf, sizeof(buf));
-		if (w <= 0)
-			break;
-		sent += (size_t)w;
-	}
+	write_pattern(fd, BIG / 2);
 	shutdown(fd, SHUT_WR);
 	return NULL;
 }
