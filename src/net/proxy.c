@@ -87,6 +87,12 @@ static size_t down_pending(const struct proxy_conn *p)
 	return p->dnp.held + p->out.len;
 }
 
+/* Every byte the connection holds, either way (pump: whether a round moved any). */
+static size_t held(const struct proxy_conn *p)
+{
+	return p->in.len + p->upp.held + down_pending(p);
+}
+
 #ifdef __linux__
 #define SPLICE_FLAGS (SPLICE_F_MOVE | SPLICE_F_NONBLOCK)
 
@@ -454,7 +460,7 @@ static void pump(struct proxy *px, struct proxy_conn *p)
 {
 	for (int k = 0; k < 32 && !p->dead; k++) {
 		unsigned long long moved = p->up + p->down;
-		size_t held = p->in.len + p->upp.held + down_pending(p);
+		size_t had = held(p);
 		if (k && want_client_read(p))
 			read_client(px, p);
 		if (k && !p->dead && want_up_read(p))
@@ -465,7 +471,7 @@ static void pump(struct proxy *px, struct proxy_conn *p)
 			write_up(px, p);
 		if (!p->dead && down_pending(p))
 			write_client(px, p);
-		if (p->up + p->down == moved && p->in.len + p->upp.held + down_pending(p) == held)
+		if (p->up + p->down == moved && held(p) == had)
 			break;
 	}
 	settle(p);

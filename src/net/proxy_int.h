@@ -180,14 +180,14 @@ struct proxy_conn {
 	int cfd, ufd;
 	enum proxy_state st;
 	enum proxy_proto proto;
-	struct proxy_buf in;         /* client to upstream */
-	struct proxy_buf out;        /* upstream (or our answers) to client */
-	struct proxy_pipe upp, dnp;  /* in's and out's direction by splice, before and after them */
-	size_t fwd;                  /* PS_HTTP: bytes of in checked and ready to send */
-	bool c_eof, u_eof;           /* a read saw the end */
-	bool u_shut, c_shut;         /* our write side of that socket shut */
-	unsigned long long deadline; /* ms: the handshake's, a head's, or 0 */
-	unsigned long long last;     /* ms of the last byte either way */
+	struct proxy_buf in;          /* client to upstream */
+	struct proxy_buf out;         /* upstream (or our answers) to client */
+	struct proxy_pipe upp, dnp;   /* in's direction by splice (after in), out's (before out) */
+	size_t fwd;                   /* PS_HTTP: bytes of in checked and ready to send */
+	bool c_eof, u_eof;            /* a read saw the end */
+	bool u_shut, c_shut;          /* our write side of that socket shut */
+	unsigned long long deadline;  /* ms: the handshake's, a head's, or 0 */
+	unsigned long long last;      /* ms of the last byte either way */
 	char name[HOSTRULE_NAME_MAX]; /* the target, normalised (or an address) */
 	unsigned port;
 	bool is_addr;
