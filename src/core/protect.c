@@ -266,6 +266,14 @@ static void read_content(int dirfd, const char *base, struct item *it)
 	close(fd);
 }
 
+static const struct item *find_item(const struct item_list *l, size_t g, const char *rel)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].grant == g && strcmp(l->v[i].rel, rel) == 0)
+			return &l->v[i];
+	return NULL;
+}
+
 /*
  * Look at rel in grant g and add it to the list when it exists (as what
  * kind, from which rule). Returns 1 when added, 0 when absent or not
@@ -274,9 +282,8 @@ static void read_content(int dirfd, const char *base, struct item *it)
 static int add_item(struct scan *s, size_t g, const char *rel, const struct protect_rule *rule,
 		    enum item_kind kind, size_t *added)
 {
-	for (size_t i = 0; i < s->list->n; i++)
-		if (s->list->v[i].grant == g && strcmp(s->list->v[i].rel, rel) == 0)
-			return 0; /* two rules, or two ways to one gitdir */
+	if (find_item(s->list, g, rel))
+		return 0; /* two rules, or two ways to one gitdir */
 	if (s->roots[g] < 0 || s->list->n >= PROTECT_MAX_ITEMS)
 		return 0;
 	const char *base = rel;
@@ -308,12 +315,17 @@ static int add_item(struct scan *s, size_t g, const char *rel, const struct prot
 	return 1;
 }
 
-/* The entries of folder rel (one level), each added as kind. */
+/*
+ * What folder rel holds, at any depth (PROTECT_MAX_DEPTH, and the
+ * record's PROTECT_MAX_ITEMS in all): its files as kind, its folders as
+ * folders. After the step a folder the record does not hold is not looked
+ * into: made by the step, it is a finding whole.
+ */
 static int add_entries(struct scan *s, size_t g, const char *rel, const struct protect_rule *rule,
-		       enum item_kind kind)
+		       enum item_kind kind, int depth)
 {
 	const char *base;
-	int dfd = protect_walk(s->roots[g], rel, &base);
+	int dfd = depth < PROTECT_MAX_DEPTH ? protect_walk(s->roots[g], rel, &base) : -ELOOP;
 	if (dfd < 0)
 		return 0;
 	struct path_dir d;
@@ -326,8 +338,14 @@ static int add_entries(struct scan *s, size_t g, const char *rel, const struct p
 		char *sub = strv_fmt("%s/%s", rel, e.name);
 		size_t at = 0;
 		r = sub ? add_item(s, g, sub, rule, kind, &at) : -ENOMEM;
-		if (r == 1)
-			s->list->v[at].entry = true;
+		struct item *it = r == 1 ? &s->list->v[at] : NULL;
+		if (it)
+			it->entry = true;
+		if (it && S_ISDIR(it->st.st_mode)) {
+			it->kind = ITEM_FOLDER;
+			if (s->list == &s->r->before || find_item(&s->r->before, g, sub))
+				r = add_entries(s, g, sub, rule, ITEM_FILE, depth + 1);
+		}
 		free(sub);
 	}
 	path_dir_close(&d);
@@ -359,10 +377,7 @@ static int scan_modules(struct scan *s, size_t g, const char *rel, const struct 
 /* A file naming another gitdir (.git, commondir): that gitdir too, if a grant holds it. */
 static int follow(struct scan *s, size_t g, const char *rel, const char *to, int depth)
 {
-	const struct item *it = NULL;
-	for (size_t i = 0; i < s->list->n; i++)
-		if (s->list->v[i].grant == g && strcmp(s->list->v[i].rel, rel) == 0)
-			it = &s->list->v[i];
+	const struct item *it = find_item(s->list, g, rel);
 	if (!it || !it->content || depth > 3)
 		return 0;
 	char dir[PATH_MAX];
@@ -409,7 +424,7 @@ static int scan_gitdir(struct scan *s, size_t g, const char *rel, int depth)
 							      : ITEM_FOLDER;
 		r = add_item(s, g, sub, pr, k, NULL);
 		if (r >= 0 && pr->kind == PROTECT_HOOKS)
-			r = add_entries(s, g, sub, pr, ITEM_HOOK);
+			r = add_entries(s, g, sub, pr, ITEM_HOOK, 0);
 		if (r >= 0 && strcmp(pr->name, ".git/commondir") == 0)
 			r = follow(s, g, sub, NULL, depth);
 		if (r >= 0 && pr->kind == PROTECT_MODULES)
@@ -464,7 +479,7 @@ static int add_named(struct scan *s, size_t g, const char *rel, const struct pro
 	int r = add_item(s, g, rel, pr, ITEM_FILE, &at);
 	if (r == 1 && S_ISDIR(s->list->v[at].st.st_mode)) {
 		s->list->v[at].kind = ITEM_FOLDER;
-		r = add_entries(s, g, rel, pr, ITEM_FILE);
+		r = add_entries(s, g, rel, pr, ITEM_FILE, 0);
 	}
 	return r < 0 ? r : 0;
 }
@@ -525,15 +540,17 @@ static int scan_extra(struct scan *s, size_t g)
 	for (size_t i = 0; r >= 0 && i < s->r->extra.n; i++) {
 		const char *p = s->r->extra.v[i];
 		const struct protect_rule *pr = &s->r->xrules[i];
-		bool off = false;
-		for (size_t u = 0; u < s->r->unprot.n; u++)
-			off |= protect_unprotects(s->r->unprot.v[u], p);
-		if (off)
+		if (s->r->xoff[i])
 			continue;
-		if (p[0] != '/')
-			r = expand(s, g, "", p, pr);
-		else if (path_beneath(p, root) && strcmp(p, root) != 0)
-			r = expand(s, g, "", p + strlen(root) + (strcmp(root, "/") != 0), pr);
+		const char *rel = p[0] != '/' ? p
+				  : path_beneath(p, root) && strcmp(p, root) != 0
+					  ? p + strlen(root) + (strcmp(root, "/") != 0)
+					  : NULL;
+		/* a folder core.hooksPath names is a name, never a glob */
+		if (rel && pr->kind == PROTECT_HOOKS)
+			r = add_named(s, g, rel, pr);
+		else if (rel)
+			r = expand(s, g, "", rel, pr);
 	}
 	return r;
 }
@@ -563,7 +580,7 @@ static int scan_grant(struct scan *s, size_t g)
 								: ITEM_FILE;
 		r = add_item(s, g, rel, pr, k, &at);
 		if (r == 1 && pr->kind == PROTECT_FOLDER)
-			r = add_entries(s, g, rel, pr, ITEM_FILE);
+			r = add_entries(s, g, rel, pr, ITEM_FILE, 0);
 		else if (r == 1 && k == ITEM_DOTGIT && S_ISDIR(s->list->v[at].st.st_mode))
 			r = scan_gitdir(s, g, rel, 0);
 		else if (r == 1 && k == ITEM_DOTGIT)
@@ -633,8 +650,12 @@ struct protect_record *protect_record(const struct stepbox_config *cfg, const ch
 		rc = protect_note_nested(r);
 	if (rc == 0)
 		rc = protect_add_hooks_paths(r, &hooks);
-	if (rc == 0 && !(r->xrules = calloc(r->extra.n + 1, sizeof(*r->xrules))))
+	if (rc == 0 && (!(r->xrules = calloc(r->extra.n + 1, sizeof(*r->xrules))) ||
+			!(r->xoff = calloc(r->extra.n + 1, sizeof(bool)))))
 		rc = -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < r->extra.n; i++)
+		for (size_t u = 0; u < r->unprot.n; u++)
+			r->xoff[i] |= protect_unprotects(r->unprot.v[u], r->extra.v[i]);
 	for (size_t i = 0; rc == 0 && i < r->extra.n; i++)
 		r->xrules[i] =
 			i < r->extra.n - hooks
@@ -701,6 +722,7 @@ void protect_free(struct protect_record *r)
 	strv_release(&r->gitdirs);
 	strv_release(&r->nested);
 	free(r->xrules);
+	free(r->xoff);
 	free(r->off);
 	free(r->home);
 	free(r->quarantine);

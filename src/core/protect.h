@@ -41,6 +41,7 @@
 #define PROTECT_MAX_NAMES 1024           /* protected_paths, unprotect */
 #define PROTECT_MAX_CONTENT (256u << 10) /* a file kept to be put back */
 #define PROTECT_MAX_ITEMS 4096           /* protected names looked at in one run */
+#define PROTECT_MAX_DEPTH 16             /* folders looked into beneath a protected one */
 #define PROTECT_MAX_LISTED 2048          /* a grant's own entries looked at for checkouts */
 
 /* How a protected name is judged after the step. */

@@ -57,6 +57,7 @@ struct protect_record {
 	char *home;                  /* the caller's HOME, canonical, or NULL */
 	struct strv extra;           /* protected_paths */
 	struct protect_rule *xrules; /* a rule for each, as the defaults have */
+	bool *xoff;                  /* extra[i] unprotected */
 	struct strv unprot;          /* unprotect */
 	bool *off;                   /* protect_rules[i] unprotected */
 	struct strv broad;           /* what a broad unprotect opens, said */

@@ -56,14 +56,21 @@ static enum protect_verdict on_name(enum protect_kind k, enum protect_change how
 	return PROTECT_REFUSED;
 }
 
-/* An entry of a protected folder (one level), named entry. */
-static enum protect_verdict on_entry(enum protect_kind k, const char *entry)
+/*
+ * What lies beneath a protected name, below being the rest of the path after
+ * it: a hooks folder's top-level samples are git's own; a folder of the set
+ * or of the policy protects all it holds, at any depth (a hook script
+ * .claude/settings.json runs from .claude/hooks/); a gitdir's, config's or
+ * modules' other names are free (objects, refs: their own rules name what
+ * runs).
+ */
+static enum protect_verdict on_entry(enum protect_kind k, const char *below)
 {
-	size_t n = strlen(entry);
+	size_t n = strlen(below);
 	if (k == PROTECT_HOOKS)
-		return n > 7 && strcmp(entry + n - 7, ".sample") == 0 ? PROTECT_FREE
-								      : PROTECT_REFUSED;
-	/* a policy's name protects a folder's entries; the set's folders theirs */
+		return !strchr(below, '/') && n > 7 && strcmp(below + n - 7, ".sample") == 0
+			       ? PROTECT_FREE
+			       : PROTECT_REFUSED;
 	return k == PROTECT_FOLDER || k == PROTECT_FILE ? PROTECT_REFUSED : PROTECT_FREE;
 }
 
@@ -76,41 +83,84 @@ static void raise_to(struct protect_hit *hit, enum protect_verdict v,
 	}
 }
 
-/* rel's first n components match pat's first n, pat having more: rel lies above pat. */
-static bool above(const char *pat, const char *rel)
+static bool has_glob(const char *s)
+{
+	return strpbrk(s, "*?[\\") != NULL;
+}
+
+/*
+ * Where rel lies against pat (relative to the grant): NULL when it is not pat
+ * nor beneath it; "" when it is pat; else what follows "pat/". The set's
+ * names and the folders they are found in are strings (a folder may be
+ * named "a[1]"); a glob of the policy's matches rel cut to as many
+ * components as it has.
+ */
+static const char *beneath(const char *pat, bool glob, const char *rel)
+{
+	if (!glob) {
+		size_t n = strlen(pat);
+		if (strncmp(rel, pat, n) != 0 || (rel[n] && rel[n] != '/'))
+			return NULL;
+		return rel[n] ? rel + n + 1 : rel + n;
+	}
+	const char *end = rel;
+	for (const char *s = pat;; s++) {
+		end += strcspn(end, "/");
+		s = strchr(s, '/');
+		if (!s)
+			break;
+		if (!*end)
+			return NULL; /* rel has fewer components than pat */
+		end++;
+	}
+	char cut[PATH_MAX];
+	if ((size_t)(end - rel) >= sizeof(cut))
+		return NULL;
+	memcpy(cut, rel, (size_t)(end - rel));
+	cut[end - rel] = '\0';
+	if (fnmatch(pat, cut, FNM_PATHNAME | FNM_PERIOD) != 0)
+		return NULL;
+	return *end ? end + 1 : end;
+}
+
+/* rel lies above pat (rel's components all match pat's first ones, pat having more). */
+static bool above(const char *pat, bool glob, const char *rel)
 {
 	if (!*rel)
 		return true; /* the grant itself holds everything */
-	char p[PATH_MAX], r[PATH_MAX];
+	if (!glob) {
+		size_t n = strlen(rel);
+		return strncmp(pat, rel, n) == 0 && pat[n] == '/';
+	}
+	char p[PATH_MAX];
 	size_t rc = 1, pc = 1;
 	for (const char *s = rel; *s; s++)
 		rc += *s == '/';
 	for (const char *s = pat; *s; s++)
 		pc += *s == '/';
-	if (rc >= pc || snprintf(r, sizeof(r), "%s", rel) >= (int)sizeof(r))
+	if (rc >= pc)
 		return false;
 	/* pat cut to rel's number of components */
 	const char *s = pat;
 	for (size_t i = 0; i < rc; i++)
 		s = strchr(s, '/') + 1;
 	snprintf(p, sizeof(p), "%.*s", (int)(s - pat - 1), pat);
-	return fnmatch(p, r, FNM_PATHNAME | FNM_PERIOD) == 0;
+	return fnmatch(p, rel, FNM_PATHNAME | FNM_PERIOD) == 0;
 }
 
 /*
- * pat (relative to the grant) against rel: the name itself, an entry of it,
- * or a folder above it (moved or removed: refused).
+ * pat (relative to the grant) against rel: the name itself, a name beneath
+ * it, or a folder above it (moved or removed: refused).
  */
-static void try(const char *pat, const struct protect_rule *rule, const char *rel,
+static void try(const char *pat, bool glob, const struct protect_rule *rule, const char *rel,
 		enum protect_change how, bool fresh, struct protect_hit *hit)
 {
-	char entry[PATH_MAX];
-	if (fnmatch(pat, rel, FNM_PATHNAME | FNM_PERIOD) == 0)
+	const char *below = beneath(pat, glob, rel);
+	if (below && !*below)
 		raise_to(hit, on_name(rule->kind, how, fresh), rule);
-	else if (snprintf(entry, sizeof(entry), "%s/*", pat) < (int)sizeof(entry) &&
-		 fnmatch(entry, rel, FNM_PATHNAME) == 0)
-		raise_to(hit, on_entry(rule->kind, strrchr(rel, '/') + 1), rule);
-	if ((how == PROTECT_REMOVE || how == PROTECT_MOVE_DIR_IN) && above(pat, rel))
+	else if (below)
+		raise_to(hit, on_entry(rule->kind, below), rule);
+	if ((how == PROTECT_REMOVE || how == PROTECT_MOVE_DIR_IN) && above(pat, glob, rel))
 		raise_to(hit, PROTECT_REFUSED, rule);
 }
 
@@ -130,29 +180,55 @@ static bool recorded(const struct protect_record *r, size_t g, const char *gd)
 	return strv_find(&r->gitdirs, key) >= 0;
 }
 
+/* Whether rel is name or lies beneath it, or (moved or removed) above it. */
+static bool near(const char *name, const char *rel, enum protect_change how)
+{
+	return beneath(name, false, rel) ||
+	       ((how == PROTECT_REMOVE || how == PROTECT_MOVE_DIR_IN) && above(name, false, rel));
+}
+
+/* s with fnmatch's special characters escaped, into out: false when too long. */
+static bool escaped(const char *s, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (; *s; s++) {
+		if (n + 3 > cap)
+			return false;
+		if (strchr("*?[\\", *s))
+			out[n++] = '\\';
+		out[n++] = *s;
+	}
+	out[n] = '\0';
+	return true;
+}
+
 /* The rules relative to a gitdir (".git/..."), against the gitdir gd of grant g. */
 static void try_gitdir(const struct protect_record *r, size_t g, const char *gd, const char *rel,
 		       enum protect_change how, struct protect_hit *hit)
 {
+	if (!near(gd, rel, how))
+		return; /* most calls: nothing of this gitdir's */
 	bool fresh = !recorded(r, g, gd);
 	for (size_t i = 0; i < protect_nrules; i++) {
 		const struct protect_rule *pr = &protect_rules[i];
 		if (!pr->gitdir || r->off[i])
 			continue;
-		char pat[PATH_MAX];
+		char pat[PATH_MAX], esc[PATH_MAX * 2];
 		if (snprintf(pat, sizeof(pat), "%s/%s", gd, pr->name + 5) >= (int)sizeof(pat))
 			continue;
-		try(pat, pr, rel, how, fresh, hit);
+		try(pat, false, pr, rel, how, fresh, hit);
 		if (pr->kind != PROTECT_MODULES)
 			continue;
 		/* a folder moved in beneath modules/ or worktrees/ may be a gitdir */
-		if (how == PROTECT_MOVE_DIR_IN && strncmp(rel, pat, strlen(pat)) == 0 &&
-		    rel[strlen(pat)] == '/')
+		const char *below = beneath(pat, false, rel);
+		if (how == PROTECT_MOVE_DIR_IN && below && *below)
 			raise_to(hit, PROTECT_REFUSED, pr);
-		if (strcmp(pr->name, ".git/worktrees") == 0 &&
-		    snprintf(pat, sizeof(pat), "%s/worktrees/*/config.worktree", gd) <
-			    (int)sizeof(pat))
-			try(pat, rule_named(".git/config.worktree"), rel, how, false, hit);
+		/* each worktree's config.worktree: the gitdir's name escaped, one glob */
+		if (strcmp(pr->name, ".git/worktrees") == 0 && escaped(pat, esc, sizeof(esc)) &&
+		    strlen(esc) + 20 < sizeof(pat)) {
+			snprintf(pat, sizeof(pat), "%s/*/config.worktree", esc);
+			try(pat, true, rule_named(".git/config.worktree"), rel, how, false, hit);
+		}
 	}
 }
 
@@ -189,15 +265,6 @@ static void try_gitdirs(const struct protect_record *r, size_t g, const char *re
 	}
 }
 
-/* Whether the policy's protected_paths entry i is not unprotected. */
-static bool extra_on(const struct protect_record *r, size_t i)
-{
-	for (size_t u = 0; u < r->unprot.n; u++)
-		if (protect_unprotects(r->unprot.v[u], r->extra.v[i]))
-			return false;
-	return true;
-}
-
 /* The set's other names, HOME's where g holds it, and the policy's, against rel. */
 static void try_names(const struct protect_record *r, size_t g, const char *rel,
 		      enum protect_change how, struct protect_hit *hit)
@@ -205,25 +272,29 @@ static void try_names(const struct protect_record *r, size_t g, const char *rel,
 	const char *root = r->roots.v[g];
 	const char *home = r->home && path_beneath(r->home, root) ? r->home : NULL;
 	size_t skip = strlen(root) + (strcmp(root, "/") != 0);
+	/* HOME's names below the grant: only where rel is in or above HOME */
+	const char *hrel = home && strcmp(home, root) != 0 ? home + skip : NULL;
+	bool in_home = home && (!hrel || near(hrel, rel, how));
 	for (size_t i = 0; i < protect_nrules; i++) {
 		const struct protect_rule *pr = &protect_rules[i];
-		if (pr->gitdir || r->off[i] || (pr->home && !home))
+		if (pr->gitdir || r->off[i] || (pr->home && !in_home))
 			continue;
 		char pat[PATH_MAX];
-		if (pr->home && strcmp(home, root) != 0)
-			snprintf(pat, sizeof(pat), "%s/%s", home + skip, pr->name);
-		else
-			snprintf(pat, sizeof(pat), "%s", pr->name);
-		try(pat, pr, rel, how, false, hit);
+		if (pr->home && hrel &&
+		    snprintf(pat, sizeof(pat), "%s/%s", hrel, pr->name) >= (int)sizeof(pat))
+			continue;
+		try(pr->home && hrel ? pat : pr->name, false, pr, rel, how, false, hit);
 	}
 	for (size_t i = 0; i < r->extra.n; i++) {
 		const char *p = r->extra.v[i];
-		if (!extra_on(r, i))
+		if (r->xoff[i])
 			continue;
+		/* the folders core.hooksPath names are names, not globs */
+		bool glob = r->xrules[i].kind != PROTECT_HOOKS && has_glob(p);
 		if (p[0] != '/')
-			try(p, &r->xrules[i], rel, how, false, hit);
+			try(p, glob, &r->xrules[i], rel, how, false, hit);
 		else if (path_beneath(p, root) && strcmp(p, root) != 0)
-			try(p + skip, &r->xrules[i], rel, how, false, hit);
+			try(p + skip, glob, &r->xrules[i], rel, how, false, hit);
 	}
 }
 
@@ -251,7 +322,7 @@ bool protect_any(const struct protect_record *r)
 		if (!r->off[i])
 			return true;
 	for (size_t i = 0; i < r->extra.n; i++)
-		if (extra_on(r, i))
+		if (!r->xoff[i])
 			return true;
 	return false;
 }

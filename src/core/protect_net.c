@@ -65,9 +65,10 @@ static char *judge(const struct item *a, const struct item *b)
 		return protect_git_runs(b && S_ISREG(b->st.st_mode) ? b->content : NULL, a->content,
 					a->len);
 	case ITEM_FOLDER:
-		return S_ISDIR(a->st.st_mode) ? NULL
-					      : strv_fmt("%s as %s", b ? "replaced" : "created",
-							 what_type(a->st.st_mode));
+		/* a folder made beneath a protected one is moved aside whole */
+		if (S_ISDIR(a->st.st_mode) && (b ? S_ISDIR(b->st.st_mode) : !a->entry))
+			return NULL;
+		return strv_fmt("%s as %s", b ? "replaced" : "created", what_type(a->st.st_mode));
 	case ITEM_DOTGIT:
 		if (S_ISDIR(a->st.st_mode))
 			return NULL; /* its own names are judged one by one */

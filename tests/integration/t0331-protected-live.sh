@@ -19,9 +19,11 @@ M=$T/w/marker
 setup() { # the person's checkout, with each protected name in place
 	find "$T/w" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
 	(cd "$T/w" && git init -q && echo a >f && git add f && git commit -qm init) || exit 1
-	mkdir -p "$T/w/.vscode" "$T/w/.idea" "$T/w/.claude" "$T/w/.cursor" "$T/w/.git/info" "$T/w/ctl"
+	mkdir -p "$T/w/.vscode" "$T/w/.idea/runConfigurations" "$T/w/.claude/hooks" "$T/w/.cursor" \
+		"$T/w/.git/info" "$T/w/.git/hooks/pre-commit.d" "$T/w/ctl"
 	for f in .git/hooks/pre-commit .git/info/attributes .gitmodules .envrc .vscode/tasks.json \
-		.idea/workspace.xml .mcp.json .claude/settings.json .cursor/mcp.json; do
+		.idea/workspace.xml .mcp.json .claude/settings.json .cursor/mcp.json \
+		.claude/hooks/check.sh .git/hooks/pre-commit.d/lint; do
 		echo keep >"$T/w/$f" && chmod 644 "$T/w/$f"
 		echo keep >"$T/w/ctl/$(basename "$f")"
 	done
@@ -48,8 +50,11 @@ PY
 }
 
 setup
+# the last two deep in a protected folder: a script .claude/settings.json
+# runs as a hook, a hook manager's folder of hooks
 for f in .git/hooks/pre-commit .git/config .git/info/attributes .gitmodules .envrc .vscode/tasks.json \
-	.idea/workspace.xml .mcp.json .claude/settings.json .cursor/mcp.json; do
+	.idea/workspace.xml .mcp.json .claude/settings.json .cursor/mcp.json \
+	.claude/hooks/check.sh .git/hooks/pre-commit.d/lint; do
 	ctl=ctl/$(basename "$f")
 	[ -e "$T/w/$ctl" ] || echo keep >"$T/w/$ctl"
 	run_sb run -r "$T/live.py" -- python3 "$T/live.py" existing "$f" "$ctl"
@@ -72,7 +77,8 @@ why=$(check "$T/out/out" .bashrc) && ok "HOME/.bashrc in a granted HOME: refused
 setup
 (cd "$T/w" && git clone -q . sub 2>/dev/null) || exit 1
 for f in .git/hooks/post-checkout .git/info/attributes2 .gitmodules .envrc .mcp.json .vscode/launch.json \
-	.claude/commands sub/.git/hooks/pre-push .git/modules/m/hooks/post-merge; do
+	.claude/commands sub/.git/hooks/pre-push .git/modules/m/hooks/post-merge \
+	.claude/hooks/new.sh .idea/runConfigurations/Run.xml; do
 	case $f in
 	.git/info/attributes2) rm -f "$T/w/.git/info/attributes"; f=.git/info/attributes ;;
 	.gitmodules | .envrc | .mcp.json) rm -f "$T/w/$f" ;;

@@ -184,6 +184,30 @@ static void net(void)
 	strv_release(&pins);
 	protect_free(r);
 
+	/*
+	 * Deep in a protected folder (a script .claude/settings.json runs, a
+	 * hook manager's folder): a file changed or made is a finding, a
+	 * folder made is one whole; the folders that were there stay.
+	 */
+	dir(".claude");
+	dir(".claude/hooks");
+	dir(".claude/hooks/lib");
+	put(".claude/hooks/check.sh", "echo ok\n", 0755);
+	put(".claude/hooks/lib/util.sh", "echo ok\n", 0644);
+	dir(".git/hooks/pre-commit.d");
+	r = protect_record(&cfg, roots, 1, NULL, &err);
+	put(".claude/hooks/check.sh", "touch marker\n", 0755);
+	put(".claude/hooks/lib/new.sh", "touch marker\n", 0644);
+	dir(".claude/hooks/made");
+	put(".claude/hooks/made/x.sh", "touch marker\n", 0644);
+	put(".git/hooks/pre-commit.d/lint", "touch marker\n", 0755);
+	CHECK(protect_check(r, q, true) == 4);
+	CHECK_STR(slurp(".claude/hooks/check.sh"), "echo ok\n");
+	CHECK(!exists(".claude/hooks/lib/new.sh") && exists(".claude/hooks/lib/util.sh"));
+	CHECK(!exists(".claude/hooks/made"));
+	CHECK(!exists(".git/hooks/pre-commit.d/lint") && exists(".git/hooks/pre-commit.d"));
+	protect_free(r);
+
 	/* git init, and a config git remote add changed: nothing to say */
 	r = protect_record(&cfg, roots, 1, NULL, &err);
 	put(".git/config", "[core]\n\tbare = false\n[remote \"o\"]\n\turl = /x\n", 0644);
@@ -272,10 +296,22 @@ static void live(void)
 	CHECK(v(r, "lib/dep/.git/config", PROTECT_MOVE_IN) == PROTECT_JUDGED);
 	CHECK(v(r, "lib/dep/.git/objects/ab/cd", PROTECT_MOVE_IN) == PROTECT_FREE);
 	CHECK(v(r, "lib/dep/.gitx/hooks/pre-commit", PROTECT_MAKE) == PROTECT_FREE);
-	/* the set's files and folders, one level */
+	/* the set's files and folders, and all a folder holds at any depth */
 	CHECK(v(r, ".envrc", PROTECT_MAKE) == PROTECT_REFUSED);
 	CHECK(v(r, ".vscode", PROTECT_MKDIR) == PROTECT_REFUSED);
 	CHECK(v(r, ".vscode/tasks.json", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, ".claude/hooks/check.sh", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, ".claude/hooks/check.sh", PROTECT_REMOVE) == PROTECT_REFUSED);
+	CHECK(v(r, ".idea/runConfigurations/a/b.xml", PROTECT_MOVE_IN) == PROTECT_REFUSED);
+	CHECK(v(r, ".claudex/hooks/check.sh", PROTECT_MAKE) == PROTECT_FREE);
+	CHECK(v(r, ".git/hooks/pre-commit.d/lint", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, ".git/hooks/pre-commit.d/x.sample", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, "ci/deploy.sh/x", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, "ci/sub/deploy.sh", PROTECT_MAKE) == PROTECT_FREE);
+	/* a checkout in a folder whose name is a glob: its name, never a pattern */
+	CHECK(v(r, "a[1]/.git/hooks/pre-commit", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, "a[1]/.git/worktrees/t/config.worktree", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, "a*/.git/hooks/pre-commit", PROTECT_MAKE) == PROTECT_REFUSED);
 	CHECK(v(r, ".envrc.bak", PROTECT_MAKE) == PROTECT_FREE);
 	CHECK(v(r, "sub/.envrc", PROTECT_MAKE) == PROTECT_FREE);
 	/* HOME in the grant: its rc files, and the folders above them */
