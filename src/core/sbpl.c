@@ -472,17 +472,32 @@ static bool gitdir_exists(const char *w)
 	return S_ISDIR(st.st_mode);
 }
 
+/*
+ * A sample at the top of folder dir, which git never runs, left free: a
+ * regex of as many components (no name of the path in it to escape).
+ * Deeper, a runner's glob over a folder of hooks may run one.
+ */
+static void top_sample(struct out *o, const char *dir)
+{
+	fputs(" (require-not (regex #\"^", o->f);
+	for (const char *c = dir; *c; c++)
+		if (*c == '/' && c[1])
+			fputs("/[^/]+", o->f);
+	fputs("/[^/]+\\.sample$\"))", o->f);
+}
+
 /* The git names of one write grant: hooks but samples; config where a gitdir is. */
 static void deny_git(struct out *o, const struct stepbox_config *cfg, const char *w)
 {
-	static const char not_sample[] = " (require-not (regex #\"\\.sample$\"))";
 	if (!protect_unprotected(cfg, &protect_rules[1])) { /* .git/hooks */
 		char *self = strv_fmt("%s/.git/hooks", strcmp(w, "/") ? w : "");
 		fputs("\n  (require-all", o->f);
 		deny_path(o, "subpath", w, ".git/hooks", NULL);
 		fputs(" (require-not (literal ", o->f);
 		str(o, self ? self : "/");
-		fprintf(o->f, "))%s)", not_sample);
+		fputs("))", o->f);
+		top_sample(o, self ? self : "/");
+		fputs(")", o->f);
 		free(self);
 	}
 	for (size_t i = 2; i < protect_nrules; i++) {
@@ -527,7 +542,9 @@ static void deny_hooks_folders(struct out *o, const struct stepbox_config *cfg,
 			continue;
 		fputs("\n  (require-all (subpath ", o->f);
 		str(o, m);
-		fputs(") (require-not (regex #\"\\.sample$\")))", o->f);
+		fputs(")", o->f);
+		top_sample(o, m);
+		fputs(")", o->f);
 		free(m);
 	}
 	free(canon_home);
