@@ -522,6 +522,8 @@ static void notify_guard_rules(scmp_filter_ctx ctx)
 		"unlinkat", "rmdir",   "rename",    "renameat", "renameat2", "link",
 		"linkat",   "symlink", "symlinkat", "truncate", NULL};
 	add_names(ctx, SCMP_ACT_NOTIFY, names);
+	/* each change of a umask, so that the supervisor may keep them (sup_step_umask) */
+	add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(umask), "umask", 0, NULL);
 }
 
 /*

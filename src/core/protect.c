@@ -720,6 +720,7 @@ void protect_free(struct protect_record *r)
 	strv_release(&r->unprot);
 	strv_release(&r->broad);
 	strv_release(&r->gitdirs);
+	strv_release(&r->made);
 	strv_release(&r->nested);
 	free(r->xrules);
 	free(r->xoff);

@@ -145,6 +145,12 @@ struct protect_hit protect_match(const struct protect_record *r, const char *abs
  */
 int protect_note_made(struct protect_record *r, const char *abs);
 /*
+ * A .git folder the live layer made for the step at abs (git init, a
+ * clone): what it holds may be removed (a clone made and removed in one
+ * step), though nothing that runs may be made there. 0 or -errno.
+ */
+int protect_note_gitdir(struct protect_record *r, const char *abs);
+/*
  * Whether a file (dev, ino) is one of the protected files recorded before
  * the step (a hard link elsewhere in a grant reaches it too) and its name
  * still holds it (a number freed by a replaced config and given to a new

@@ -64,6 +64,7 @@ struct protect_record {
 	int verbosity;
 	struct item_list before, after;
 	struct strv gitdirs; /* every gitdir looked at before: "GRANT\tREL" */
+	struct strv made;    /* the .git folders the step made, as gitdirs are */
 	/* the checkouts one level down in a grant, for their hooks path: "GRANT\tNAME" */
 	struct strv nested;
 	struct finding *f;

@@ -202,12 +202,26 @@ static bool escaped(const char *s, char *out, size_t cap)
 	return true;
 }
 
+/* Whether gd (relative to grant g) is, or lies in, a .git folder the step made. */
+static bool made_by_step(const struct protect_record *r, size_t g, const char *gd)
+{
+	for (size_t i = 0; i < r->made.n; i++) {
+		char *tab;
+		unsigned long gg = strtoul(r->made.v[i], &tab, 10);
+		if (*tab == '\t' && gg == g && beneath(tab + 1, false, gd))
+			return true;
+	}
+	return false;
+}
+
 /* The rules relative to a gitdir (".git/..."), against the gitdir gd of grant g. */
 static void try_gitdir(const struct protect_record *r, size_t g, const char *gd, const char *rel,
 		       enum protect_change how, struct protect_hit *hit)
 {
 	if (!near(gd, rel, how))
 		return; /* most calls: nothing of this gitdir's */
+	if (how == PROTECT_REMOVE && made_by_step(r, g, gd))
+		return; /* the step's own clone, removed */
 	bool fresh = !recorded(r, g, gd);
 	for (size_t i = 0; i < protect_nrules; i++) {
 		const struct protect_rule *pr = &protect_rules[i];
@@ -279,6 +293,9 @@ static void try_names(const struct protect_record *r, size_t g, const char *rel,
 		const struct protect_rule *pr = &protect_rules[i];
 		if (pr->gitdir || r->off[i] || (pr->home && !in_home))
 			continue;
+		if (pr->kind == PROTECT_GITDIR && how == PROTECT_REMOVE &&
+		    made_by_step(r, g, pr->name))
+			continue; /* a .git the step made, removed */
 		char pat[PATH_MAX];
 		if (pr->home && hrel &&
 		    snprintf(pat, sizeof(pat), "%s/%s", hrel, pr->name) >= (int)sizeof(pat))
@@ -327,24 +344,38 @@ bool protect_any(const struct protect_record *r)
 	return false;
 }
 
+/* "GRANT\tREL" into list for each grant holding abs (beneath it): 0 or -errno. */
+static int note_in_grants(struct protect_record *r, struct strv *list, const char *abs)
+{
+	for (size_t g = 0; g < r->roots.n; g++) {
+		const char *root = r->roots.v[g];
+		if (!path_beneath(abs, root) || strcmp(abs, root) == 0)
+			continue;
+		char *key = strv_fmt("%zu\t%s", g, abs + strlen(root) + (strcmp(root, "/") != 0));
+		if (!key)
+			return -ENOMEM;
+		if (strv_find(list, key) >= 0) {
+			free(key);
+			continue;
+		}
+		int e = strv_push_owned(list, key);
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
+int protect_note_gitdir(struct protect_record *r, const char *abs)
+{
+	return r ? note_in_grants(r, &r->made, abs) : -EINVAL;
+}
+
 int protect_note_made(struct protect_record *r, const char *abs)
 {
 	char gd[PATH_MAX];
 	if (!r || !path_parent(abs, gd, sizeof(gd)))
 		return -EINVAL;
-	for (size_t g = 0; g < r->roots.n; g++) {
-		const char *root = r->roots.v[g];
-		if (!path_beneath(gd, root) || strcmp(gd, root) == 0)
-			continue;
-		const char *rel = gd + strlen(root) + (strcmp(root, "/") != 0);
-		if (recorded(r, g, rel))
-			continue;
-		char *key = strv_fmt("%zu\t%s", g, rel);
-		int e = key ? strv_push_owned(&r->gitdirs, key) : -ENOMEM;
-		if (e < 0)
-			return e;
-	}
-	return 0;
+	return note_in_grants(r, &r->gitdirs, gd);
 }
 
 /*

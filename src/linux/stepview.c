@@ -36,6 +36,14 @@
 int stepview_open(struct stepview *v, int listener, uint64_t id, pid_t tid)
 {
 	*v = (struct stepview){listener, id, -1, tid, -1, -1, -1, -1};
+	return 0;
+}
+
+int stepview_pidfd(struct stepview *v)
+{
+	if (v->pidfd >= 0)
+		return v->pidfd;
+	pid_t tid = v->tid;
 	v->pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
 	if (v->pidfd < 0)
 		v->pidfd = (int)syscall(SYS_pidfd_open, tid, 0);
@@ -54,7 +62,13 @@ int stepview_open(struct stepview *v, int listener, uint64_t id, pid_t tid)
 	}
 	if (v->pidfd < 0)
 		return -ESRCH;
-	return stepview_waiting(v) ? 0 : -ESRCH;
+	/* the call still waits: the pid was the caller's when the pidfd was made */
+	if (!stepview_waiting(v)) {
+		close(v->pidfd);
+		v->pidfd = -1;
+		return -ESRCH;
+	}
+	return v->pidfd;
 }
 
 void stepview_close(struct stepview *v)
@@ -140,11 +154,14 @@ int stepview_read_str(const struct stepview *v, uint64_t addr, char *buf, size_t
 }
 
 /* Our own copy of one of the step's fds (not O_PATH ones: EBADF, as the kernel). */
-int stepview_fd(const struct stepview *v, uint64_t fd)
+int stepview_fd(struct stepview *v, uint64_t fd)
 {
 	if (fd > INT_MAX)
 		return -EBADF;
-	int r = (int)syscall(SYS_pidfd_getfd, v->pidfd, (int)fd, 0);
+	int pidfd = stepview_pidfd(v);
+	if (pidfd < 0)
+		return pidfd;
+	int r = (int)syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
 	if (r < 0)
 		return -errno;
 	if (!stepview_waiting(v)) {
@@ -612,13 +629,16 @@ int stepview_resolve(struct stepview *v, uint64_t dirfd, const char *path, bool 
 		return -ENOENT;
 	if (snprintf(w.pending, sizeof(w.pending), "%s", path) >= (int)sizeof(w.pending))
 		return -ENAMETOOLONG;
-	w.root = step_dir(v, &v->root, "root");
-	if (w.root < 0)
+	/* the root: for an absolute path, and the walk (a relative path's fast way needs none) */
+	w.root = path[0] == '/' ? step_dir(v, &v->root, "root") : -1;
+	if (path[0] == '/' && w.root < 0)
 		return w.root;
 	int owned, start = walk_start(v, dirfd, path, w.root, &owned);
 	if (start < 0)
 		return start;
 	int fast = resolve_fast(w.root, start, path, follow);
+	if (fast == SV_WALK && w.root < 0 && (w.root = step_dir(v, &v->root, "root")) < 0)
+		fast = w.root;
 	if (fast != SV_WALK) {
 		if (owned >= 0)
 			close(owned);

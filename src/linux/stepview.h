@@ -16,18 +16,24 @@
 struct stepview {
 	int listener;         /* the supervisor's listener: proves the call still waits */
 	uint64_t id;          /* the notification */
-	int pidfd;            /* the calling thread's process */
+	int pidfd;            /* the calling thread's process (stepview_pidfd), or -1 */
 	pid_t tid;            /* the calling thread, in our PID namespace */
 	long ns_tgid, ns_tid; /* the same in the step's PID namespace (its /proc/self), or -1 */
 	int root, cwd;        /* its root and cwd, opened once for the call's walks, or -1 */
 };
 
 /*
- * Fill v for the thread tid whose call id waits on listener, with a pidfd of
- * its process (a thread pidfd where the kernel has them). 0 or -errno; close
- * with stepview_close (also after a failure).
+ * Fill v for the thread tid whose call id waits on listener. Nothing is
+ * opened yet: what a call needs is opened when it is first asked for. 0 or
+ * -errno; close with stepview_close (also after a failure).
  */
 int stepview_open(struct stepview *v, int listener, uint64_t id, pid_t tid);
+/*
+ * A pidfd of the caller's process (a thread pidfd where the kernel has
+ * them), opened once for the call and proven the caller's by its call still
+ * waiting after. Borrowed (closed by stepview_close), or -ESRCH.
+ */
+int stepview_pidfd(struct stepview *v);
 void stepview_close(struct stepview *v);
 
 /* Whether the step still waits for the answer to its call. */
@@ -44,7 +50,7 @@ int stepview_read_str(const struct stepview *v, uint64_t addr, char *buf, size_t
 int stepview_write(const struct stepview *v, int mem, uint64_t addr, const void *buf, size_t len);
 
 /* Our own copy of one of the step's fds (not an O_PATH one: -EBADF, as the kernel). */
-int stepview_fd(const struct stepview *v, uint64_t fd);
+int stepview_fd(struct stepview *v, uint64_t fd);
 /*
  * What one of the step's fds is, read from its /proc entries where the fd
  * itself cannot be copied (pidfd_getfd refused): enough to make a socket of

@@ -8,6 +8,7 @@
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,10 +212,72 @@ static void read_status(struct call *c)
 	c->status_read = true;
 }
 
+/*
+ * The caller's umask: from the cache while the live layer traps umask(2)
+ * (s->prot: every change is seen, sup_serve_umask), else its status. A
+ * thread is known by its tid and its /proc entry's inode, which a pid
+ * reused by another process does not keep; a fork, new to the cache,
+ * reads its own.
+ */
 mode_t sup_step_umask(struct call *c)
 {
+	struct supervisor *s = c->s;
+	char p[32];
+	struct stat st;
+	snprintf(p, sizeof(p), "/proc/%d", (int)c->v.tid);
+	if (c->status_read || !s->prot || stat(p, &st) < 0) {
+		read_status(c);
+		return c->umask;
+	}
+	struct sup_umask *u = &s->umasks[(unsigned)c->v.tid % SUP_UMASKS];
+	pthread_mutex_lock(&s->lock);
+	bool hit = !s->umask_off && u->tid == c->v.tid && u->ino == st.st_ino;
+	mode_t mask = u->mask;
+	unsigned gen = s->umask_gen;
+	pthread_mutex_unlock(&s->lock);
+	if (hit)
+		return mask;
 	read_status(c);
+	/* kept only when read from the caller (it still waits) and no umask came meanwhile */
+	if (!stepview_waiting(&c->v))
+		return c->umask;
+	pthread_mutex_lock(&s->lock);
+	if (!s->umask_off && gen == s->umask_gen)
+		*u = (struct sup_umask){c->v.tid, st.st_ino, c->umask};
+	pthread_mutex_unlock(&s->lock);
 	return c->umask;
+}
+
+/*
+ * umask(2), trapped while the cache is used: it is let go on, and the cache
+ * emptied; until the new mask shows in the caller's status (the call made),
+ * no read is kept: another thread sharing the mask may read the old one
+ * meanwhile. One that never shows (the caller stopped before its call ran)
+ * turns the cache off.
+ */
+void sup_serve_umask(struct call *c)
+{
+	struct supervisor *s = c->s;
+	mode_t want = (mode_t)c->req->data.args[0] & 0777;
+	pthread_mutex_lock(&s->lock);
+	s->umask_gen++;
+	memset(s->umasks, 0, sizeof(s->umasks));
+	pthread_mutex_unlock(&s->lock);
+	sup_go_on(c);
+	bool seen = false;
+	for (int i = 0; i < 200 && !seen; i++) {
+		c->status_read = false;
+		read_status(c);
+		/* gone (no status): what it did shows in its mask's other holders' own */
+		seen = c->tgid < 0 || c->umask == want;
+		if (!seen)
+			sched_yield();
+	}
+	pthread_mutex_lock(&s->lock);
+	s->umask_gen++;
+	memset(s->umasks, 0, sizeof(s->umasks)); /* what a worker kept meanwhile */
+	s->umask_off |= !seen;
+	pthread_mutex_unlock(&s->lock);
 }
 
 pid_t sup_step_tgid(struct call *c)
@@ -288,6 +351,8 @@ static void serve(struct supervisor *s, struct seccomp_notif *req)
 			sup_go_on(&c);
 		} else if (nr == SYS_prctl) {
 			sup_nested_subreaper(&c); /* PR_SET_CHILD_SUBREAPER */
+		} else if (nr == SYS_umask) {
+			sup_serve_umask(&c); /* the live layer's umask cache */
 		} else if (s->prot && sup_guarded(nr)) {
 			sup_serve_guard(&c); /* the protected paths, live */
 		} else if (nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto ||

@@ -40,14 +40,14 @@
 struct place {
 	int dir;                 /* O_PATH fd of the folder, or -1 */
 	char name[NAME_MAX + 2]; /* the last component, "/" kept after it when the step wrote one */
-	char abs[PATH_MAX];      /* the folder's path as the step sees it, "/" and the name */
-	bool known;              /* abs is a path (the folder has one) */
+	char where[PATH_MAX];    /* the folder's path as the step sees it, when known */
+	char abs[PATH_MAX];      /* ... "/" and the name */
+	bool known;              /* where and abs are paths (the folder has one) */
 };
 
-static int place_of(struct call *c, uint64_t dirfd, const char *path, struct place *pl)
+/* path cut into the folder to resolve (into dir) and its last component (into pl->name). */
+static int split_place(const char *path, char *dir, size_t cap, struct place *pl)
 {
-	pl->dir = -1;
-	pl->known = false;
 	size_t n = strlen(path);
 	if (!n)
 		return -ENOENT;
@@ -60,30 +60,50 @@ static int place_of(struct call *c, uint64_t dirfd, const char *path, struct pla
 	size_t ln = (size_t)(path + n - last);
 	if (ln > NAME_MAX)
 		return -ENAMETOOLONG;
-	char dir[PATH_MAX];
 	if (last == path)
-		snprintf(dir, sizeof(dir), ".");
+		snprintf(dir, cap, ".");
 	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(last - path), path);
+		snprintf(dir, cap, "%.*s", (int)(last - path), path);
 	if (ln == 0 || (path[0] == '/' && n == 1)) {
 		snprintf(pl->name, sizeof(pl->name), ".");
-		snprintf(dir, sizeof(dir), "/");
+		snprintf(dir, cap, "/");
 	} else {
 		snprintf(pl->name, sizeof(pl->name), "%.*s%s", (int)ln, last, slash ? "/" : "");
 	}
-	int fd = stepview_resolve(&c->v, dirfd, dir, true);
+	return 0;
+}
+
+/*
+ * pl->name in the folder fd (ours from here): its paths as the step sees
+ * them (where: the folder's, when known already).
+ */
+static void place_in(struct place *pl, int fd, const char *where)
+{
+	pl->dir = fd;
+	pl->known = false;
+	if (where)
+		snprintf(pl->where, sizeof(pl->where), "%s", where);
+	else if (stepview_held_path(fd, pl->where, sizeof(pl->where)) < 0)
+		return;
+	/* a path too long to name is one with no name here: nothing is made there */
+	size_t ln = strcspn(pl->name, "/");
+	int n2 = snprintf(pl->abs, sizeof(pl->abs), "%s%s", pl->where,
+			  strcmp(pl->where, "/") ? "/" : "");
+	pl->known = n2 >= 0 && (size_t)n2 + ln < sizeof(pl->abs);
+	if (pl->known)
+		memcpy(pl->abs + n2, pl->name, ln), pl->abs[n2 + ln] = '\0';
+}
+
+static int place_of(struct call *c, uint64_t dirfd, const char *path, struct place *pl)
+{
+	pl->dir = -1;
+	pl->known = false;
+	char dir[PATH_MAX];
+	int r = split_place(path, dir, sizeof(dir), pl);
+	int fd = r < 0 ? r : stepview_resolve(&c->v, dirfd, dir, true);
 	if (fd < 0)
 		return fd;
-	pl->dir = fd;
-	char where[PATH_MAX];
-	if (stepview_held_path(fd, where, sizeof(where)) == 0) {
-		/* a path too long to name is one with no name here: nothing is made there */
-		int n2 = snprintf(pl->abs, sizeof(pl->abs), "%s%s", where,
-				  strcmp(where, "/") ? "/" : "");
-		pl->known = n2 >= 0 && (size_t)n2 + ln < sizeof(pl->abs);
-		if (pl->known)
-			memcpy(pl->abs + n2, last, ln), pl->abs[n2 + ln] = '\0';
-	}
+	place_in(pl, fd, NULL);
 	return 0;
 }
 
@@ -215,6 +235,11 @@ static int dangling_target(const struct place *pl, char *out, size_t cap)
 	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
+static int make_new(struct call *c, uint64_t dirfd, const char *path, int flags, mode_t mode,
+		    int links, struct place *pl, bool absent);
+static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flags, mode_t mode,
+		      int links);
+
 /*
  * open, openat, creat with a flag that writes or creates. A name that
  * exists is opened again from the object the walk pinned (O_TRUNC after
@@ -235,7 +260,7 @@ static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flag
 		j.name = ".";
 		j.flags = flags;
 		j.mode = mode & ~sup_step_umask(c);
-		r = sup_perform_names(c, sup_job_open, &j, dir, -1);
+		r = sup_perform_names(c, sup_job_open, &j, dir, NULL, -1, NULL);
 		char where[PATH_MAX];
 		if (stepview_held_path(dir, where, sizeof(where)) == 0)
 			landlock_refused(c, r, OP_CREATE, NULL, where);
@@ -243,9 +268,20 @@ static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flag
 		return r < 0 ? r : j.fd;
 	}
 	bool excl = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
+	struct place pl;
+	struct stat st;
+	/*
+	 * Most opens that create make a new name: its folder resolved first,
+	 * and made there when nothing is at the name (no second walk); anything
+	 * there, or a folder that cannot be reached, is walked to whole below.
+	 */
+	if ((flags & O_CREAT) && place_of(c, dirfd, path, &pl) == 0) {
+		if (fstatat(pl.dir, pl.name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			return make_new(c, dirfd, path, flags, mode, links, &pl, true);
+		place_close(&pl);
+	}
 	int obj = stepview_resolve(&c->v, dirfd, path, !excl && !(flags & O_NOFOLLOW));
 	if (obj >= 0) {
-		struct stat st;
 		if (fstat(obj, &st) == 0 && S_ISLNK(st.st_mode))
 			r = (flags & O_NOFOLLOW) ? -ELOOP : -EEXIST;
 		else if (excl)
@@ -257,20 +293,33 @@ static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flag
 	}
 	if (obj != -ENOENT || !(flags & O_CREAT))
 		return obj;
-	struct place pl;
 	if ((r = place_of(c, dirfd, path, &pl)) < 0)
 		return r;
+	return make_new(c, dirfd, path, flags, mode, links, &pl, false);
+}
+
+/*
+ * The name at pl (resolved for an open that creates; absent: nothing was
+ * there a moment ago), made new; pl closed. An fd or -errno.
+ */
+static int make_new(struct call *c, uint64_t dirfd, const char *path, int flags, mode_t mode,
+		    int links, struct place *pl, bool absent)
+{
+	struct job j = {.nr = c->req->data.nr, .fd = -1};
+	bool excl = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
+	int r = 0;
 	struct stat st;
 	char next[PATH_MAX * 2];
 	enum protect_verdict v;
-	if (fstatat(pl.dir, pl.name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+	if (!absent && fstatat(pl->dir, pl->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode)) {
 		/* a dangling symlink: the kernel makes its target, judged as any place */
-		r = links >= 40 ? -ELOOP : dangling_target(&pl, next, sizeof(next));
+		r = links >= 40 ? -ELOOP : dangling_target(pl, next, sizeof(next));
 		if (r == 0)
 			r = guard_open(c, (uint64_t)(unsigned)AT_FDCWD, next, flags, mode,
 				       links + 1);
 		j.fd = r;
-	} else if ((v = judge(c, &pl, PROTECT_MAKE, true)) == PROTECT_REFUSED) {
+	} else if ((v = judge(c, pl, PROTECT_MAKE, true)) == PROTECT_REFUSED) {
 		r = -EACCES;
 	} else {
 		/*
@@ -278,24 +327,25 @@ static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flag
 		 * link of a protected file renamed onto it) is looked at again
 		 * as a name that exists.
 		 */
-		j.dir = pl.dir;
-		j.name = pl.name;
+		j.dir = pl->dir;
+		j.name = pl->name;
 		j.flags = flags | O_NOFOLLOW | O_EXCL;
 		j.mode = mode & ~sup_step_umask(c);
-		r = sup_perform_names(c, sup_job_open, &j, pl.dir, -1);
+		r = sup_perform_names(c, sup_job_open, &j, pl->dir, pl->known ? pl->where : NULL,
+				      -1, NULL);
 		if (r == -EEXIST && !excl) {
-			place_close(&pl);
+			place_close(pl);
 			return links >= 40 ? -ELOOP
 					   : guard_open(c, dirfd, path, flags, mode, links + 1);
 		}
-		landlock_refused(c, r, OP_CREATE, &pl, NULL);
+		landlock_refused(c, r, OP_CREATE, pl, NULL);
 		/* a new gitdir's config, made in place: its gitdir judged after the step */
-		if (r == 0 && v == PROTECT_JUDGED && protect_note_made(c->s->prot, pl.abs) < 0) {
+		if (r == 0 && v == PROTECT_JUDGED && protect_note_made(c->s->prot, pl->abs) < 0) {
 			close(j.fd);
 			r = -ENOMEM;
 		}
 	}
-	place_close(&pl);
+	place_close(pl);
 	return r < 0 ? r : j.fd;
 }
 
@@ -399,7 +449,8 @@ static int guard_rename(struct call *c, struct place *from, struct place *to, un
 			.dir2 = to->dir,
 			.name2 = to->name,
 			.flags = (int)flags};
-	int r = sup_perform_names(c, sup_job_call, &j, from->dir, to->dir);
+	int r = sup_perform_names(c, sup_job_call, &j, from->dir, from->known ? from->where : NULL,
+				  to->dir, to->known ? to->where : NULL);
 	landlock_refused(c, r, OP_RENAME, to, NULL);
 	if (r == 0 && pinned && !swap &&
 	    (fstatat(to->dir, to->name, &after, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -550,8 +601,13 @@ static int guard_one(struct call *c, const struct shape *sh, const char *path)
 	} else if (r == 0) {
 		bool node = nr == SYS_mknod || nr == SYS_mknodat;
 		r = node ? sup_perform(c, sup_job_call, &j)
-			 : sup_perform_names(c, sup_job_call, &j, pl.dir, -1);
+			 : sup_perform_names(c, sup_job_call, &j, pl.dir,
+					     pl.known ? pl.where : NULL, -1, NULL);
 		landlock_refused(c, r, how == PROTECT_REMOVE ? OP_DELETE : OP_CREATE, &pl, NULL);
+		/* a gitdir of the step's own (git init, a clone): it may remove what it holds */
+		if (r == 0 && how == PROTECT_MKDIR && pl.known &&
+		    strncmp(pl.name, ".git", 4) == 0 && (!pl.name[4] || !strcmp(pl.name + 4, "/")))
+			protect_note_gitdir(c->s->prot, pl.abs);
 	}
 	place_close(&pl);
 	return r;
@@ -591,11 +647,22 @@ static int guard_two(struct call *c, const struct shape *sh, const char *p1, con
 	struct place from = {.dir = -1}, to;
 	int r = place_of(c, dir_arg(a, sh->dir2), p2, &to);
 	bool link = sh->nr == SYS_link || sh->nr == SYS_linkat;
+	char d1[PATH_MAX], d2[PATH_MAX];
 	if (r == 0 && link) {
 		if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
 			r = -EINVAL;
 		else
 			r = guard_link(c, dir_arg(a, sh->dir), p1, &to, flags);
+	} else if (r == 0 && dir_arg(a, sh->dir) == dir_arg(a, sh->dir2) &&
+		   split_place(p1, d1, sizeof(d1), &from) == 0 &&
+		   split_place(p2, d2, sizeof(d2), &to) == 0 && strcmp(d1, d2) == 0) {
+		/* a rename within one folder (most): resolved once */
+		int fd = fcntl(to.dir, F_DUPFD_CLOEXEC, 3);
+		r = fd < 0 ? -errno : 0;
+		if (r == 0) {
+			place_in(&from, fd, to.known ? to.where : NULL);
+			r = guard_rename(c, &from, &to, (unsigned)flags);
+		}
 	} else if (r == 0 && (r = place_of(c, dir_arg(a, sh->dir), p1, &from)) == 0) {
 		r = guard_rename(c, &from, &to, (unsigned)flags);
 	}

@@ -60,6 +60,8 @@ struct sup_denial {
 	double when; /* clock_now_s() */
 };
 
+#define SUP_UMASKS 64
+
 struct supervisor {
 	pthread_mutex_t lock;
 	unsigned refs; /* the owner, the dispatcher and each worker */
@@ -95,7 +97,19 @@ struct supervisor {
 	struct sup_performer *perf;          /* ... whose calls this thread performs */
 	int step_filters;                    /* ... the step's own seccomp filters (supervise.h) */
 	bool fs_refer;                       /* ... its ruleset moves names between folders */
-	bool judge;                /* --explain by the tracer: a call let go on is judged here */
+	bool judge; /* --explain by the tracer: a call let go on is judged here */
+	/*
+	 * The step's umasks, by thread and its /proc entry's inode (a pid
+	 * reused is another entry), while the live layer traps umask(2):
+	 * a /proc status read is most of a new file's cost. s->lock.
+	 */
+	struct sup_umask {
+		pid_t tid;
+		ino_t ino;
+		mode_t mask;
+	} umasks[SUP_UMASKS];
+	unsigned umask_gen;        /* bumped by every umask(2): a read begun before is not kept */
+	bool umask_off;            /* one not seen to land: read every time from then on */
 	struct sup_denial *denied; /* what was refused, for --explain and the report */
 	size_t ndenied, capdenied;
 	struct sup_name *names;
@@ -141,6 +155,7 @@ bool sup_allowed_place(const struct call *c, int fd, const char *path, bool unix
 bool sup_write_mount(const struct supervisor *s, int fd);
 /* The calling thread's umask, or 022. */
 mode_t sup_step_umask(struct call *c);
+void sup_serve_umask(struct call *c); /* umask(2), trapped with the live layer */
 /* The calling thread's process (its thread group), or -1. */
 pid_t sup_step_tgid(struct call *c);
 /* How many seccomp filters the calling thread is under, or -1. */
@@ -206,11 +221,13 @@ void sup_performer_adopt(mode_t umask_);
 int sup_perform(struct call *c, int (*fn)(void *), void *arg);
 /*
  * The same for a call that only makes, moves or removes names in the pinned
- * folders dir and dir2 (-1: none): where both are a write grant's, the
+ * folders dir and dir2 (-1: none; where, where2: their paths as the step
+ * sees them when known, else NULL): where both are a write grant's, the
  * step's Landlock rights there are every right but making devices, and the
  * dispatcher makes it, without the round trip (supervise_perform.c).
  */
-int sup_perform_names(struct call *c, int (*fn)(void *), void *arg, int dir, int dir2);
+int sup_perform_names(struct call *c, int (*fn)(void *), void *arg, int dir, const char *where,
+		      int dir2, const char *where2);
 /* Jobs for it: j->fd = openat(dir, name, flags, mode); and the other calls by j->nr. */
 int sup_job_open(void *arg);
 int sup_job_call(void *arg);

@@ -295,7 +295,7 @@ static int read_iov(const struct call *c, uint64_t iov_addr, uint64_t iovlen, bo
 }
 
 /* Copy the control data, replacing the step's SCM_RIGHTS fds by our copies. */
-static int read_control(const struct call *c, uint64_t addr, uint64_t len, struct net_msg *m)
+static int read_control(struct call *c, uint64_t addr, uint64_t len, struct net_msg *m)
 {
 	if (!addr || !len)
 		return 0;
@@ -336,7 +336,7 @@ static int read_control(const struct call *c, uint64_t addr, uint64_t len, struc
 }
 
 /* One struct msghdr of the step's into m. */
-static int read_msghdr(const struct call *c, uint64_t addr, bool stream, size_t *budget,
+static int read_msghdr(struct call *c, uint64_t addr, bool stream, size_t *budget,
 		       struct net_msg *m)
 {
 	struct msghdr h;
@@ -699,6 +699,7 @@ static struct net_op *net_op_new(struct call *c, int nr, const uint64_t *a)
 		sup_respond(c, 0, ENOMEM);
 		return NULL;
 	}
+	stepview_pidfd(&c->v); /* a SIGPIPE is sent through it, from the worker */
 	op->c = *c;
 	op->sock = -1;
 	op->mem = -1;

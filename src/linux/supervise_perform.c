@@ -205,11 +205,13 @@ static int here(struct sup_performer *p, int (*fn)(void *), void *arg)
  * grant, where Landlock can deny nothing narrower, and from where the step
  * can move nothing out of its write grants.
  */
-static bool write_grant_folder(struct call *c, int dir)
+static bool write_grant_folder(struct call *c, int dir, const char *known)
 {
 	char where[PATH_MAX];
 	if (c->s->by_mount)
 		return sup_write_mount(c->s, dir);
+	if (known)
+		return sup_beneath_any(&c->s->write, known);
 	return stepview_held_path(dir, where, sizeof(where)) == 0 &&
 	       sup_beneath_any(&c->s->write, where);
 }
@@ -221,11 +223,12 @@ static bool write_grant_folder(struct call *c, int dir)
  * does a rename where the ruleset has no refer (ABI 1: the kernel refuses
  * one between folders, EXDEV).
  */
-int sup_perform_names(struct call *c, int (*fn)(void *), void *arg, int dir, int dir2)
+int sup_perform_names(struct call *c, int (*fn)(void *), void *arg, int dir, const char *where,
+		      int dir2, const char *where2)
 {
 	struct sup_performer *p = c->s->perf;
-	if (!p || c->fsk || p->inline_ || !write_grant_folder(c, dir) ||
-	    (dir2 >= 0 && (!c->s->fs_refer || !write_grant_folder(c, dir2))))
+	if (!p || c->fsk || p->inline_ || !write_grant_folder(c, dir, where) ||
+	    (dir2 >= 0 && (!c->s->fs_refer || !write_grant_folder(c, dir2, where2))))
 		return sup_perform(c, fn, arg);
 	pthread_mutex_lock(&p->lock);
 	while (!p->ready)

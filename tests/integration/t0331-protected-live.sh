@@ -351,6 +351,24 @@ run_sb run --timeout 20 -- bash -c 'mkfifo f; (sleep 0.3; cat f) & echo tofifo >
 	ok "a FIFO opened to write before its reader: it waits, and the write lands" ||
 	notok "a FIFO opened to write before its reader: it waits, and the write lands" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
 
+# the modes of what the live layer makes: each thread's umask as the kernel
+# would apply it, through changes, a thread, a fork (compared with the same
+# script run outside the sandbox)
+cp "$TESTDIR/umask-modes.py" "$T/umask.py"
+mkdir -p "$T/bare" && want=$(cd "$T/bare" && python3 "$T/umask.py")
+find "$T/w" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+run_sb run -r "$T/umask.py" -- python3 "$T/umask.py"
+[ -n "$want" ] && [ "$OUT" = "$want" ] && ok "umask: the modes made for the step are the kernel's ($OUT)" ||
+	notok "umask: the modes made for the step are the kernel's" "got '$OUT', outside '$want'" "$(head -3 "$T/out/err")"
+
+# a clone made and removed in one step (a build's checkout of a dependency):
+# the gitdir is the step's own; the person's hooks beside it are still held
+setup
+run_sb run -- sh -c 'git clone -q . tmpc && rm -rf tmpc && echo removed; rm -rf .git/hooks 2>/dev/null || echo kept'
+[ "$OUT" = "$(printf 'removed\nkept')" ] && [ ! -e "$T/w/tmpc" ] && [ "$(cat "$T/w/.git/hooks/pre-commit")" = keep ] &&
+	ok "a clone the step made is removed whole; the person's hooks are not" ||
+	notok "a clone the step made is removed whole; the person's hooks are not" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
+
 # the calls performed for the step move nothing from under a bind of its
 # namespace (a read grant inside the write grant); the control: a sibling moved
 if [ "$BACKEND" != landlock ]; then

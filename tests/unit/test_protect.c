@@ -296,6 +296,19 @@ static void live(void)
 	CHECK(v(r, "lib/dep/.git/config", PROTECT_MOVE_IN) == PROTECT_JUDGED);
 	CHECK(v(r, "lib/dep/.git/objects/ab/cd", PROTECT_MOVE_IN) == PROTECT_FREE);
 	CHECK(v(r, "lib/dep/.gitx/hooks/pre-commit", PROTECT_MAKE) == PROTECT_FREE);
+	/* a .git the step made (a clone): what it holds may be removed, nothing made that runs */
+	char clone[600];
+	snprintf(clone, sizeof(clone), "%s/tmpclone/.git", w);
+	CHECK(v(r, "tmpclone/.git/config", PROTECT_REMOVE) == PROTECT_REFUSED);
+	CHECK(protect_note_gitdir(r, clone) == 0);
+	CHECK(v(r, "tmpclone/.git/config", PROTECT_REMOVE) == PROTECT_FREE);
+	CHECK(v(r, "tmpclone/.git/hooks", PROTECT_REMOVE) == PROTECT_FREE);
+	CHECK(v(r, "tmpclone/.git/modules/m/hooks/post-merge", PROTECT_REMOVE) == PROTECT_FREE);
+	CHECK(v(r, "tmpclone/.git/hooks/pre-commit", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, "tmpclone/.git/hooks/pre-commit", PROTECT_MOVE_IN) == PROTECT_REFUSED);
+	CHECK(v(r, ".git/hooks", PROTECT_REMOVE) == PROTECT_REFUSED); /* the person's */
+	CHECK(v(r, ".git", PROTECT_REMOVE) == PROTECT_REFUSED);
+	CHECK(v(r, "tmpclone2/.git/config", PROTECT_REMOVE) == PROTECT_REFUSED);
 	/* the set's files and folders, and all a folder holds at any depth */
 	CHECK(v(r, ".envrc", PROTECT_MAKE) == PROTECT_REFUSED);
 	CHECK(v(r, ".vscode", PROTECT_MKDIR) == PROTECT_REFUSED);
