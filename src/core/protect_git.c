@@ -251,22 +251,15 @@ static int runkeys_of(const char *text, size_t len, struct strv *out, bool *bad)
 	return 0;
 }
 
-char *protect_git_value(const char *text, size_t len, const char *section, const char *name)
+int protect_git_values(const char *text, size_t len, const char *section, bool sub,
+		       const char *name, struct strv *out)
 {
 	struct cfgread c = {.s = text, .n = len};
-	char *last = NULL;
-	while (next_var(&c)) {
-		if (c.has_sub || strcmp(c.section, section) != 0 || strcmp(c.name, name) != 0)
-			continue;
-		free(last);
-		if (!(last = strdup(c.value)))
-			return NULL;
-	}
-	if (c.bad) {
-		free(last);
-		return NULL;
-	}
-	return last;
+	while (next_var(&c))
+		if (c.has_sub == sub && strcmp(c.section, section) == 0 &&
+		    strcmp(c.name, name) == 0 && strv_push(out, c.value) < 0)
+			return -ENOMEM;
+	return 0;
 }
 
 char *protect_git_runs(const char *before, const char *after, size_t after_len)

@@ -71,19 +71,51 @@ int protect_note_nested(struct protect_record *r)
 	return rc;
 }
 
-/* A git config's core.hooksPath (a regular file read whole, bounded; fd closed), or NULL. */
-static char *hooks_path_of(int fd)
+#define HOOKS_INCLUDES 10 /* git's own limit on nested includes */
+#define HOOKS_FILES 64    /* configs read for one checkout or the caller, includes and all */
+
+/*
+ * Every core.hooksPath of a git config (a regular file read whole, bounded;
+ * fd closed) and of the files it includes (include.path, and
+ * includeIf.*.path with every condition taken as met: a folder protected
+ * that git would not use costs nothing), into out. dir: the file's folder,
+ * which an include's relative path is taken from; *files counts the files
+ * read. 0 or -ENOMEM.
+ */
+static int hooks_paths_in(const struct protect_record *r, int fd, const char *dir, int depth,
+			  int *files, struct strv *out)
 {
-	char *text = NULL, *v = NULL;
+	char *text = NULL;
 	size_t len = 0;
 	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    path_read_fd(fd, PROTECT_MAX_CONTENT, &text, &len) == 0)
-		v = protect_git_value(text, len, "core", "hookspath");
+	int rc = 0;
+	struct strv inc = STRV_INIT;
+	if (fd >= 0 && ++*files <= HOOKS_FILES && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    path_read_fd(fd, PROTECT_MAX_CONTENT, &text, &len) == 0) {
+		rc = protect_git_values(text, len, "core", false, "hookspath", out);
+		if (rc == 0 && depth < HOOKS_INCLUDES)
+			rc = protect_git_values(text, len, "include", false, "path", &inc);
+		if (rc == 0 && depth < HOOKS_INCLUDES)
+			rc = protect_git_values(text, len, "includeif", true, "path", &inc);
+	}
 	if (fd >= 0)
 		close(fd);
 	free(text);
-	return v;
+	for (size_t i = 0; rc == 0 && i < inc.n; i++) {
+		const char *v = inc.v[i];
+		char p[PATH_MAX], up[PATH_MAX];
+		int n = v[0] == '~' && v[1] == '/' && r->home
+				? snprintf(p, sizeof(p), "%s/%s", r->home, v + 2)
+			: v[0] == '/' ? snprintf(p, sizeof(p), "%s", v)
+				      : snprintf(p, sizeof(p), "%s/%s", dir, v);
+		if (n < 0 || (size_t)n >= sizeof(p) || !path_parent(p, up, sizeof(up)))
+			continue;
+		/* as git opens it: links followed */
+		int ifd = open(p, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		rc = hooks_paths_in(r, ifd, up, depth + 1, files, out);
+	}
+	strv_release(&inc);
+	return rc;
 }
 
 /*
@@ -137,22 +169,29 @@ int protect_add_hooks_paths(struct protect_record *r, size_t *hooks)
 			return 0;
 	/* the caller's own, read as git reads them (a dotfile manager's link followed) */
 	const int ro = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
-	char *global[3] = {NULL, NULL, NULL};
+	struct strv global = STRV_INIT;
 	char p[PATH_MAX];
-	for (int i = 0; i < 2 && r->home; i++) {
-		snprintf(p, sizeof(p), "%s/%s", r->home, i ? ".config/git/config" : ".gitconfig");
-		global[i] = hooks_path_of(open(p, ro));
+	int rc = 0, files = 0;
+	for (int i = 0; rc == 0 && i < 3; i++) {
+		if (i < 2 && !r->home)
+			continue;
+		if (i < 2)
+			snprintf(p, sizeof(p), "%s/%s", r->home,
+				 i ? ".config/git/config" : ".gitconfig");
+		const char *file = i < 2 ? p : "/etc/gitconfig";
+		char dir[PATH_MAX];
+		if (path_parent(file, dir, sizeof(dir)))
+			rc = hooks_paths_in(r, open(file, ro), dir, 0, &files, &global);
 	}
-	global[2] = hooks_path_of(open("/etc/gitconfig", ro));
-	int rc = 0;
 	/* each grant itself, then the checkouts one level down in it */
 	for (size_t k = 0; rc == 0 && k < r->roots.n + r->nested.n; k++) {
 		char *tab = NULL;
 		size_t g = k < r->roots.n ? k : strtoul(r->nested.v[k - r->roots.n], &tab, 10);
-		char co[PATH_MAX], cfg[PATH_MAX];
+		char co[PATH_MAX], cfg[PATH_MAX], gitdir[PATH_MAX + 8];
 		snprintf(co, sizeof(co), "%s%s%s", r->roots.v[g], tab ? "/" : "",
 			 tab ? tab + 1 : "");
 		snprintf(cfg, sizeof(cfg), "%s%s.git/config", tab ? tab + 1 : "", tab ? "/" : "");
+		snprintf(gitdir, sizeof(gitdir), "%s/.git", strcmp(co, "/") ? co : "");
 		int root = protect_open_root(r, g);
 		const char *base;
 		int dfd = root >= 0 ? protect_walk(root, cfg, &base) : -1;
@@ -160,20 +199,22 @@ int protect_add_hooks_paths(struct protect_record *r, size_t *hooks)
 		struct stat st;
 		bool checkout =
 			tab || (root >= 0 && fstatat(root, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0);
-		char *own = hooks_path_of(fd);
-		for (int i = 0; rc == 0 && i < 3 && checkout; i++)
-			if (global[i] && (!own || global[i][0] == '/' || global[i][0] == '~'))
-				rc = add_hooks_path(r, global[i], co);
-		if (own && rc == 0)
-			rc = add_hooks_path(r, own, co); /* the repository's own wins */
-		free(own);
+		struct strv own = STRV_INIT;
+		files = 0;
+		rc = hooks_paths_in(r, fd, gitdir, 0, &files, &own);
+		/* the repository's own wins over a global value taken from the checkout */
+		for (size_t i = 0; rc == 0 && i < global.n && checkout; i++)
+			if (!own.n || global.v[i][0] == '/' || global.v[i][0] == '~')
+				rc = add_hooks_path(r, global.v[i], co);
+		for (size_t i = 0; rc == 0 && i < own.n; i++)
+			rc = add_hooks_path(r, own.v[i], co);
+		strv_release(&own);
 		if (dfd >= 0)
 			close(dfd);
 		if (root >= 0)
 			close(root);
 	}
-	for (int i = 0; i < 3; i++)
-		free(global[i]);
+	strv_release(&global);
 	*hooks = r->extra.n - first;
 	return rc;
 }

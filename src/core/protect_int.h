@@ -73,11 +73,12 @@ struct protect_record {
 };
 
 /*
- * The last value of section.name (no subsection; both lower case) in the
- * git config text, or NULL: none, a text git's grammar does not read, or
- * out of memory. To free. (protect_git.c)
+ * Every value of section.name (sub: of section.SUB.name, any SUB; both lower
+ * case) in the git config text, into out, in order: a text git's grammar
+ * stops reading gives those before. 0 or -ENOMEM. (protect_git.c)
  */
-char *protect_git_value(const char *text, size_t len, const char *section, const char *name);
+int protect_git_values(const char *text, size_t len, const char *section, bool sub,
+		       const char *name, struct strv *out);
 
 /*
  * protect_hooks.c: the checkouts each grant holds one level down, into

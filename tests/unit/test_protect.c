@@ -423,6 +423,29 @@ static void nested(void)
 	CHECK(exists("ws/a/notes"));
 	CHECK_STR(slurp("ws/hk/pre-commit"), "#!/bin/sh\n"); /* the original put back */
 	protect_free(r);
+	/*
+	 * A hooks path in a file the config includes (include.path, relative
+	 * to the gitdir; includeIf.*.path, every condition taken as met; a
+	 * file including itself read a bounded number of times)
+	 */
+	dir("ws/c");
+	dir("ws/c/.git");
+	put("ws/c/.git/config", "[include]\n\tpath = ../../inc.cfg\n", 0644);
+	put("ws/inc.cfg",
+	    "[core]\n\thooksPath = ci-hooks\n[includeIf \"gitdir:~/x/\"]\n\tpath = inc2.cfg\n"
+	    "[include]\n\tpath = inc.cfg\n",
+	    0644);
+	char inc2[600];
+	snprintf(inc2, sizeof(inc2), "[core]\n\thooksPath = %s/other\n", ws);
+	put("ws/inc2.cfg", inc2, 0644);
+	r = protect_record(&cfg, roots, 1, NULL, &err);
+	snprintf(p, sizeof(p), "%s/c/ci-hooks/pre-commit", ws);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
+	snprintf(p, sizeof(p), "%s/other/post-checkout", ws);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
+	snprintf(p, sizeof(p), "%s/c/notes", ws);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	protect_free(r);
 	/* unprotect .git/hooks: the hooks path is the person's to open too */
 	strv_push(&cfg.unprotect, ".git/hooks");
 	r = protect_record(&cfg, roots, 1, NULL, &err);
