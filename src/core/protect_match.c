@@ -238,10 +238,10 @@ static void try_gitdir(const struct protect_record *r, size_t g, const char *gd,
 		if (how == PROTECT_MOVE_DIR_IN && below && *below)
 			raise_to(hit, PROTECT_REFUSED, pr);
 		/* each worktree's config.worktree: the gitdir's name escaped, one glob */
-		if (strcmp(pr->name, ".git/worktrees") == 0 && escaped(pat, esc, sizeof(esc)) &&
-		    strlen(esc) + 20 < sizeof(pat)) {
-			snprintf(pat, sizeof(pat), "%s/*/config.worktree", esc);
-			try(pat, true, rule_named(".git/config.worktree"), rel, how, false, hit);
+		char wt[sizeof(esc) + 24];
+		if (strcmp(pr->name, ".git/worktrees") == 0 && escaped(pat, esc, sizeof(esc))) {
+			snprintf(wt, sizeof(wt), "%s/*/config.worktree", esc);
+			try(wt, true, rule_named(".git/config.worktree"), rel, how, false, hit);
 		}
 	}
 }

@@ -76,6 +76,25 @@ static void config_keys(void)
 	free(w);
 	now = "[alias]\n\tst = status\n";
 	CHECK(protect_git_runs(NULL, now, strlen(now)) == NULL);
+	/* git's own options before an alias's command: a key, or another gitdir's hooks */
+	now = "[alias]\n\tst = -c core.fsmonitor=evil status\n";
+	w = protect_git_runs(NULL, now, strlen(now));
+	CHECK_HAS(w, "alias.st");
+	free(w);
+	now = "[alias]\n\tl = \" --git-dir=/w/evil log\"\n";
+	w = protect_git_runs(NULL, now, strlen(now));
+	CHECK_HAS(w, "alias.l");
+	free(w);
+	now = "[alias]\n\tlg = log -c --oneline\n"; /* the command's own option */
+	CHECK(protect_git_runs(NULL, now, strlen(now)) == NULL);
+	now = "[tar \"tgz\"]\n\tcommand = sh -c evil\n";
+	w = protect_git_runs(NULL, now, strlen(now));
+	CHECK_HAS(w, "tar.tgz.command");
+	free(w);
+	now = "[init]\n\ttemplateDir = /w/t\n";
+	w = protect_git_runs(NULL, now, strlen(now));
+	CHECK_HAS(w, "init.templatedir");
+	free(w);
 	now = "[filter \"lfs\"]\n\tsmudge = evil\n";
 	w = protect_git_runs(NULL, now, strlen(now));
 	CHECK_HAS(w, "filter.lfs.smudge");
