@@ -241,6 +241,7 @@ struct scan {
 	struct item_list *list;
 	int *roots;       /* one fd a grant, or -errno */
 	struct strv seen; /* gitdirs looked at in this scan, by path */
+	bool made;        /* looking at what the step made (scan_made) */
 };
 
 static bool wants_content(enum item_kind k, const char *rel)
@@ -291,7 +292,8 @@ static int add_item(struct scan *s, size_t g, const char *rel, const struct prot
 	int dfd = strchr(rel, '/') ? protect_walk(s->roots[g], rel, &base) : s->roots[g];
 	if (dfd < 0)
 		return 0; /* a folder on the way is not one: it is an item of its own */
-	struct item it = {.grant = g, .rule = rule->name, .runs = rule->runs, .kind = kind};
+	struct item it = {
+		.grant = g, .rule = rule->name, .runs = rule->runs, .kind = kind, .made = s->made};
 	int got = fstatat(dfd, base, &it.st, AT_SYMLINK_NOFOLLOW);
 	if (got == 0 && wants_content(kind, rel))
 		read_content(dfd, base, &it);
@@ -603,9 +605,34 @@ static int scan_before_gitdirs(struct scan *s)
 	return r;
 }
 
+/*
+ * After the step, the .git folders and files the step made (a clone, a
+ * submodule's or a worktree's .git file): what a folder holds, and the
+ * gitdir a file names, judged for what runs there.
+ */
+static int scan_made(struct scan *s)
+{
+	int r = 0;
+	s->made = true;
+	for (size_t i = 0; r >= 0 && i < s->r->made.n; i++) {
+		char *tab;
+		unsigned long g = strtoul(s->r->made.v[i], &tab, 10);
+		if (*tab != '\t' || g >= s->r->roots.n)
+			continue;
+		size_t at = 0;
+		r = add_item(s, g, tab + 1, &protect_rules[0], ITEM_DOTGIT, &at);
+		if (r == 1 && S_ISDIR(s->list->v[at].st.st_mode))
+			r = scan_gitdir(s, g, tab + 1, 0);
+		else if (r == 1)
+			r = follow(s, g, tab + 1, "gitdir", 0);
+	}
+	s->made = false;
+	return r < 0 ? r : 0;
+}
+
 int protect_scan(struct protect_record *r, struct item_list *list, bool after)
 {
-	struct scan s = {r, list, calloc(r->roots.n + 1, sizeof(int)), STRV_INIT};
+	struct scan s = {r, list, calloc(r->roots.n + 1, sizeof(int)), STRV_INIT, false};
 	if (!s.roots)
 		return -ENOMEM;
 	for (size_t g = 0; g < r->roots.n; g++)
@@ -615,6 +642,8 @@ int protect_scan(struct protect_record *r, struct item_list *list, bool after)
 		rc = scan_grant(&s, g);
 	if (rc >= 0 && after)
 		rc = scan_before_gitdirs(&s);
+	if (rc >= 0 && after)
+		rc = scan_made(&s);
 	for (size_t g = 0; g < r->roots.n; g++)
 		if (s.roots[g] >= 0)
 			close(s.roots[g]);

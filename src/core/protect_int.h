@@ -32,6 +32,7 @@ struct item {
 	const char *runs; /* what it would run, not owned */
 	enum item_kind kind;
 	bool entry; /* an entry of a protected folder, not a name of the set */
+	bool made;  /* in a .git the step made, or the gitdir one names: judged for what runs */
 	struct stat st;
 	char *content; /* a regular file up to PROTECT_MAX_CONTENT, else NULL */
 	size_t len;

@@ -252,10 +252,36 @@ static void try_gitdir(const struct protect_record *r, size_t g, const char *gd,
  * submodule's name may hold slashes: each folder above rel there, not rel itself, so that an object
  * file is never taken for a gitdir).
  */
+/*
+ * A .git beneath the grant's top (a checkout in a folder of it: a clone, a
+ * submodule's, a worktree's), matched by its name alone: made new it is
+ * judged after the step (a folder: its hooks and config; a file: the
+ * gitdir it names); one that is there is never replaced, written, moved
+ * or removed, but one the step made itself (a folder is never moved onto
+ * one: what it holds would come along unjudged).
+ */
+static void try_nested_dotgit(const struct protect_record *r, size_t g, const char *rel,
+			      enum protect_change how, struct protect_hit *hit)
+{
+	const char *last = strrchr(rel, '/');
+	const struct protect_rule *dotgit = rule_named(".git");
+	if (!last || strcmp(last, "/.git") != 0 || !dotgit || r->off[dotgit - protect_rules])
+		return;
+	/* the step's own (git writes a submodule's .git file twice): judged after it */
+	bool mine = made_by_step(r, g, rel);
+	enum protect_verdict v = how == PROTECT_MKDIR         ? PROTECT_FREE
+				 : how == PROTECT_MOVE_DIR_IN ? PROTECT_REFUSED
+				 : mine                       ? PROTECT_FREE
+				 : how == PROTECT_MAKE        ? PROTECT_JUDGED
+							      : PROTECT_REFUSED;
+	raise_to(hit, v, dotgit);
+}
+
 static void try_gitdirs(const struct protect_record *r, size_t g, const char *rel,
 			enum protect_change how, struct protect_hit *hit)
 {
 	try_gitdir(r, g, ".git", rel, how, hit);
+	try_nested_dotgit(r, g, rel, how, hit);
 	/* a checkout's .git at any depth (a clone in the workdir): by name, never a walk */
 	for (const char *d = strstr(rel, "/.git/"); d; d = strstr(d + 1, "/.git/")) {
 		char gd[PATH_MAX];

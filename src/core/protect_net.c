@@ -52,6 +52,14 @@ static char *judge(const struct item *a, const struct item *b)
 {
 	const char *did = b ? "changed" : "created";
 	size_t n = strlen(a->rel);
+	/*
+	 * What a .git of the step's holds, or the gitdir its .git file names:
+	 * only a hook, a config's keys and a folder that is no longer one run
+	 * anything (a pointer such as commondir names a gitdir judged itself).
+	 */
+	if (a->made && !b && (a->kind == ITEM_FILE || a->kind == ITEM_DOTGIT) &&
+	    (S_ISREG(a->st.st_mode) || S_ISDIR(a->st.st_mode)))
+		return NULL;
 	switch (a->kind) {
 	case ITEM_HOOK:
 		if (n > 7 && strcmp(a->rel + n - 7, ".sample") == 0)

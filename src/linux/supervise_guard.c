@@ -339,8 +339,15 @@ static int make_new(struct call *c, uint64_t dirfd, const char *path, int flags,
 					   : guard_open(c, dirfd, path, flags, mode, links + 1);
 		}
 		landlock_refused(c, r, OP_CREATE, pl, NULL);
-		/* a new gitdir's config, made in place: its gitdir judged after the step */
-		if (r == 0 && v == PROTECT_JUDGED && protect_note_made(c->s->prot, pl->abs) < 0) {
+		/*
+		 * A new gitdir's config, made in place: its gitdir judged after
+		 * the step; a .git file made (a worktree's, a submodule's): the
+		 * gitdir it names.
+		 */
+		bool dotgit = strncmp(pl->name, ".git", 4) == 0 && !pl->name[4];
+		if (r == 0 && v == PROTECT_JUDGED &&
+		    (dotgit ? protect_note_gitdir(c->s->prot, pl->abs)
+			    : protect_note_made(c->s->prot, pl->abs)) < 0) {
 			close(j.fd);
 			r = -ENOMEM;
 		}

@@ -369,6 +369,28 @@ run_sb run -- sh -c 'git clone -q . tmpc && rm -rf tmpc && echo removed; rm -rf 
 	ok "a clone the step made is removed whole; the person's hooks are not" ||
 	notok "a clone the step made is removed whole; the person's hooks are not" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
 
+# a checkout in a folder of the grant: its .git moved away and back with a
+# hook made meanwhile, or a folder with a hook moved in as a .git; a .git
+# file made naming a gitdir of the step's with a hook (caught after the
+# step: rc 123). The person's git outside runs nothing; the controls: a
+# worktree added, a clone made and removed.
+find "$T/w" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+(cd "$T/w" && git init -q && echo a >f && git add f && git commit -qm i && mkdir a &&
+	git -C a init -q && echo b >a/g && git -C a add g && git -C a commit -qm i) || exit 1
+run_sb run -- sh -c 'mv a/.git a/gd 2>/dev/null && echo moved-away
+	mkdir -p tg/hooks && printf "#!/bin/sh\ntouch '"$M"'\n" >tg/hooks/pre-commit && chmod +x tg/hooks/pre-commit
+	mkdir -p n && mv tg n/.git 2>/dev/null && echo moved-in
+	mkdir -p ev/hooks ev/objects ev/refs && echo "ref: refs/heads/main" >ev/HEAD && cp tg/hooks/pre-commit ev/hooks/
+	mkdir d && echo "gitdir: ../ev" >d/.git && echo made-dotgit
+	git worktree add -q wt 2>/dev/null && echo worktree
+	git clone -q a c && rm -rf c && echo clone-removed'
+(cd "$T/w/a" && echo x >>g && git add g && git commit -qm p >/dev/null 2>&1)
+(cd "$T/w/d" && git status >/dev/null 2>&1)
+[ "$OUT" = "$(printf 'made-dotgit\nworktree\nclone-removed')" ] && [ "$RC" = 123 ] && [ ! -e "$M" ] &&
+	[ ! -e "$T/w/ev/hooks/pre-commit" ] && [ -d "$T/w/a/.git" ] &&
+	ok "a nested checkout's .git not moved, none moved in; a .git file to a gitdir with a hook caught after; worktree and clone work" ||
+	notok "a nested checkout's .git not moved, none moved in; a .git file to a gitdir with a hook caught after; worktree and clone work" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
+
 # the calls performed for the step move nothing from under a bind of its
 # namespace (a read grant inside the write grant); the control: a sibling moved
 if [ "$BACKEND" != landlock ]; then

@@ -474,6 +474,61 @@ static void nested(void)
 	policy_release(&cfg);
 }
 
+/*
+ * A .git beneath the grant's top: one there is never moved away or onto;
+ * one the step makes (a worktree's or submodule's .git file, a clone) is
+ * its own, and judged after the step by what its gitdir holds.
+ */
+static void dotgits(void)
+{
+	dir("dg");
+	dir("dg/a");
+	dir("dg/a/.git");
+	dir("dg/a/.git/hooks");
+	dir("dg/evil");
+	dir("dg/evil/hooks");
+	dir("dg/wtgd");
+	char w[300], q[300], p[400];
+	snprintf(w, sizeof(w), "%s/dg", top);
+	snprintf(q, sizeof(q), "%s/q", top);
+	const char *roots[] = {w};
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	struct stepbox_err err = {0};
+	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
+	CHECK(r != NULL);
+	snprintf(p, sizeof(p), "%s/a/.git", w);
+	CHECK(protect_match(r, p, PROTECT_REMOVE).verdict == PROTECT_REFUSED); /* moved away */
+	CHECK(protect_match(r, p, PROTECT_MOVE_DIR_IN).verdict == PROTECT_REFUSED);
+	CHECK(protect_match(r, p, PROTECT_MOVE_IN).verdict == PROTECT_REFUSED);
+	CHECK(protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_JUDGED); /* a new file */
+	snprintf(p, sizeof(p), "%s/a/.gitx", w);
+	CHECK(protect_match(r, p, PROTECT_REMOVE).verdict == PROTECT_FREE); /* the control */
+	/* the step's own: a .git file naming a gitdir it made, with a hook */
+	snprintf(p, sizeof(p), "%s/docs/.git", w);
+	CHECK(protect_note_gitdir(r, p) == 0);
+	CHECK(protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	CHECK(protect_match(r, p, PROTECT_REMOVE).verdict == PROTECT_FREE);
+	CHECK(protect_match(r, p, PROTECT_MOVE_DIR_IN).verdict == PROTECT_REFUSED);
+	dir("dg/docs");
+	put("dg/docs/.git", "gitdir: ../evil\n", 0644);
+	put("dg/evil/HEAD", "ref: refs/heads/main\n", 0644);
+	put("dg/evil/hooks/pre-commit", "#!/bin/sh\ntouch marker\n", 0755);
+	put("dg/evil/hooks/pre-push.sample", "#!/bin/sh\n", 0755);
+	/* ... and a worktree's: its gitdir's commondir and HEAD are git's own */
+	snprintf(p, sizeof(p), "%s/wt/.git", w);
+	CHECK(protect_note_gitdir(r, p) == 0);
+	dir("dg/wt");
+	put("dg/wt/.git", "gitdir: ../wtgd\n", 0644);
+	put("dg/wtgd/commondir", "../a/.git\n", 0644);
+	put("dg/wtgd/HEAD", "ref: refs/heads/wt\n", 0644);
+	CHECK(protect_check(r, q, true) == 1);
+	CHECK(!exists("dg/evil/hooks/pre-commit") && exists("dg/evil/hooks/pre-push.sample"));
+	CHECK(exists("dg/docs/.git") && exists("dg/wt/.git") && exists("dg/wtgd/commondir"));
+	protect_free(r);
+	policy_release(&cfg);
+}
+
 int main(void)
 {
 	config_keys();
@@ -488,6 +543,7 @@ int main(void)
 	net();
 	live();
 	nested();
+	dotgits();
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	if (system(cmd) != 0)
