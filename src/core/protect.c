@@ -30,6 +30,7 @@
 #define KIRO_RUN "Kiro: MCP servers its settings start, hooks run on file events"
 #define OPENCODE_RUN "opencode: MCP servers, commands and plugins its project config runs"
 #define MISE_RUN "mise: hooks and env scripts it runs on entering the folder"
+#define INCLUDED_RUN "a git config another includes: a key there runs its command as in .git/config"
 #define HOOKS_PATH_RUN                                                                             \
 	"the folder core.hooksPath names: git runs its hooks on commit, merge, checkout, push"
 
@@ -548,8 +549,10 @@ static int scan_extra(struct scan *s, size_t g)
 				  : path_beneath(p, root) && strcmp(p, root) != 0
 					  ? p + strlen(root) + (strcmp(root, "/") != 0)
 					  : NULL;
-		/* a folder core.hooksPath names is a name, never a glob */
-		if (rel && pr->kind == PROTECT_HOOKS)
+		/* a folder core.hooksPath names, a config included: names, never globs */
+		if (rel && pr->kind == PROTECT_CONFIG)
+			r = add_item(s, g, rel, pr, ITEM_CONFIG, NULL) < 0 ? -ENOMEM : 0;
+		else if (rel && pr->kind == PROTECT_HOOKS)
 			r = add_named(s, g, rel, pr);
 		else if (rel)
 			r = expand(s, g, "", rel, pr);
@@ -674,25 +677,27 @@ struct protect_record *protect_record(const struct stepbox_config *cfg, const ch
 		rc = strv_extend(&r->unprot, &cfg->unprotect);
 	for (size_t i = 0; rc == 0 && i < protect_nrules; i++)
 		r->off[i] = protect_unprotected(cfg, &protect_rules[i]);
-	size_t hooks = 0;
+	size_t hooks = 0, incs = 0;
 	if (rc == 0)
 		rc = protect_note_nested(r);
 	if (rc == 0)
-		rc = protect_add_hooks_paths(r, &hooks);
+		rc = protect_add_hooks_paths(r, &hooks, &incs);
 	if (rc == 0 && (!(r->xrules = calloc(r->extra.n + 1, sizeof(*r->xrules))) ||
 			!(r->xoff = calloc(r->extra.n + 1, sizeof(bool)))))
 		rc = -ENOMEM;
 	for (size_t i = 0; rc == 0 && i < r->extra.n; i++)
 		for (size_t u = 0; u < r->unprot.n; u++)
 			r->xoff[i] |= protect_unprotects(r->unprot.v[u], r->extra.v[i]);
+	size_t policy = r->extra.n - hooks - incs;
 	for (size_t i = 0; rc == 0 && i < r->extra.n; i++)
 		r->xrules[i] =
-			i < r->extra.n - hooks
-				? (struct protect_rule){r->extra.v[i], PROTECT_FILE,
-							"named in the policy's protected_paths",
-							false, false}
-				: (struct protect_rule){r->extra.v[i], PROTECT_HOOKS,
-							HOOKS_PATH_RUN, false, false};
+			i < policy           ? (struct protect_rule){r->extra.v[i], PROTECT_FILE,
+								     "named in the policy's protected_paths",
+								     false, false}
+			: i < policy + hooks ? (struct protect_rule){r->extra.v[i], PROTECT_HOOKS,
+								     HOOKS_PATH_RUN, false, false}
+					     : (struct protect_rule){r->extra.v[i], PROTECT_CONFIG,
+								     INCLUDED_RUN, false, false};
 	if (rc == 0) {
 		r->verbosity = cfg->verbosity;
 		rc = say_broad(r);

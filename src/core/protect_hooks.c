@@ -80,10 +80,10 @@ int protect_note_nested(struct protect_record *r)
  * includeIf.*.path with every condition taken as met: a folder protected
  * that git would not use costs nothing), into out. dir: the file's folder,
  * which an include's relative path is taken from; *files counts the files
- * read. 0 or -ENOMEM.
+ * read; incs gets each included file's path. 0 or -ENOMEM.
  */
 static int hooks_paths_in(const struct protect_record *r, int fd, const char *dir, int depth,
-			  int *files, struct strv *out)
+			  int *files, struct strv *out, struct strv *incs)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -112,11 +112,18 @@ static int hooks_paths_in(const struct protect_record *r, int fd, const char *di
 			continue;
 		/* as git opens it: links followed */
 		int ifd = open(p, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		rc = hooks_paths_in(r, ifd, up, depth + 1, files, out);
+		if (ifd >= 0 && strv_find(incs, p) < 0 && strv_push(incs, p) < 0)
+			rc = -ENOMEM;
+		if (rc == 0)
+			rc = hooks_paths_in(r, ifd, up, depth + 1, files, out, incs);
+		else if (ifd >= 0)
+			close(ifd);
 	}
 	strv_release(&inc);
 	return rc;
 }
+
+static int add_held(struct protect_record *r, const char *abs);
 
 /*
  * Protect the folder value names (as git resolves it from the checkout co),
@@ -131,11 +138,17 @@ static int add_hooks_path(struct protect_record *r, const char *value, const cha
 				  : snprintf(joined, sizeof(joined), "%s/%s", co, value);
 	if (n < 0 || (size_t)n >= sizeof(joined) || path_normalize(joined, abs, sizeof(abs)) < 0)
 		return 0;
-	/*
-	 * Its name as written (a link there, or in a folder above it, may not
-	 * be pointed elsewhere: removed or replaced, refused) and, where it
-	 * exists, the folder git reaches through the links.
-	 */
+	return add_held(r, abs);
+}
+
+/*
+ * abs into r->extra where a grant holds it: its name as written (a link
+ * there, or in a folder above it, may not be pointed elsewhere: removed or
+ * replaced, refused) and, where it exists, what git reaches through the
+ * links. 0 or -ENOMEM.
+ */
+static int add_held(struct protect_record *r, const char *abs)
+{
 	char *real = realpath(abs, NULL);
 	const char *both[2] = {abs, real};
 	int rc = 0;
@@ -151,25 +164,36 @@ static int add_hooks_path(struct protect_record *r, const char *value, const cha
 	return rc;
 }
 
+/* Whether the default rule name is on. */
+static bool rule_on(const struct protect_record *r, const char *name)
+{
+	for (size_t i = 0; i < protect_nrules; i++)
+		if (strcmp(protect_rules[i].name, name) == 0)
+			return !r->off[i];
+	return false;
+}
+
 /*
  * core.hooksPath: the folder whose hooks git runs instead of .git/hooks
  * (husky's .husky/_, a repository's .githooks). Where it lies in a write
  * grant it is protected as .git/hooks is (and not while that is
  * unprotected): named in a grant's own .git/config, or in the caller's
  * ~/.gitconfig, ~/.config/git/config or /etc/gitconfig (a relative one
- * from each grant's checkout). Added to extra after the policy's (hooks:
- * how many); 0 or -errno.
+ * from each grant's checkout), or in a file one of them includes. The
+ * included files themselves, where a grant holds them, are git configs as
+ * .git/config is (and not while that is unprotected). Added to extra after
+ * the policy's, hooks folders first (*hooks, *incs: how many); 0 or -errno.
  */
-int protect_add_hooks_paths(struct protect_record *r, size_t *hooks)
+int protect_add_hooks_paths(struct protect_record *r, size_t *hooks, size_t *incs)
 {
 	size_t first = r->extra.n;
-	*hooks = 0;
-	for (size_t i = 0; i < protect_nrules; i++)
-		if (strcmp(protect_rules[i].name, ".git/hooks") == 0 && r->off[i])
-			return 0;
+	*hooks = *incs = 0;
+	bool hooks_on = rule_on(r, ".git/hooks"), config_on = rule_on(r, ".git/config");
+	if (!hooks_on && !config_on)
+		return 0;
 	/* the caller's own, read as git reads them (a dotfile manager's link followed) */
 	const int ro = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
-	struct strv global = STRV_INIT;
+	struct strv global = STRV_INIT, included = STRV_INIT;
 	char p[PATH_MAX];
 	int rc = 0, files = 0;
 	for (int i = 0; rc == 0 && i < 3; i++) {
@@ -181,7 +205,7 @@ int protect_add_hooks_paths(struct protect_record *r, size_t *hooks)
 		const char *file = i < 2 ? p : "/etc/gitconfig";
 		char dir[PATH_MAX];
 		if (path_parent(file, dir, sizeof(dir)))
-			rc = hooks_paths_in(r, open(file, ro), dir, 0, &files, &global);
+			rc = hooks_paths_in(r, open(file, ro), dir, 0, &files, &global, &included);
 	}
 	/* each grant itself, then the checkouts one level down in it */
 	for (size_t k = 0; rc == 0 && k < r->roots.n + r->nested.n; k++) {
@@ -201,12 +225,12 @@ int protect_add_hooks_paths(struct protect_record *r, size_t *hooks)
 			tab || (root >= 0 && fstatat(root, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0);
 		struct strv own = STRV_INIT;
 		files = 0;
-		rc = hooks_paths_in(r, fd, gitdir, 0, &files, &own);
+		rc = hooks_paths_in(r, fd, gitdir, 0, &files, &own, &included);
 		/* the repository's own wins over a global value taken from the checkout */
-		for (size_t i = 0; rc == 0 && i < global.n && checkout; i++)
+		for (size_t i = 0; rc == 0 && hooks_on && i < global.n && checkout; i++)
 			if (!own.n || global.v[i][0] == '/' || global.v[i][0] == '~')
 				rc = add_hooks_path(r, global.v[i], co);
-		for (size_t i = 0; rc == 0 && i < own.n; i++)
+		for (size_t i = 0; rc == 0 && hooks_on && i < own.n; i++)
 			rc = add_hooks_path(r, own.v[i], co);
 		strv_release(&own);
 		if (dfd >= 0)
@@ -214,8 +238,15 @@ int protect_add_hooks_paths(struct protect_record *r, size_t *hooks)
 		if (root >= 0)
 			close(root);
 	}
-	strv_release(&global);
 	*hooks = r->extra.n - first;
+	for (size_t i = 0; rc == 0 && config_on && i < included.n; i++) {
+		char abs[PATH_MAX];
+		if (path_normalize(included.v[i], abs, sizeof(abs)) == 0)
+			rc = add_held(r, abs);
+	}
+	*incs = r->extra.n - first - *hooks;
+	strv_release(&global);
+	strv_release(&included);
 	return rc;
 }
 
@@ -229,12 +260,12 @@ int protect_hooks_folders(const struct stepbox_config *cfg, const char *const *w
 	for (size_t i = 0; rc == 0 && i < protect_nrules; i++)
 		r.off[i] = protect_unprotected(cfg, &protect_rules[i]);
 	r.home = (char *)home; /* read only here, never freed */
-	size_t hooks = 0;
+	size_t hooks = 0, incs = 0;
 	if (rc == 0)
 		rc = protect_note_nested(&r);
 	if (rc == 0)
-		rc = protect_add_hooks_paths(&r, &hooks);
-	for (size_t i = 0; rc == 0 && i < r.extra.n; i++) {
+		rc = protect_add_hooks_paths(&r, &hooks, &incs);
+	for (size_t i = 0; rc == 0 && i < hooks; i++) {
 		bool off = false;
 		for (size_t u = 0; u < cfg->unprotect.n; u++)
 			off |= protect_unprotects(cfg->unprotect.v[u], r.extra.v[i]);

@@ -84,10 +84,12 @@ int protect_git_values(const char *text, size_t len, const char *section, bool s
 /*
  * protect_hooks.c: the checkouts each grant holds one level down, into
  * r->nested (0 or -errno); the folders core.hooksPath names, appended to
- * r->extra (*hooks: how many; none while .git/hooks is unprotected).
+ * r->extra (*hooks: how many; none while .git/hooks is unprotected), then
+ * the git configs the configs read include (*incs; none while .git/config
+ * is unprotected).
  */
 int protect_note_nested(struct protect_record *r);
-int protect_add_hooks_paths(struct protect_record *r, size_t *hooks);
+int protect_add_hooks_paths(struct protect_record *r, size_t *hooks, size_t *incs);
 
 /* protect.c: the scan of every grant into list (after: the before's gitdirs too). */
 /*

@@ -332,8 +332,8 @@ static void try_names(const struct protect_record *r, size_t g, const char *rel,
 		const char *p = r->extra.v[i];
 		if (r->xoff[i])
 			continue;
-		/* the folders core.hooksPath names are names, not globs */
-		bool glob = r->xrules[i].kind != PROTECT_HOOKS && has_glob(p);
+		/* the policy's may be globs; the folders and files git's configs name are names */
+		bool glob = r->xrules[i].kind == PROTECT_FILE && has_glob(p);
 		if (p[0] != '/')
 			try(p, glob, &r->xrules[i], rel, how, false, hit);
 		else if (path_beneath(p, root) && strcmp(p, root) != 0)

@@ -391,6 +391,21 @@ run_sb run -- sh -c 'mv a/.git a/gd 2>/dev/null && echo moved-away
 	ok "a nested checkout's .git not moved, none moved in; a .git file to a gitdir with a hook caught after; worktree and clone work" ||
 	notok "a nested checkout's .git not moved, none moved in; a .git file to a gitdir with a hook caught after; worktree and clone work" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
 
+# a config the person's .git/config includes, in the grant (a shared project
+# config): written in place refused, a key that runs refused, a plain key
+# set by git config (a rename, judged) made; the person's git status runs nothing
+setup
+printf '[user]\n\tname = p\n' >"$T/w/.gitconfig.project"
+(cd "$T/w" && git config include.path ../.gitconfig.project) || exit 1
+run_sb run -- sh -c 'echo "[core] fsmonitor = \"touch '"$M"'; false\"" >>.gitconfig.project 2>/dev/null || echo append-refused
+	git config --file .gitconfig.project core.fsmonitor "touch '"$M"'; false" 2>/dev/null || echo key-refused
+	git config --file .gitconfig.project user.email p@e && echo plain-key'
+(cd "$T/w" && git status >/dev/null 2>&1)
+[ "$OUT" = "$(printf 'append-refused\nkey-refused\nplain-key')" ] && [ ! -e "$M" ] &&
+	grep -q "p@e" "$T/w/.gitconfig.project" &&
+	ok "a config .git/config includes: appended and a run key refused, a plain key set" ||
+	notok "a config .git/config includes: appended and a run key refused, a plain key set" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
+
 # the calls performed for the step move nothing from under a bind of its
 # namespace (a read grant inside the write grant); the control: a sibling moved
 if [ "$BACKEND" != landlock ]; then

@@ -464,6 +464,20 @@ static void nested(void)
 	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
 	snprintf(p, sizeof(p), "%s/c/notes", ws);
 	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	/* the included files themselves: configs, judged by their keys */
+	snprintf(p, sizeof(p), "%s/inc.cfg", ws);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
+	CHECK(r && protect_match(r, p, PROTECT_MOVE_IN).verdict == PROTECT_JUDGED);
+	snprintf(p, sizeof(p), "%s/inc2.cfg", ws);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
+	snprintf(p, sizeof(p), "%s/inc3.cfg", ws);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	char was[500], now[700];
+	snprintf(was, sizeof(was), "%.400s", slurp("ws/inc2.cfg"));
+	snprintf(now, sizeof(now), "%s[core]\n\tfsmonitor = touch marker\n", was);
+	put("ws/inc2.cfg", now, 0644);
+	CHECK(r && protect_check(r, q, true) == 1);
+	CHECK_STR(slurp("ws/inc2.cfg"), was); /* the original put back */
 	protect_free(r);
 	/* unprotect .git/hooks: the hooks path is the person's to open too */
 	strv_push(&cfg.unprotect, ".git/hooks");
