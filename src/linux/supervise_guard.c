@@ -114,6 +114,12 @@ static void place_close(struct place *pl)
 	pl->dir = -1;
 }
 
+/* A name that makes a checkout's gitdir: ".git" (a folder's, "/" kept after it). */
+static bool is_dotgit(const char *name)
+{
+	return strcmp(name, ".git") == 0 || strcmp(name, ".git/") == 0;
+}
+
 /* "." and "..": no name is made or moved there; the kernel answers. */
 static bool dots(const char *name)
 {
@@ -344,10 +350,9 @@ static int make_new(struct call *c, uint64_t dirfd, const char *path, int flags,
 		 * the step; a .git file made (a worktree's, a submodule's): the
 		 * gitdir it names.
 		 */
-		bool dotgit = strncmp(pl->name, ".git", 4) == 0 && !pl->name[4];
 		if (r == 0 && v == PROTECT_JUDGED &&
-		    (dotgit ? protect_note_gitdir(c->s->prot, pl->abs)
-			    : protect_note_made(c->s->prot, pl->abs)) < 0) {
+		    (is_dotgit(pl->name) ? protect_note_gitdir(c->s->prot, pl->abs)
+					 : protect_note_made(c->s->prot, pl->abs)) < 0) {
 			close(j.fd);
 			r = -ENOMEM;
 		}
@@ -612,8 +617,7 @@ static int guard_one(struct call *c, const struct shape *sh, const char *path)
 					     pl.known ? pl.where : NULL, -1, NULL);
 		landlock_refused(c, r, how == PROTECT_REMOVE ? OP_DELETE : OP_CREATE, &pl, NULL);
 		/* a gitdir of the step's own (git init, a clone): it may remove what it holds */
-		if (r == 0 && how == PROTECT_MKDIR && pl.known &&
-		    strncmp(pl.name, ".git", 4) == 0 && (!pl.name[4] || !strcmp(pl.name + 4, "/")))
+		if (r == 0 && how == PROTECT_MKDIR && pl.known && is_dotgit(pl.name))
 			protect_note_gitdir(c->s->prot, pl.abs);
 	}
 	place_close(&pl);
