@@ -48,9 +48,13 @@ static const struct runkey {
 	{"credential", SUB_EITHER, "helper", NULL},
 	{"gpg", SUB_EITHER, "program", NULL},
 	{"gpg", SUB_ANY, "defaultkeycommand", NULL},
-	/* "!cmd" runs cmd; "-c k=v cmd", "--git-dir=D cmd", "-C D cmd": git's own
-	   options before the command, a config key or another gitdir's hooks */
-	{"alias", SUB_EITHER, NULL, "!-"},
+	/*
+	 * Every alias: "!cmd" runs cmd; "-c k=v cmd", "--git-dir=D cmd" set a
+	 * key or use another gitdir's hooks; and a command's own options run
+	 * programs too ("ls-remote --upload-pack=CMD", "difftool --extcmd=CMD",
+	 * "grep -O CMD"); a repository's alias also hides the person's own.
+	 */
+	{"alias", SUB_EITHER, NULL, NULL},
 	{"include", SUB_NONE, "path", NULL},
 	{"includeif", SUB_ANY, "path", NULL},
 	{"uploadpack", SUB_NONE, "packobjectshook", NULL},
@@ -78,6 +82,8 @@ static const struct runkey {
 	{"instaweb", SUB_NONE, "httpd", NULL},   /* git instaweb's server */
 	{"init", SUB_NONE, "templatedir", NULL}, /* hooks copied into every new repository */
 	{"remote", SUB_ANY, "vcs", NULL},        /* git-remote-VCS, a helper run by name */
+	{"lfs", SUB_ANY, "path", NULL},          /* git-lfs: lfs.customtransfer.NAME.path */
+	{"lfs", SUB_NONE, "standalonetransferagent", NULL},
 	/* lets a remote's URL be ext::COMMAND, run by the next fetch or push */
 	{"protocol", SUB_EITHER, "allow", NULL},
 };

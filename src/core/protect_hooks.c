@@ -112,7 +112,9 @@ static int hooks_paths_in(const struct protect_record *r, int fd, const char *di
 			continue;
 		/* as git opens it: links followed */
 		int ifd = open(p, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (ifd >= 0 && strv_find(incs, p) < 0 && strv_push(incs, p) < 0)
+		/* one not there yet too: the step may make it */
+		if ((ifd >= 0 || errno == ENOENT) && strv_find(incs, p) < 0 &&
+		    strv_push(incs, p) < 0)
 			rc = -ENOMEM;
 		if (rc == 0)
 			rc = hooks_paths_in(r, ifd, up, depth + 1, files, out, incs);
@@ -150,6 +152,13 @@ static int add_hooks_path(struct protect_record *r, const char *value, const cha
 static int add_held(struct protect_record *r, const char *abs)
 {
 	char *real = realpath(abs, NULL);
+	char up[PATH_MAX];
+	const char *base = strrchr(abs, '/');
+	char *upreal =
+		!real && base && path_parent(abs, up, sizeof(up)) ? realpath(up, NULL) : NULL;
+	if (upreal) /* not there yet: the name in the folder git reaches */
+		real = strv_fmt("%s/%s", strcmp(upreal, "/") ? upreal : "", base + 1);
+	free(upreal);
 	const char *both[2] = {abs, real};
 	int rc = 0;
 	for (int k = 0; k < 2 && rc == 0 && both[k]; k++) {

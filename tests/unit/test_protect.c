@@ -74,10 +74,14 @@ static void config_keys(void)
 	static const struct {
 		const char *text, *key;
 	} runs[] = {
-		{"[alias]\n\tst = status\n\tx = \"!sh -c id\"\n", "alias.x"},
+		{"[alias]\n\tx = \"!sh -c id\"\n", "alias.x"},
 		/* git's own options before an alias's command: a key, another gitdir's hooks */
 		{"[alias]\n\tst = -c core.fsmonitor=evil status\n", "alias.st"},
 		{"[alias]\n\tl = \" --git-dir=/w/evil log\"\n", "alias.l"},
+		/* a command's own option that runs a program; any alias, then */
+		{"[alias]\n\tst = ls-remote --upload-pack=evil .\n", "alias.st"},
+		{"[alias]\n\tst = status\n", "alias.st"},
+		{"[lfs \"customtransfer.x\"]\n\tpath = /bin/sh\n", "lfs.customtransfer.x.path"},
 		{"[tar \"tgz\"]\n\tcommand = sh -c evil\n", "tar.tgz.command"},
 		{"[init]\n\ttemplateDir = /w/t\n", "init.templatedir"},
 		{"[filter \"lfs\"]\n\tsmudge = evil\n", "filter.lfs.smudge"},
@@ -94,10 +98,9 @@ static void config_keys(void)
 		CHECK(has);
 		free(w);
 	}
-	now = "[alias]\n\tst = status\n";
-	CHECK(protect_git_runs(NULL, now, strlen(now)) == NULL);
-	now = "[alias]\n\tlg = log -c --oneline\n"; /* the command's own option */
-	CHECK(protect_git_runs(NULL, now, strlen(now)) == NULL);
+	/* the person's own alias, left as it was */
+	now = "[alias]\n\tst = status\n[core]\n\tbare = true\n";
+	CHECK(protect_git_runs("[alias]\n\tst = status\n", now, strlen(now)) == NULL);
 	/* the same key and value before: an untouched run key is the person's own */
 	now = "[core]\n\tpager = less\n\tbare = true\n";
 	CHECK(protect_git_runs("[core]\n\tpager = less\n", now, strlen(now)) == NULL);
@@ -439,7 +442,7 @@ static void nested(void)
 	put("ws/c/.git/config", "[include]\n\tpath = ../../inc.cfg\n", 0644);
 	put("ws/inc.cfg",
 	    "[core]\n\thooksPath = ci-hooks\n[includeIf \"gitdir:~/x/\"]\n\tpath = inc2.cfg\n"
-	    "[include]\n\tpath = inc.cfg\n",
+	    "[include]\n\tpath = inc.cfg\n\tpath = local.cfg\n",
 	    0644);
 	char inc2[600];
 	snprintf(inc2, sizeof(inc2), "[core]\n\thooksPath = %s/other\n", ws);
@@ -459,6 +462,8 @@ static void nested(void)
 	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
 	snprintf(p, sizeof(p), "%s/inc3.cfg", ws);
 	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	snprintf(p, sizeof(p), "%s/local.cfg", ws); /* included, not there yet */
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
 	char was[500], now[700];
 	snprintf(was, sizeof(was), "%.400s", slurp("ws/inc2.cfg"));
 	snprintf(now, sizeof(now), "%s[core]\n\tfsmonitor = touch marker\n", was);
