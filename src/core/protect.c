@@ -30,6 +30,8 @@
 #define KIRO_RUN "Kiro: MCP servers its settings start, hooks run on file events"
 #define OPENCODE_RUN "opencode: MCP servers, commands and plugins its project config runs"
 #define MISE_RUN "mise: hooks and env scripts it runs on entering the folder"
+#define CRUSH_RUN "Crush: the MCP servers and language servers its project config starts"
+#define YARN_RUN "yarn: yarnPath (yarn-path) names the program every yarn command here runs"
 #define INCLUDED_RUN "a git config another includes: a key there runs its command as in .git/config"
 #define HOOKS_PATH_RUN                                                                             \
 	"the folder core.hooksPath names: git runs its hooks on commit, merge, checkout, push"
@@ -106,6 +108,25 @@ const struct protect_rule protect_rules[] = {
 	{".mise", PROTECT_FOLDER, MISE_RUN, false, false},
 	{".config/mise.toml", PROTECT_FILE, MISE_RUN, false, false},
 	{".config/mise", PROTECT_FOLDER, MISE_RUN, false, false},
+	{".qwen", PROTECT_FOLDER, "Qwen Code: MCP servers and tools its project settings start",
+	 false, false},
+	{"crush.json", PROTECT_FILE, CRUSH_RUN, false, false},
+	{".crush.json", PROTECT_FILE, CRUSH_RUN, false, false},
+	{".junie", PROTECT_FOLDER, "Junie: the MCP servers its project config starts", false,
+	 false},
+	{".clinerules/hooks", PROTECT_FOLDER, "Cline: hook scripts it runs on its own events",
+	 false, false},
+	{".github/hooks", PROTECT_FOLDER, "GitHub Copilot: hook commands its agent runs here",
+	 false, false},
+	{".devcontainer", PROTECT_FOLDER,
+	 "dev containers: initializeCommand runs on the host when the folder is reopened in its "
+	 "container",
+	 false, false},
+	{".yarnrc.yml", PROTECT_FILE, YARN_RUN, false, false},
+	{".yarnrc", PROTECT_FILE, YARN_RUN, false, false},
+	{".npmrc", PROTECT_FILE,
+	 "npm's project config: node-options and script-shell run code on every npm command here",
+	 false, false},
 	{".bashrc", PROTECT_FILE, RC_RUN, false, true},
 	{".bash_profile", PROTECT_FILE, RC_RUN, false, true},
 	{".bash_login", PROTECT_FILE, RC_RUN, false, true},

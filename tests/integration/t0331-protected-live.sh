@@ -78,11 +78,13 @@ setup
 (cd "$T/w" && git clone -q . sub 2>/dev/null) || exit 1
 for f in .git/hooks/post-checkout .git/info/attributes2 .gitmodules .envrc .mcp.json .vscode/launch.json \
 	.claude/commands sub/.git/hooks/pre-push .git/modules/m/hooks/post-merge \
-	.claude/hooks/new.sh .idea/runConfigurations/Run.xml; do
+	.claude/hooks/new.sh .idea/runConfigurations/Run.xml .qwen/settings.json .yarnrc.yml \
+	.devcontainer/devcontainer.json .npmrc; do
 	case $f in
 	.git/info/attributes2) rm -f "$T/w/.git/info/attributes"; f=.git/info/attributes ;;
 	.gitmodules | .envrc | .mcp.json) rm -f "$T/w/$f" ;;
 	.git/modules/*) mkdir -p "$T/w/.git/modules/m/hooks" ;;
+	.qwen/* | .devcontainer/*) mkdir -p "$T/w/${f%/*}" ;;
 	esac
 	run_sb run -r "$T/live.py" -- python3 "$T/live.py" new "$f" "ctl/new-$(basename "$f")"
 	if why=$(check "$T/out/out" "$f"); then
