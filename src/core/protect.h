@@ -151,6 +151,16 @@ int protect_note_made(struct protect_record *r, const char *abs);
  */
 int protect_note_gitdir(struct protect_record *r, const char *abs);
 /*
+ * A folder or file moved by the live layer from from to to (swap: the two
+ * exchanged): what was noted at or beneath it (the gitdirs the step made,
+ * those to be judged after it) is noted where it went, so that a clone
+ * made and moved is still judged, and its old name is the step's no more.
+ * 0 or -errno.
+ */
+int protect_note_moved(struct protect_record *r, const char *from, const char *to, bool swap);
+/* abs removed by the live layer: a gitdir the step made there is its own no more. */
+int protect_note_removed(struct protect_record *r, const char *abs);
+/*
  * Whether a file (dev, ino) is one of the protected files recorded before
  * the step (a hard link elsewhere in a grant reaches it too) and its name
  * still holds it (a number freed by a replaced config and given to a new

@@ -396,6 +396,63 @@ int protect_note_gitdir(struct protect_record *r, const char *abs)
 	return r ? note_in_grants(r, &r->made, abs) : -EINVAL;
 }
 
+/* An entry of a "GRANT\tREL" list as an absolute path: to free, or NULL. */
+static char *entry_abs(const struct protect_record *r, const char *e)
+{
+	char *tab;
+	unsigned long g = strtoul(e, &tab, 10);
+	if (*tab != '\t' || g >= r->roots.n)
+		return NULL;
+	const char *root = r->roots.v[g];
+	return strv_fmt("%s/%s", strcmp(root, "/") ? root : "", tab + 1);
+}
+
+/*
+ * list's entries at or beneath from, moved to to (swap: to's to from as
+ * well), or dropped (to NULL); the others kept as they are. 0 or -ENOMEM.
+ */
+static int move_entries(struct protect_record *r, struct strv *list, const char *from,
+			const char *to, bool swap)
+{
+	struct strv out = STRV_INIT;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < list->n; i++) {
+		char *abs = entry_abs(r, list->v[i]);
+		const char *a = from, *b = to;
+		bool hit = abs && path_beneath(abs, from);
+		if (abs && !hit && swap && to && path_beneath(abs, to)) {
+			a = to;
+			b = from;
+			hit = true;
+		}
+		char *moved = hit && b ? strv_fmt("%s%s", b, abs + strlen(a)) : NULL;
+		if (!hit)
+			rc = strv_push(&out, list->v[i]);
+		else if (b)
+			rc = moved ? note_in_grants(r, &out, moved) : -ENOMEM;
+		free(moved);
+		free(abs);
+	}
+	if (rc == 0) {
+		strv_release(list);
+		*list = out;
+	} else {
+		strv_release(&out);
+	}
+	return rc;
+}
+
+int protect_note_moved(struct protect_record *r, const char *from, const char *to, bool swap)
+{
+	int rc = r ? move_entries(r, &r->made, from, to, swap) : -EINVAL;
+	return rc == 0 ? move_entries(r, &r->gitdirs, from, to, swap) : rc;
+}
+
+int protect_note_removed(struct protect_record *r, const char *abs)
+{
+	return r ? move_entries(r, &r->made, abs, NULL, false) : -EINVAL;
+}
+
 int protect_note_made(struct protect_record *r, const char *abs)
 {
 	char gd[PATH_MAX];

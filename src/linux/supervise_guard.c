@@ -478,6 +478,9 @@ static int guard_rename(struct call *c, struct place *from, struct place *to, un
 		sup_note_denial(c, OP_PROTECTED, to->abs, -1);
 		r = -EACCES;
 	}
+	/* a gitdir the step made, or one to judge after it, is followed where it went */
+	if (r == 0 && from->known && to->known)
+		protect_note_moved(c->s->prot, from->abs, to->abs, swap);
 	return r;
 }
 
@@ -619,6 +622,8 @@ static int guard_one(struct call *c, const struct shape *sh, const char *path)
 		/* a gitdir of the step's own (git init, a clone): it may remove what it holds */
 		if (r == 0 && how == PROTECT_MKDIR && pl.known && is_dotgit(pl.name))
 			protect_note_gitdir(c->s->prot, pl.abs);
+		if (r == 0 && how == PROTECT_REMOVE && pl.known)
+			protect_note_removed(c->s->prot, pl.abs);
 	}
 	place_close(&pl);
 	return r;

@@ -116,8 +116,8 @@ mkdir -p "$T/w/.git/modules"
 
 # a folder above them moved away and made again, or moved in whole
 run_sb run -- sh -c 'mv .git/hooks h2 2>/dev/null && echo moved-hooks; mv .git g2 2>/dev/null && echo moved-git;
-	mkdir -p x/hooks && echo evil >x/hooks/pre-commit && mv x/hooks .git/hooks-new && echo ok-sibling;
-	mv x .git/modules/x 2>/dev/null && echo moved-in; echo done'
+	mkdir -p nx/hooks && echo evil >nx/hooks/pre-commit && mv nx/hooks .git/hooks-new && echo ok-sibling;
+	mv nx .git/modules/nx 2>/dev/null && echo moved-in; echo done'
 [ "$OUT" = "$(printf 'ok-sibling\ndone')" ] && ok "a folder above protected names is not moved away, nor one moved in" ||
 	notok "a folder above protected names is not moved away, nor one moved in" "$OUT"
 
@@ -392,6 +392,22 @@ run_sb run -- sh -c 'mv a/.git a/gd 2>/dev/null && echo moved-away
 	[ ! -e "$T/w/ev/hooks/pre-commit" ] && [ -d "$T/w/a/.git" ] &&
 	ok "a nested checkout's .git not moved, none moved in; a .git file to a gitdir with a hook caught after; worktree and clone work" ||
 	notok "a nested checkout's .git not moved, none moved in; a .git file to a gitdir with a hook caught after; worktree and clone work" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
+
+# the step's own gitdirs followed: one with a run key moved under a new name
+# is judged where it went (rc 123); a name the step made and removed is its
+# own no more, so the person's checkout moved there keeps its config; the
+# control: a repository made, moved and removed
+find "$T/w" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+(cd "$T/w" && git init -q && mkdir -p d/x && git -C d/x init -q a) || exit 1
+run_sb run -- sh -c 'mkdir -p ev/.git/objects ev/.git/refs && echo "ref: refs/heads/main" >ev/.git/HEAD
+	printf "[core]\n\tfsmonitor = \"touch '"$M"'; false\"\n" >ev/.git/config && mv ev sub && echo moved
+	mkdir -p s/.git && rmdir s/.git s && mv d/x/a s && { rm s/.git/config 2>/dev/null || echo kept; }
+	mv s d/x/a; git init -q c1 && mv c1 c2 && rm -rf c2 && echo control'
+(cd "$T/w/sub" && git status >/dev/null 2>&1; cd "$T/w/d/x/a" && git status >/dev/null 2>&1)
+[ "$OUT" = "$(printf 'moved\nkept\ncontrol')" ] && [ "$RC" = 123 ] && [ ! -e "$M" ] &&
+	[ -f "$T/w/d/x/a/.git/config" ] && [ ! -e "$T/w/sub/.git/config" ] &&
+	ok "a gitdir the step made is judged where it was moved; the person's checkout moved onto its old name is held" ||
+	notok "a gitdir the step made is judged where it was moved; the person's checkout moved onto its old name is held" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
 
 # a config the person's .git/config includes, in the grant (a shared project
 # config): written in place refused, a key that runs refused, a plain key

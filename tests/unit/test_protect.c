@@ -528,7 +528,30 @@ static void dotgits(void)
 	put("dg/wt/.git", "gitdir: ../wtgd\n", 0644);
 	put("dg/wtgd/commondir", "../a/.git\n", 0644);
 	put("dg/wtgd/HEAD", "ref: refs/heads/wt\n", 0644);
-	CHECK(protect_check(r, q, true) == 1);
+	/* the step's own gitdir followed where it is moved, its old name the step's no more */
+	char from[400], to[400];
+	snprintf(from, sizeof(from), "%s/m1", w);
+	snprintf(to, sizeof(to), "%s/m2", w);
+	snprintf(p, sizeof(p), "%s/m1/.git", w);
+	CHECK(protect_note_gitdir(r, p) == 0);
+	CHECK(protect_note_made(r, "/nowhere/x") == 0);
+	snprintf(p, sizeof(p), "%s/m1/.git/config", w);
+	CHECK(protect_note_made(r, p) == 0); /* a config made in place: judged after */
+	CHECK(protect_note_moved(r, from, to, false) == 0);
+	snprintf(p, sizeof(p), "%s/m1/.git/config", w);
+	CHECK(protect_match(r, p, PROTECT_REMOVE).verdict == PROTECT_REFUSED);
+	snprintf(p, sizeof(p), "%s/m2/.git/config", w);
+	CHECK(protect_match(r, p, PROTECT_REMOVE).verdict == PROTECT_FREE);
+	CHECK(protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED); /* judged once */
+	dir("dg/m2");
+	dir("dg/m2/.git");
+	put("dg/m2/.git/config", "[core]\n\tfsmonitor = touch marker\n", 0644);
+	snprintf(p, sizeof(p), "%s/m2/.git", w);
+	CHECK(protect_note_removed(r, p) == 0);
+	snprintf(p, sizeof(p), "%s/m2/.git/config", w);
+	CHECK(protect_match(r, p, PROTECT_REMOVE).verdict == PROTECT_REFUSED);
+	CHECK(protect_check(r, q, true) == 2); /* the hook, and m2's config where it went */
+	CHECK(!exists("dg/m2/.git/config"));
 	CHECK(!exists("dg/evil/hooks/pre-commit") && exists("dg/evil/hooks/pre-push.sample"));
 	CHECK(exists("dg/docs/.git") && exists("dg/wt/.git") && exists("dg/wtgd/commondir"));
 	protect_free(r);
