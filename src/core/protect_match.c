@@ -14,6 +14,7 @@
  * protect_inode alone looks at the file system: whether a recorded file is
  * still at its name.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -172,12 +173,110 @@ static const struct protect_rule *rule_named(const char *name)
 	return NULL;
 }
 
-/* Whether the record holds gd (relative to grant g) as a gitdir looked at before the step. */
-static bool recorded(const struct protect_record *r, size_t g, const char *gd)
+/*
+ * One question: a path relative to grant g and the change asked. fold: rel
+ * is folded (fold_name), and the record's own names are folded to compare.
+ */
+struct query {
+	const struct protect_record *r;
+	size_t g;
+	const char *rel;
+	enum protect_change how;
+	bool fold;
+	struct protect_hit *hit;
+};
+
+/*
+ * name as a case-insensitive file system may find it (vfat, exfat, an SMB
+ * server, ext4's and tmpfs's casefold: NFD and full case folding, the
+ * default-ignorable code points dropped), as far as it can reach the ASCII
+ * names of the set: ASCII letters lowered; the letters, ligatures and the
+ * Kelvin sign whose folding is ASCII (ſ, ß, ẞ, ﬀ to ﬆ, K) spelled in ASCII;
+ * default-ignorable code points (a zero-width space, a joiner, a variation
+ * selector...) dropped; a component's trailing dots and spaces dropped, as
+ * Windows servers do. Into out; false when it does not fit.
+ */
+static bool fold_name(const char *name, char *out, size_t cap)
 {
-	char key[PATH_MAX + 24];
-	snprintf(key, sizeof(key), "%zu\t%s", g, gd);
-	return strv_find(&r->gitdirs, key) >= 0;
+	static const struct {
+		const char *utf8, *ascii;
+	} to_ascii[] = {
+		{"\xc3\x9f", "ss"},     {"\xc5\xbf", "s"},       {"\xe1\xba\x9e", "ss"},
+		{"\xe2\x84\xaa", "k"},  {"\xef\xac\x80", "ff"},  {"\xef\xac\x81", "fi"},
+		{"\xef\xac\x82", "fl"}, {"\xef\xac\x83", "ffi"}, {"\xef\xac\x84", "ffl"},
+		{"\xef\xac\x85", "st"}, {"\xef\xac\x86", "st"},
+	};
+	/* Default_Ignorable_Code_Point, as UTF-8: first bytes, and the last byte's range */
+	static const struct {
+		const char *lead;
+		unsigned char lo, hi;
+	} ignorable[] = {
+		{"\xc2", 0xad, 0xad},         {"\xcd", 0x8f, 0x8f},
+		{"\xd8", 0x9c, 0x9c},         {"\xe1\x85", 0x9f, 0xa0},
+		{"\xe1\x9e", 0xb4, 0xb5},     {"\xe1\xa0", 0x8b, 0x8f},
+		{"\xe2\x80", 0x8b, 0x8f},     {"\xe2\x80", 0xaa, 0xae},
+		{"\xe2\x81", 0xa0, 0xaf},     {"\xe3\x85", 0xa4, 0xa4},
+		{"\xef\xb8", 0x80, 0x8f},     {"\xef\xbb", 0xbf, 0xbf},
+		{"\xef\xbe", 0xa0, 0xa0},     {"\xef\xbf", 0xb0, 0xb8},
+		{"\xf0\x9b\xb2", 0xa0, 0xa3}, {"\xf0\x9d\x85", 0xb3, 0xba},
+		{"\xf3\xa0\x80", 0x80, 0xbf}, {"\xf3\xa0\x81", 0x80, 0xbf},
+		{"\xf3\xa0\x82", 0x80, 0xbf}, {"\xf3\xa0\x83", 0x80, 0xbf},
+	};
+	size_t n = 0;
+	for (const char *s = name; *s;) {
+		const char *add = NULL;
+		size_t skip = 0;
+		for (size_t i = 0; !skip && i < sizeof(to_ascii) / sizeof(to_ascii[0]); i++)
+			if (strncmp(s, to_ascii[i].utf8, strlen(to_ascii[i].utf8)) == 0)
+				add = to_ascii[i].ascii, skip = strlen(to_ascii[i].utf8);
+		for (size_t i = 0; !skip && i < sizeof(ignorable) / sizeof(ignorable[0]); i++) {
+			size_t l = strlen(ignorable[i].lead);
+			/* equal: s holds l bytes, and s[l] is its next or the end */
+			if (strncmp(s, ignorable[i].lead, l) != 0)
+				continue;
+			unsigned char last = (unsigned char)s[l];
+			if (last >= ignorable[i].lo && last <= ignorable[i].hi)
+				add = "", skip = l + 1;
+		}
+		char one[2] = {(char)tolower((unsigned char)*s), '\0'};
+		if (!skip)
+			add = one, skip = 1;
+		size_t al = strlen(add);
+		if (n + al >= cap)
+			return false;
+		memcpy(out + n, add, al);
+		n += al;
+		s += skip;
+		/* the end of a component: its trailing dots and spaces, but "." and ".." */
+		if (*s == '/' || !*s) {
+			size_t start = n;
+			while (start > 0 && out[start - 1] != '/')
+				start--;
+			bool dots = strspn(out + start, ".") == n - start;
+			while (!dots && n > start && (out[n - 1] == '.' || out[n - 1] == ' '))
+				n--;
+		}
+	}
+	out[n] = '\0';
+	return true;
+}
+
+/* A name of the record's, as the question compares it: folded when rel is. */
+static const char *as_asked(const struct query *q, const char *name, char *buf, size_t cap)
+{
+	return !q->fold ? name : fold_name(name, buf, cap) ? buf : "";
+}
+
+/* Whether the record holds gd as a gitdir of grant g looked at before the step. */
+static bool recorded(const struct query *q, const char *gd)
+{
+	for (size_t i = 0; i < q->r->gitdirs.n; i++) {
+		char *tab, buf[PATH_MAX * 2];
+		if (strtoul(q->r->gitdirs.v[i], &tab, 10) == q->g && *tab == '\t' &&
+		    strcmp(as_asked(q, tab + 1, buf, sizeof(buf)), gd) == 0)
+			return true;
+	}
+	return false;
 }
 
 /* Whether rel is name or lies beneath it, or (moved or removed) above it. */
@@ -202,27 +301,29 @@ static bool escaped(const char *s, char *out, size_t cap)
 	return true;
 }
 
-/* Whether gd (relative to grant g) is, or lies in, a .git folder the step made. */
-static bool made_by_step(const struct protect_record *r, size_t g, const char *gd)
+/* Whether gd (of grant g) is, or lies in, a .git folder the step made. */
+static bool made_by_step(const struct query *q, const char *gd)
 {
-	for (size_t i = 0; i < r->made.n; i++) {
-		char *tab;
-		unsigned long gg = strtoul(r->made.v[i], &tab, 10);
-		if (*tab == '\t' && gg == g && beneath(tab + 1, false, gd))
+	for (size_t i = 0; i < q->r->made.n; i++) {
+		char *tab, buf[PATH_MAX * 2];
+		if (strtoul(q->r->made.v[i], &tab, 10) == q->g && *tab == '\t' &&
+		    beneath(as_asked(q, tab + 1, buf, sizeof(buf)), false, gd))
 			return true;
 	}
 	return false;
 }
 
-/* The rules relative to a gitdir (".git/..."), against the gitdir gd of grant g. */
-static void try_gitdir(const struct protect_record *r, size_t g, const char *gd, const char *rel,
-		       enum protect_change how, struct protect_hit *hit)
+/* The rules relative to a gitdir (".git/..."), against the gitdir gd. */
+static void try_gitdir(const struct query *q, const char *gd)
 {
+	const struct protect_record *r = q->r;
+	const char *rel = q->rel;
+	enum protect_change how = q->how;
 	if (!near(gd, rel, how))
 		return; /* most calls: nothing of this gitdir's */
-	if (how == PROTECT_REMOVE && made_by_step(r, g, gd))
+	if (how == PROTECT_REMOVE && made_by_step(q, gd))
 		return; /* the step's own clone, removed */
-	bool fresh = !recorded(r, g, gd);
+	bool fresh = !recorded(q, gd);
 	for (size_t i = 0; i < protect_nrules; i++) {
 		const struct protect_rule *pr = &protect_rules[i];
 		if (!pr->gitdir || r->off[i])
@@ -230,28 +331,22 @@ static void try_gitdir(const struct protect_record *r, size_t g, const char *gd,
 		char pat[PATH_MAX], esc[PATH_MAX * 2];
 		if (snprintf(pat, sizeof(pat), "%s/%s", gd, pr->name + 5) >= (int)sizeof(pat))
 			continue;
-		try(pat, false, pr, rel, how, fresh, hit);
+		try(pat, false, pr, rel, how, fresh, q->hit);
 		if (pr->kind != PROTECT_MODULES)
 			continue;
 		/* a folder moved in beneath modules/ or worktrees/ may be a gitdir */
 		const char *below = beneath(pat, false, rel);
 		if (how == PROTECT_MOVE_DIR_IN && below && *below)
-			raise_to(hit, PROTECT_REFUSED, pr);
+			raise_to(q->hit, PROTECT_REFUSED, pr);
 		/* each worktree's config.worktree: the gitdir's name escaped, one glob */
 		char wt[sizeof(esc) + 24];
 		if (strcmp(pr->name, ".git/worktrees") == 0 && escaped(pat, esc, sizeof(esc))) {
 			snprintf(wt, sizeof(wt), "%s/*/config.worktree", esc);
-			try(wt, true, rule_named(".git/config.worktree"), rel, how, false, hit);
+			try(wt, true, rule_named(".git/config.worktree"), rel, how, false, q->hit);
 		}
 	}
 }
 
-/*
- * Every gitdir a path relative to grant g may lie in: .git (and a nested
- * checkout's), the ones the record holds, and each folder beneath a gitdir's modules/ (a
- * submodule's name may hold slashes: each folder above rel there, not rel itself, so that an object
- * file is never taken for a gitdir).
- */
 /*
  * A .git beneath the grant's top (a checkout in a folder of it: a clone, a
  * submodule's, a worktree's), matched by its name alone: made new it is
@@ -260,39 +355,46 @@ static void try_gitdir(const struct protect_record *r, size_t g, const char *gd,
  * or removed, but one the step made itself (a folder is never moved onto
  * one: what it holds would come along unjudged).
  */
-static void try_nested_dotgit(const struct protect_record *r, size_t g, const char *rel,
-			      enum protect_change how, struct protect_hit *hit)
+static void try_nested_dotgit(const struct query *q)
 {
-	const char *last = strrchr(rel, '/');
+	const char *last = strrchr(q->rel, '/');
 	const struct protect_rule *dotgit = rule_named(".git");
-	if (!last || strcmp(last, "/.git") != 0 || !dotgit || r->off[dotgit - protect_rules])
+	if (!last || strcmp(last, "/.git") != 0 || !dotgit || q->r->off[dotgit - protect_rules])
 		return;
 	/* the step's own (git writes a submodule's .git file twice): judged after it */
-	bool mine = made_by_step(r, g, rel);
+	bool mine = made_by_step(q, q->rel);
+	enum protect_change how = q->how;
 	enum protect_verdict v = how == PROTECT_MKDIR         ? PROTECT_FREE
 				 : how == PROTECT_MOVE_DIR_IN ? PROTECT_REFUSED
 				 : mine                       ? PROTECT_FREE
 				 : how == PROTECT_MAKE        ? PROTECT_JUDGED
 							      : PROTECT_REFUSED;
-	raise_to(hit, v, dotgit);
+	raise_to(q->hit, v, dotgit);
 }
 
-static void try_gitdirs(const struct protect_record *r, size_t g, const char *rel,
-			enum protect_change how, struct protect_hit *hit)
+/*
+ * Every gitdir a path may lie in: .git (and a nested checkout's, and a
+ * nested .git itself), the ones the record holds, and each folder beneath
+ * a gitdir's modules/ (a submodule's name may hold slashes: each folder
+ * above rel there, not rel itself, so that an object file is never taken
+ * for a gitdir).
+ */
+static void try_gitdirs(const struct query *q)
 {
-	try_gitdir(r, g, ".git", rel, how, hit);
-	try_nested_dotgit(r, g, rel, how, hit);
+	const char *rel = q->rel;
+	try_gitdir(q, ".git");
+	try_nested_dotgit(q);
 	/* a checkout's .git at any depth (a clone in the workdir): by name, never a walk */
 	for (const char *d = strstr(rel, "/.git/"); d; d = strstr(d + 1, "/.git/")) {
 		char gd[PATH_MAX];
 		snprintf(gd, sizeof(gd), "%.*s", (int)(d + 5 - rel), rel);
-		try_gitdir(r, g, gd, rel, how, hit);
+		try_gitdir(q, gd);
 	}
-	for (size_t i = 0; i < r->gitdirs.n; i++) {
-		char *tab;
-		unsigned long gg = strtoul(r->gitdirs.v[i], &tab, 10);
-		if (*tab == '\t' && gg == g && strcmp(tab + 1, ".git") != 0)
-			try_gitdir(r, g, tab + 1, rel, how, hit);
+	for (size_t i = 0; i < q->r->gitdirs.n; i++) {
+		char *tab, buf[PATH_MAX * 2];
+		unsigned long gg = strtoul(q->r->gitdirs.v[i], &tab, 10);
+		if (*tab == '\t' && gg == q->g && strcmp(tab + 1, ".git") != 0)
+			try_gitdir(q, as_asked(q, tab + 1, buf, sizeof(buf)));
 	}
 	for (const char *m = strstr(rel, "/modules/"); m; m = strstr(m + 1, "/modules/")) {
 		char gd[PATH_MAX];
@@ -300,33 +402,36 @@ static void try_gitdirs(const struct protect_record *r, size_t g, const char *re
 			if (e[1] != '/')
 				continue;
 			snprintf(gd, sizeof(gd), "%.*s", (int)(e + 1 - rel), rel);
-			try_gitdir(r, g, gd, rel, how, hit);
+			try_gitdir(q, gd);
 		}
 	}
 }
 
 /* The set's other names, HOME's where g holds it, and the policy's, against rel. */
-static void try_names(const struct protect_record *r, size_t g, const char *rel,
-		      enum protect_change how, struct protect_hit *hit)
+static void try_names(const struct query *q)
 {
-	const char *root = r->roots.v[g];
+	const struct protect_record *r = q->r;
+	const char *root = r->roots.v[q->g], *rel = q->rel;
 	const char *home = r->home && path_beneath(r->home, root) ? r->home : NULL;
 	size_t skip = strlen(root) + (strcmp(root, "/") != 0);
 	/* HOME's names below the grant: only where rel is in or above HOME */
-	const char *hrel = home && strcmp(home, root) != 0 ? home + skip : NULL;
-	bool in_home = home && (!hrel || near(hrel, rel, how));
+	char hbuf[PATH_MAX * 2], pbuf[PATH_MAX * 2];
+	const char *hrel = home && strcmp(home, root) != 0
+				   ? as_asked(q, home + skip, hbuf, sizeof(hbuf))
+				   : NULL;
+	bool in_home = home && (!hrel || near(hrel, rel, q->how));
 	for (size_t i = 0; i < protect_nrules; i++) {
 		const struct protect_rule *pr = &protect_rules[i];
 		if (pr->gitdir || r->off[i] || (pr->home && !in_home))
 			continue;
-		if (pr->kind == PROTECT_GITDIR && how == PROTECT_REMOVE &&
-		    made_by_step(r, g, pr->name))
+		if (pr->kind == PROTECT_GITDIR && q->how == PROTECT_REMOVE &&
+		    made_by_step(q, pr->name))
 			continue; /* a .git the step made, removed */
 		char pat[PATH_MAX];
 		if (pr->home && hrel &&
 		    snprintf(pat, sizeof(pat), "%s/%s", hrel, pr->name) >= (int)sizeof(pat))
 			continue;
-		try(pr->home && hrel ? pat : pr->name, false, pr, rel, how, false, hit);
+		try(pr->home && hrel ? pat : pr->name, false, pr, rel, q->how, false, q->hit);
 	}
 	for (size_t i = 0; i < r->extra.n; i++) {
 		const char *p = r->extra.v[i];
@@ -335,12 +440,20 @@ static void try_names(const struct protect_record *r, size_t g, const char *rel,
 		/* the policy's may be globs; the folders and files git's configs name are names */
 		bool glob = r->xrules[i].kind == PROTECT_FILE && has_glob(p);
 		if (p[0] != '/')
-			try(p, glob, &r->xrules[i], rel, how, false, hit);
+			try(as_asked(q, p, pbuf, sizeof(pbuf)), glob, &r->xrules[i], rel, q->how,
+			    false, q->hit);
 		else if (path_beneath(p, root) && strcmp(p, root) != 0)
-			try(p + skip, glob, &r->xrules[i], rel, how, false, hit);
+			try(as_asked(q, p + skip, pbuf, sizeof(pbuf)), glob, &r->xrules[i], rel,
+			    q->how, false, q->hit);
 	}
 }
 
+/*
+ * Each path is asked as it is, and, where folding changes it, folded too
+ * (the stricter answer holds): on a case-insensitive file system ".ENVRC"
+ * or ".GIT/HOOKS/x" reaches the file git and direnv open by the usual
+ * name. On one that is not, such names are refused too: no tool needs them.
+ */
 struct protect_hit protect_match(const struct protect_record *r, const char *abs,
 				 enum protect_change how)
 {
@@ -351,8 +464,19 @@ struct protect_hit protect_match(const struct protect_record *r, const char *abs
 			continue;
 		const char *rel = abs + strlen(root);
 		rel += *rel == '/';
-		try_names(r, g, rel, how, &hit);
-		try_gitdirs(r, g, rel, how, &hit);
+		struct query q = {r, g, rel, how, false, &hit};
+		try_names(&q);
+		try_gitdirs(&q);
+		char folded[PATH_MAX * 2];
+		if (!fold_name(rel, folded, sizeof(folded))) {
+			hit.verdict =
+				PROTECT_REFUSED; /* fail closed: a name that cannot be asked */
+		} else if (strcmp(folded, rel) != 0) {
+			q.rel = folded;
+			q.fold = true;
+			try_names(&q);
+			try_gitdirs(&q);
+		}
 	}
 	return hit;
 }

@@ -79,7 +79,7 @@ setup
 for f in .git/hooks/post-checkout .git/info/attributes2 .gitmodules .envrc .mcp.json .vscode/launch.json \
 	.claude/commands sub/.git/hooks/pre-push .git/modules/m/hooks/post-merge \
 	.claude/hooks/new.sh .idea/runConfigurations/Run.xml .qwen/settings.json .yarnrc.yml \
-	.devcontainer/devcontainer.json .npmrc; do
+	.devcontainer/devcontainer.json .npmrc .ENVRC; do
 	case $f in
 	.git/info/attributes2) rm -f "$T/w/.git/info/attributes"; f=.git/info/attributes ;;
 	.gitmodules | .envrc | .mcp.json) rm -f "$T/w/$f" ;;

@@ -318,6 +318,28 @@ static void live(void)
 	CHECK(v(r, ".git/hooks", PROTECT_REMOVE) == PROTECT_REFUSED); /* the person's */
 	CHECK(v(r, ".git", PROTECT_REMOVE) == PROTECT_REFUSED);
 	CHECK(v(r, "tmpclone2/.git/config", PROTECT_REMOVE) == PROTECT_REFUSED);
+	/*
+	 * Another spelling a case-insensitive file system takes for the same
+	 * name: case, a letter whose folding is ASCII (long s), a zero-width
+	 * space, a trailing dot; refused everywhere (no tool needs them)
+	 */
+	CHECK(v(r, ".ENVRC", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, ".GIT/HOOKS/pre-commit", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, "Lib/.Git/Hooks/post-merge", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r,
+		".v\xc5\xbf"
+		"code/tasks.json",
+		PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, ".g\xe2\x80\x8bit/hooks/pre-commit", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, ".envrc.", PROTECT_MAKE) == PROTECT_REFUSED);
+	CHECK(v(r, "home/.\xc3\x9fh/config", PROTECT_MAKE) == PROTECT_REFUSED); /* sharp s */
+	CHECK(v(r, "Src/Main.py", PROTECT_MAKE) == PROTECT_FREE);               /* the controls */
+	CHECK(v(r, "README.md", PROTECT_MAKE) == PROTECT_FREE);
+	CHECK(v(r, "..", PROTECT_REMOVE) == PROTECT_FREE);
+	snprintf(clone, sizeof(clone), "%s/MyLib/.git", w); /* the step's own, in its own case */
+	CHECK(protect_note_gitdir(r, clone) == 0);
+	CHECK(v(r, "MyLib/.git/config", PROTECT_REMOVE) == PROTECT_FREE);
+	CHECK(v(r, "mylib/.git/config", PROTECT_REMOVE) == PROTECT_REFUSED);
 	/* the set's files and folders, and all a folder holds at any depth */
 	CHECK(v(r, ".envrc", PROTECT_MAKE) == PROTECT_REFUSED);
 	CHECK(v(r, ".vscode", PROTECT_MKDIR) == PROTECT_REFUSED);
