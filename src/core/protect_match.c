@@ -14,11 +14,11 @@
  * protect_inode alone looks at the file system: whether a recorded file is
  * still at its name.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,11 +225,14 @@ static bool fold_name(const char *name, char *out, size_t cap)
 	size_t n = 0;
 	for (const char *s = name; *s;) {
 		const char *add = NULL;
-		size_t skip = 0;
-		for (size_t i = 0; !skip && i < sizeof(to_ascii) / sizeof(to_ascii[0]); i++)
+		/* ASCII is lowered, and only a byte past it may start what the tables hold */
+		size_t skip = (unsigned char)*s < 0x80 ? 0 : SIZE_MAX;
+		for (size_t i = 0; skip == SIZE_MAX && i < sizeof(to_ascii) / sizeof(to_ascii[0]);
+		     i++)
 			if (strncmp(s, to_ascii[i].utf8, strlen(to_ascii[i].utf8)) == 0)
 				add = to_ascii[i].ascii, skip = strlen(to_ascii[i].utf8);
-		for (size_t i = 0; !skip && i < sizeof(ignorable) / sizeof(ignorable[0]); i++) {
+		for (size_t i = 0; skip == SIZE_MAX && i < sizeof(ignorable) / sizeof(ignorable[0]);
+		     i++) {
 			size_t l = strlen(ignorable[i].lead);
 			/* equal: s holds l bytes, and s[l] is its next or the end */
 			if (strncmp(s, ignorable[i].lead, l) != 0)
@@ -238,8 +241,8 @@ static bool fold_name(const char *name, char *out, size_t cap)
 			if (last >= ignorable[i].lo && last <= ignorable[i].hi)
 				add = "", skip = l + 1;
 		}
-		char one[2] = {(char)tolower((unsigned char)*s), '\0'};
-		if (!skip)
+		char one[2] = {*s >= 'A' && *s <= 'Z' ? (char)(*s + 'a' - 'A') : *s, '\0'};
+		if (skip == 0 || skip == SIZE_MAX)
 			add = one, skip = 1;
 		size_t al = strlen(add);
 		if (n + al >= cap)
