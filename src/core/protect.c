@@ -645,10 +645,14 @@ static int scan_made(struct scan *s)
 			continue;
 		size_t at = 0;
 		r = add_item(s, g, tab + 1, &protect_rules[0], ITEM_DOTGIT, &at);
-		if (r == 1 && S_ISDIR(s->list->v[at].st.st_mode))
+		struct item *it = r == 1 ? &s->list->v[at] : NULL;
+		if (it && S_ISDIR(it->st.st_mode))
 			r = scan_gitdir(s, g, tab + 1, 0);
-		else if (r == 1)
+		else if (it && strlen(it->path) < PATH_MAX)
 			r = follow(s, g, tab + 1, "gitdir", 0);
+		else if (it)
+			it->made =
+				false; /* a .git file too deep to follow: judged as a .git made */
 	}
 	s->made = false;
 	return r < 0 ? r : 0;

@@ -304,13 +304,19 @@ static bool escaped(const char *s, char *out, size_t cap)
 	return true;
 }
 
-/* Whether gd (of grant g) is, or lies in, a .git folder the step made. */
+/*
+ * Whether gd (of grant g) is, or lies in, a .git folder the step made: not
+ * in another checkout's .git beneath it (one moved in there is not the
+ * step's).
+ */
 static bool made_by_step(const struct query *q, const char *gd)
 {
 	for (size_t i = 0; i < q->r->made.n; i++) {
 		char *tab, buf[PATH_MAX * 2];
-		if (strtoul(q->r->made.v[i], &tab, 10) == q->g && *tab == '\t' &&
-		    beneath(as_asked(q, tab + 1, buf, sizeof(buf)), false, gd))
+		if (strtoul(q->r->made.v[i], &tab, 10) != q->g || *tab != '\t')
+			continue;
+		const char *below = beneath(as_asked(q, tab + 1, buf, sizeof(buf)), false, gd);
+		if (below && !strstr(below, "/.git") && strncmp(below, ".git", 4) != 0)
 			return true;
 	}
 	return false;

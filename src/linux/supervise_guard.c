@@ -433,6 +433,18 @@ static int guard_rename(struct call *c, struct place *from, struct place *to, un
 {
 	bool swap = flags & RENAME_EXCHANGE;
 	enum protect_change in = moved_in(from);
+	/*
+	 * What is moved is followed by its path (the gitdirs the step made, to
+	 * be judged after it): nothing moves out of or into a folder with no
+	 * path here (one deeper than PATH_MAX); and a .git is never exchanged,
+	 * which would leave its name to what came in and the record to what left.
+	 */
+	if ((!from->known && !dots(from->name)) || (!to->known && !dots(to->name)) ||
+	    (swap && (is_dotgit(from->name) || is_dotgit(to->name)))) {
+		if (to->known || from->known)
+			sup_note_denial(c, OP_PROTECTED, to->known ? to->abs : from->abs, -1);
+		return -EACCES;
+	}
 	if (refused(c, from, PROTECT_REMOVE) || (swap && refused(c, to, PROTECT_REMOVE)) ||
 	    (swap && refused(c, from, moved_in(to))))
 		return -EACCES;

@@ -409,6 +409,29 @@ run_sb run -- sh -c 'mkdir -p ev/.git/objects ev/.git/refs && echo "ref: refs/he
 	ok "a gitdir the step made is judged where it was moved; the person's checkout moved onto its old name is held" ||
 	notok "a gitdir the step made is judged where it was moved; the person's checkout moved onto its old name is held" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
 
+# a .git never exchanged (renameat2 RENAME_EXCHANGE would leave its name to
+# a file naming the step's gitdir, and the record to what left); a checkout
+# moved into the step's own gitdir is not the step's; the controls: two
+# plain files exchanged, a file of that checkout removed
+find "$T/w" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+(cd "$T/w" && git init -q && mkdir -p p && git -C p init -q repo && echo k >p/repo/ctl &&
+	echo keep >p/repo/.git/hooks/pre-commit) || exit 1
+cat >"$T/xchg.py" <<'PY'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def xchg(a, b):
+    r = libc.renameat2(-100, a.encode(), -100, b.encode(), 2)  # AT_FDCWD, RENAME_EXCHANGE
+    return 0 if r == 0 else ctypes.get_errno()
+os.makedirs("s"); open("s/.git", "w").write("gitdir: ../clean\n")
+open("f", "w").write("gitdir: ../gd\n"); open("g", "w").write("g"); open("h", "w").write("h")
+print("dotgit", xchg("f", "s/.git"), "plain", xchg("g", "h"))
+PY
+run_sb run -r "$T/xchg.py" -- sh -c 'python3 "$1"; git init -q own && mv p/repo own/.git/r &&
+	{ rm own/.git/r/.git/hooks/pre-commit 2>/dev/null || echo hook-kept; } && rm own/.git/r/ctl && echo ctl-removed' sh "$T/xchg.py"
+[ "$OUT" = "$(printf 'dotgit 13 plain 0\nhook-kept\nctl-removed')" ] && [ -f "$T/w/own/.git/r/.git/hooks/pre-commit" ] &&
+	ok "a .git is never exchanged; a checkout moved into the step's gitdir keeps its hooks" ||
+	notok "a .git is never exchanged; a checkout moved into the step's gitdir keeps its hooks" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
+
 # a config the person's .git/config includes, in the grant (a shared project
 # config): written in place refused, a key that runs refused, a plain key
 # set by git config (a rename, judged) made; the person's git status runs nothing

@@ -318,6 +318,10 @@ static void live(void)
 	CHECK(v(r, ".git/hooks", PROTECT_REMOVE) == PROTECT_REFUSED); /* the person's */
 	CHECK(v(r, ".git", PROTECT_REMOVE) == PROTECT_REFUSED);
 	CHECK(v(r, "tmpclone2/.git/config", PROTECT_REMOVE) == PROTECT_REFUSED);
+	/* a checkout moved into the step's own gitdir is not the step's */
+	CHECK(v(r, "tmpclone/.git/r/.git/hooks/pre-commit", PROTECT_REMOVE) == PROTECT_REFUSED);
+	CHECK(v(r, "tmpclone/.git/r/.git/config", PROTECT_REMOVE) == PROTECT_REFUSED);
+	CHECK(v(r, "tmpclone/.git/r/notes", PROTECT_REMOVE) == PROTECT_FREE);
 	/*
 	 * Another spelling a case-insensitive file system takes for the same
 	 * name: case, a letter whose folding is ASCII (long s), a zero-width
