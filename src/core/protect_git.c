@@ -17,75 +17,72 @@
 
 enum sub { SUB_NONE, SUB_ANY, SUB_EITHER };
 
-/*
- * name NULL: any variable of the section; lead: only a value starting with
- * one of these characters (NULL: any value)
- */
+/* name NULL: any variable of the section; bang: only a value starting '!' */
 static const struct runkey {
 	const char *section;
 	enum sub sub;
 	const char *name;
-	const char *lead;
+	bool bang;
 } runkeys[] = {
-	{"core", SUB_NONE, "fsmonitor", NULL},
-	{"core", SUB_NONE, "hookspath", NULL},
-	{"core", SUB_NONE, "sshcommand", NULL},
-	{"core", SUB_NONE, "gitproxy", NULL},
-	{"core", SUB_NONE, "askpass", NULL},
-	{"core", SUB_NONE, "editor", NULL},
-	{"core", SUB_NONE, "pager", NULL},
-	{"core", SUB_NONE, "alternaterefscommand", NULL},
-	{"sequence", SUB_NONE, "editor", NULL},
-	{"pager", SUB_NONE, NULL, NULL},
-	{"interactive", SUB_NONE, "difffilter", NULL},
-	{"diff", SUB_NONE, "external", NULL},
-	{"diff", SUB_ANY, "textconv", NULL},
-	{"diff", SUB_ANY, "command", NULL},
-	{"filter", SUB_ANY, "clean", NULL},
-	{"filter", SUB_ANY, "smudge", NULL},
-	{"filter", SUB_ANY, "process", NULL},
-	{"merge", SUB_ANY, "driver", NULL},
-	{"credential", SUB_EITHER, "helper", NULL},
-	{"gpg", SUB_EITHER, "program", NULL},
-	{"gpg", SUB_ANY, "defaultkeycommand", NULL},
+	{"core", SUB_NONE, "fsmonitor", false},
+	{"core", SUB_NONE, "hookspath", false},
+	{"core", SUB_NONE, "sshcommand", false},
+	{"core", SUB_NONE, "gitproxy", false},
+	{"core", SUB_NONE, "askpass", false},
+	{"core", SUB_NONE, "editor", false},
+	{"core", SUB_NONE, "pager", false},
+	{"core", SUB_NONE, "alternaterefscommand", false},
+	{"sequence", SUB_NONE, "editor", false},
+	{"pager", SUB_NONE, NULL, false},
+	{"interactive", SUB_NONE, "difffilter", false},
+	{"diff", SUB_NONE, "external", false},
+	{"diff", SUB_ANY, "textconv", false},
+	{"diff", SUB_ANY, "command", false},
+	{"filter", SUB_ANY, "clean", false},
+	{"filter", SUB_ANY, "smudge", false},
+	{"filter", SUB_ANY, "process", false},
+	{"merge", SUB_ANY, "driver", false},
+	{"credential", SUB_EITHER, "helper", false},
+	{"gpg", SUB_EITHER, "program", false},
+	{"gpg", SUB_ANY, "defaultkeycommand", false},
 	/*
 	 * Every alias: "!cmd" runs cmd; "-c k=v cmd", "--git-dir=D cmd" set a
 	 * key or use another gitdir's hooks; and a command's own options run
 	 * programs too ("ls-remote --upload-pack=CMD", "difftool --extcmd=CMD",
 	 * "grep -O CMD"); a repository's alias also hides the person's own.
 	 */
-	{"alias", SUB_EITHER, NULL, NULL},
-	{"include", SUB_NONE, "path", NULL},
-	{"includeif", SUB_ANY, "path", NULL},
-	{"uploadpack", SUB_NONE, "packobjectshook", NULL},
-	{"remote", SUB_ANY, "uploadpack", NULL},
-	{"remote", SUB_ANY, "receivepack", NULL},
-	{"submodule", SUB_ANY, "update", "!"},
-	{"difftool", SUB_ANY, "cmd", NULL},
-	{"difftool", SUB_ANY, "path", NULL},
-	{"mergetool", SUB_ANY, "cmd", NULL},
-	{"mergetool", SUB_ANY, "path", NULL},
-	{"browser", SUB_ANY, "cmd", NULL},
-	{"browser", SUB_ANY, "path", NULL},
-	{"man", SUB_ANY, "cmd", NULL},
-	{"man", SUB_ANY, "path", NULL},
-	{"guitool", SUB_ANY, "cmd", NULL},
-	{"sendemail", SUB_EITHER, "tocmd", NULL},
-	{"sendemail", SUB_EITHER, "cccmd", NULL},
-	{"sendemail", SUB_EITHER, "smtpserver", NULL},
-	{"sendemail", SUB_EITHER, "sendmailcmd", NULL},
-	{"imap", SUB_NONE, "tunnel", NULL},
-	{"trailer", SUB_ANY, "command", NULL},
-	{"trailer", SUB_ANY, "cmd", NULL},
-	{"hook", SUB_ANY, "command", NULL},
-	{"tar", SUB_ANY, "command", NULL},       /* git archive's compressor */
-	{"instaweb", SUB_NONE, "httpd", NULL},   /* git instaweb's server */
-	{"init", SUB_NONE, "templatedir", NULL}, /* hooks copied into every new repository */
-	{"remote", SUB_ANY, "vcs", NULL},        /* git-remote-VCS, a helper run by name */
-	{"lfs", SUB_ANY, "path", NULL},          /* git-lfs: lfs.customtransfer.NAME.path */
-	{"lfs", SUB_NONE, "standalonetransferagent", NULL},
+	{"alias", SUB_EITHER, NULL, false},
+	{"include", SUB_NONE, "path", false},
+	{"includeif", SUB_ANY, "path", false},
+	{"uploadpack", SUB_NONE, "packobjectshook", false},
+	{"remote", SUB_ANY, "uploadpack", false},
+	{"remote", SUB_ANY, "receivepack", false},
+	{"submodule", SUB_ANY, "update", true},
+	{"difftool", SUB_ANY, "cmd", false},
+	{"difftool", SUB_ANY, "path", false},
+	{"mergetool", SUB_ANY, "cmd", false},
+	{"mergetool", SUB_ANY, "path", false},
+	{"browser", SUB_ANY, "cmd", false},
+	{"browser", SUB_ANY, "path", false},
+	{"man", SUB_ANY, "cmd", false},
+	{"man", SUB_ANY, "path", false},
+	{"guitool", SUB_ANY, "cmd", false},
+	{"sendemail", SUB_EITHER, "tocmd", false},
+	{"sendemail", SUB_EITHER, "cccmd", false},
+	{"sendemail", SUB_EITHER, "smtpserver", false},
+	{"sendemail", SUB_EITHER, "sendmailcmd", false},
+	{"imap", SUB_NONE, "tunnel", false},
+	{"trailer", SUB_ANY, "command", false},
+	{"trailer", SUB_ANY, "cmd", false},
+	{"hook", SUB_ANY, "command", false},
+	{"tar", SUB_ANY, "command", false},       /* git archive's compressor */
+	{"instaweb", SUB_NONE, "httpd", false},   /* git instaweb's server */
+	{"init", SUB_NONE, "templatedir", false}, /* hooks copied into every new repository */
+	{"remote", SUB_ANY, "vcs", false},        /* git-remote-VCS, a helper run by name */
+	{"lfs", SUB_ANY, "path", false},          /* git-lfs: lfs.customtransfer.NAME.path */
+	{"lfs", SUB_NONE, "standalonetransferagent", false},
 	/* lets a remote's URL be ext::COMMAND, run by the next fetch or push */
-	{"protocol", SUB_EITHER, "allow", NULL},
+	{"protocol", SUB_EITHER, "allow", false},
 };
 
 static bool is_runkey(const char *section, const char *sub, const char *name, const char *value)
@@ -96,8 +93,7 @@ static bool is_runkey(const char *section, const char *sub, const char *name, co
 			continue;
 		if ((k->sub == SUB_NONE && sub) || (k->sub == SUB_ANY && !sub))
 			continue;
-		if (k->lead && !(value && value[strspn(value, " \t")] &&
-				 strchr(k->lead, value[strspn(value, " \t")])))
+		if (k->bang && !(value && value[strspn(value, " \t")] == '!'))
 			continue;
 		return true;
 	}
