@@ -266,9 +266,10 @@ static int guard_open(struct call *c, uint64_t dirfd, const char *path, int flag
 		j.name = ".";
 		j.flags = flags;
 		j.mode = mode & ~sup_step_umask(c);
-		r = sup_perform_names(c, sup_job_open, &j, dir, NULL, -1, NULL);
 		char where[PATH_MAX];
-		if (stepview_held_path(dir, where, sizeof(where)) == 0)
+		bool known = stepview_held_path(dir, where, sizeof(where)) == 0;
+		r = sup_perform_names(c, sup_job_open, &j, dir, known ? where : NULL, -1, NULL);
+		if (known)
 			landlock_refused(c, r, OP_CREATE, NULL, where);
 		close(dir);
 		return r < 0 ? r : j.fd;
