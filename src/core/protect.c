@@ -147,6 +147,21 @@ const struct protect_rule protect_rules[] = {
 };
 const size_t protect_nrules = sizeof(protect_rules) / sizeof(protect_rules[0]);
 
+const struct protect_rule *protect_rule_named(const char *name)
+{
+	for (size_t i = 0; i < protect_nrules; i++)
+		if (strcmp(protect_rules[i].name, name) == 0)
+			return &protect_rules[i];
+	return NULL;
+}
+
+const char *protect_entry(const char *e, size_t *g)
+{
+	char *tab;
+	*g = strtoul(e, &tab, 10);
+	return *tab == '\t' ? tab + 1 : NULL;
+}
+
 const char *protect_name_problem(const char *name, bool absolute_ok)
 {
 	const char *why = policy_path_problem(name);
@@ -581,6 +596,25 @@ static int scan_extra(struct scan *s, size_t g)
 	return r;
 }
 
+/*
+ * A .git at rel in grant g: a folder's names, or the gitdir a file names.
+ * One of the step's too deep to follow (past PATH_MAX) is judged as a .git
+ * made, a finding itself. 0 or -errno.
+ */
+static int add_dotgit(struct scan *s, size_t g, const char *rel, const struct protect_rule *rule)
+{
+	size_t at = 0;
+	int r = add_item(s, g, rel, rule, ITEM_DOTGIT, &at);
+	struct item *it = r == 1 ? &s->list->v[at] : NULL;
+	if (it && S_ISDIR(it->st.st_mode))
+		return scan_gitdir(s, g, rel, 0);
+	if (it && strlen(it->path) < PATH_MAX)
+		return follow(s, g, rel, "gitdir", 0);
+	if (it)
+		it->made = false;
+	return r < 0 ? r : 0;
+}
+
 /* One write grant's own protected names: .git and what it names, the rest of the set. */
 static int scan_grant(struct scan *s, size_t g)
 {
@@ -599,18 +633,16 @@ static int scan_grant(struct scan *s, size_t g)
 				: strdup(pr->name);
 		if (!rel)
 			return -ENOMEM;
-		size_t at = 0;
-		enum item_kind k = pr->kind == PROTECT_GITDIR   ? ITEM_DOTGIT
-				   : pr->kind == PROTECT_CONFIG ? ITEM_CONFIG
+		enum item_kind k = pr->kind == PROTECT_CONFIG   ? ITEM_CONFIG
 				   : pr->kind == PROTECT_FOLDER ? ITEM_FOLDER
 								: ITEM_FILE;
-		r = add_item(s, g, rel, pr, k, &at);
-		if (r == 1 && pr->kind == PROTECT_FOLDER)
-			r = add_entries(s, g, rel, pr, ITEM_FILE, 0);
-		else if (r == 1 && k == ITEM_DOTGIT && S_ISDIR(s->list->v[at].st.st_mode))
-			r = scan_gitdir(s, g, rel, 0);
-		else if (r == 1 && k == ITEM_DOTGIT)
-			r = follow(s, g, rel, "gitdir", 0);
+		if (pr->kind == PROTECT_GITDIR) {
+			r = add_dotgit(s, g, rel, pr);
+		} else {
+			r = add_item(s, g, rel, pr, k, NULL);
+			if (r == 1 && pr->kind == PROTECT_FOLDER)
+				r = add_entries(s, g, rel, pr, ITEM_FILE, 0);
+		}
 		free(rel);
 	}
 	return r < 0 ? r : scan_extra(s, g);
@@ -621,10 +653,10 @@ static int scan_before_gitdirs(struct scan *s)
 {
 	int r = 0;
 	for (size_t i = 0; r >= 0 && i < s->r->gitdirs.n; i++) {
-		char *tab;
-		unsigned long g = strtoul(s->r->gitdirs.v[i], &tab, 10);
-		if (*tab == '\t' && g < s->r->roots.n)
-			r = scan_gitdir(s, g, tab + 1, 0);
+		size_t g;
+		const char *rel = protect_entry(s->r->gitdirs.v[i], &g);
+		if (rel && g < s->r->roots.n)
+			r = scan_gitdir(s, g, rel, 0);
 	}
 	return r;
 }
@@ -639,20 +671,10 @@ static int scan_made(struct scan *s)
 	int r = 0;
 	s->made = true;
 	for (size_t i = 0; r >= 0 && i < s->r->made.n; i++) {
-		char *tab;
-		unsigned long g = strtoul(s->r->made.v[i], &tab, 10);
-		if (*tab != '\t' || g >= s->r->roots.n)
-			continue;
-		size_t at = 0;
-		r = add_item(s, g, tab + 1, &protect_rules[0], ITEM_DOTGIT, &at);
-		struct item *it = r == 1 ? &s->list->v[at] : NULL;
-		if (it && S_ISDIR(it->st.st_mode))
-			r = scan_gitdir(s, g, tab + 1, 0);
-		else if (it && strlen(it->path) < PATH_MAX)
-			r = follow(s, g, tab + 1, "gitdir", 0);
-		else if (it)
-			it->made =
-				false; /* a .git file too deep to follow: judged as a .git made */
+		size_t g;
+		const char *rel = protect_entry(s->r->made.v[i], &g);
+		if (rel && g < s->r->roots.n)
+			r = add_dotgit(s, g, rel, protect_rule_named(".git"));
 	}
 	s->made = false;
 	return r < 0 ? r : 0;

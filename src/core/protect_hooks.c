@@ -176,10 +176,8 @@ static int add_held(struct protect_record *r, const char *abs)
 /* Whether the default rule name is on. */
 static bool rule_on(const struct protect_record *r, const char *name)
 {
-	for (size_t i = 0; i < protect_nrules; i++)
-		if (strcmp(protect_rules[i].name, name) == 0)
-			return !r->off[i];
-	return false;
+	const struct protect_rule *rule = protect_rule_named(name);
+	return rule && !r->off[rule - protect_rules];
 }
 
 /*
@@ -218,12 +216,16 @@ int protect_add_hooks_paths(struct protect_record *r, size_t *hooks, size_t *inc
 	}
 	/* each grant itself, then the checkouts one level down in it */
 	for (size_t k = 0; rc == 0 && k < r->roots.n + r->nested.n; k++) {
-		char *tab = NULL;
-		size_t g = k < r->roots.n ? k : strtoul(r->nested.v[k - r->roots.n], &tab, 10);
+		size_t g = k;
+		/* a nested checkout's name in grant g, or NULL for the grant's own */
+		const char *nest =
+			k < r->roots.n ? NULL : protect_entry(r->nested.v[k - r->roots.n], &g);
+		if (k >= r->roots.n && !nest)
+			continue;
 		char co[PATH_MAX], cfg[PATH_MAX], gitdir[PATH_MAX + 8];
-		snprintf(co, sizeof(co), "%s%s%s", r->roots.v[g], tab ? "/" : "",
-			 tab ? tab + 1 : "");
-		snprintf(cfg, sizeof(cfg), "%s%s.git/config", tab ? tab + 1 : "", tab ? "/" : "");
+		snprintf(co, sizeof(co), "%s%s%s", r->roots.v[g], nest ? "/" : "",
+			 nest ? nest : "");
+		snprintf(cfg, sizeof(cfg), "%s%s.git/config", nest ? nest : "", nest ? "/" : "");
 		snprintf(gitdir, sizeof(gitdir), "%s/.git", strcmp(co, "/") ? co : "");
 		int root = protect_open_root(r, g);
 		const char *base;
@@ -231,7 +233,7 @@ int protect_add_hooks_paths(struct protect_record *r, size_t *hooks, size_t *inc
 		int fd = dfd >= 0 ? openat(dfd, base, ro | O_NOFOLLOW) : -1;
 		struct stat st;
 		bool checkout =
-			tab || (root >= 0 && fstatat(root, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0);
+			nest || (root >= 0 && fstatat(root, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0);
 		struct strv own = STRV_INIT;
 		files = 0;
 		rc = hooks_paths_in(r, fd, gitdir, 0, &files, &own, &included);

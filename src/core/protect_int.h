@@ -91,6 +91,14 @@ int protect_git_values(const char *text, size_t len, const char *section, bool s
 int protect_note_nested(struct protect_record *r);
 int protect_add_hooks_paths(struct protect_record *r, size_t *hooks, size_t *incs);
 
+/* The default rule named name (protect.c), or NULL. */
+const struct protect_rule *protect_rule_named(const char *name);
+/*
+ * An entry of the record's "GRANT\tREL" lists (gitdirs, made, nested): its
+ * REL, its grant in *g; NULL for one that is not such an entry. (protect.c)
+ */
+const char *protect_entry(const char *e, size_t *g);
+
 /* protect.c: the scan of every grant into list (after: the before's gitdirs too). */
 /*
  * unprotect u removes the entry name (a default's or a protected_paths

@@ -165,14 +165,6 @@ static void try(const char *pat, bool glob, const struct protect_rule *rule, con
 		raise_to(hit, PROTECT_REFUSED, rule);
 }
 
-static const struct protect_rule *rule_named(const char *name)
-{
-	for (size_t i = 0; i < protect_nrules; i++)
-		if (strcmp(protect_rules[i].name, name) == 0)
-			return &protect_rules[i];
-	return NULL;
-}
-
 /*
  * One question: a path relative to grant g and the change asked. fold: rel
  * is folded (fold_name), and the record's own names are folded to compare.
@@ -274,9 +266,10 @@ static const char *as_asked(const struct query *q, const char *name, char *buf, 
 static bool recorded(const struct query *q, const char *gd)
 {
 	for (size_t i = 0; i < q->r->gitdirs.n; i++) {
-		char *tab, buf[PATH_MAX * 2];
-		if (strtoul(q->r->gitdirs.v[i], &tab, 10) == q->g && *tab == '\t' &&
-		    strcmp(as_asked(q, tab + 1, buf, sizeof(buf)), gd) == 0)
+		char buf[PATH_MAX * 2];
+		size_t g;
+		const char *rel = protect_entry(q->r->gitdirs.v[i], &g);
+		if (rel && g == q->g && strcmp(as_asked(q, rel, buf, sizeof(buf)), gd) == 0)
 			return true;
 	}
 	return false;
@@ -312,10 +305,12 @@ static bool escaped(const char *s, char *out, size_t cap)
 static bool made_by_step(const struct query *q, const char *gd)
 {
 	for (size_t i = 0; i < q->r->made.n; i++) {
-		char *tab, buf[PATH_MAX * 2];
-		if (strtoul(q->r->made.v[i], &tab, 10) != q->g || *tab != '\t')
+		char buf[PATH_MAX * 2];
+		size_t g;
+		const char *rel = protect_entry(q->r->made.v[i], &g);
+		if (!rel || g != q->g)
 			continue;
-		const char *below = beneath(as_asked(q, tab + 1, buf, sizeof(buf)), false, gd);
+		const char *below = beneath(as_asked(q, rel, buf, sizeof(buf)), false, gd);
 		if (below && !strstr(below, "/.git") && strncmp(below, ".git", 4) != 0)
 			return true;
 	}
@@ -351,7 +346,8 @@ static void try_gitdir(const struct query *q, const char *gd)
 		char wt[sizeof(esc) + 24];
 		if (strcmp(pr->name, ".git/worktrees") == 0 && escaped(pat, esc, sizeof(esc))) {
 			snprintf(wt, sizeof(wt), "%s/*/config.worktree", esc);
-			try(wt, true, rule_named(".git/config.worktree"), rel, how, false, q->hit);
+			try(wt, true, protect_rule_named(".git/config.worktree"), rel, how, false,
+			    q->hit);
 		}
 	}
 }
@@ -367,7 +363,7 @@ static void try_gitdir(const struct query *q, const char *gd)
 static void try_nested_dotgit(const struct query *q)
 {
 	const char *last = strrchr(q->rel, '/');
-	const struct protect_rule *dotgit = rule_named(".git");
+	const struct protect_rule *dotgit = protect_rule_named(".git");
 	if (!last || strcmp(last, "/.git") != 0 || !dotgit || q->r->off[dotgit - protect_rules])
 		return;
 	/* the step's own (git writes a submodule's .git file twice): judged after it */
@@ -400,10 +396,11 @@ static void try_gitdirs(const struct query *q)
 		try_gitdir(q, gd);
 	}
 	for (size_t i = 0; i < q->r->gitdirs.n; i++) {
-		char *tab, buf[PATH_MAX * 2];
-		unsigned long gg = strtoul(q->r->gitdirs.v[i], &tab, 10);
-		if (*tab == '\t' && gg == q->g && strcmp(tab + 1, ".git") != 0)
-			try_gitdir(q, as_asked(q, tab + 1, buf, sizeof(buf)));
+		char buf[PATH_MAX * 2];
+		size_t g;
+		const char *gd = protect_entry(q->r->gitdirs.v[i], &g);
+		if (gd && g == q->g && strcmp(gd, ".git") != 0)
+			try_gitdir(q, as_asked(q, gd, buf, sizeof(buf)));
 	}
 	for (const char *m = strstr(rel, "/modules/"); m; m = strstr(m + 1, "/modules/")) {
 		char gd[PATH_MAX];
@@ -478,8 +475,8 @@ struct protect_hit protect_match(const struct protect_record *r, const char *abs
 		try_gitdirs(&q);
 		char folded[PATH_MAX * 2];
 		if (!fold_name(rel, folded, sizeof(folded))) {
-			hit.verdict =
-				PROTECT_REFUSED; /* fail closed: a name that cannot be asked */
+			/* fail closed: a name that cannot be asked */
+			hit.verdict = PROTECT_REFUSED;
 		} else if (strcmp(folded, rel) != 0) {
 			q.rel = folded;
 			q.fold = true;
@@ -529,42 +526,48 @@ int protect_note_gitdir(struct protect_record *r, const char *abs)
 	return r ? note_in_grants(r, &r->made, abs) : -EINVAL;
 }
 
-/* An entry of a "GRANT\tREL" list as an absolute path: to free, or NULL. */
-static char *entry_abs(const struct protect_record *r, const char *e)
+/*
+ * Whether the entry e lies at or beneath the absolute path at: the rest of
+ * its REL after at's (at may lie in its grant), or NULL.
+ */
+static const char *entry_beneath(const struct protect_record *r, const char *e, const char *at)
 {
-	char *tab;
-	unsigned long g = strtoul(e, &tab, 10);
-	if (*tab != '\t' || g >= r->roots.n)
+	size_t g;
+	const char *rel = protect_entry(e, &g);
+	if (!rel || g >= r->roots.n || !path_beneath(at, r->roots.v[g]))
 		return NULL;
 	const char *root = r->roots.v[g];
-	return strv_fmt("%s/%s", strcmp(root, "/") ? root : "", tab + 1);
+	const char *atrel = at + strlen(root);
+	atrel += *atrel == '/';
+	return *atrel ? beneath(atrel, false, rel) : rel; /* at the grant: all of it */
 }
 
 /*
  * list's entries at or beneath from, moved to to (swap: to's to from as
- * well), or dropped (to NULL); the others kept as they are. 0 or -ENOMEM.
+ * well), or dropped (to NULL); the others kept as they are. The list is
+ * left alone when none is (most renames and removals). 0 or -ENOMEM.
  */
 static int move_entries(struct protect_record *r, struct strv *list, const char *from,
 			const char *to, bool swap)
 {
+	size_t i = 0;
+	while (i < list->n && !entry_beneath(r, list->v[i], from) &&
+	       !(swap && to && entry_beneath(r, list->v[i], to)))
+		i++;
+	if (i == list->n)
+		return 0;
 	struct strv out = STRV_INIT;
 	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < list->n; i++) {
-		char *abs = entry_abs(r, list->v[i]);
-		const char *a = from, *b = to;
-		bool hit = abs && path_beneath(abs, from);
-		if (abs && !hit && swap && to && path_beneath(abs, to)) {
-			a = to;
+	for (i = 0; rc == 0 && i < list->n; i++) {
+		const char *rest = entry_beneath(r, list->v[i], from), *b = to;
+		if (!rest && swap && to && (rest = entry_beneath(r, list->v[i], to)))
 			b = from;
-			hit = true;
-		}
-		char *moved = hit && b ? strv_fmt("%s%s", b, abs + strlen(a)) : NULL;
-		if (!hit)
+		char *moved = rest && b ? strv_fmt("%s%s%s", b, *rest ? "/" : "", rest) : NULL;
+		if (!rest)
 			rc = strv_push(&out, list->v[i]);
 		else if (b)
 			rc = moved ? note_in_grants(r, &out, moved) : -ENOMEM;
 		free(moved);
-		free(abs);
 	}
 	if (rc == 0) {
 		strv_release(list);
