@@ -1,7 +1,10 @@
 """stepbox's network proxy against a direct connection, side by side in one
 run (bench/proxy.py STEPBOX [MIB]): a transfer's throughput, a connection's
 set-up, and the start-up a hosts policy adds to --net none. Every transfer is
-on loopback, from a server this script runs. Printed as Markdown tables."""
+on loopback, from a server this script runs. The transfer is also measured
+through the least a relay can do (bench/relay.c, built beside stepbox): what
+the proxy costs beyond it is its own, the rest is a second connection's.
+Printed as Markdown tables."""
 import http.server, os, socket, socketserver, statistics, subprocess, sys, tempfile, threading, time
 
 sb = sys.argv[1]
@@ -62,9 +65,15 @@ via = ["env", "NO_PROXY=", "no_proxy="]
 print("\n## Network by name: the proxy against a direct connection\n")
 print("| | direct (--net allow) | through the proxy (--net host:) | ratio |")
 print("|---|---|---|---|")
+relay = os.path.join(os.path.dirname(os.path.abspath(sb)), "relay")
+rl = subprocess.Popen([relay, str(port)], stdout=subprocess.PIPE, text=True)
+rurl = "http://127.0.0.1:%s/%d" % (rl.stdout.readline().strip(), mib)
 d = timed([sb, "run", "-q", "--net", "allow", "--"] + curl + [url + str(mib)])
+r = timed([sb, "run", "-q", "--net", "allow", "--"] + curl + [rurl])
 p = timed([sb, "run", "-q", hosts, "--"] + via + curl + [url + str(mib)])
-print("| %d MiB over HTTP | %.0f MiB/s | %.0f MiB/s | %.2f |" % (mib, mib / d, mib / p, d / p))
+rl.kill()
+print("| %d MiB over HTTP | %.0f MiB/s | %.0f MiB/s | %.2f (%.2f of the bare relay's %.0f MiB/s) |"
+      % (mib, mib / d, mib / p, d / p, r / p, mib / r))
 # set-up: 200 small requests, each on a connection of its own
 many = "for i in $(seq 200); do curl -sS --fail -o /dev/null %s || exit 1; done" % url
 d = timed([sb, "run", "-q", "--net", "allow", "--", "sh", "-c", many], 3)
