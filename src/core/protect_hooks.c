@@ -261,8 +261,32 @@ int protect_add_hooks_paths(struct protect_record *r, size_t *hooks, size_t *inc
 	return rc;
 }
 
-int protect_hooks_folders(const struct stepbox_config *cfg, const char *const *write, size_t n,
-			  const char *home, struct strv *out)
+/* A nested checkout's .git (grant g's rel), and where a folder its hooks folder and configs. */
+static int nested_gitdir(const struct protect_record *r, const char *e, struct strv *files)
+{
+	static const char *const held[] = {".git/hooks", ".git/config", ".git/config.worktree"};
+	size_t g;
+	const char *rel = protect_entry(e, &g);
+	if (!rel)
+		return 0;
+	char p[PATH_MAX];
+	struct stat st;
+	int n = snprintf(p, sizeof(p), "%s/%s/.git",
+			 strcmp(r->roots.v[g], "/") ? r->roots.v[g] : "", rel);
+	if (n < 0 || (size_t)n >= sizeof(p) - 32 || lstat(p, &st) < 0)
+		return 0;
+	int rc = rule_on(r, ".git") ? strv_push(files, p) : 0;
+	for (size_t i = 0; rc == 0 && S_ISDIR(st.st_mode) && i < 3; i++) {
+		if (!rule_on(r, held[i]))
+			continue;
+		snprintf(p + n, sizeof(p) - (size_t)n, "%s", held[i] + 4);
+		rc = strv_push(files, p);
+	}
+	return rc;
+}
+
+int protect_profile_paths(const struct stepbox_config *cfg, const char *const *write, size_t n,
+			  const char *home, struct strv *hooks, struct strv *files)
 {
 	struct protect_record r = {.roots = STRV_INIT, .extra = STRV_INIT, .nested = STRV_INIT};
 	int rc = (r.off = calloc(protect_nrules, sizeof(bool))) ? 0 : -ENOMEM;
@@ -271,18 +295,20 @@ int protect_hooks_folders(const struct stepbox_config *cfg, const char *const *w
 	for (size_t i = 0; rc == 0 && i < protect_nrules; i++)
 		r.off[i] = protect_unprotected(cfg, &protect_rules[i]);
 	r.home = (char *)home; /* read only here, never freed */
-	size_t hooks = 0, incs = 0;
+	size_t nhooks = 0, incs = 0;
 	if (rc == 0)
 		rc = protect_note_nested(&r);
 	if (rc == 0)
-		rc = protect_add_hooks_paths(&r, &hooks, &incs);
-	for (size_t i = 0; rc == 0 && i < hooks; i++) {
+		rc = protect_add_hooks_paths(&r, &nhooks, &incs);
+	for (size_t i = 0; rc == 0 && i < nhooks + incs; i++) {
 		bool off = false;
 		for (size_t u = 0; u < cfg->unprotect.n; u++)
 			off |= protect_unprotects(cfg->unprotect.v[u], r.extra.v[i]);
 		if (!off)
-			rc = strv_push(out, r.extra.v[i]);
+			rc = strv_push(i < nhooks ? hooks : files, r.extra.v[i]);
 	}
+	for (size_t i = 0; rc == 0 && i < r.nested.n; i++)
+		rc = nested_gitdir(&r, r.nested.v[i], files);
 	strv_release(&r.roots);
 	strv_release(&r.extra);
 	strv_release(&r.nested);

@@ -1,4 +1,5 @@
 #include "sbpl.h"
+#include "sbpl_int.h"
 #include "strbuf.h"
 
 #include <errno.h>
@@ -108,12 +109,6 @@ static const char *const net_services[] = {
  * with --net allow or when a port list holds 53. */
 static const char *const dns_services[] = {"com.apple.dnssd.service", NULL};
 
-struct out {
-	FILE *f;
-	int err;         /* the first failure: -EINVAL for a path SBPL cannot hold */
-	const char *bad; /* that path */
-};
-
 bool sbpl_path_ok(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -150,14 +145,18 @@ bool sbpl_path_ok(const char *s)
 	return true;
 }
 
-/* A string literal: quotes and backslashes escaped. */
-static void str(struct out *o, const char *s)
+void sbpl_fail(struct sbpl_out *o, int err, const char *path)
+{
+	if (o->err)
+		return;
+	o->err = err;
+	snprintf(o->bad, sizeof(o->bad), "%s", path ? path : "");
+}
+
+void sbpl_str(struct sbpl_out *o, const char *s)
 {
 	if (!sbpl_path_ok(s)) {
-		if (!o->err) {
-			o->err = -EINVAL;
-			o->bad = s;
-		}
+		sbpl_fail(o, -EINVAL, s);
 		return;
 	}
 	fputc('"', o->f);
@@ -169,8 +168,7 @@ static void str(struct out *o, const char *s)
 	fputc('"', o->f);
 }
 
-/* A path as macOS resolves it: /tmp, /var and /etc are symlinks into /private. */
-static char *mac_path(const char *p)
+char *sbpl_mac_path(const char *p)
 {
 	static const char *const moved[] = {"/tmp", "/var", "/etc"};
 	for (size_t i = 0; i < 3; i++)
@@ -182,7 +180,7 @@ static char *mac_path(const char *p)
 bool sbpl_may_exec(const void *grants, const char *canon)
 {
 	const struct grants *g = grants;
-	char *m = mac_path(canon);
+	char *m = sbpl_mac_path(canon);
 	bool ok = false;
 	for (size_t i = 0; m && !ok && sys_exec[i]; i++)
 		ok = path_beneath(m, sys_exec[i]);
@@ -193,7 +191,7 @@ bool sbpl_may_exec(const void *grants, const char *canon)
 		    (gr->access & (GRANT_PRIVATE | GRANT_CONNECT)) ||
 		    !(gr->access & (GRANT_EXEC | GRANT_WRITE)))
 			continue;
-		char *gm = mac_path(gr->path);
+		char *gm = sbpl_mac_path(gr->path);
 		ok = gm && path_beneath(m, gm);
 		free(gm);
 	}
@@ -205,7 +203,7 @@ bool sbpl_may_exec(const void *grants, const char *canon)
  * One allow form over paths, each a string between open and close:
  * (allow OPS OPEN"path"CLOSE ...); nothing when there is none.
  */
-static void allow(struct out *o, const char *ops, const char *open, const char *close,
+static void allow(struct sbpl_out *o, const char *ops, const char *open, const char *close,
 		  const struct strv *paths)
 {
 	if (paths->n == 0)
@@ -213,13 +211,14 @@ static void allow(struct out *o, const char *ops, const char *open, const char *
 	fprintf(o->f, "(allow %s", ops);
 	for (size_t i = 0; i < paths->n; i++) {
 		fprintf(o->f, "\n  %s", open);
-		str(o, paths->v[i]);
+		sbpl_str(o, paths->v[i]);
 		fputs(close, o->f);
 	}
 	fputs(")\n", o->f);
 }
 
-static void allow_names(struct out *o, const char *op, const char *open, const char *const *names)
+static void allow_names(struct sbpl_out *o, const char *op, const char *open,
+			const char *const *names)
 {
 	struct strv v = STRV_INIT;
 	for (size_t i = 0; names[i]; i++)
@@ -231,7 +230,7 @@ static void allow_names(struct out *o, const char *op, const char *open, const c
 /* Add p (mapped) to v unless there. 0 or -ENOMEM. */
 static int add(struct strv *v, const char *p)
 {
-	char *m = mac_path(p);
+	char *m = sbpl_mac_path(p);
 	if (!m)
 		return -ENOMEM;
 	int r = strv_find(v, m) < 0 ? strv_push(v, m) : 0;
@@ -290,7 +289,7 @@ static int collect(const struct grants *g, struct strv *read, struct strv *exec,
 	return r;
 }
 
-static void network(struct out *o, const struct stepbox_config *cfg)
+static void network(struct sbpl_out *o, const struct stepbox_config *cfg)
 {
 	if (cfg->net == NET_NONE) {
 		fputs("; network: none (UNIX sockets only as below)\n", o->f);
@@ -373,7 +372,7 @@ static int gather(const struct grants *g, struct lists *l)
 	return r;
 }
 
-static void write_system(struct out *o)
+static void write_system(struct sbpl_out *o)
 {
 	FILE *f = o->f;
 	fprintf(f,
@@ -401,7 +400,7 @@ static void write_system(struct out *o)
 	      f);
 }
 
-static void write_files(struct out *o, const struct lists *l)
+static void write_files(struct sbpl_out *o, const struct lists *l)
 {
 	FILE *f = o->f;
 	fputs("; the system: read, run and map its code\n", f);
@@ -429,189 +428,6 @@ static void write_files(struct out *o, const struct lists *l)
 	fputc('\n', f);
 }
 
-/* One path filter of a deny: (subpath|literal "W/name"), or with require-all around it. */
-static void deny_path(struct out *o, const char *kind, const char *w, const char *name,
-		      const char *more)
-{
-	char *p = strv_fmt("%s/%s", strcmp(w, "/") ? w : "", name);
-	if (!p)
-		return;
-	fprintf(o->f, "\n  %s(%s ", more ? "(require-all " : "", kind);
-	str(o, p);
-	fprintf(o->f, ")%s%s", more ? more : "", more ? ")" : "");
-	free(p);
-}
-
-/* A protected_paths glob as an ERE over the path's end; odd bytes match any. */
-static void glob_regex(struct out *o, const char *glob)
-{
-	fputs(" (regex #\"/", o->f);
-	for (const char *c = glob; *c; c++) {
-		if (*c == '*')
-			fputs("[^/]*", o->f);
-		else if (*c == '?')
-			fputs("[^/]", o->f);
-		else if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-			 (*c >= '0' && *c <= '9') || *c == '/' || *c == '-' || *c == '_')
-			fputc(*c, o->f);
-		else if (*c == '.')
-			fputs("\\.", o->f);
-		else
-			fputc('.', o->f); /* wider, never narrower: this is a deny */
-	}
-	fputs("(/|$)\")", o->f);
-}
-
-static bool gitdir_exists(const char *w)
-{
-	char p[PATH_MAX];
-	struct stat st;
-	snprintf(p, sizeof(p), "%s/.git", w);
-	if (lstat(p, &st) < 0 && strncmp(p, "/private/", 9) == 0 && lstat(p + 8, &st) < 0)
-		return false;
-	return S_ISDIR(st.st_mode);
-}
-
-/*
- * A sample at the top of folder dir, which git never runs, left free: a
- * regex of as many components (no name of the path in it to escape).
- * Deeper, a runner's glob over a folder of hooks may run one.
- */
-static void top_sample(struct out *o, const char *dir)
-{
-	fputs(" (require-not (regex #\"^", o->f);
-	for (const char *c = dir; *c; c++)
-		if (*c == '/' && c[1])
-			fputs("/[^/]+", o->f);
-	fputs("/[^/]+\\.sample$\"))", o->f);
-}
-
-/* The git names of one write grant: hooks but samples; config where a gitdir is. */
-static void deny_git(struct out *o, const struct stepbox_config *cfg, const char *w)
-{
-	if (!protect_unprotected(cfg, &protect_rules[1])) { /* .git/hooks */
-		char *self = strv_fmt("%s/.git/hooks", strcmp(w, "/") ? w : "");
-		fputs("\n  (require-all", o->f);
-		deny_path(o, "subpath", w, ".git/hooks", NULL);
-		fputs(" (require-not (literal ", o->f);
-		str(o, self ? self : "/");
-		fputs("))", o->f);
-		top_sample(o, self ? self : "/");
-		fputs(")", o->f);
-		free(self);
-	}
-	for (size_t i = 2; i < protect_nrules; i++) {
-		const struct protect_rule *r = &protect_rules[i];
-		if (!r->gitdir || protect_unprotected(cfg, r))
-			continue;
-		if (r->kind == PROTECT_MODULES && strcmp(r->name, ".git/modules") == 0)
-			deny_path(o, "subpath", w, r->name,
-				  " (require-any (regex #\"/config(\\.worktree)?$\") (require-all "
-				  "(regex #\"/hooks/[^/]+$\") (require-not (regex "
-				  "#\"\\.sample$\"))))");
-		else if (r->kind == PROTECT_MODULES)
-			deny_path(o, "subpath", w, r->name, " (regex #\"/config\\.worktree$\")");
-		else if (gitdir_exists(w)) /* git init and clone write a new one's */
-			deny_path(o, "literal", w, r->name, NULL);
-	}
-}
-
-/*
- * The folders core.hooksPath names in the write grants: every entry but a
- * sample, and the folder's own name (a link there may not be re-pointed).
- */
-static void deny_hooks_folders(struct out *o, const struct stepbox_config *cfg,
-			       const struct strv *write, const char *home)
-{
-	struct strv hooks = STRV_INIT;
-	char *canon_home = home && home[0] == '/' ? realpath(home, NULL) : NULL;
-	/* the grants as this host names them (a profile written on Linux: no /private) */
-	const char **roots = calloc(write->n + 1, sizeof(*roots));
-	struct stat st;
-	for (size_t i = 0; roots && i < write->n; i++) {
-		const char *w = write->v[i];
-		roots[i] = strncmp(w, "/private/", 9) == 0 && lstat(w, &st) < 0 ? w + 8 : w;
-	}
-	int r = roots ? protect_hooks_folders(cfg, roots, write->n, canon_home, &hooks) : -ENOMEM;
-	free(roots);
-	if (r < 0 && !o->err)
-		o->err = r; /* never a profile that protects less than it says */
-	for (size_t i = 0; i < hooks.n; i++) {
-		char *m = mac_path(hooks.v[i]);
-		if (!m)
-			continue;
-		fputs("\n  (require-all (subpath ", o->f);
-		str(o, m);
-		fputs(")", o->f);
-		top_sample(o, m);
-		fputs(")", o->f);
-		free(m);
-	}
-	free(canon_home);
-	strv_release(&hooks);
-}
-
-/*
- * The protected paths beneath each write grant (docs/protected-paths.md),
- * after the allows: SBPL takes the last rule that matches, so a deny
- * beneath an allow holds, for names that do not exist yet too.
- */
-static void deny_protected(struct out *o, const struct stepbox_config *cfg,
-			   const struct strv *write)
-{
-	if (write->n == 0)
-		return;
-	const char *home = getenv("HOME");
-	fputs("; protected paths beneath the write grants: they run outside the sandbox later\n"
-	      "(deny file-write*",
-	      o->f);
-	for (size_t i = 0; i < write->n; i++) {
-		const char *w = write->v[i];
-		deny_git(o, cfg, w);
-		for (size_t k = 0; k < protect_nrules; k++) {
-			const struct protect_rule *r = &protect_rules[k];
-			if (r->gitdir || r->kind == PROTECT_GITDIR || protect_unprotected(cfg, r))
-				continue;
-			if (r->home && !(home && home[0] == '/' && path_beneath(home, w)))
-				continue;
-			char *name = r->home && strcmp(home, w) != 0
-					     ? strv_fmt("%s/%s",
-							home + strlen(w) + (strcmp(w, "/") != 0),
-							r->name)
-					     : strdup(r->name);
-			if (name)
-				deny_path(o, "subpath", w, name, NULL);
-			free(name);
-		}
-		for (size_t k = 0; k < cfg->protect_paths.n; k++) {
-			const char *pp = cfg->protect_paths.v[k];
-			bool off = false;
-			for (size_t u = 0; u < cfg->unprotect.n; u++)
-				off |= fnmatch(cfg->unprotect.v[u], pp, 0) == 0;
-			char *m = pp[0] == '/' ? mac_path(pp) : NULL;
-			if (m && !off && path_beneath(m, w)) {
-				fputs("\n  (subpath ", o->f);
-				str(o, m);
-				fputc(')', o->f);
-			}
-			free(m);
-			if (off || pp[0] == '/')
-				continue;
-			if (!strpbrk(pp, "*?[")) {
-				deny_path(o, "subpath", w, pp, NULL);
-			} else {
-				fputs("\n  (require-all (subpath ", o->f);
-				str(o, w);
-				fputc(')', o->f);
-				glob_regex(o, pp);
-				fputc(')', o->f);
-			}
-		}
-	}
-	deny_hooks_folders(o, cfg, write, home);
-	fputs(")\n\n", o->f);
-}
-
 static int unwritable(const char *bad, struct stepbox_err *err)
 {
 	/* shown with its bytes above ASCII and below space as \xNN */
@@ -631,7 +447,7 @@ static int unwritable(const char *bad, struct stepbox_err *err)
 static int profile(FILE *f, const struct stepbox_config *cfg, const struct grants *g,
 		   struct stepbox_err *err)
 {
-	struct out o = {f, 0, NULL};
+	struct sbpl_out o = {.f = f};
 	struct lists l = {STRV_INIT, STRV_INIT, STRV_INIT, STRV_INIT, STRV_INIT,
 			  STRV_INIT, STRV_INIT, STRV_INIT, STRV_INIT, STRV_INIT};
 	int r = gather(g, &l);
@@ -641,12 +457,20 @@ static int profile(FILE *f, const struct stepbox_config *cfg, const struct grant
 	}
 	write_system(&o);
 	write_files(&o, &l);
-	deny_protected(&o, cfg, &l.write);
+	sbpl_deny_protected(&o, cfg, &l.write);
 	network(&o, cfg);
-	if (o.err && o.bad)
+	if (o.err == -EINVAL) {
 		r = unwritable(o.bad, err);
-	else if (o.err)
+	} else if (o.err == -E2BIG) {
+		err_set(err, ERR_UNAVAILABLE, 0,
+			"seatbelt: the protected path '%s' has too many spellings to write in the "
+			"profile",
+			o.bad);
+		err_hint(err, "name it with fewer ligature letters (ff, fi, fl, st, ss) in a row");
+		r = -E2BIG;
+	} else if (o.err) {
 		r = err_set(err, ERR_UNAVAILABLE, -o.err, "seatbelt: the protected paths' folders");
+	}
 out:
 	lists_release(&l);
 	return r;

@@ -18,9 +18,11 @@ rm -rf "$root"
 mkdir -p "$root/home" "$root/work" "$root/data" "$root/out" "$root/sockets" \
 	"$root/with space" "$root/quote\"d" "$root/back\\slash" "$root/paren(s)" "$root/ünïcödé ✓"
 touch "$root/home/.gitconfig"
-# a checkout whose core.hooksPath names a folder of its worktree (hooks-path.json)
-mkdir -p "$root/repo/.git/hooks" "$root/repo/.githooks"
-printf '[core]\n\thooksPath = .githooks\n' >"$root/repo/.git/config"
+# a checkout whose core.hooksPath names a folder of its worktree, whose
+# config includes a file of it, with a checkout one level down (hooks-path.json)
+mkdir -p "$root/repo/.git/hooks" "$root/repo/.githooks" "$root/repo/sub/.git/hooks"
+printf '[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../.gitconfig.project\n' \
+	>"$root/repo/.git/config"
 T=$(mktemp -d)
 trap 'rm -rf "$T" "$root"' EXIT
 # what the profile depends on is set here: HOME, the folder, no extra system paths
@@ -40,6 +42,11 @@ check_profile() { # NAME PROFILE POLICY-JSON
 		ok "$1: $(sed 's/^ok - //' "$T/check.out")"
 	else
 		notok "$1: the profile holds the policy and nothing else" "$(head -5 "$T/check.out")"
+	fi
+	# what its deny rules refuse, evaluated path by path (cases/NAME.denies)
+	if [ -f "$here/cases/$1.denies" ]; then
+		python3 "$here/denies.py" "$T/forms" "$here/cases/$1.denies" "/private$root" |
+			sed "s/^\(not \)\{0,1\}ok - /&$1: /"
 	fi
 }
 
