@@ -90,8 +90,8 @@ static int then_policy(struct stepbox_config *cfg, const struct subcmd_cli *cli,
 	(void)operands;
 	struct stepbox_err err = {0};
 	if (cli->sbpl)
-		return sbpl_write(stdout, cfg, &ctx->grants, &err) < 0 ? subcmd_fail(NULL, &err)
-								       : 0;
+		return sbpl_write(stdout, cfg, &ctx->grants, 0, &err) < 0 ? subcmd_fail(NULL, &err)
+									  : 0;
 	return show_policy(stdout, cfg, &ctx->grants, &ctx->env,
 			   policy_backend_name(ctx->backend.name)) < 0
 		       ? 125
@@ -205,8 +205,8 @@ static int then_policy(struct stepbox_config *cfg, const struct subcmd_cli *cli,
 	(void)operands;
 	struct stepbox_err err = {0};
 	if (cli->sbpl)
-		return sbpl_write(stdout, cfg, &ctx->grants, &err) < 0 ? subcmd_fail(NULL, &err)
-								       : 0;
+		return sbpl_write(stdout, cfg, &ctx->grants, 0, &err) < 0 ? subcmd_fail(NULL, &err)
+									  : 0;
 	return show_policy(stdout, cfg, &ctx->grants, &ctx->env, "seatbelt") < 0 ? 125 : 0;
 }
 

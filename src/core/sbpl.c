@@ -289,10 +289,29 @@ static int collect(const struct grants *g, struct strv *read, struct strv *exec,
 	return r;
 }
 
-static void network(struct sbpl_out *o, const struct stepbox_config *cfg)
+/*
+ * The network mode. Hosts by name: the proxy's port on the host's loopback
+ * (proxy_port; 0 where the profile is only printed, the port being chosen
+ * when a step starts) is the one way out, each request carrying the run's
+ * secret; no name lookups (the proxy makes them).
+ */
+static void network(struct sbpl_out *o, const struct stepbox_config *cfg, unsigned short proxy_port)
 {
 	if (cfg->net == NET_NONE) {
 		fputs("; network: none (UNIX sockets only as below)\n", o->f);
+		return;
+	}
+	if (cfg->net == NET_HOSTS) {
+		fputs("; network: the hosts the policy names, through stepbox's proxy on this "
+		      "host's\n; loopback (its port, chosen when the step starts, is the only "
+		      "way out)\n",
+		      o->f);
+		allow_names(o, "mach-lookup", "(global-name ", net_services);
+		if (proxy_port)
+			fprintf(o->f, "(allow network-outbound (remote tcp \"localhost:%u\"))\n",
+				proxy_port);
+		else
+			fputs("; (allow network-outbound (remote tcp \"localhost:PORT\"))\n", o->f);
 		return;
 	}
 	bool dns = cfg->net == NET_ALLOW;
@@ -445,7 +464,7 @@ static int unwritable(const char *bad, struct stepbox_err *err)
 }
 
 static int profile(FILE *f, const struct stepbox_config *cfg, const struct grants *g,
-		   struct stepbox_err *err)
+		   unsigned short proxy_port, struct stepbox_err *err)
 {
 	struct sbpl_out o = {.f = f};
 	struct lists l = {STRV_INIT, STRV_INIT, STRV_INIT, STRV_INIT, STRV_INIT,
@@ -458,7 +477,7 @@ static int profile(FILE *f, const struct stepbox_config *cfg, const struct grant
 	write_system(&o);
 	write_files(&o, &l);
 	sbpl_deny_protected(&o, cfg, &l.write);
-	network(&o, cfg);
+	network(&o, cfg, proxy_port);
 	if (o.err == -EINVAL) {
 		r = unwritable(o.bad, err);
 	} else if (o.err == -E2BIG) {
@@ -477,23 +496,15 @@ out:
 }
 
 int sbpl_write(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
-	       struct stepbox_err *err)
+	       unsigned short proxy_port, struct stepbox_err *err)
 {
-	if (cfg->net == NET_HOSTS) {
-		/* never a profile that says less than the policy: refused, not loosened */
-		err_set(err, ERR_UNAVAILABLE, 0,
-			"seatbelt: network by name (hosts) needs stepbox's proxy, which the "
-			"Seatbelt backend does not run yet");
-		err_hint(err, "on macOS use --net none, a TCP port list, or --net allow");
-		return -EOPNOTSUPP;
-	}
 	/* all of it or nothing: a half profile is never printed */
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 	if (!m)
 		return err_set(err, ERR_UNAVAILABLE, errno, "seatbelt: build the profile");
-	int r = profile(m, cfg, g, err);
+	int r = profile(m, cfg, g, proxy_port, err);
 	if (fclose(m) == EOF && r == 0)
 		r = err_set(err, ERR_UNAVAILABLE, ENOMEM, "seatbelt: build the profile");
 	if (r == 0 && (fwrite(buf, 1, len, out) != len || fflush(out) == EOF))

@@ -12,7 +12,8 @@
  *  - the baseline mapped to macOS's own folders (sbpl_baseline), in place of
  *    the Linux baseline the grants carry; the metadata (not the contents) of
  *    every folder above a grant, which a path lookup stats;
- *  - network none, TCP ports (connect and bind, by port), or IP allowed;
+ *  - network none, TCP ports (connect and bind, by port), IP allowed, or
+ *    hosts by name: the port of stepbox's proxy on localhost alone;
  *    pathname UNIX sockets only beneath write grants and unix_sockets, never
  *    through "network allow";
  *  - signals and process information within the sandbox only; the few
@@ -41,8 +42,13 @@ bool sbpl_path_ok(const char *s);
  */
 bool sbpl_may_exec(const void *grants, const char *canon);
 
-/* The profile for cfg and its grants g, to out. 0, or -errno with err (exit 125). */
+/*
+ * The profile for cfg and its grants g, to out. proxy_port: with a hosts
+ * policy, the port of the proxy the step reaches on the host's loopback (0:
+ * none running, the profile only printed, the rule as a comment). 0, or
+ * -errno with err (exit 125).
+ */
 int sbpl_write(FILE *out, const struct stepbox_config *cfg, const struct grants *g,
-	       struct stepbox_err *err);
+	       unsigned short proxy_port, struct stepbox_err *err);
 
 #endif

@@ -197,21 +197,6 @@ static json_t *tried_json(const struct backend *b)
 	return a;
 }
 
-/* Network by name: each host reached, with the bytes each way. */
-static json_t *reached_json(const struct egress *e)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; a && i < e->nreached; i++) {
-		const struct egress_reached *h = &e->reached[i];
-		json_array_append_new(a, json_pack("{s:s, s:i, s:s, s:I, s:I, s:i}", "host",
-						   h->name, "port", (int)h->port, "address",
-						   h->addr, "bytes_up", (json_int_t)h->up,
-						   "bytes_down", (json_int_t)h->down, "connections",
-						   (int)h->connections));
-	}
-	return a;
-}
-
 int report_run(const char *path, const char *dir, const struct report_in *in,
 	       struct stepbox_err *err)
 {
@@ -268,9 +253,7 @@ int report_run(const char *path, const char *dir, const struct report_in *in,
 	if (root)
 		json_object_set_new(root, "auto_tried", tried_json(backend));
 	if (root && in->egress)
-		json_object_set_new(root, "hosts",
-				    json_pack("{s:o, s:I}", "reached", reached_json(in->egress),
-					      "refused", (json_int_t)in->egress->refused));
+		json_object_set_new(root, "hosts", egress_reached_json(in->egress));
 	if (root) {
 		json_object_set_new(root, "protected", protect_json(in->prot));
 		json_object_set_new(root, "unprotected", protect_json_unprotected(in->prot));

@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "command.h"
+#include "egress.h"
 #include "limitcfg.h"
 #include "persist.h"
 #include "prepare.h"
@@ -65,7 +66,7 @@ static const char *const lacks[] = {"private-tmp", "pid-namespace", "memory-limi
 static int write_report(const struct stepbox_config *cfg, const struct seatbelt_ctx *ctx,
 			char *const *argv, const struct outcome *o, const struct persist_lock *lock,
 			const char *reached, const struct protect_record *prot,
-			struct stepbox_err *err)
+			const struct egress *eg, struct stepbox_err *err)
 {
 	json_t *root = json_pack(
 		"{s:i, s:o, s:b, s:i, s:o, s:o, s:b, s:b, s:f, s:s, s:o, s:o, s:n, s:s, s:o, s:o, "
@@ -85,6 +86,8 @@ static int write_report(const struct stepbox_config *cfg, const struct seatbelt_
 				    json_pack("{s:s, s:s, s:f}", "path", ctx->env.persist, "mode",
 					      lock->shared ? "shared" : "exclusive", "waited_s",
 					      lock->waited_s));
+	if (root && cfg->net == NET_HOSTS)
+		json_object_set_new(root, "hosts", egress_reached_json(eg));
 	if (root) {
 		json_object_set_new(root, "protected", protect_json(prot));
 		json_object_set_new(root, "unprotected", protect_json_unprotected(prot));
@@ -133,7 +136,7 @@ static int plan(struct backend *b, const struct backend_input *in, struct stepbo
 	FILE *f = open_memstream(&p->profile, &len);
 	if (!f)
 		return err_set(err, ERR_UNAVAILABLE, errno, "seatbelt: build the profile");
-	int r = sbpl_write(f, in->cfg, in->grants, err);
+	int r = sbpl_write(f, in->cfg, in->grants, in->proxy_port, err);
 	if (fclose(f) != 0 && r == 0)
 		r = err_set(err, ERR_UNAVAILABLE, errno, "seatbelt: build the profile");
 	const char *const head[] = {"sandbox-exec", "-p", p->profile, "--", in->file};
@@ -396,8 +399,34 @@ out:
 		sigaction(waited[i], &old[i], NULL);
 }
 
+/*
+ * Network by name: the proxy on the host's loopback, every request carrying
+ * the run's secret, the step's clients pointed at it; the profile lets the
+ * step reach that port alone. Seatbelt cannot confine the proxy's own
+ * process from here: it runs with the caller's rights (docs/network.md).
+ */
+static int start_proxy(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx,
+		       struct egress *eg, struct stepbox_err *err)
+{
+	int r = egress_start(eg, cfg, false, NULL, NULL, err);
+	if (r == 0 && env_set_proxy(&ctx->env, eg->url, false) < 0)
+		r = err_set(err, ERR_UNAVAILABLE, ENOMEM, "point the step at the proxy");
+	return r;
+}
+
+/* --explain: what the proxy refused, as the step asked it (the rest is in the unified log). */
+static void explain_host(void *ctx, const struct denial_host *h)
+{
+	(void)ctx;
+	fprintf(stderr, "stepbox: explain: the proxy refused %s:%d (%s)%s%s: %s%s%s\n", h->name,
+		h->port, h->proto ? h->proto : "connect", h->addr ? " at " : "",
+		h->addr ? h->addr : "", h->why, h->detail ? ": " : "", h->detail ? h->detail : "");
+}
+
 int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, char *const *argv)
 {
+	struct egress eg;
+	egress_init(&eg);
 	struct stepbox_err err = {0}, rerr = {0};
 	struct persist_lock lock = {.fd = -1, .path_fd = -1};
 	char *file = NULL;
@@ -406,7 +435,8 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, cha
 	struct protect_record *prot = NULL;
 	if (backend_choose(cfg, &ctx->host, &ctx->backend, &err) < 0 ||
 	    env_prepare_step(cfg, &ctx->grants, &ctx->env, &lock, &err) < 0 ||
-	    !(prot = protect_record_grants(cfg, &ctx->grants, &err)))
+	    !(prot = protect_record_grants(cfg, &ctx->grants, &err)) ||
+	    (cfg->net == NET_HOSTS && start_proxy(cfg, ctx, &eg, &err) < 0))
 		goto fail;
 	int r = command_find(argv[0], ctx->env.env.v, ctx->grants.workdir, &file, &err);
 	if (r == 0)
@@ -422,7 +452,8 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, cha
 				   .idmap_userns = -1,
 				   .file = file,
 				   .argv = argv,
-				   .envp = ctx->env.env.v};
+				   .envp = ctx->env.env.v,
+				   .proxy_port = eg.port};
 	if (backend_plan(&ctx->backend, &in, &err) < 0)
 		goto fail;
 	if (cfg->explain && cfg->verbosity >= 0)
@@ -432,6 +463,9 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, cha
 	if (cfg->verbosity > 0)
 		backend_say(stderr, &ctx->backend, ctx->grants.n);
 	launch(cfg, ctx, lock.fd, &o, &err);
+	/* the step's process group is gone: what the proxy refused and reached */
+	const struct denial_sink said_host = {.host = explain_host};
+	egress_stop(&eg, cfg->explain && cfg->verbosity >= 0 ? &said_host : NULL);
 	if (!o.started)
 		goto fail; /* nothing ran: 125 */
 	char said[256];
@@ -443,7 +477,8 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, cha
 	if (protect_check(prot, NULL, cfg->verbosity < 0) && !cfg->protect_report_only)
 		o.code = PROTECT_EXIT;
 report:
-	if (cfg->report_file && write_report(cfg, ctx, argv, &o, &lock, reached, prot, &err) < 0)
+	if (cfg->report_file &&
+	    write_report(cfg, ctx, argv, &o, &lock, reached, prot, &eg, &err) < 0)
 		err_print(&err); /* the command ran (or could not): its status stands */
 	goto out;
 fail:
@@ -451,6 +486,7 @@ fail:
 	if (cfg->report_file && reportfile_error(cfg->report_file, cfg, &err, &rerr) < 0)
 		err_print(&rerr);
 out:
+	egress_release(&eg);
 	persist_unlock(&lock);
 	protect_free(prot);
 	free(file);

@@ -9,9 +9,11 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#ifdef __APPLE__
+#include <sys/random.h> /* getentropy; glibc's is in unistd.h */
+#endif
 
 #include "proxy.h"
 
@@ -29,12 +31,41 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/*
+ * Closed on exec, at once where the system can (Linux); macOS has no
+ * SOCK_CLOEXEC or pipe2, and there the flag is set after, before stepbox
+ * forks anything.
+ */
+#ifdef SOCK_CLOEXEC
+#define SOCK_CX SOCK_CLOEXEC
+#else
+#define SOCK_CX 0
+#endif
+
+static int cloexec(int fd)
+{
+	return fd >= 0 && !SOCK_CX && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ? -1 : fd;
+}
+
+static int cloexec_pipe(int p[2])
+{
+#ifdef __linux__
+	return pipe2(p, O_CLOEXEC);
+#else
+	return pipe(p) < 0 || cloexec(p[0]) < 0 || cloexec(p[1]) < 0 ? -1 : 0;
+#endif
+}
+
 /* A listener on the host's loopback, on a port the kernel picks. */
 static int host_listener(unsigned short *port)
 {
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -errno;
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CX, 0);
+	if (cloexec(s) < 0) {
+		int e = errno;
+		if (s >= 0)
+			close(s);
+		return -e;
+	}
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t al = sizeof(a);
 	if (bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s, 128) < 0 ||
@@ -51,13 +82,8 @@ static int host_listener(unsigned short *port)
 static int make_secret(char out[33])
 {
 	unsigned char b[16];
-	size_t got = 0;
-	while (got < sizeof(b)) {
-		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		got += n > 0 ? (size_t)n : 0;
-	}
+	if (getentropy(b, sizeof(b)) < 0)
+		return -errno;
 	for (size_t i = 0; i < sizeof(b); i++)
 		snprintf(out + 2 * i, 3, "%02x", b[i]);
 	return 0;
@@ -149,7 +175,7 @@ static int started(struct egress *e, const struct stepbox_config *cfg, int liste
 		   struct stepbox_err *err)
 {
 	int stop[2];
-	if (pipe2(stop, O_CLOEXEC) < 0)
+	if (cloexec_pipe(stop) < 0)
 		return err_set(err, ERR_UNAVAILABLE, errno, "start the network proxy");
 	struct proxy_cfg pc = {
 		.allow = &cfg->net_hosts,
@@ -184,7 +210,8 @@ int egress_start(struct egress *e, const struct stepbox_config *cfg, bool own_ne
 		return err_set(err, ERR_UNAVAILABLE, -r, "make the network proxy's record");
 	if (own_netns) {
 		int pair[2];
-		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CX, 0, pair) < 0 ||
+		    cloexec(pair[0]) < 0 || cloexec(pair[1]) < 0)
 			return err_set(err, ERR_UNAVAILABLE, errno, "start the network proxy");
 		e->handoff = pair[1];
 		e->port = EGRESS_NETNS_PORT;
@@ -234,6 +261,20 @@ static void add_reached(struct egress *e, const char *name, unsigned port, const
 	e->reached[i].up += up;
 	e->reached[i].down += down;
 	e->reached[i].connections++;
+}
+
+json_t *egress_reached_json(const struct egress *e)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < e->nreached; i++) {
+		const struct egress_reached *h = &e->reached[i];
+		json_array_append_new(a, json_pack("{s:s, s:i, s:s, s:I, s:I, s:i}", "host",
+						   h->name, "port", (int)h->port, "address",
+						   h->addr, "bytes_up", (json_int_t)h->up,
+						   "bytes_down", (json_int_t)h->down, "connections",
+						   (int)h->connections));
+	}
+	return json_pack("{s:o, s:I}", "reached", a, "refused", (json_int_t)e->refused);
 }
 
 static const char *str(json_t *o, const char *key)

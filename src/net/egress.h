@@ -17,6 +17,7 @@
 #ifndef STEPBOX_EGRESS_H
 #define STEPBOX_EGRESS_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -99,6 +100,12 @@ int egress_start(struct egress *e, const struct stepbox_config *cfg, bool own_ne
  * to sink (when not NULL), what was reached into e->reached.
  */
 void egress_stop(struct egress *e, const struct denial_sink *sink);
+
+/*
+ * The report's "hosts" (after egress_stop): {"reached": [each host, port and
+ * address, with its bytes each way and connections], "refused": N}.
+ */
+json_t *egress_reached_json(const struct egress *e);
 
 /* Free what egress_stop gathered. */
 void egress_release(struct egress *e);

@@ -55,7 +55,8 @@ def s(x):
 forms = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8") if line.strip()]
 pol = json.load(open(sys.argv[2], encoding="utf-8"))
 net = pol["network"]
-mode = net if isinstance(net, str) else "ports"
+# none, allow, ports, or hosts (the proxy's port on localhost, chosen at run time)
+mode = net if isinstance(net, str) else "hosts" if "hosts" in net else "ports"
 connect = set(net.get("connect_tcp", [])) if mode == "ports" else set()
 bind = set(net.get("bind_tcp", [])) if mode == "ports" else set()
 R, X, W, U = set(), set(), set(), set()
@@ -136,7 +137,9 @@ for (op, kind, value) in seen:
     elif op == "network-outbound":
         ok = ((kind == "remote unix-socket" and value in W | U) or
               (kind == "remote tcp" and mode == "ports" and int(value.split(":")[1]) in connect) or
-              (kind == "remote ip" and mode == "allow"))
+              (kind == "remote ip" and mode == "allow") or
+              (kind == "remote tcp" and mode == "hosts" and value.startswith("localhost:") and
+               len([k for k in seen if k[:2] == (op, kind)]) == 1))
     elif op in ("network-bind", "network-inbound"):
         ok = ((kind == "local unix-socket" and value in W) or
               (kind == "local tcp" and mode == "ports" and int(value.split(":")[1]) in bind) or

@@ -71,11 +71,10 @@ done
 
 # the checker's positive control: what it must refuse, each in a copy of a good profile
 if [ -n "$have_guile" ]; then
-	good=$T/full.sb
-	mutate() { # NAME SED-SCRIPT
-		sed "$2" "$good" >"$T/bad.sb"
+	mutate() { # NAME SED-SCRIPT [CASE]
+		sed "$2" "$T/${3:-full}.sb" >"$T/bad.sb"
 		guile --no-auto-compile -s "$here/sexp.scm" "$T/bad.sb" >"$T/forms" 2>/dev/null
-		if python3 "$here/check.py" "$T/forms" "$T/full.json" >/dev/null; then
+		if python3 "$here/check.py" "$T/forms" "$T/${3:-full}.json" >/dev/null; then
 			notok "the checker refuses $1"
 		else
 			ok "the checker refuses $1"
@@ -88,6 +87,17 @@ if [ -n "$have_guile" ]; then
 	mutate "any UNIX socket" '$a (allow network-outbound (remote unix-socket))'
 	mutate "a port off the list" 's|(remote tcp "\*:443")|(remote tcp "*:22")|'
 	mutate "another mach service" 's|"com.apple.logd"|"com.apple.security.authhost"|'
+	mutate "a port beside the proxy's, with hosts" '$a (allow network-outbound (remote tcp "*:443"))' net-hosts
+	mutate "name lookups with hosts" '$a (allow mach-lookup (global-name "com.apple.dnssd.service"))' net-hosts
+	# and the run's own rule, which the printed profile holds as a comment, it takes
+	sed '$a (allow network-outbound (remote tcp "localhost:4321"))' "$T/net-hosts.sb" >"$T/run.sb"
+	guile --no-auto-compile -s "$here/sexp.scm" "$T/run.sb" >"$T/forms" 2>/dev/null
+	if python3 "$here/check.py" "$T/forms" "$T/net-hosts.json" >/dev/null; then
+		ok "the checker takes the proxy's one port, with hosts"
+	else
+		notok "the checker takes the proxy's one port, with hosts"
+	fi
+	mutate "a second proxy port" '$a (allow network-outbound (remote tcp "localhost:1") (remote tcp "localhost:2"))' net-hosts
 	if printf '(allow file-read* (subpath "/x")' >"$T/bad.sb" &&
 		! guile --no-auto-compile -s "$here/sexp.scm" "$T/bad.sb" >/dev/null 2>&1; then
 		ok "the reader refuses a form left open"

@@ -261,10 +261,58 @@ run_as() { # USER LABEL: every check as that user
 	out=$(sbx "$sb" run --explain -- true 2>&1); rc=$?
 	[ $rc = 0 ] && grep -q "unified log" <<<"$out" && ok "$u: --explain says where the denials are" ||
 		notok "$u: --explain says where the denials are" "rc=$rc $out"
+	# network by name: the proxy on loopback, the profile's one way out (the stand-in
+	# enforces nothing: what holds the step to that port on a Mac is the profile)
+	local pport
+	rm -f "$w/out/h.json" "$stage/profiles/last.$id"
+	out=$(sbx "$sb" run --report "$w/out/h.json" --net "host:127.0.0.1:$web" -- sh -c \
+		'curl -sS -o /dev/null -w "%{http_code} " "http://127.0.0.1:$1/"; echo "${HTTP_PROXY##*:}"' \
+		sh "$web" 2>&1); rc=$?
+	pport=${out##* }
+	if [ $rc = 0 ] && [ "${out%% *}" = 200 ] &&
+		[ "$(grep -c 'network-outbound (remote tcp' "$stage/profiles/last.$id")" = 1 ] &&
+		grep -qx "(allow network-outbound (remote tcp \"localhost:$pport\"))" "$stage/profiles/last.$id" &&
+		! grep -q 'remote ip\|dnssd' "$stage/profiles/last.$id" &&
+		[ "$(rep "$w/out/h.json" '[(h["host"], h["port"]) for h in d["hosts"]["reached"]]')" = "[('127.0.0.1', $web)]" ]; then
+		ok "$u: hosts: a listed host through the proxy (200), the profile's one TCP rule its port, the report names the host"
+	else
+		notok "$u: hosts: a listed host through the proxy" "rc=$rc $out" "$(grep -n network "$stage/profiles/last.$id")"
+	fi
+	if ! curl -sS -o /dev/null --max-time 5 "http://127.0.0.1:$pport/" 2>/dev/null; then
+		ok "$u: hosts: the proxy is gone with the step"
+	else
+		notok "$u: hosts: the proxy is gone with the step" "port $pport still answers"
+	fi
+	out=$(sbx "$sb" run --explain --net host:files.example.org -- \
+		curl -sS -o /dev/null -w "%{http_code}\n" "http://127.0.0.1:$web/" 2>&1); rc=$?
+	if [ $rc = 0 ] && grep -qx 403 <<<"$out" &&
+		grep -q "explain: the proxy refused 127.0.0.1:$web (http) at 127.0.0.1: ip_literal" <<<"$out"; then
+		ok "$u: hosts: an unlisted host refused by the proxy (403), --explain names it"
+	else
+		notok "$u: hosts: an unlisted host refused by the proxy" "rc=$rc $out"
+	fi
+	out=$(sbx "$sb" run --net "host:127.0.0.1:$web" -- sh -c \
+		'curl -sS -o /dev/null -w "%{http_code}" -x "http://127.0.0.1:${HTTP_PROXY##*:}" "http://127.0.0.1:$1/"' \
+		sh "$web" 2>&1); rc=$?
+	[ $rc = 0 ] && [ "$out" = 407 ] &&
+		ok "$u: hosts: the proxy without the run's secret: 407" ||
+		notok "$u: hosts: the proxy without the run's secret: 407" "rc=$rc $out"
+
 	out=$(sbx "$sb" learn -- true 2>&1); rc=$?
 	[ $rc = 125 ] && grep -q "not in this build" <<<"$out" && ok "$u: learn: 125, not in this build" ||
 		notok "$u: learn refused" "rc=$rc $out"
 }
+
+# a web server on loopback, for the hosts runs
+python3 -c 'import http.server, sys
+s = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+print(s.server_address[1], flush=True)
+sys.stderr = open("/dev/null", "w")
+s.serve_forever()' >"$stage/web.port" &
+web_pid=$!
+trap 'kill "$web_pid" 2>/dev/null; rm -rf "$stage"' EXIT
+for _ in $(seq 50); do [ -s "$stage/web.port" ] && break; sleep 0.1; done
+web=$(cat "$stage/web.port")
 
 run_as root root
 if [ "$(id -u)" = 0 ]; then

@@ -19,6 +19,9 @@ static void grant(const char *path, unsigned access, enum grant_origin o)
 				    .exists = true};
 }
 
+/* The proxy's port a hosts policy is written with (0: printed, none running). */
+static unsigned short proxy_port;
+
 /* The profile for cfg and g as a string, or NULL with err's message printed. */
 static char *profile(const struct stepbox_config *cfg, int *rc)
 {
@@ -26,7 +29,7 @@ static char *profile(const struct stepbox_config *cfg, int *rc)
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 	struct stepbox_err err = {0};
-	*rc = sbpl_write(m, cfg, &g, &err);
+	*rc = sbpl_write(m, cfg, &g, proxy_port, &err);
 	fclose(m);
 	if (*rc < 0)
 		printf("# %s\n", err.msg);
@@ -98,6 +101,23 @@ int main(void)
 	p = profile(&cfg, &rc);
 	CHECK_HAS(p, "com.apple.dnssd.service");
 	free(p);
+
+	/* hosts by name: the proxy's port on loopback alone, no name lookups */
+	cfg.net = NET_HOSTS;
+	proxy_port = 4321;
+	p = profile(&cfg, &rc);
+	CHECK(rc == 0);
+	CHECK_HAS(p, "(allow network-outbound (remote tcp \"localhost:4321\"))");
+	CHECK_HAS(p, "com.apple.trustd.agent");
+	CHECK(p && !strstr(p, "dnssd") && !strstr(p, "(remote ip)") && !strstr(p, "*:443"));
+	free(p);
+	proxy_port = 0; /* printed: the rule a comment, nothing allowed */
+	p = profile(&cfg, &rc);
+	CHECK(rc == 0);
+	CHECK_HAS(p, "; (allow network-outbound (remote tcp \"localhost:PORT\"))");
+	CHECK(p && !strstr(p, "\n(allow network-outbound (remote tcp"));
+	free(p);
+	cfg.net = NET_TCP;
 
 	/* a protected path with too many ligature letters to spell each way: refused */
 	strv_push(&cfg.protect_paths, "ffffffffffffffffffff");
