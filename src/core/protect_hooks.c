@@ -1,10 +1,11 @@
 /*
  * protect_hooks: the checkouts a write grant holds at its top and one level
- * down, and the folders their core.hooksPath names (a repository's
- * .githooks, husky's .husky/_), which git runs instead of .git/hooks: read
- * before the step, so that the record protects them as it protects
- * .git/hooks (protect.c), and so that a Seatbelt profile denies them
- * (sbpl.c). Never a walk: a grant's own entries, a config's one key.
+ * down, their submodules and linked worktrees, and the folders their
+ * core.hooksPath names (a repository's .githooks, husky's .husky/_), which
+ * git runs instead of .git/hooks: read before the step, so that the record
+ * protects them as it protects .git/hooks (protect.c), and so that a
+ * Seatbelt profile denies them (sbpl_protect.c). Never a walk: a grant's
+ * own entries, .git/modules/ bounded, a config's one key.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -173,6 +174,138 @@ static int add_held(struct protect_record *r, const char *abs)
 	return rc;
 }
 
+#define CHECKOUT_CONFIGS 3
+
+/*
+ * The configs git reads in the checkout co (rel: its name in the grant
+ * whose folder is root, "" for the grant's own): where its .git is a folder,
+ * config and config.worktree; where it is a file (a submodule, a linked
+ * worktree), those of the gitdir it names, and the config of the gitdir
+ * that one's commondir names. Opened into fds (-1 where not there), each
+ * with its folder (includes are taken from it) in dirs; how many.
+ */
+static size_t checkout_configs(int root, const char *rel, const char *co, int *fds,
+			       char (*dirs)[PATH_MAX])
+{
+	const int ro = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	char dotgit[PATH_MAX], *text = NULL, *gd = NULL;
+	size_t n = 0, len = 0;
+	snprintf(dotgit, sizeof(dotgit), "%s%s.git", rel, *rel ? "/" : "");
+	const char *base;
+	int dfd = protect_walk(root, dotgit, &base);
+	int fd = dfd >= 0 ? openat(dfd, base, ro | O_NOFOLLOW) : -1;
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		int k = snprintf(dirs[0], PATH_MAX, "%s/.git", strcmp(co, "/") ? co : "");
+		if (k > 0 && k < PATH_MAX) {
+			memcpy(dirs[1], dirs[0], (size_t)k + 1);
+			fds[n++] = openat(fd, "config", ro | O_NOFOLLOW);
+			fds[n++] = openat(fd, "config.worktree", ro | O_NOFOLLOW);
+		}
+	} else if (fd >= 0 && S_ISREG(st.st_mode) &&
+		   path_read_fd(fd, PATH_MAX + 16, &text, &len) == 0 &&
+		   (gd = protect_git_link(text, co))) {
+		static const char *const names[] = {"config", "config.worktree"};
+		for (size_t i = 0; i < 2; i++) {
+			char p[PATH_MAX + 32];
+			snprintf(dirs[n], PATH_MAX, "%s", gd);
+			snprintf(p, sizeof(p), "%s/%s", gd, names[i]);
+			fds[n++] = open(p, ro); /* as git opens them: links followed */
+		}
+		char cd[PATH_MAX + 16], *common_text = NULL, *common = NULL;
+		snprintf(cd, sizeof(cd), "%s/commondir", gd);
+		int cfd = open(cd, ro);
+		size_t clen = 0;
+		if (cfd >= 0 && path_read_fd(cfd, PATH_MAX, &common_text, &clen) == 0) {
+			common_text[strcspn(common_text, "\r\n")] = '\0';
+			char buf[PATH_MAX];
+			common = protect_resolve(gd, common_text, buf, sizeof(buf));
+		}
+		if (common && strlen(common) < PATH_MAX - 8) {
+			char p[PATH_MAX + 8];
+			snprintf(dirs[n], PATH_MAX, "%s", common);
+			snprintf(p, sizeof(p), "%s/config", common);
+			fds[n++] = open(p, ro);
+		}
+		if (cfd >= 0)
+			close(cfd);
+		free(common_text);
+		free(common);
+	}
+	free(gd);
+	free(text);
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0)
+		close(dfd);
+	return n;
+}
+
+#define MODULES_DEPTH 4    /* folders of .git/modules/ looked into: a name may hold a slash */
+#define MODULES_LISTED 256 /* and their entries, all together */
+
+/*
+ * The submodules' gitdirs beneath modules (dfd, named dir): for each, the
+ * folders its config's core.hooksPath names, taken from its worktree (its
+ * core.worktree), protected as the checkout's are; then its own modules/.
+ * A folder with no config is a step of a name that holds a slash. Never a
+ * walk of the tree: .git/modules/ alone, bounded.
+ */
+static int module_hooks(struct protect_record *r, int dfd, const char *dir, int depth,
+			size_t *listed, struct strv *included)
+{
+	const int ro = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW;
+	struct path_dir d;
+	if (depth > MODULES_DEPTH || path_dir_open(&d, dfd, ".") < 0)
+		return 0;
+	struct path_entry e;
+	int rc = 0;
+	while (rc == 0 && *listed < MODULES_LISTED && path_dir_next(&d, &e)) {
+		++*listed;
+		char gd[PATH_MAX], *text = NULL, *co = NULL, buf[PATH_MAX];
+		int sub = openat(dfd, e.name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int k = snprintf(gd, sizeof(gd), "%s/%s", dir, e.name);
+		if (sub < 0 || k < 0 || (size_t)k >= sizeof(gd)) {
+			if (sub >= 0)
+				close(sub);
+			continue;
+		}
+		int cfd = openat(sub, "config", ro);
+		struct strv wt = STRV_INIT, hooks = STRV_INIT;
+		size_t len = 0;
+		int files = 0;
+		if (cfd >= 0 && path_read_fd(cfd, PROTECT_MAX_CONTENT, &text, &len) == 0 &&
+		    protect_git_values(text, len, "core", false, "worktree", &wt) == 0 && wt.n)
+			co = protect_resolve(gd, wt.v[wt.n - 1], buf, sizeof(buf));
+		if (cfd >= 0 && co) {
+			lseek(cfd, 0, SEEK_SET);
+			rc = hooks_paths_in(r, cfd, gd, 0, &files, &hooks, included);
+			cfd = -1;
+		}
+		for (size_t i = 0; rc == 0 && i < hooks.n; i++)
+			rc = add_hooks_path(r, hooks.v[i], co);
+		/* its own submodules, or the rest of a name that holds a slash */
+		int mods =
+			text ? openat(sub, "modules", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			     : sub;
+		char mdir[PATH_MAX];
+		k = snprintf(mdir, sizeof(mdir), "%s%s", gd, text ? "/modules" : "");
+		if (rc == 0 && mods >= 0 && k > 0 && (size_t)k < sizeof(mdir))
+			rc = module_hooks(r, mods, mdir, depth + 1, listed, included);
+		if (mods >= 0 && mods != sub)
+			close(mods);
+		if (cfd >= 0)
+			close(cfd);
+		close(sub);
+		free(text);
+		free(co);
+		strv_release(&wt);
+		strv_release(&hooks);
+	}
+	path_dir_close(&d);
+	return rc;
+}
+
 /* Whether the default rule name is on. */
 static bool rule_on(const struct protect_record *r, const char *name)
 {
@@ -181,10 +314,59 @@ static bool rule_on(const struct protect_record *r, const char *name)
 }
 
 /*
+ * The hooks folders of one checkout (grant g's own, or nest in it): those
+ * its configs name, else the caller's global ones (a relative one taken
+ * from the checkout), and those its submodules' configs name; the files
+ * the configs include into included. 0 or -errno.
+ */
+static int checkout_hooks(struct protect_record *r, size_t g, const char *nest, bool hooks_on,
+			  const struct strv *global, struct strv *included, size_t *listed)
+{
+	char co[PATH_MAX];
+	snprintf(co, sizeof(co), "%s%s%s", r->roots.v[g], nest ? "/" : "", nest ? nest : "");
+	int root = protect_open_root(r, g), rc = 0, files = 0;
+	struct stat st;
+	bool checkout = nest || (root >= 0 && fstatat(root, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0);
+	struct strv own = STRV_INIT;
+	int fds[CHECKOUT_CONFIGS];
+	char dirs[CHECKOUT_CONFIGS][PATH_MAX];
+	size_t nc = root >= 0 ? checkout_configs(root, nest ? nest : "", co, fds, dirs) : 0;
+	for (size_t c = 0; c < nc; c++)
+		if (rc == 0)
+			rc = hooks_paths_in(r, fds[c], dirs[c], 0, &files, &own, included);
+		else if (fds[c] >= 0)
+			close(fds[c]);
+	/* the repository's own wins over a global value taken from the checkout */
+	for (size_t i = 0; rc == 0 && hooks_on && i < global->n && checkout; i++)
+		if (!own.n || global->v[i][0] == '/' || global->v[i][0] == '~')
+			rc = add_hooks_path(r, global->v[i], co);
+	for (size_t i = 0; rc == 0 && hooks_on && i < own.n; i++)
+		rc = add_hooks_path(r, own.v[i], co);
+	strv_release(&own);
+	/* its submodules' gitdirs: the folders their configs name */
+	char mrel[PATH_MAX], mabs[PATH_MAX * 2];
+	snprintf(mrel, sizeof(mrel), "%s%s.git/modules", nest ? nest : "", nest ? "/" : "");
+	snprintf(mabs, sizeof(mabs), "%s/.git/modules", strcmp(co, "/") ? co : "");
+	const char *mb;
+	int md = root >= 0 && hooks_on ? protect_walk(root, mrel, &mb) : -1;
+	int mfd = md >= 0 ? openat(md, mb, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	if (rc == 0 && mfd >= 0)
+		rc = module_hooks(r, mfd, mabs, 0, listed, included);
+	if (mfd >= 0)
+		close(mfd);
+	if (md >= 0)
+		close(md);
+	if (root >= 0)
+		close(root);
+	return rc;
+}
+
+/*
  * core.hooksPath: the folder whose hooks git runs instead of .git/hooks
  * (husky's .husky/_, a repository's .githooks). Where it lies in a write
  * grant it is protected as .git/hooks is (and not while that is
- * unprotected): named in a grant's own .git/config, or in the caller's
+ * unprotected): named in the configs of a grant's own checkout, of one one
+ * level down and of their submodules (checkout_hooks), or in the caller's
  * ~/.gitconfig, ~/.config/git/config or /etc/gitconfig (a relative one
  * from each grant's checkout), or in a file one of them includes. The
  * included files themselves, where a grant holds them, are git configs as
@@ -203,6 +385,7 @@ int protect_add_hooks_paths(struct protect_record *r, size_t *hooks, size_t *inc
 	struct strv global = STRV_INIT, included = STRV_INIT;
 	char p[PATH_MAX];
 	int rc = 0, files = 0;
+	size_t listed = 0;
 	for (int i = 0; rc == 0 && i < 3; i++) {
 		if (i < 2 && !r->home)
 			continue;
@@ -220,34 +403,8 @@ int protect_add_hooks_paths(struct protect_record *r, size_t *hooks, size_t *inc
 		/* a nested checkout's name in grant g, or NULL for the grant's own */
 		const char *nest =
 			k < r->roots.n ? NULL : protect_entry(r->nested.v[k - r->roots.n], &g);
-		if (k >= r->roots.n && !nest)
-			continue;
-		char co[PATH_MAX], cfg[PATH_MAX], gitdir[PATH_MAX + 8];
-		snprintf(co, sizeof(co), "%s%s%s", r->roots.v[g], nest ? "/" : "",
-			 nest ? nest : "");
-		snprintf(cfg, sizeof(cfg), "%s%s.git/config", nest ? nest : "", nest ? "/" : "");
-		snprintf(gitdir, sizeof(gitdir), "%s/.git", strcmp(co, "/") ? co : "");
-		int root = protect_open_root(r, g);
-		const char *base;
-		int dfd = root >= 0 ? protect_walk(root, cfg, &base) : -1;
-		int fd = dfd >= 0 ? openat(dfd, base, ro | O_NOFOLLOW) : -1;
-		struct stat st;
-		bool checkout =
-			nest || (root >= 0 && fstatat(root, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0);
-		struct strv own = STRV_INIT;
-		files = 0;
-		rc = hooks_paths_in(r, fd, gitdir, 0, &files, &own, &included);
-		/* the repository's own wins over a global value taken from the checkout */
-		for (size_t i = 0; rc == 0 && hooks_on && i < global.n && checkout; i++)
-			if (!own.n || global.v[i][0] == '/' || global.v[i][0] == '~')
-				rc = add_hooks_path(r, global.v[i], co);
-		for (size_t i = 0; rc == 0 && hooks_on && i < own.n; i++)
-			rc = add_hooks_path(r, own.v[i], co);
-		strv_release(&own);
-		if (dfd >= 0)
-			close(dfd);
-		if (root >= 0)
-			close(root);
+		if (k < r->roots.n || nest)
+			rc = checkout_hooks(r, g, nest, hooks_on, &global, &included, &listed);
 	}
 	*hooks = r->extra.n - first;
 	for (size_t i = 0; rc == 0 && config_on && i < included.n; i++) {

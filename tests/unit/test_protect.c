@@ -507,6 +507,69 @@ static void nested(void)
 }
 
 /*
+ * The hooks paths git reads in a submodule (its gitdir's config, found
+ * through .git/modules/, its worktree by core.worktree, at any depth; one
+ * level down also through its .git file) and in a linked worktree (its
+ * config.worktree, and the common gitdir's config through commondir).
+ */
+static void module_hooks(void)
+{
+	dir("sm");
+	dir("sm/.git");
+	dir("sm/.git/modules");
+	dir("sm/.git/modules/third");
+	dir("sm/.git/modules/third/lib"); /* a submodule named "third/lib" */
+	put("sm/.git/modules/third/lib/config",
+	    "[core]\n\tworktree = ../../../../third/lib\n\thooksPath = .husky/_\n", 0644);
+	dir("sm/.git/modules/third/lib/modules");
+	dir("sm/.git/modules/third/lib/modules/inner"); /* and its own submodule */
+	put("sm/.git/modules/third/lib/modules/inner/config",
+	    "[core]\n\tworktree = ../../../../../../third/lib/inner\n\thooksPath = hk\n", 0644);
+	dir("sm/third");
+	dir("sm/third/lib");
+	put("sm/third/lib/.git", "gitdir: ../../.git/modules/third/lib\n", 0644);
+	dir("sm/third/lib/inner");
+	dir("sm/top");
+	dir("sm/.git/modules/top");
+	put("sm/.git/modules/top/config", "[core]\n\thooksPath = ../hooks-of-top\n", 0644);
+	put("sm/top/.git", "gitdir: ../.git/modules/top\n", 0644);
+	dir("sm/.git/worktrees");
+	dir("sm/.git/worktrees/wt");
+	put("sm/.git/worktrees/wt/commondir", "../..\n", 0644);
+	put("sm/.git/worktrees/wt/config.worktree", "[core]\n\thooksPath = wt-hooks\n", 0644);
+	dir("sm/wt");
+	put("sm/wt/.git", "gitdir: ../.git/worktrees/wt\n", 0644);
+	put("sm/.git/config", "[core]\n\tbare = false\n", 0644);
+	char sm[300], p[400];
+	snprintf(sm, sizeof(sm), "%s/sm", top);
+	const char *roots[] = {sm};
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	struct stepbox_err err = {0};
+	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
+	CHECK(r != NULL);
+	static const char *const held[] = {
+		"third/lib/.husky/_/pre-commit", /* modules/third/lib's, at depth 2 */
+		"third/lib/inner/hk/pre-push",   /* its own submodule's */
+		"hooks-of-top/pre-commit",       /* one level down, its .git file followed */
+		"wt/wt-hooks/post-checkout",     /* a linked worktree's config.worktree */
+	};
+	for (size_t i = 0; r && i < sizeof(held) / sizeof(*held); i++) {
+		snprintf(p, sizeof(p), "%s/%s", sm, held[i]);
+		CHECK(protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
+	}
+	/* the controls: beside each, free */
+	static const char *const free_[] = {"third/lib/.husky/x", "third/lib/inner/hkx", "wt/src.c",
+					    "third/lib/README"};
+	for (size_t i = 0; r && i < sizeof(free_) / sizeof(*free_); i++) {
+		snprintf(p, sizeof(p), "%s/%s", sm, free_[i]);
+		CHECK(protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	}
+	protect_free(r);
+	policy_release(&cfg);
+}
+
+/*
  * A .git beneath the grant's top: one there is never moved away or onto;
  * one the step makes (a worktree's or submodule's .git file, a clone) is
  * its own, and judged after the step by what its gitdir holds.
@@ -598,6 +661,7 @@ int main(void)
 	net();
 	live();
 	nested();
+	module_hooks();
 	dotgits();
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
