@@ -227,6 +227,23 @@ run_sb run -- sh -c 'mkdir evil && printf "#!/bin/sh\ntouch marker\n" >evil/pre-
 (cd "$T/w" && echo c >>f && git commit -qam person3)
 [ ! -e "$M" ] && ok "the person's git commit through the linked hooks path runs nothing of the step's" ||
 	notok "the person's git commit through the linked hooks path runs nothing of the step's"
+# ... in a submodule two levels down (husky there: its config names .husky/_,
+# taken from the submodule's worktree), the person committing in it after
+setup
+rm -rf "$T/libsrc" && git init -q "$T/libsrc" && (cd "$T/libsrc" && echo l >l && git add l &&
+	git commit -qm lib) && (cd "$T/w" &&
+	git -c protocol.file.allow=always submodule add -q "$T/libsrc" third/lib >/dev/null 2>&1 &&
+	git commit -qm sub && git -C third/lib config core.hooksPath .husky/_) &&
+	mkdir -p "$T/w/third/lib/.husky/_" || notok "a submodule set up"
+run_sb run -- sh -c 'printf "#!/bin/sh\ntouch '"$M"'\n" >third/lib/.husky/_/pre-commit 2>/dev/null &&
+		chmod 755 third/lib/.husky/_/pre-commit && echo written
+	echo x >third/lib/.husky/ctl && echo ctl-ok'
+[ "$OUT" = ctl-ok ] && [ ! -e "$T/w/third/lib/.husky/_/pre-commit" ] &&
+	ok "core.hooksPath of a submodule two levels down: its hook refused; a control beside it made" ||
+	notok "core.hooksPath of a submodule two levels down: its hook refused" "rc=$RC $OUT"
+(cd "$T/w/third/lib" && echo m >>l && git commit -qam person-in-sub 2>/dev/null)
+[ ! -e "$M" ] && ok "the person's git commit in the submodule runs nothing of the step's" ||
+	notok "the person's git commit in the submodule runs nothing of the step's"
 setup
 mkdir -p "$T/w/.githooks"
 git -C "$T/w" config core.hooksPath .githooks
