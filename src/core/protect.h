@@ -184,16 +184,24 @@ json_t *protect_json_unprotected(const struct protect_record *r);
 /* SBPL and docs: the default set's names relative to a grant, with globs (sbpl.c). */
 const char *protect_rule_glob(const struct protect_rule *rule);
 /*
- * What a Seatbelt profile denies by path beyond the names of the set (sbpl),
- * for the write grants (write: canonical, n of them; home: the caller's
- * canonical HOME or NULL), as the record protects them and cfg's unprotect
- * leaves them: the folders core.hooksPath names, into hooks; the git
+ * What a Seatbelt profile denies by path beyond the set's names at each
+ * grant's top (sbpl_protect.c), as the record protects them and cfg's
+ * unprotect leaves them: the folders core.hooksPath names (hooks); the git
  * configs the configs include, and the .git of each checkout one level
- * down (its hooks folder and configs where it is a folder), into files.
- * 0 or -errno.
+ * down with its hooks folder and configs where it is a folder (files); the
+ * folders of those checkouts, whose tops hold the set's names as a
+ * grant's does (checkouts).
+ */
+struct protect_profile {
+	struct strv hooks, files, checkouts;
+};
+
+/*
+ * Into out (STRV_INIT lists), for the write grants (write: canonical, n of
+ * them; home: the caller's canonical HOME or NULL). 0 or -errno.
  */
 int protect_profile_paths(const struct stepbox_config *cfg, const char *const *write, size_t n,
-			  const char *home, struct strv *hooks, struct strv *files);
+			  const char *home, struct protect_profile *out);
 /* Whether unprotect (cfg) removes the default rule. */
 bool protect_unprotected(const struct stepbox_config *cfg, const struct protect_rule *rule);
 

@@ -443,7 +443,7 @@ static int nested_gitdir(const struct protect_record *r, const char *e, struct s
 }
 
 int protect_profile_paths(const struct stepbox_config *cfg, const char *const *write, size_t n,
-			  const char *home, struct strv *hooks, struct strv *files)
+			  const char *home, struct protect_profile *out)
 {
 	struct protect_record r = {.roots = STRV_INIT, .extra = STRV_INIT, .nested = STRV_INIT};
 	int rc = (r.off = calloc(protect_nrules, sizeof(bool))) ? 0 : -ENOMEM;
@@ -462,10 +462,20 @@ int protect_profile_paths(const struct stepbox_config *cfg, const char *const *w
 		for (size_t u = 0; u < cfg->unprotect.n; u++)
 			off |= protect_unprotects(cfg->unprotect.v[u], r.extra.v[i]);
 		if (!off)
-			rc = strv_push(i < nhooks ? hooks : files, r.extra.v[i]);
+			rc = strv_push(i < nhooks ? &out->hooks : &out->files, r.extra.v[i]);
 	}
-	for (size_t i = 0; rc == 0 && i < r.nested.n; i++)
-		rc = nested_gitdir(&r, r.nested.v[i], files);
+	for (size_t i = 0; rc == 0 && i < r.nested.n; i++) {
+		size_t g;
+		const char *rel = protect_entry(r.nested.v[i], &g);
+		char *co =
+			rel ? strv_fmt("%s/%s", strcmp(r.roots.v[g], "/") ? r.roots.v[g] : "", rel)
+			    : NULL;
+		rc = nested_gitdir(&r, r.nested.v[i], &out->files);
+		if (rc == 0 && rel)
+			rc = co ? strv_push_owned(&out->checkouts, co) : -ENOMEM;
+		else
+			free(co);
+	}
 	strv_release(&r.roots);
 	strv_release(&r.extra);
 	strv_release(&r.nested);

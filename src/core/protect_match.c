@@ -413,6 +413,34 @@ static void try_gitdirs(const struct query *q)
 	}
 }
 
+/*
+ * The set's names (not a gitdir's: those are matched at any depth) at the
+ * top of each checkout one level down that was there before the step (a
+ * workspace of clones: the person commits in W/a, and husky runs
+ * W/a/.husky/pre-commit). Such a checkout's folder is then not moved or
+ * removed, as its .git is not.
+ */
+static void try_nested_names(const struct query *q)
+{
+	const struct protect_record *r = q->r;
+	for (size_t i = 0; i < r->nested.n; i++) {
+		size_t g;
+		char nbuf[PATH_MAX * 2];
+		const char *n = protect_entry(r->nested.v[i], &g);
+		n = n && g == q->g ? as_asked(q, n, nbuf, sizeof(nbuf)) : NULL;
+		if (!n || !near(n, q->rel, q->how))
+			continue; /* most calls: nothing of this checkout's */
+		for (size_t k = 0; k < protect_nrules; k++) {
+			const struct protect_rule *pr = &protect_rules[k];
+			char pat[PATH_MAX];
+			if (pr->gitdir || pr->home || pr->kind == PROTECT_GITDIR || r->off[k] ||
+			    snprintf(pat, sizeof(pat), "%s/%s", n, pr->name) >= (int)sizeof(pat))
+				continue;
+			try(pat, false, pr, q->rel, q->how, false, q->hit);
+		}
+	}
+}
+
 /* The set's other names, HOME's where g holds it, and the policy's, against rel. */
 static void try_names(const struct query *q)
 {
@@ -439,6 +467,7 @@ static void try_names(const struct query *q)
 			continue;
 		try(pr->home && hrel ? pat : pr->name, false, pr, rel, q->how, false, q->hit);
 	}
+	try_nested_names(q);
 	for (size_t i = 0; i < r->extra.n; i++) {
 		const char *p = r->extra.v[i];
 		if (r->xoff[i])

@@ -292,15 +292,15 @@ static void deny_path(struct sbpl_out *o, const struct strv *write, const char *
 }
 
 /*
- * What the record protects by path beyond the set's names: the folders
- * core.hooksPath names (but samples at their top), the git configs the
- * configs include, each checkout's .git one level down with its hooks
- * folder and configs.
+ * What the record protects by path beyond the set's names at each grant's
+ * top: the folders core.hooksPath names (but samples at their top), the git
+ * configs the configs include, each checkout's .git one level down with
+ * its hooks folder and configs, and the set's names at its top.
  */
 static void deny_profile_paths(struct sbpl_out *o, const struct stepbox_config *cfg,
 			       const struct strv *write, const char *home)
 {
-	struct strv hooks = STRV_INIT, files = STRV_INIT;
+	struct protect_profile pp = {STRV_INIT, STRV_INIT, STRV_INIT};
 	char *canon_home = home && home[0] == '/' ? realpath(home, NULL) : NULL;
 	/* the grants as this host names them (a profile written on Linux: no /private) */
 	const char **roots = calloc(write->n + 1, sizeof(*roots));
@@ -309,18 +309,30 @@ static void deny_profile_paths(struct sbpl_out *o, const struct stepbox_config *
 		const char *w = write->v[i];
 		roots[i] = strncmp(w, "/private/", 9) == 0 && lstat(w, &st) < 0 ? w + 8 : w;
 	}
-	int r = roots ? protect_profile_paths(cfg, roots, write->n, canon_home, &hooks, &files)
-		      : -ENOMEM;
+	int r = roots ? protect_profile_paths(cfg, roots, write->n, canon_home, &pp) : -ENOMEM;
 	free(roots);
 	if (r < 0)
 		sbpl_fail(o, r, NULL); /* never a profile that protects less than it says */
-	for (size_t i = 0; i < hooks.n; i++)
-		deny_path(o, write, hooks.v[i], REL_SAMPLES);
-	for (size_t i = 0; i < files.n; i++)
-		deny_path(o, write, files.v[i], REL_EXACT);
+	for (size_t i = 0; i < pp.hooks.n; i++)
+		deny_path(o, write, pp.hooks.v[i], REL_SAMPLES);
+	for (size_t i = 0; i < pp.files.n; i++)
+		deny_path(o, write, pp.files.v[i], REL_EXACT);
+	for (size_t i = 0; i < pp.checkouts.n; i++) {
+		deny_path(o, write, pp.checkouts.v[i], REL_EXACT); /* not moved from its names */
+		for (size_t k = 0; k < protect_nrules; k++) {
+			const struct protect_rule *pr = &protect_rules[k];
+			char *p = NULL;
+			if (!pr->gitdir && !pr->home && pr->kind != PROTECT_GITDIR &&
+			    !protect_unprotected(cfg, pr) &&
+			    (p = strv_fmt("%s/%s", pp.checkouts.v[i], pr->name)))
+				deny_path(o, write, p, 0);
+			free(p);
+		}
+	}
 	free(canon_home);
-	strv_release(&hooks);
-	strv_release(&files);
+	strv_release(&pp.hooks);
+	strv_release(&pp.files);
+	strv_release(&pp.checkouts);
 }
 
 void sbpl_deny_protected(struct sbpl_out *o, const struct stepbox_config *cfg,

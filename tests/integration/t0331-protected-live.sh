@@ -227,6 +227,21 @@ run_sb run -- sh -c 'mkdir evil && printf "#!/bin/sh\ntouch marker\n" >evil/pre-
 (cd "$T/w" && echo c >>f && git commit -qam person3)
 [ ! -e "$M" ] && ok "the person's git commit through the linked hooks path runs nothing of the step's" ||
 	notok "the person's git commit through the linked hooks path runs nothing of the step's"
+# a workspace of clones: the set's names at the top of a checkout one level
+# down are held as at the grant's (husky's scripts, direnv's, an editor's),
+# and the checkout is not moved away from them
+setup
+git init -q "$T/w/a" && (cd "$T/w/a" && echo x >x && git add x && git commit -qm a) &&
+	mkdir -p "$T/w/a/.husky" && echo keep >"$T/w/a/.husky/pre-commit" || notok "a clone set up"
+run_sb run -- sh -c 'for f in a/.husky/pre-commit a/.envrc a/.vscode/tasks.json a/lefthook.yml; do
+		(mkdir -p "${f%/*}" 2>/dev/null; echo "touch marker" >>"$f") 2>/dev/null && echo "$f written"
+	done
+	mv a b 2>/dev/null && echo moved
+	mkdir -p a/src && echo x >a/src/.envrc && echo x >a/.huskyx && echo ctl-ok'
+[ "$OUT" = ctl-ok ] && [ "$(cat "$T/w/a/.husky/pre-commit")" = keep ] && [ ! -e "$T/w/a/.envrc" ] &&
+	ok "a checkout one level down: the set's names at its top refused, the folder not moved; controls made" ||
+	notok "a checkout one level down: the set's names at its top refused" "rc=$RC $OUT"
+
 # ... in a submodule two levels down (husky there: its config names .husky/_,
 # taken from the submodule's worktree), the person committing in it after
 setup

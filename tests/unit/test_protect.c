@@ -451,6 +451,23 @@ static void nested(void)
 	CHECK(protect_match(r, p, PROTECT_REMOVE).verdict == PROTECT_REFUSED);
 	snprintf(p, sizeof(p), "%s/a/other", ws);
 	CHECK(protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	/* the set's names at the top of each checkout there: husky's, direnv's, an editor's */
+	static const char *const at_top[] = {"a/.husky/pre-commit", "a/.envrc",
+					     "b/.vscode/tasks.json", "b/.ENVRC", "a/lefthook.yml"};
+	for (size_t i = 0; i < sizeof(at_top) / sizeof(*at_top); i++) {
+		snprintf(p, sizeof(p), "%s/%s", ws, at_top[i]);
+		CHECK(protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
+	}
+	snprintf(p, sizeof(p), "%s/a", ws); /* nor is the checkout moved away from them */
+	CHECK(protect_match(r, p, PROTECT_REMOVE).verdict == PROTECT_REFUSED);
+	/* the controls: deeper in a checkout, in a folder that is none, a name beside */
+	static const char *const not_top[] = {"a/src/.envrc", "plain/.envrc", "a/.huskyx", "a/src"};
+	for (size_t i = 0; i < sizeof(not_top) / sizeof(*not_top); i++) {
+		snprintf(p, sizeof(p), "%s/%s", ws, not_top[i]);
+		CHECK(protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	}
+	snprintf(p, sizeof(p), "%s/hk2", ws);
+	CHECK(protect_match(r, p, PROTECT_REMOVE).verdict == PROTECT_FREE);
 	/* what the live layer would have refused, left: a finding */
 	put("ws/hk/pre-commit", "#!/bin/sh\ntouch marker\n", 0755);
 	put("ws/a/notes", "x\n", 0644);
