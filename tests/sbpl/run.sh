@@ -71,10 +71,13 @@ done
 
 # the checker's positive control: what it must refuse, each in a copy of a good profile
 if [ -n "$have_guile" ]; then
+	checked() { # SED-SCRIPT CASE: whether the checker takes that case's profile so changed
+		sed "$1" "$T/$2.sb" >"$T/bad.sb"
+		guile --no-auto-compile -s "$here/sexp.scm" "$T/bad.sb" >"$T/forms" 2>/dev/null &&
+			python3 "$here/check.py" "$T/forms" "$T/$2.json" >/dev/null
+	}
 	mutate() { # NAME SED-SCRIPT [CASE]
-		sed "$2" "$T/${3:-full}.sb" >"$T/bad.sb"
-		guile --no-auto-compile -s "$here/sexp.scm" "$T/bad.sb" >"$T/forms" 2>/dev/null
-		if python3 "$here/check.py" "$T/forms" "$T/${3:-full}.json" >/dev/null; then
+		if checked "$2" "${3:-full}"; then
 			notok "the checker refuses $1"
 		else
 			ok "the checker refuses $1"
@@ -90,9 +93,7 @@ if [ -n "$have_guile" ]; then
 	mutate "a port beside the proxy's, with hosts" '$a (allow network-outbound (remote tcp "*:443"))' net-hosts
 	mutate "name lookups with hosts" '$a (allow mach-lookup (global-name "com.apple.dnssd.service"))' net-hosts
 	# and the run's own rule, which the printed profile holds as a comment, it takes
-	sed '$a (allow network-outbound (remote tcp "localhost:4321"))' "$T/net-hosts.sb" >"$T/run.sb"
-	guile --no-auto-compile -s "$here/sexp.scm" "$T/run.sb" >"$T/forms" 2>/dev/null
-	if python3 "$here/check.py" "$T/forms" "$T/net-hosts.json" >/dev/null; then
+	if checked '$a (allow network-outbound (remote tcp "localhost:4321"))' net-hosts; then
 		ok "the checker takes the proxy's one port, with hosts"
 	else
 		notok "the checker takes the proxy's one port, with hosts"
