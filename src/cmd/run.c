@@ -587,6 +587,8 @@ static int exec_launch(const struct stepbox_config *cfg, struct run_ctx *ctx, ch
 	st->out[1] = st->out[3] = -1; /* launch_run closed them */
 	/* the tree is gone: the proxy's refusals go where the supervisor's went */
 	egress_stop(&st->eg, cfg->explain ? &st->sink : NULL);
+	if (cfg->explain && cfg->verbosity >= 0)
+		egress_say_unrecorded(&st->eg, stderr);
 	if (rc == 0 && res->not_run.msg[0])
 		err_print(&res->not_run);
 	ctx->limits.output_dropped = limit_pump_stop(st->pump);

@@ -466,6 +466,8 @@ int seatbelt_run(const struct stepbox_config *cfg, struct seatbelt_ctx *ctx, cha
 	/* the step's process group is gone: what the proxy refused and reached */
 	const struct denial_sink said_host = {.host = explain_host};
 	egress_stop(&eg, cfg->explain && cfg->verbosity >= 0 ? &said_host : NULL);
+	if (cfg->explain && cfg->verbosity >= 0)
+		egress_say_unrecorded(&eg, stderr);
 	if (!o.started)
 		goto fail; /* nothing ran: 125 */
 	char said[256];

@@ -236,45 +236,35 @@ int egress_start(struct egress *e, const struct stepbox_config *cfg, bool own_ne
 	return r;
 }
 
-/* One "reached" event, added to the host's line (one per name, port and address). */
-static void add_reached(struct egress *e, const char *name, unsigned port, const char *addr,
-			uint64_t up, uint64_t down)
+static uint64_t num(json_t *o, const char *key)
 {
-	size_t i = 0;
-	while (i < e->nreached &&
-	       !(e->reached[i].port == port && strcmp(e->reached[i].name, name) == 0 &&
-		 strcmp(e->reached[i].addr, addr) == 0))
-		i++;
-	if (i == e->nreached) {
-		if (e->nreached == EGRESS_MAX_REACHED)
-			return;
-		struct egress_reached *v = realloc(e->reached, (e->nreached + 1) * sizeof(*v));
-		if (!v)
-			return;
-		e->reached = v;
-		memset(&v[i], 0, sizeof(v[i]));
-		snprintf(v[i].name, sizeof(v[i].name), "%s", name);
-		snprintf(v[i].addr, sizeof(v[i].addr), "%s", addr);
-		v[i].port = port;
-		e->nreached++;
-	}
-	e->reached[i].up += up;
-	e->reached[i].down += down;
-	e->reached[i].connections++;
+	json_int_t v = json_integer_value(json_object_get(o, key));
+	return v > 0 ? (uint64_t)v : 0;
 }
 
 json_t *egress_reached_json(const struct egress *e)
 {
+	const struct proxy_reached_list *l = &e->reached;
 	json_t *a = json_array();
-	for (size_t i = 0; a && i < e->nreached; i++) {
-		const struct egress_reached *h = &e->reached[i];
+	for (size_t i = 0; a && i < l->n; i++) {
+		const struct proxy_reached *h = &l->v[i];
 		json_array_append_new(a, json_pack("{s:s, s:i, s:s, s:I, s:I, s:i}", "host",
 						   h->name, "port", (int)h->port, "address",
 						   h->addr, "bytes_up", (json_int_t)h->up,
 						   "bytes_down", (json_int_t)h->down, "connections",
 						   (int)h->connections));
 	}
-	return json_pack("{s:o, s:I}", "reached", a, "refused", (json_int_t)e->refused);
+	json_t *h = json_pack("{s:o, s:I}", "reached", a, "refused", (json_int_t)e->refused);
+	if (h && l->others_hosts)
+		json_object_set_new(h, "reached_others",
+				    json_pack("{s:I, s:I, s:I, s:I}", "hosts",
+					      (json_int_t)l->others_hosts, "bytes_up",
+					      (json_int_t)l->others.up, "bytes_down",
+					      (json_int_t)l->others.down, "connections",
+					      (json_int_t)l->others.connections));
+	if (h && e->dropped)
+		json_object_set_new(h, "refusals_unrecorded", json_integer((json_int_t)e->dropped));
+	return h;
 }
 
 static const char *str(json_t *o, const char *key)
@@ -302,9 +292,17 @@ static void take_event(struct egress *e, const char *line, const struct denial_s
 			sink->host(sink->ctx, &h);
 	} else if (ev && strcmp(ev, "reached") == 0 && name) {
 		const char *addr = str(o, "addr");
-		add_reached(e, name, (unsigned)port, addr ? addr : "",
-			    (uint64_t)json_integer_value(json_object_get(o, "up")),
-			    (uint64_t)json_integer_value(json_object_get(o, "down")));
+		proxy_reached_add(&e->reached, name, (unsigned)port, addr ? addr : "", num(o, "up"),
+				  num(o, "down"), num(o, "connections"));
+	} else if (ev && strcmp(ev, "reached_others") == 0) {
+		struct proxy_reached *h = &e->reached.others;
+		e->reached.others_hosts += num(o, "hosts");
+		h->up += num(o, "up");
+		h->down += num(o, "down");
+		h->connections += num(o, "connections");
+	} else if (ev && strcmp(ev, "dropped") == 0) {
+		e->dropped += num(o, "count");
+		e->refused += num(o, "count");
 	}
 	json_decref(o);
 }
@@ -343,10 +341,20 @@ void egress_stop(struct egress *e, const struct denial_sink *sink)
 	close_fd(&e->events);
 }
 
+void egress_say_unrecorded(const struct egress *e, FILE *f)
+{
+	if (e->dropped)
+		fprintf(f,
+			"stepbox: explain: the proxy refused %lu more connection%s than it "
+			"recorded one by one (it records %d, and %d refusals for a missing "
+			"secret); the report counts them (hosts.refusals_unrecorded)\n",
+			e->dropped, e->dropped == 1 ? "" : "s", PROXY_MAX_EVENTS,
+			PROXY_AUTH_EVENTS);
+}
+
 void egress_release(struct egress *e)
 {
 	egress_stop(e, NULL);
-	free(e->reached);
-	e->reached = NULL;
-	e->nreached = 0;
+	proxy_reached_free(&e->reached);
+	e->dropped = 0;
 }

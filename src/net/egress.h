@@ -20,6 +20,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -27,19 +28,10 @@
 #include "err.h"
 #include "hostrule.h"
 #include "policy.h"
+#include "proxy.h"
 
-#define EGRESS_MAX_REACHED 256
 /* The port the proxy listens on inside the step's own network namespace. */
 #define EGRESS_NETNS_PORT 3128
-
-/* A host the step reached, with the bytes each way. */
-struct egress_reached {
-	char name[256];
-	unsigned port;
-	char addr[64];
-	uint64_t up, down;
-	unsigned connections;
-};
 
 /*
  * What the init makes in the step's own network namespace for clients that
@@ -77,9 +69,9 @@ struct egress {
 	unsigned short port;                   /* the proxy's port, as the step reaches it */
 	char url[160];                         /* http://[stepbox:SECRET@]127.0.0.1:PORT */
 	/* what it reached, after egress_stop */
-	struct egress_reached *reached;
-	size_t nreached;
+	struct proxy_reached_list reached;
 	unsigned long refused;
+	unsigned long dropped; /* refusals the proxy counted but did not record */
 };
 
 /* Nothing started: every fd -1 (egress_stop on it is a no-op). */
@@ -103,9 +95,14 @@ void egress_stop(struct egress *e, const struct denial_sink *sink);
 
 /*
  * The report's "hosts" (after egress_stop): {"reached": [each host, port and
- * address, with its bytes each way and connections], "refused": N}.
+ * address, with its bytes each way and connections], "refused": N}, and
+ * where there were any, "reached_others" (the hosts past those kept apart,
+ * summed) and "refusals_unrecorded" (past the record's budget).
  */
 json_t *egress_reached_json(const struct egress *e);
+
+/* --explain's line for refusals the proxy counted and did not record (none: nothing). */
+void egress_say_unrecorded(const struct egress *e, FILE *f);
 
 /* Free what egress_stop gathered. */
 void egress_release(struct egress *e);

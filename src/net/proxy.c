@@ -28,6 +28,9 @@
 #include <sys/syscall.h>
 #endif
 
+#ifdef __APPLE__
+extern char **environ; /* unistd.h declares it on Linux (_GNU_SOURCE) */
+#endif
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL 0 /* macOS: SO_NOSIGPIPE is set on each socket instead */
 #endif
@@ -245,9 +248,32 @@ static void sweep(struct proxy *px)
 	px->nconns = k;
 }
 
+/*
+ * Full, where a secret is asked (the host's loopback: another process of
+ * the host may connect): the connection that has waited longest without
+ * giving it is ended, so that such connections cannot hold every place the
+ * step's need. Its place is free after this round's sweep: true when one
+ * was ended.
+ */
+static bool evict_unauthed(struct proxy *px)
+{
+	struct proxy_conn *v = NULL;
+	for (size_t i = 0; px->cfg->secret && i < px->nconns; i++) {
+		struct proxy_conn *p = px->conns[i];
+		if (!p->dead && !p->authed && (p->st <= PS_SOCKS_REQ || p->st == PS_CLOSING) &&
+		    (!v || p->deadline < v->deadline))
+			v = p;
+	}
+	if (v)
+		v->dead = true;
+	return v != NULL;
+}
+
 static void accept_all(struct proxy *px, int lfd, enum proxy_listen kind)
 {
 	for (;;) {
+		if (px->nconns >= px->max_conns && evict_unauthed(px))
+			return; /* the next round takes the waiting connection */
 		int fd = accept(lfd, NULL, NULL);
 		if (fd < 0 && errno == EINTR)
 			continue;
@@ -667,7 +693,7 @@ int proxy_serve(const struct proxy_cfg *cfg)
 		px.conns[i]->dead = true;
 	sweep(&px);
 	if (cfg->quick_exit) {
-		proxy_event_dropped(&px);
+		proxy_events_end(&px);
 		_exit(r == 0 ? 0 : 1); /* the hosts reached are written */
 	}
 	/* the lookups still running write to the pipe: wait for each */
@@ -675,7 +701,7 @@ int proxy_serve(const struct proxy_cfg *cfg)
 		fcntl(px.lk_pipe[0], F_SETFL, fcntl(px.lk_pipe[0], F_GETFL) & ~O_NONBLOCK);
 	while (px.lookups)
 		lookups_done(&px);
-	proxy_event_dropped(&px);
+	proxy_events_end(&px);
 	proxy_dns_map_free(&px.dns);
 	if (px.lk_pipe[0] >= 0) {
 		close(px.lk_pipe[0]);
@@ -796,6 +822,15 @@ pid_t proxy_spawn(const struct proxy_cfg *cfg, struct stepbox_err *err)
 	prctl(PR_SET_NAME, "stepbox-proxy"); /* as ps and /proc show it */
 #endif
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * None of the caller's variables (its tokens among them: the step was
+	 * given only what its policy routes): the proxy parses every byte the
+	 * step sends, and needs none of them to resolve and connect.
+	 */
+	static char *no_env[] = {NULL};
+	for (char **e = environ; e && *e; e++)
+		memset(*e, 0, strlen(*e)); /* gone from its memory too (and /proc/PID/environ) */
+	environ = no_env;
 	close_others(cfg);
 	struct proxy_cfg mine = *cfg;
 	mine.quick_exit = true;

@@ -15,6 +15,7 @@
 #define STEPBOX_PROXY_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -35,8 +36,42 @@
 #define PROXY_HANDOFF_DNS_TCP 'c'
 #define PROXY_HANDOFF_END 'e' /* the last: what it carries is closed */
 #define PROXY_MAX_LISTEN 24
-/* Events written at most; past them one {"event":"dropped","count":N} at the end. */
+/*
+ * Refusal events written at most; past them one {"event":"dropped",
+ * "count":N} at the end. As many "reached" events (one a connection) have
+ * a budget of their own; past it the hosts are summed and written at the end.
+ */
 #define PROXY_MAX_EVENTS 10000
+/* refusals for a missing or wrong secret written one by one; the rest only counted */
+#define PROXY_AUTH_EVENTS 16
+/* hosts reached kept apart in a list (the proxy's past its budget, the report's) */
+#define PROXY_MAX_REACHED 256
+
+/* A host reached (its name, port and address), summed over its connections. */
+struct proxy_reached {
+	char name[256];
+	unsigned port;
+	char addr[64];
+	uint64_t up, down;
+	unsigned long connections;
+};
+
+/*
+ * Hosts reached, each kept apart, PROXY_MAX_REACHED at most; past them the
+ * one that moved the fewest bytes is summed into others, so that the host
+ * a step sent the most to always keeps its name. Starts zeroed.
+ */
+struct proxy_reached_list {
+	struct proxy_reached *v;
+	size_t n;
+	struct proxy_reached others; /* no name: the hosts summed, their connections */
+	unsigned long others_hosts;
+};
+
+/* Add a host's bytes and connections (where memory runs out: into others). */
+void proxy_reached_add(struct proxy_reached_list *l, const char *name, unsigned port,
+		       const char *addr, uint64_t up, uint64_t down, unsigned long connections);
+void proxy_reached_free(struct proxy_reached_list *l);
 
 struct proxy_cfg {
 	const struct hostrules *allow, *deny; /* borrowed; deny may be NULL */

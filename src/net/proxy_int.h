@@ -262,7 +262,8 @@ struct proxy {
 	char auth[512]; /* "stepbox:SECRET" in base64 */
 	int lk_pipe[2]; /* lookups done: each writes its pointer */
 	size_t lookups;
-	unsigned long events, dropped;
+	unsigned long events, dropped, auth_refused, reached_events;
+	struct proxy_reached_list reached; /* past reached_events' budget */
 	unsigned long long now;
 	struct proxy_dns_map dns;
 	unsigned ports[PROXY_MAX_LISTEN]; /* the transparent listeners' ports */
@@ -295,8 +296,13 @@ void proxy_conn_connected(struct proxy *px, struct proxy_conn *p);
 void proxy_conn_resolved(struct proxy *px, struct proxy_conn *p, struct proxy_lookup *lk);
 void proxy_conn_connect_next(struct proxy *px, struct proxy_conn *p, int err);
 void proxy_conn_start_lookups(struct proxy *px);
+/* A connection that reached its host, ending: an event, or past the budget summed. */
 void proxy_conn_reached(struct proxy *px, struct proxy_conn *p);
-void proxy_event_dropped(struct proxy *px);
+/*
+ * The record's end, written whatever the events' budget: each host reached
+ * with its bytes and connections, the others summed, the events dropped.
+ */
+void proxy_events_end(struct proxy *px);
 /* Answer the queries waiting on the resolver's socket fd. */
 void proxy_dns_serve(struct proxy *px, int fd);
 /*

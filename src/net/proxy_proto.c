@@ -165,6 +165,26 @@ static void http_head(struct proxy *px, struct proxy_conn *p)
 	proxy_check_target(px, p, host, hl, port, false);
 }
 
+/*
+ * Whether a tunnel's first bytes (not TLS) are HTTP's: a request line, a
+ * method and a space, with " HTTP/" in it (1.x, or HTTP/2's preface). 1
+ * yes, 0 no, -1 not known yet (a method so far, the line not whole). A
+ * line that fills the buffer is taken as HTTP's, for its parser to refuse:
+ * never a tunnel for a request whose Host comes after it.
+ */
+static int http_first_line(const char *b, size_t len, bool full)
+{
+	size_t i = 0;
+	while (i < len && b[i] >= 'A' && b[i] <= 'Z')
+		i++;
+	if (i < len && (i == 0 || b[i] != ' '))
+		return 0;
+	const char *nl = i < len ? memchr(b, '\n', len) : NULL;
+	if (!nl)
+		return full ? 1 : -1;
+	return memmem(b, (size_t)(nl - b), " HTTP/", 6) != NULL;
+}
+
 static void tls_peek(struct proxy *px, struct proxy_conn *p)
 {
 	const uint8_t *b = (const uint8_t *)in_data(p);
@@ -175,7 +195,18 @@ static void tls_peek(struct proxy *px, struct proxy_conn *p)
 			return proxy_refuse(px, p, p->name, strlen(p->name), "malformed", 400,
 					    "port 443 takes TLS: the first bytes are not a "
 					    "ClientHello");
-		p->st = PS_TUNNEL;
+		/*
+		 * HTTP through the tunnel (port 80's, or any request line): each
+		 * request's Host checked as plain HTTP's is, never another virtual
+		 * host at the target's address
+		 */
+		int http = p->port == 80 ? 1
+					 : http_first_line((const char *)b, p->in.len,
+							   p->in.off + p->in.len >= p->in.cap);
+		if (http < 0)
+			return; /* the first line, then */
+		p->st = http ? PS_HTTP : PS_TUNNEL;
+		p->fwd = 0;
 		p->deadline = 0;
 		return;
 	}

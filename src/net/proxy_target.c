@@ -45,7 +45,8 @@ void proxy_shown(const void *in, size_t len, char *out, size_t size)
 	out[o] = '\0';
 }
 
-static void emit(struct proxy *px, json_t *o)
+/* One event, a line; past the budget only counted (but the record's end: force). */
+static void emit(struct proxy *px, json_t *o, bool force)
 {
 	if (!o)
 		return;
@@ -53,7 +54,7 @@ static void emit(struct proxy *px, json_t *o)
 		json_decref(o);
 		return;
 	}
-	if (px->events >= PROXY_MAX_EVENTS) {
+	if (px->events >= PROXY_MAX_EVENTS && !force) {
 		px->dropped++;
 		json_decref(o);
 		return;
@@ -76,32 +77,112 @@ static void emit(struct proxy *px, json_t *o)
 	px->events++;
 }
 
-void proxy_event_dropped(struct proxy *px)
+static json_t *reached_event(const struct proxy_reached *h)
 {
-	if (!px->dropped || px->cfg->events_fd < 0)
-		return;
-	unsigned long n = px->dropped;
-	px->events = 0; /* this one is always written */
-	emit(px, json_pack("{s:s, s:I}", "event", "dropped", "count", (json_int_t)n));
+	return json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:I}", "event", "reached", "name", h->name,
+			 "port", (int)h->port, "addr", h->addr, "up", (json_int_t)h->up, "down",
+			 (json_int_t)h->down, "connections", (json_int_t)h->connections);
+}
+
+void proxy_events_end(struct proxy *px)
+{
+	const struct proxy_reached_list *l = &px->reached;
+	for (size_t i = 0; i < l->n; i++)
+		emit(px, reached_event(&l->v[i]), true);
+	if (l->others_hosts)
+		emit(px,
+		     json_pack("{s:s, s:I, s:I, s:I, s:I}", "event", "reached_others", "hosts",
+			       (json_int_t)l->others_hosts, "up", (json_int_t)l->others.up, "down",
+			       (json_int_t)l->others.down, "connections",
+			       (json_int_t)l->others.connections),
+		     true);
+	if (px->dropped)
+		emit(px,
+		     json_pack("{s:s, s:I}", "event", "dropped", "count", (json_int_t)px->dropped),
+		     true);
+	proxy_reached_free(&px->reached);
+	px->dropped = 0;
 }
 
 void proxy_event_refused(struct proxy *px, struct proxy_conn *p, const void *name, size_t nlen,
 			 const char *why, const char *detail)
 {
+	/* a missing secret is another process's as often as the step's: a few, then counted */
+	if (strcmp(why, "auth") == 0 && ++px->auth_refused > PROXY_AUTH_EVENTS) {
+		px->dropped++;
+		return;
+	}
 	char n[1024];
 	proxy_shown(name, nlen, n, sizeof(n));
 	json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:s?, s:s, s:s, s:f}", "event", "refused",
 			      "proto", proto_name(p->proto), "name", n, "port", (int)p->port,
 			      "addr", p->addr[0] ? p->addr : NULL, "why", why, "detail", detail,
 			      "t", clock_now_s());
-	emit(px, o);
+	emit(px, o, false);
+}
+
+static void add_to(struct proxy_reached *h, uint64_t up, uint64_t down, unsigned long conns)
+{
+	h->up += up;
+	h->down += down;
+	h->connections += conns;
+}
+
+void proxy_reached_add(struct proxy_reached_list *l, const char *name, unsigned port,
+		       const char *addr, uint64_t up, uint64_t down, unsigned long connections)
+{
+	size_t i = 0, least = 0;
+	while (i < l->n && !(l->v[i].port == port && strcmp(l->v[i].name, name) == 0 &&
+			     strcmp(l->v[i].addr, addr) == 0))
+		i++;
+	if (i < l->n)
+		return add_to(&l->v[i], up, down, connections);
+	struct proxy_reached *v =
+		l->n < PROXY_MAX_REACHED ? realloc(l->v, (l->n + 1) * sizeof(*v)) : NULL;
+	if (v) {
+		l->v = v;
+		i = l->n++;
+	} else if (l->n == 0) {
+		l->others_hosts++;
+		return add_to(&l->others, up, down, connections);
+	} else {
+		/* full: the host that moved the fewest bytes joins the others */
+		for (size_t k = 1; k < l->n; k++)
+			if (l->v[k].up + l->v[k].down < l->v[least].up + l->v[least].down)
+				least = k;
+		struct proxy_reached *f = &l->v[least];
+		l->others_hosts++;
+		if (f->up + f->down >= up + down)
+			return add_to(&l->others, up, down, connections);
+		add_to(&l->others, f->up, f->down, f->connections);
+		i = least;
+	}
+	struct proxy_reached *h = &l->v[i];
+	memset(h, 0, sizeof(*h));
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	snprintf(h->addr, sizeof(h->addr), "%s", addr);
+	h->port = port;
+	add_to(h, up, down, connections);
+}
+
+void proxy_reached_free(struct proxy_reached_list *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }
 
 void proxy_conn_reached(struct proxy *px, struct proxy_conn *p)
 {
-	emit(px, json_pack("{s:s, s:s, s:i, s:s, s:I, s:I}", "event", "reached", "name", p->name,
-			   "port", (int)p->port, "addr", p->addr, "up", (json_int_t)p->up, "down",
-			   (json_int_t)p->down));
+	if (px->reached_events < PROXY_MAX_EVENTS) {
+		px->reached_events++;
+		struct proxy_reached h = {
+			.port = p->port, .up = p->up, .down = p->down, .connections = 1};
+		snprintf(h.name, sizeof(h.name), "%s", p->name);
+		snprintf(h.addr, sizeof(h.addr), "%s", p->addr);
+		emit(px, reached_event(&h), true);
+		return;
+	}
+	proxy_reached_add(&px->reached, p->name, p->port, p->addr, p->up, p->down, 1);
 }
 
 void proxy_out_add(struct proxy_conn *p, const void *b, size_t n)
@@ -337,12 +418,13 @@ void proxy_conn_connected(struct proxy *px, struct proxy_conn *p)
 	p->connected = true;
 	p->last = px->now;
 	p->deadline = 0;
-	if (p->proto == PP_SOCKS) {
-		proxy_socks_reply(p, 0);
-		p->st = PS_TUNNEL;
-	} else if (p->proto == PP_CONNECT) {
+	if (p->proto == PP_SOCKS || p->proto == PP_CONNECT) {
+		/* answered, then the client's first bytes looked at as a CONNECT's are */
 		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-		proxy_out_add(p, ok, sizeof(ok) - 1);
+		if (p->proto == PP_SOCKS)
+			proxy_socks_reply(p, 0);
+		else
+			proxy_out_add(p, ok, sizeof(ok) - 1);
 		p->st = PS_TLS_PEEK;
 		p->deadline = px->now + px->handshake_ms;
 	} else if (p->proto == PP_TRANSPARENT && p->port != 80) {

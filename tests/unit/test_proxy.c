@@ -29,6 +29,7 @@
 
 #include "egress.h"
 #include "hostrule.h"
+#include "path.h"
 #include "proxy.h"
 #include "proxy_int.h"
 #include "tap.h"
@@ -544,6 +545,37 @@ static void test_sni(struct tproxy *tp)
 	CHECK(closed(fd));
 	close(fd);
 	CHECK(event_wait(tp, "malformed", "length TLS does not allow") != NULL);
+	/*
+	 * HTTP through the tunnel: each request's Host is the target's, as
+	 * plain HTTP's is (never another virtual host at the target's address);
+	 * another protocol stays a tunnel
+	 */
+	char req[400];
+	snprintf(req, sizeof(req), "GET /a HTTP/1.1\r\nHost: echo.test:%d\r\n\r\n", echo_port);
+	CHECK(via_connect(tp, t, NULL, &fd) == 200);
+	puts_(fd, req);
+	CHECK(get(fd, back, sizeof(back), strlen(req), NULL) == strlen(req));
+	puts_(fd, "GET /b HTTP/1.1\r\nHost: evil.example\r\n\r\n"); /* the next one */
+	CHECK(closed(fd));
+	close(fd);
+	CHECK(event_wait(tp, "host_mismatch", "evil.example") != NULL);
+	CHECK(via_connect(tp, t, NULL, &fd) == 200);
+	puts_(fd, "GET /front HTTP/1.1\r\nHost: evil.example\r\n\r\n");
+	CHECK(closed(fd));
+	close(fd);
+	CHECK(via_connect(tp, t, NULL, &fd) == 200);
+	puts_(fd, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"); /* h2c's preface: no Host to check */
+	CHECK(closed(fd));
+	close(fd);
+	CHECK(via_connect(tp, t, NULL, &fd) == 200);
+	puts_(fd, "GET "); /* a line arriving slowly is waited for */
+	usleep(20000);
+	puts_(fd, "/c HTTP/1.1\r\nHost: evil.example\r\n\r\n");
+	CHECK(closed(fd));
+	close(fd);
+	CHECK(via_connect(tp, t, NULL, &fd) == 200);
+	CHECK(echoes(fd, "SSH-2.0-OpenSSH_9.2\r\n"));
+	close(fd);
 }
 
 static void test_http(struct tproxy *tp)
@@ -736,6 +768,24 @@ static void test_socks(struct tproxy *tp)
 	CHECK(reply[1] == 2);
 	close(fd);
 	CHECK(event_wait(tp, "ip_literal", "::1") != NULL);
+	/* its first bytes looked at as a CONNECT's are: the ClientHello's name, 443's TLS */
+	uint8_t h[700];
+	char back[800];
+	fd = socks(tp, greet, sizeof(greet), r, socks_name(r, 1, "echo.test", 9, echo_port), reply);
+	size_t hn = hello(h, "evil.example", 12);
+	put(fd, h, hn);
+	CHECK(reply[1] == 0 && closed(fd));
+	close(fd);
+	CHECK(event_wait(tp, "\"proto\":\"socks5\"", "sni_mismatch") != NULL);
+	fd = socks(tp, greet, sizeof(greet), r, socks_name(r, 1, "echo.test", 9, echo_port), reply);
+	hn = hello(h, "echo.test", 9);
+	put(fd, h, hn);
+	CHECK(get(fd, back, sizeof(back), hn, NULL) == hn && memcmp(back, h, hn) == 0);
+	close(fd);
+	fd = socks(tp, greet, sizeof(greet), r, socks_name(r, 1, "echo.test", 9, echo_port), reply);
+	puts_(fd, "GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n");
+	CHECK(closed(fd));
+	close(fd);
 	/* BIND and UDP ASSOCIATE: 0x07 */
 	fd = socks(tp, greet, sizeof(greet), r, socks_name(r, 2, "echo.test", 9, echo_port), reply);
 	CHECK(reply[1] == 7);
@@ -805,6 +855,65 @@ static void test_secret(void)
 }
 
 /* Without the address rule, a name resolving to loopback is refused as private. */
+/*
+ * Others than the step on the host's loopback (where a secret is asked):
+ * connections that never give it cannot hold every place, and their
+ * refusals are written a few times, then counted, never crowding out the
+ * step's record; the hosts reached are kept apart, the busiest by name.
+ */
+static void test_outsiders(void)
+{
+	static const char *const allow[] = {"echo.test:%d", "127.0.0.1", NULL};
+	struct tproxy *tp = calloc(1, sizeof(*tp));
+	tproxy_prepare(tp, allow, "s3cret", 0);
+	tp->cfg.max_conns = 8;
+	pthread_create(&tp->t, NULL, tproxy_main, tp);
+	int held[8], fd;
+	for (int i = 0; i < 8; i++)
+		held[i] = dial(tp->port); /* open, silent: every place taken */
+	usleep(50000);
+	char t[64];
+	snprintf(t, sizeof(t), "echo.test:%d", echo_port);
+	/* base64("stepbox:s3cret") */
+	CHECK(via_connect(tp, t, "Proxy-Authorization: Basic c3RlcGJveDpzM2NyZXQ=\r\n", &fd) ==
+	      200);
+	CHECK(echoes(fd, "the step's, with the secret"));
+	close(fd);
+	CHECK(closed(held[0])); /* the one that waited longest without it */
+	for (int i = 0; i < 8; i++)
+		close(held[i]);
+	for (int i = 0; i < PROXY_AUTH_EVENTS + 4; i++)
+		CHECK(via_connect(tp, t, NULL, NULL) == 407);
+	CHECK(tproxy_stop(tp) == 0);
+	size_t auth = 0;
+	for (const char *e = tp->events; (e = strstr(e, "\"why\":\"auth\"")); e++)
+		auth++;
+	CHECK(auth == PROXY_AUTH_EVENTS);
+	CHECK_HAS(tp->events, "{\"event\":\"dropped\",\"count\":4}");
+	CHECK_HAS(tp->events, "\"name\":\"echo.test\"");
+	free(tp);
+
+	/* past PROXY_MAX_REACHED hosts, the fewest bytes summed: the busiest keeps its name */
+	struct proxy_reached_list l = {0};
+	char name[32];
+	for (int i = 0; i < PROXY_MAX_REACHED; i++) {
+		snprintf(name, sizeof(name), "h%d.test", i);
+		proxy_reached_add(&l, name, 443, "192.0.2.1", 10 + (uint64_t)i, 0, 1);
+	}
+	proxy_reached_add(&l, "h0.test", 443, "192.0.2.1", 5, 0, 1); /* one already kept */
+	proxy_reached_add(&l, "big.test", 443, "192.0.2.9", 1 << 20, 0, 1);
+	proxy_reached_add(&l, "tiny.test", 443, "192.0.2.9", 1, 0, 1);
+	bool big = false, h0 = false, h1 = false;
+	for (size_t i = 0; i < l.n; i++) {
+		big |= strcmp(l.v[i].name, "big.test") == 0;
+		h0 |= strcmp(l.v[i].name, "h0.test") == 0;
+		h1 |= strcmp(l.v[i].name, "h1.test") == 0;
+	}
+	CHECK(l.n == PROXY_MAX_REACHED && big && h0 && !h1); /* h1 moved 11 bytes, h0 15 */
+	CHECK(l.others_hosts == 2 && l.others.up == 11 + 1 && l.others.connections == 2);
+	proxy_reached_free(&l);
+}
+
 static void test_no_loopback_rule(void)
 {
 	static const char *const allow[] = {"echo.test:%d", NULL};
@@ -1461,6 +1570,22 @@ static void test_spawn(void)
 	CHECK(pid > 0);
 	usleep(100000);
 	long rss0 = rss_kib(pid);
+	/*
+	 * None of the caller's variables left in the proxy's memory (what it
+	 * parses is the step's): its environment block all zeros; the control,
+	 * this process's own, holds variables
+	 */
+	for (int self = 0; self < 2; self++) {
+		char envp[64], *env = NULL;
+		size_t envlen = 0;
+		snprintf(envp, sizeof(envp), "/proc/%d/environ", self ? (int)getpid() : (int)pid);
+		int efd = open(envp, O_RDONLY | O_CLOEXEC);
+		CHECK(efd >= 0 && path_read_fd(efd, 1 << 20, &env, &envlen) == 0);
+		CHECK(self ? memchr(env, '=', envlen) != NULL : memchr(env, '=', envlen) == NULL);
+		if (efd >= 0)
+			close(efd);
+		free(env);
+	}
 	close(stop[0]);
 	int fd = dial(lp);
 	char buf[512];
@@ -1530,6 +1655,7 @@ int main(void)
 	test_no_splice();
 	test_no_loopback_rule();
 	test_secret();
+	test_outsiders();
 	test_slow();
 	test_spawn();
 	return tap_done();
