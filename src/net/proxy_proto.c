@@ -237,7 +237,11 @@ static void tls_peek(struct proxy *px, struct proxy_conn *p)
 	p->deadline = 0;
 }
 
-/* Is the authority (a Host header, or an absolute URI's) the connection's target? */
+/*
+ * Is the authority (a Host header, or an absolute URI's) the connection's
+ * target? One without a port names the connection's (a client in a tunnel
+ * to a port of its own may leave it out): the name is what must agree.
+ */
 static bool same_target(struct proxy_conn *p, const char *s, size_t len)
 {
 	char host[300], norm[HOSTRULE_NAME_MAX], text[64];
@@ -245,7 +249,7 @@ static bool same_target(struct proxy_conn *p, const char *s, size_t len)
 	unsigned port;
 	bool br;
 	struct sockaddr_storage sa;
-	if (proxy_authority(s, len, 80, host, sizeof(host), &hl, &port, &br) < 0 ||
+	if (proxy_authority(s, len, p->port, host, sizeof(host), &hl, &port, &br) < 0 ||
 	    port != p->port || memchr(host, '\0', hl))
 		return false;
 	if (hostrule_parse_addr(host, port, &sa) == 0) {

@@ -44,6 +44,21 @@ fetch "a name resolving to loopback is refused unless its address is listed" ref
 	--net "host:localhost:$HP" -- "http://localhost:$HP/hello"
 fetch "an unlisted host is refused" refused --net "host:example.invalid" -- "http://localhost:$HP/hello"
 
+# HTTP inside a tunnel (CONNECT, SOCKS5) is checked as plain HTTP is: each
+# request's Host is the tunnel's target, never another virtual host there
+S5='$(echo "$HTTP_PROXY" | sed s/^http:/socks5h:/)'
+for how in "-p" "-x $S5"; do
+	what=CONNECT
+	[ "$how" = -p ] || what=SOCKS5
+	run_sb run --net "host:$ALLOW" -r "$T" -- sh -c "NO_PROXY= no_proxy= curl -sS --fail \
+		--max-time 20 $how http://localhost:$HP/hello; echo; NO_PROXY= no_proxy= curl -sS \
+		--fail --max-time 20 $how -H 'Host: example.invalid' http://localhost:$HP/hello ||
+		echo refused"
+	grep -qx hello-from-upstream <<<"$OUT" && [ "$(tail -1 <<<"$OUT")" = refused ] &&
+		ok "HTTP in a $what tunnel: the target's Host works, another Host refused" ||
+		notok "HTTP in a $what tunnel: the target's Host works, another Host refused" "rc=$RC $OUT"
+done
+
 # --explain names the refusal as the step made it, with what would allow it
 run_sb run --explain --net "host:example.invalid" -r "$T" -- sh -c "$(get "http://localhost:$HP/hello")"
 grep -q "reach 'localhost' port $HP" "$T/out/err" && grep -q "not among the hosts" "$T/out/err" &&
