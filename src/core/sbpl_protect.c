@@ -45,6 +45,8 @@ static const struct {
 /* the alternations one name may open (a name of the set opens one at most) */
 #define FOLD_BRANCHES 64
 #define FOLD_MAX 8192 /* bytes of one name's regex */
+/* checkouts one level down whose names are denied one by one; past them, every folder's */
+#define SBPL_CHECKOUTS_APART 32
 
 /* The regex of one character of a name (or a glob's token) at *s, *s moved past it. */
 static void fold_one(struct strbuf *sb, const char **s, bool glob)
@@ -317,14 +319,20 @@ static void deny_profile_paths(struct sbpl_out *o, const struct stepbox_config *
 		deny_path(o, write, pp.hooks.v[i], REL_SAMPLES);
 	for (size_t i = 0; i < pp.files.n; i++)
 		deny_path(o, write, pp.files.v[i], REL_EXACT);
-	for (size_t i = 0; i < pp.checkouts.n; i++) {
+	for (size_t i = 0; i < pp.checkouts.n; i++)
 		deny_path(o, write, pp.checkouts.v[i], REL_EXACT); /* not moved from its names */
+	/* a workspace of many clones: the names at the top of every folder there, bounded */
+	bool many = pp.checkouts.n > SBPL_CHECKOUTS_APART;
+	for (size_t i = 0; i < (many ? write->n : pp.checkouts.n); i++) {
 		for (size_t k = 0; k < protect_nrules; k++) {
 			const struct protect_rule *pr = &protect_rules[k];
 			char *p = NULL;
-			if (!pr->gitdir && !pr->home && pr->kind != PROTECT_GITDIR &&
-			    !protect_unprotected(cfg, pr) &&
-			    (p = strv_fmt("%s/%s", pp.checkouts.v[i], pr->name)))
+			if (pr->gitdir || pr->home || pr->kind == PROTECT_GITDIR ||
+			    protect_unprotected(cfg, pr))
+				continue;
+			if (many && (p = strv_fmt("*/%s", pr->name)))
+				deny_rel(o, write->v[i], p, REL_GLOB);
+			else if (!many && (p = strv_fmt("%s/%s", pp.checkouts.v[i], pr->name)))
 				deny_path(o, write, p, 0);
 			free(p);
 		}

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sbpl.h"
 #include "tap.h"
@@ -132,6 +134,39 @@ int main(void)
 		     "\xef\xac\x83[cC][eE][. ]*|\xef\xac\x80[iI][cC][eE][. ]*)(/|$)");
 	free(p);
 	strv_release(&cfg.protect_paths);
+
+	/*
+	 * A folder of clones: each checkout's names denied at its top, one by
+	 * one; past SBPL_CHECKOUTS_APART of them, every folder's there (bounded)
+	 */
+	char ws[] = "/tmp/stepbox-sbpl-ws.XXXXXX", d[128];
+	CHECK(mkdtemp(ws) != NULL);
+	for (int n = 0; n < 2; n++) {
+		for (int i = 0; i < (n ? 40 : 2); i++) {
+			snprintf(d, sizeof(d), "%s/c%02d", ws, i);
+			mkdir(d, 0755);
+			snprintf(d, sizeof(d), "%s/c%02d/.git", ws, i);
+			mkdir(d, 0755);
+		}
+		grant(ws, GRANT_READ | GRANT_WRITE | GRANT_EXEC, ORIGIN_FLAG);
+		p = profile(&cfg, &rc);
+		CHECK(rc == 0);
+		/* c01's .envrc by its name, or every folder's by [^/]* */
+		CHECK(p &&
+		      (strstr(p, "/[cC]01[. ]*/\\.[eE][nN][vV][rR][cC][. ]*(/|$)") != NULL) == !n);
+		CHECK(p &&
+		      (strstr(p, "/[^/]*[. ]*/\\.[eE][nN][vV][rR][cC][. ]*(/|$)") != NULL) == n);
+		free(p);
+		free(g.v[--g.n].path);
+		free(g.v[g.n].requested);
+	}
+	for (int i = 0; i < 40; i++) {
+		snprintf(d, sizeof(d), "%s/c%02d/.git", ws, i);
+		rmdir(d);
+		snprintf(d, sizeof(d), "%s/c%02d", ws, i);
+		rmdir(d);
+	}
+	rmdir(ws);
 
 	/* a path SBPL cannot hold: an error naming it, nothing written */
 	grant("/data/\xff", GRANT_READ | GRANT_EXEC, ORIGIN_FLAG);
