@@ -139,6 +139,19 @@ struct protect_hit {
 struct protect_hit protect_match(const struct protect_record *r, const char *abs,
 				 enum protect_change how);
 /*
+ * What protect_match_at may ask of the file system, where the caller holds
+ * the folder of abs's last name: whether the folder up levels above it
+ * holds a .git (a checkout deeper than those recorded, or not recorded,
+ * whose top holds the set's names as a grant's does; fail closed: true).
+ */
+struct protect_probe {
+	bool (*checkout)(void *ctx, unsigned up);
+	void *ctx;
+};
+/* protect_match, and the set's names at the top of any checkout the probe finds. */
+struct protect_hit protect_match_at(const struct protect_record *r, const char *abs,
+				    enum protect_change how, const struct protect_probe *probe);
+/*
  * A git config the live layer let be made at abs (JUDGED): its gitdir is
  * judged after the step with the gitdirs recorded before it (hooks and the
  * config's keys). 0 or -errno.

@@ -176,6 +176,7 @@ struct query {
 	enum protect_change how;
 	bool fold;
 	struct protect_hit *hit;
+	const struct protect_probe *probe; /* or NULL: the record alone */
 };
 
 /*
@@ -441,6 +442,59 @@ static void try_nested_names(const struct query *q)
 	}
 }
 
+/* Whether the component c (len bytes) is the first of one of the set's names. */
+static bool starts_a_name(const char *c, size_t len)
+{
+	for (size_t k = 0; k < protect_nrules; k++) {
+		const struct protect_rule *pr = &protect_rules[k];
+		if (pr->name[0] != c[0] || pr->gitdir || pr->home || pr->kind == PROTECT_GITDIR)
+			continue;
+		size_t n = strcspn(pr->name, "/");
+		if (n == len && memcmp(pr->name, c, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The set's names at the top of a checkout deeper than those recorded (a
+ * GOPATH-style W/github.com/org/repo, or one past the listing's bound),
+ * where the caller can look (the probe, from the name's folder, pinned):
+ * for each component of rel that begins a name of the set, whether the
+ * folder above it holds a .git that the step did not make.
+ */
+static void try_deep_names(const struct query *q)
+{
+	const char *rel = q->rel;
+	size_t ncomp = 1;
+	for (const char *c = rel; *c; c++)
+		ncomp += *c == '/';
+	size_t k = 0;
+	for (const char *c = rel; *c; k++) {
+		size_t len = strcspn(c, "/");
+		/* most components: not a name of the set, or at the grant's top */
+		if (k > 0 && starts_a_name(c, len)) {
+			char prefix[PATH_MAX], dotgit[PATH_MAX + 8];
+			snprintf(prefix, sizeof(prefix), "%.*s", (int)(c - 1 - rel), rel);
+			snprintf(dotgit, sizeof(dotgit), "%s/.git", prefix);
+			if (!made_by_step(q, dotgit) &&
+			    q->probe->checkout(q->probe->ctx, (unsigned)(ncomp - 1 - k))) {
+				for (size_t i = 0; i < protect_nrules; i++) {
+					const struct protect_rule *pr = &protect_rules[i];
+					char pat[PATH_MAX * 2];
+					if (pr->gitdir || pr->home || pr->kind == PROTECT_GITDIR ||
+					    q->r->off[i])
+						continue;
+					snprintf(pat, sizeof(pat), "%s/%s", prefix, pr->name);
+					try(pat, false, pr, rel, q->how, false, q->hit);
+				}
+			}
+		}
+		c += len;
+		c += *c == '/';
+	}
+}
+
 /* The set's other names, HOME's where g holds it, and the policy's, against rel. */
 static void try_names(const struct query *q)
 {
@@ -468,6 +522,8 @@ static void try_names(const struct query *q)
 		try(pr->home && hrel ? pat : pr->name, false, pr, rel, q->how, false, q->hit);
 	}
 	try_nested_names(q);
+	if (q->probe)
+		try_deep_names(q);
 	for (size_t i = 0; i < r->extra.n; i++) {
 		const char *p = r->extra.v[i];
 		if (r->xoff[i])
@@ -492,6 +548,12 @@ static void try_names(const struct query *q)
 struct protect_hit protect_match(const struct protect_record *r, const char *abs,
 				 enum protect_change how)
 {
+	return protect_match_at(r, abs, how, NULL);
+}
+
+struct protect_hit protect_match_at(const struct protect_record *r, const char *abs,
+				    enum protect_change how, const struct protect_probe *probe)
+{
 	struct protect_hit hit = {PROTECT_FREE, NULL};
 	for (size_t g = 0; r && g < r->roots.n && hit.verdict != PROTECT_REFUSED; g++) {
 		const char *root = r->roots.v[g];
@@ -499,7 +561,7 @@ struct protect_hit protect_match(const struct protect_record *r, const char *abs
 			continue;
 		const char *rel = abs + strlen(root);
 		rel += *rel == '/';
-		struct query q = {r, g, rel, how, false, &hit};
+		struct query q = {r, g, rel, how, false, &hit, probe};
 		try_names(&q);
 		try_gitdirs(&q);
 		char folded[PATH_MAX * 2];

@@ -323,7 +323,7 @@ void sup_serve_meta(struct call *c)
 	/* a protected path's mode (chmod +x of a hook): the live layer's (Landlock alone) */
 	const char *rule;
 	if (r == 0 && mc.kind == M_CHMOD && c->s->prot &&
-	    (protect_match(c->s->prot, where, PROTECT_MAKE).verdict != PROTECT_FREE ||
+	    (sup_match_object(c, fd, where, PROTECT_MAKE).verdict != PROTECT_FREE ||
 	     protect_inode(c->s->prot, st.st_dev, st.st_ino, &rule))) {
 		sup_note_denial(c, OP_PROTECTED, where, -1);
 		r = -EACCES;

@@ -128,6 +128,68 @@ static bool dots(const char *name)
 }
 
 /*
+ * Whether the folder up levels above the pinned folder fd holds a .git:
+ * reached by "..", from the folder the call will be made in, never by a
+ * path the step could change meanwhile. Fail closed: true.
+ */
+static bool checkout_above(void *ctx, unsigned up)
+{
+	int fd = *(const int *)ctx, cur = fd;
+	for (unsigned i = 0; i < up; i++) {
+		int next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (cur != fd)
+			close(cur);
+		if (next < 0)
+			return true;
+		cur = next;
+	}
+	struct stat st;
+	bool yes = fstatat(cur, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
+	if (cur != fd)
+		close(cur);
+	return yes;
+}
+
+static bool always(void *ctx, unsigned up)
+{
+	(void)ctx, (void)up;
+	return true;
+}
+
+/*
+ * What a change of the file obj holds (one that exists: linked, truncated,
+ * reopened, chmod'ed) meets, at where, its path: the probe from its folder,
+ * where that folder still holds it under its name (else fail closed).
+ */
+struct protect_hit sup_match_object(struct call *c, int obj, const char *where,
+				    enum protect_change how)
+{
+	char dir[PATH_MAX];
+	struct place pl = {.dir = -1};
+	struct stat a, b;
+	int fd = split_place(where, dir, sizeof(dir), &pl) == 0
+			 ? stepview_resolve(&c->v, AT_FDCWD, dir, true)
+			 : -1;
+	bool same = fd >= 0 && fstat(obj, &a) == 0 &&
+		    fstatat(fd, pl.name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
+		    a.st_dev == b.st_dev;
+	const struct protect_probe probe = same ? (struct protect_probe){checkout_above, &fd}
+						: (struct protect_probe){always, NULL};
+	struct protect_hit h = protect_match_at(c->s->prot, where, how, &probe);
+	if (fd >= 0)
+		close(fd);
+	return h;
+}
+
+/* What the change how at pl meets, the pinned folder asked where the record cannot say. */
+static struct protect_hit match(struct call *c, const struct place *pl, enum protect_change how)
+{
+	int dir = pl->dir;
+	const struct protect_probe probe = {checkout_above, &dir};
+	return protect_match_at(c->s->prot, pl->abs, how, dir >= 0 ? &probe : NULL);
+}
+
+/*
  * What the change how at pl meets; a refusal is said, and kept for
  * --explain and the report. JUDGED only where judged says it may be (a
  * file opened to be made): a link, a symlink or a node there is refused.
@@ -137,7 +199,7 @@ static enum protect_verdict judge(struct call *c, const struct place *pl, enum p
 {
 	if (dots(pl->name))
 		return PROTECT_FREE;
-	struct protect_hit h = protect_match(c->s->prot, pl->abs, how);
+	struct protect_hit h = match(c, pl, how);
 	if (!pl->known) {
 		/* a folder with no path (deleted, another mount's): nothing is made there */
 		h.verdict = how == PROTECT_REMOVE ? PROTECT_FREE : PROTECT_REFUSED;
@@ -190,7 +252,7 @@ static int reopen(struct call *c, int obj, int flags, struct job *j)
 	char where[PATH_MAX];
 	bool known = stepview_held_path(obj, where, sizeof(where)) == 0;
 	if (S_ISREG(st.st_mode) && known &&
-	    (protect_match(c->s->prot, where, PROTECT_MAKE).verdict != PROTECT_FREE ||
+	    (sup_match_object(c, obj, where, PROTECT_MAKE).verdict != PROTECT_FREE ||
 	     protect_inode(c->s->prot, st.st_dev, st.st_ino, &rule))) {
 		sup_note_denial(c, OP_PROTECTED, where, -1);
 		return -EACCES;
@@ -450,7 +512,7 @@ static int guard_rename(struct call *c, struct place *from, struct place *to, un
 	    (swap && refused(c, from, moved_in(to))))
 		return -EACCES;
 	struct protect_hit h = to->known && !dots(to->name)
-				       ? protect_match(c->s->prot, to->abs, in)
+				       ? match(c, to, in)
 				       : (struct protect_hit){PROTECT_FREE, NULL};
 	if (h.verdict == PROTECT_JUDGED && !swap)
 		return judged_config(c, from, to);
@@ -480,7 +542,7 @@ static int guard_rename(struct call *c, struct place *from, struct place *to, un
 	if (r == 0 && pinned && !swap &&
 	    (fstatat(to->dir, to->name, &after, AT_SYMLINK_NOFOLLOW) < 0 ||
 	     after.st_ino != before.st_ino || after.st_dev != before.st_dev) &&
-	    protect_match(c->s->prot, to->abs, PROTECT_MOVE_DIR_IN).verdict != PROTECT_FREE) {
+	    match(c, to, PROTECT_MOVE_DIR_IN).verdict != PROTECT_FREE) {
 		struct job back = {.nr = SYS_renameat2,
 				   .dir = to->dir,
 				   .name = to->name,
@@ -517,7 +579,7 @@ static int guard_link(struct call *c, uint64_t olddir, const char *old, struct p
 	const char *rule;
 	int r = fstat(obj, &st) < 0 ? -errno : 0;
 	if (r == 0 && ((stepview_held_path(obj, where, sizeof(where)) == 0 &&
-			protect_match(c->s->prot, where, PROTECT_MAKE).verdict != PROTECT_FREE) ||
+			sup_match_object(c, obj, where, PROTECT_MAKE).verdict != PROTECT_FREE) ||
 		       protect_inode(c->s->prot, st.st_dev, st.st_ino, &rule))) {
 		sup_note_denial(c, OP_PROTECTED, where, -1);
 		r = -EACCES;
@@ -653,7 +715,7 @@ static int guard_truncate(struct call *c, const char *path)
 	const char *rule;
 	int r = fstat(obj, &st) < 0 ? -errno : 0;
 	if (r == 0 && stepview_held_path(obj, where, sizeof(where)) == 0 &&
-	    (protect_match(c->s->prot, where, PROTECT_MAKE).verdict != PROTECT_FREE ||
+	    (sup_match_object(c, obj, where, PROTECT_MAKE).verdict != PROTECT_FREE ||
 	     protect_inode(c->s->prot, st.st_dev, st.st_ino, &rule))) {
 		sup_note_denial(c, OP_PROTECTED, where, -1);
 		r = -EACCES;

@@ -27,6 +27,7 @@
 #include "supervise.h"
 #include "stepview.h"
 #include "policy.h"
+#include "protect.h"
 #include "strv.h"
 
 /* Newer than Debian 12's headers; one number on every architecture. */
@@ -141,6 +142,13 @@ void sup_unref(struct supervisor *s);
 void sup_respond(const struct call *c, long val, int errnum);
 /* Keep a refusal for --explain and the report (path NULL: a TCP port). */
 void sup_note_denial(struct call *c, enum denial_op op, const char *path, int port);
+/*
+ * The protected paths' live layer on a file that exists (obj, an O_PATH fd;
+ * where, its path as the step sees it): what the change how of it meets,
+ * a checkout above it looked for from its folder (supervise_guard.c).
+ */
+struct protect_hit sup_match_object(struct call *c, int obj, const char *where,
+				    enum protect_change how);
 /* A call performed for the step that failed with errnum: judged as the tracer would (--explain). */
 void sup_note_failed(struct call *c, enum denial_op op, const char *path, const char *path2,
 		     int errnum);

@@ -242,6 +242,25 @@ run_sb run -- sh -c 'for f in a/.husky/pre-commit a/.envrc a/.vscode/tasks.json 
 	ok "a checkout one level down: the set's names at its top refused, the folder not moved; controls made" ||
 	notok "a checkout one level down: the set's names at its top refused" "rc=$RC $OUT"
 
+# ... and one deeper (a GOPATH-style tree): the same names at its top, found
+# from the folder each call is made in; a link to its hook refused; one the
+# step makes is its own
+setup
+git init -q "$T/w/d1/d2/repo" && mkdir -p "$T/w/d1/d2/repo/.husky" &&
+	echo keep >"$T/w/d1/d2/repo/.husky/pre-commit" || notok "a deep checkout set up"
+run_sb run -- sh -c 'for f in d1/d2/repo/.husky/pre-commit d1/d2/repo/.envrc d1/d2/repo/.ENVRC \
+		d1/d2/repo/.vscode/tasks.json; do
+		(mkdir -p "${f%/*}" 2>/dev/null; echo "touch marker" >>"$f") 2>/dev/null && echo "$f written"
+	done
+	ln d1/d2/repo/.husky/pre-commit hard 2>/dev/null && echo linked
+	mv d1/d2/repo/.husky h2 2>/dev/null && echo moved
+	mkdir -p d1/d2/repo/src && echo x >d1/d2/repo/src/.envrc &&
+	git init -q d1/mine && echo x >d1/mine/.envrc && echo ctl-ok'
+[ "$OUT" = ctl-ok ] && [ "$(cat "$T/w/d1/d2/repo/.husky/pre-commit")" = keep ] &&
+	[ ! -e "$T/w/d1/d2/repo/.envrc" ] &&
+	ok "a checkout three levels down: its names refused, its hook not linked or moved; controls made" ||
+	notok "a checkout three levels down: its names refused" "rc=$RC $OUT"
+
 # ... in a submodule two levels down (husky there: its config names .husky/_,
 # taken from the submodule's worktree), the person committing in it after
 setup
@@ -252,7 +271,7 @@ rm -rf "$T/libsrc" && git init -q "$T/libsrc" && (cd "$T/libsrc" && echo l >l &&
 	mkdir -p "$T/w/third/lib/.husky/_" || notok "a submodule set up"
 run_sb run -- sh -c 'printf "#!/bin/sh\ntouch '"$M"'\n" >third/lib/.husky/_/pre-commit 2>/dev/null &&
 		chmod 755 third/lib/.husky/_/pre-commit && echo written
-	echo x >third/lib/.husky/ctl && echo ctl-ok'
+	echo x >third/lib/ctl.txt && echo ctl-ok'
 [ "$OUT" = ctl-ok ] && [ ! -e "$T/w/third/lib/.husky/_/pre-commit" ] &&
 	ok "core.hooksPath of a submodule two levels down: its hook refused; a control beside it made" ||
 	notok "core.hooksPath of a submodule two levels down: its hook refused" "rc=$RC $OUT"

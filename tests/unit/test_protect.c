@@ -523,6 +523,50 @@ static void nested(void)
 	policy_release(&cfg);
 }
 
+/* A probe answering that the folder up levels above the name's is a checkout, for one up. */
+static bool checkout_at(void *ctx, unsigned up)
+{
+	return (int)up == *(const int *)ctx;
+}
+
+/*
+ * A checkout deeper than those recorded (W/x/y/repo): the set's names at
+ * its top, where the caller's probe finds its .git, and not at a folder
+ * that is none, nor in a checkout the step made.
+ */
+static void deep_names(void)
+{
+	dir("dn");
+	char dn[300], p[400];
+	snprintf(dn, sizeof(dn), "%s/dn", top);
+	const char *roots[] = {dn};
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	struct stepbox_err err = {0};
+	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
+	CHECK(r != NULL);
+	int one = 1, zero = 0, none = -1;
+	const struct protect_probe at1 = {checkout_at, &one}, at0 = {checkout_at, &zero},
+				   never = {checkout_at, &none};
+	snprintf(p, sizeof(p), "%s/x/y/repo/.husky/pre-commit", dn);
+	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &at1).verdict == PROTECT_REFUSED);
+	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &never).verdict == PROTECT_FREE);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE); /* no probe */
+	snprintf(p, sizeof(p), "%s/x/y/repo/.ENVRC", dn); /* another spelling */
+	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &at0).verdict == PROTECT_REFUSED);
+	snprintf(p, sizeof(p), "%s/x/y/repo/src/.envrc", dn); /* src is no checkout */
+	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &at1).verdict == PROTECT_FREE);
+	snprintf(p, sizeof(p), "%s/x/y/repo/.husky", dn); /* moved away from the checkout */
+	CHECK(r && protect_match_at(r, p, PROTECT_REMOVE, &at0).verdict == PROTECT_REFUSED);
+	/* a checkout the step made is its own */
+	snprintf(p, sizeof(p), "%s/x/y/repo/.git", dn);
+	CHECK(r && protect_note_gitdir(r, p) == 0);
+	snprintf(p, sizeof(p), "%s/x/y/repo/.husky/pre-commit", dn);
+	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &at1).verdict == PROTECT_FREE);
+	protect_free(r);
+	policy_release(&cfg);
+}
+
 /*
  * The hooks paths git reads in a submodule (its gitdir's config, found
  * through .git/modules/, its worktree by core.worktree, at any depth; one
@@ -679,6 +723,7 @@ int main(void)
 	live();
 	nested();
 	module_hooks();
+	deep_names();
 	dotgits();
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
