@@ -615,6 +615,38 @@ static int add_dotgit(struct scan *s, size_t g, const char *rel, const struct pr
 	return r < 0 ? r : 0;
 }
 
+/*
+ * The gitdirs a write grant's checkouts one level down lead to that no
+ * `.git` names them by (a worktree's or a --separate-git-dir clone's .git
+ * file, followed to its gitdir and that one's commondir: a bare clone
+ * whose worktrees these are), and the bare repositories there (a remote
+ * the person pushes to runs its hooks): looked at as the grant's own.
+ */
+static int scan_nested(struct scan *s, size_t g)
+{
+	const struct protect_rule *dotgit = protect_rule_named(".git");
+	int r = scan_extra(s, g);
+	for (size_t i = 0; r >= 0 && dotgit && !s->r->off[dotgit - protect_rules] &&
+			   i < s->r->nested.n + s->r->bare.n;
+	     i++) {
+		bool bare = i >= s->r->nested.n;
+		size_t eg;
+		const char *n = protect_entry(
+			bare ? s->r->bare.v[i - s->r->nested.n] : s->r->nested.v[i], &eg);
+		struct stat st;
+		char rel[PATH_MAX];
+		if (!n || eg != g || s->roots[g] < 0 ||
+		    snprintf(rel, sizeof(rel), "%s%s", n, bare ? "" : "/.git") >= (int)sizeof(rel))
+			continue;
+		if (bare)
+			r = scan_gitdir(s, g, rel, 0);
+		else if (fstatat(s->roots[g], rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			 S_ISREG(st.st_mode))
+			r = add_dotgit(s, g, rel, dotgit);
+	}
+	return r;
+}
+
 /* One write grant's own protected names: .git and what it names, the rest of the set. */
 static int scan_grant(struct scan *s, size_t g)
 {
@@ -645,7 +677,7 @@ static int scan_grant(struct scan *s, size_t g)
 		}
 		free(rel);
 	}
-	return r < 0 ? r : scan_extra(s, g);
+	return r < 0 ? r : scan_nested(s, g);
 }
 
 /* After the step, the gitdirs looked at before too: a .git file repointed hides none. */
@@ -803,6 +835,7 @@ void protect_free(struct protect_record *r)
 	strv_release(&r->gitdirs);
 	strv_release(&r->made);
 	strv_release(&r->nested);
+	strv_release(&r->bare);
 	free(r->xrules);
 	free(r->xoff);
 	free(r->off);

@@ -62,9 +62,21 @@ int protect_note_nested(struct protect_record *r)
 					(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
 			if (dir >= 0 && dir != root)
 				close(dir);
-			char *key = checkout ? strv_fmt("%zu\t%s", g, e.name) : NULL;
-			if (checkout)
-				rc = key ? strv_push_owned(&r->nested, key) : -ENOMEM;
+			/* a bare repository, by git's own name for one: NAME.git holding HEAD */
+			size_t nl = strlen(e.name);
+			bool bare = !checkout && dir >= 0 && nl > 4 &&
+				    strcmp(e.name + nl - 4, ".git") == 0 &&
+				    fstatat(root, e.name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				    S_ISDIR(st.st_mode);
+			if (bare) {
+				snprintf(sub, sizeof(sub), "%s/HEAD", e.name);
+				bare = fstatat(root, sub, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				       S_ISREG(st.st_mode);
+			}
+			char *key = checkout || bare ? strv_fmt("%zu\t%s", g, e.name) : NULL;
+			if (checkout || bare)
+				rc = key ? strv_push_owned(checkout ? &r->nested : &r->bare, key)
+					 : -ENOMEM;
 		}
 		path_dir_close(&d);
 		close(root);
@@ -445,7 +457,8 @@ static int nested_gitdir(const struct protect_record *r, const char *e, struct s
 int protect_profile_paths(const struct stepbox_config *cfg, const char *const *write, size_t n,
 			  const char *home, struct protect_profile *out)
 {
-	struct protect_record r = {.roots = STRV_INIT, .extra = STRV_INIT, .nested = STRV_INIT};
+	struct protect_record r = {
+		.roots = STRV_INIT, .extra = STRV_INIT, .nested = STRV_INIT, .bare = STRV_INIT};
 	int rc = (r.off = calloc(protect_nrules, sizeof(bool))) ? 0 : -ENOMEM;
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		rc = strv_push(&r.roots, write[i]);
@@ -464,6 +477,22 @@ int protect_profile_paths(const struct stepbox_config *cfg, const char *const *w
 		if (!off)
 			rc = strv_push(i < nhooks ? &out->hooks : &out->files, r.extra.v[i]);
 	}
+	/* a bare repository one level down: its hooks (but samples) and its config */
+	for (size_t i = 0; rc == 0 && i < r.bare.n; i++) {
+		size_t g;
+		const char *rel = protect_entry(r.bare.v[i], &g);
+		const char *top = rel && strcmp(r.roots.v[g], "/") ? r.roots.v[g] : "";
+		char *h =
+			rel && rule_on(&r, ".git/hooks") ? strv_fmt("%s/%s/hooks", top, rel) : NULL;
+		char *c = rel && rule_on(&r, ".git/config") ? strv_fmt("%s/%s/config", top, rel)
+							    : NULL;
+		if (h)
+			rc = strv_push_owned(&out->hooks, h);
+		if (c && rc == 0)
+			rc = strv_push_owned(&out->files, c);
+		else
+			free(c);
+	}
 	for (size_t i = 0; rc == 0 && i < r.nested.n; i++) {
 		size_t g;
 		const char *rel = protect_entry(r.nested.v[i], &g);
@@ -479,6 +508,7 @@ int protect_profile_paths(const struct stepbox_config *cfg, const char *const *w
 	strv_release(&r.roots);
 	strv_release(&r.extra);
 	strv_release(&r.nested);
+	strv_release(&r.bare);
 	free(r.off);
 	return rc;
 }

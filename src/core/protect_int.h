@@ -68,6 +68,8 @@ struct protect_record {
 	struct strv made;    /* the .git folders the step made, as gitdirs are */
 	/* the checkouts one level down in a grant, for their hooks path: "GRANT\tNAME" */
 	struct strv nested;
+	/* the bare repositories there (NAME.git holding HEAD): gitdirs, "GRANT\tNAME" */
+	struct strv bare;
 	struct finding *f;
 	size_t nf, capf;
 	char *quarantine; /* this run's folder, once made */

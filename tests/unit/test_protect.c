@@ -523,6 +523,64 @@ static void nested(void)
 	policy_release(&cfg);
 }
 
+/*
+ * Gitdirs no ".git" names them by: a bare clone whose worktree is one level
+ * down (its .git file, then commondir), a --separate-git-dir clone's, a
+ * bare repository the person pushes to (NAME.git holding HEAD).
+ */
+static void other_gitdirs(void)
+{
+	static const char *const dirs[] = {"og",
+					   "og/repo.git",
+					   "og/repo.git/hooks",
+					   "og/repo.git/objects",
+					   "og/repo.git/refs",
+					   "og/repo.git/worktrees",
+					   "og/repo.git/worktrees/main",
+					   "og/main",
+					   "og/repos",
+					   "og/repos/a.git",
+					   "og/repos/a.git/hooks",
+					   "og/a",
+					   "og/push.git",
+					   "og/push.git/hooks",
+					   "og/plain.git"};
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++)
+		dir(dirs[i]);
+	put("og/repo.git/HEAD", "ref: refs/heads/main\n", 0644);
+	put("og/repo.git/config", "[core]\n\tbare = true\n", 0644);
+	put("og/repo.git/worktrees/main/commondir", "../..\n", 0644);
+	put("og/repo.git/worktrees/main/gitdir", "x\n", 0644);
+	put("og/main/.git", "gitdir: ../repo.git/worktrees/main\n", 0644);
+	put("og/repos/a.git/config", "[core]\n", 0644);
+	put("og/repos/a.git/HEAD", "ref: refs/heads/main\n", 0644);
+	put("og/a/.git", "gitdir: ../repos/a.git\n", 0644);
+	put("og/push.git/HEAD", "ref: refs/heads/main\n", 0644);
+	char og[300], p[400];
+	snprintf(og, sizeof(og), "%s/og", top);
+	const char *roots[] = {og};
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	struct stepbox_err err = {0};
+	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
+	CHECK(r != NULL);
+	static const char *const held[] = {"repo.git/hooks/pre-commit",    "repo.git/config",
+					   "repos/a.git/hooks/pre-commit", "repos/a.git/config",
+					   "push.git/hooks/post-receive",  "push.git/config"};
+	for (size_t i = 0; r && i < sizeof(held) / sizeof(*held); i++) {
+		snprintf(p, sizeof(p), "%s/%s", og, held[i]);
+		CHECK(protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
+	}
+	static const char *const free_[] = {"repo.git/objects/ab", "repos/a.git/index",
+					    "plain.git/hooks/x", "push.git/refs/heads/x"};
+	for (size_t i = 0; r && i < sizeof(free_) / sizeof(*free_); i++) {
+		snprintf(p, sizeof(p), "%s/%s", og, free_[i]);
+		CHECK(protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	}
+	protect_free(r);
+	policy_release(&cfg);
+}
+
 /* A probe answering that the folder up levels above the name's is a checkout, for one up. */
 static bool checkout_at(void *ctx, unsigned up)
 {
@@ -724,6 +782,7 @@ int main(void)
 	nested();
 	module_hooks();
 	deep_names();
+	other_gitdirs();
 	dotgits();
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
