@@ -869,6 +869,10 @@ int protect_places(const struct protect_record *r, struct strv *out, struct strv
 			continue;
 		if (it->kind == ITEM_DOTGIT && S_ISDIR(it->st.st_mode))
 			continue; /* .git itself stays writable: commits work */
+		const struct protect_rule *pr = protect_rule_named(it->rule);
+		if (pr && pr->kind == PROTECT_MODULES)
+			continue; /* submodules' gitdirs are fetched into and made: their hooks
+				     and configs are items of their own, the live layer the rest */
 		if (!S_ISDIR(it->st.st_mode) && !S_ISREG(it->st.st_mode))
 			continue;
 		if (it->kind == ITEM_CONFIG) {

@@ -164,6 +164,12 @@ int protect_note_made(struct protect_record *r, const char *abs);
  */
 int protect_note_gitdir(struct protect_record *r, const char *abs);
 /*
+ * Whether abs, a folder made, is a gitdir's submodule or worktree folder
+ * (its parent a gitdir's modules/ or worktrees/): one the step made is its
+ * own as a .git it made is (git worktree add, then remove).
+ */
+bool protect_is_admin_dir(const struct protect_record *r, const char *abs);
+/*
  * A folder or file moved by the live layer from from to to (swap: the two
  * exchanged): what was noted at or beneath it (the gitdirs the step made,
  * those to be judged after it) is noted where it went, so that a clone

@@ -326,8 +326,8 @@ static void try_gitdir(const struct query *q, const char *gd)
 	enum protect_change how = q->how;
 	if (!near(gd, rel, how))
 		return; /* most calls: nothing of this gitdir's */
-	if (how == PROTECT_REMOVE && made_by_step(q, gd))
-		return; /* the step's own clone, removed */
+	if (how == PROTECT_REMOVE && (made_by_step(q, gd) || made_by_step(q, rel)))
+		return; /* the step's own clone, or its worktree's or submodule's folder, removed */
 	bool fresh = !recorded(q, gd);
 	for (size_t i = 0; i < protect_nrules; i++) {
 		const struct protect_rule *pr = &protect_rules[i];
@@ -615,6 +615,30 @@ static int note_in_grants(struct protect_record *r, struct strv *list, const cha
 int protect_note_gitdir(struct protect_record *r, const char *abs)
 {
 	return r ? note_in_grants(r, &r->made, abs) : -EINVAL;
+}
+
+bool protect_is_admin_dir(const struct protect_record *r, const char *abs)
+{
+	char up[PATH_MAX], gd[PATH_MAX];
+	if (!r || !path_parent(abs, up, sizeof(up)) || !path_parent(up, gd, sizeof(gd)))
+		return false;
+	const char *kind = strrchr(up, '/');
+	if (!kind || (strcmp(kind, "/modules") != 0 && strcmp(kind, "/worktrees") != 0))
+		return false;
+	size_t n = strlen(gd);
+	if (n >= 5 && strcmp(gd + n - 5, "/.git") == 0)
+		return true;
+	for (size_t i = 0; i < r->gitdirs.n; i++) { /* a bare clone's, recorded */
+		size_t g;
+		const char *rel = protect_entry(r->gitdirs.v[i], &g);
+		const char *root = g < r->roots.n ? r->roots.v[g] : NULL;
+		char p[PATH_MAX * 2];
+		if (rel && root &&
+		    snprintf(p, sizeof(p), "%s/%s", strcmp(root, "/") ? root : "", rel) > 0 &&
+		    strcmp(p, gd) == 0)
+			return true;
+	}
+	return false;
 }
 
 /*

@@ -695,7 +695,8 @@ static int guard_one(struct call *c, const struct shape *sh, const char *path)
 					     pl.known ? pl.where : NULL, -1, NULL);
 		landlock_refused(c, r, how == PROTECT_REMOVE ? OP_DELETE : OP_CREATE, &pl, NULL);
 		/* a gitdir of the step's own (git init, a clone): it may remove what it holds */
-		if (r == 0 && how == PROTECT_MKDIR && pl.known && is_dotgit(pl.name))
+		if (r == 0 && how == PROTECT_MKDIR && pl.known &&
+		    (is_dotgit(pl.name) || protect_is_admin_dir(c->s->prot, pl.abs)))
 			protect_note_gitdir(c->s->prot, pl.abs);
 		if (r == 0 && how == PROTECT_REMOVE && pl.known)
 			protect_note_removed(c->s->prot, pl.abs);

@@ -122,6 +122,18 @@ rm -rf "$T/subsrc" && mkdir -p "$T/subsrc" && (cd "$T/subsrc" && git init -q && 
 run_sb run -- sh -c "cd sm && git config core.fsmonitor 'touch $M'; h=\$(git rev-parse --git-path hooks)/post-checkout; printf '%s\n' \"$PLANT\" >\$h; chmod +x \$h; cd .. && echo ok >ctl"
 held "a submodule's config and hooks" "$T/w/ctl" "$T/w/sm"
 
+# ordinary work where the gitdir's modules/ and worktrees/ exist already: a
+# second submodule initialized, a worktree added and removed in one step
+rm -rf "$T/sub2" && mkdir -p "$T/sub2" && (cd "$T/sub2" && git init -q && echo t >t && git add t &&
+	git commit -qm t) && (cd "$T/w" && git -c protocol.file.allow=always submodule add -q \
+	"$T/sub2" sm2 >/dev/null 2>&1 && git commit -qm sm2 && git submodule deinit -q sm2 &&
+	rm -rf .git/modules/sm2) || exit 1
+run_sb run -r "$T/sub2" -- sh -c 'set -e; git -c protocol.file.allow=always submodule update -q --init sm2
+	git worktree add -q wt3 2>/dev/null; git worktree remove wt3; test -f sm2/t; echo done'
+[ "$RC" = 0 ] && [ "$OUT" = "done" ] && ! grep -q "stepbox: protected" "$T/out/err" &&
+	ok "submodule update --init beside an existing one; a worktree added and removed: no finding" ||
+	notok "submodule update --init beside an existing one; a worktree added and removed" "rc=$RC $OUT"
+
 # a full workflow inside the step leaves no finding
 fresh
 rm -rf "$T/bare" "$T/src" && git init -q --bare "$T/bare" && (cd "$T/w" && git push -q "$T/bare" HEAD:refs/heads/main) &&

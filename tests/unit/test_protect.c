@@ -577,6 +577,16 @@ static void other_gitdirs(void)
 		snprintf(p, sizeof(p), "%s/%s", og, free_[i]);
 		CHECK(protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
 	}
+	/* a worktree's folder the step made in a gitdir is its own to remove; another is not */
+	snprintf(p, sizeof(p), "%s/repo.git/worktrees/mine", og);
+	CHECK(r && protect_is_admin_dir(r, p) && protect_note_gitdir(r, p) == 0);
+	CHECK(r && protect_match(r, p, PROTECT_REMOVE).verdict == PROTECT_FREE);
+	snprintf(p, sizeof(p), "%s/repo.git/worktrees/main", og);
+	CHECK(r && protect_match(r, p, PROTECT_REMOVE).verdict == PROTECT_REFUSED);
+	snprintf(p, sizeof(p), "%s/main/.git/worktrees/x", og); /* ends in .git: a gitdir */
+	CHECK(r && protect_is_admin_dir(r, p));
+	snprintf(p, sizeof(p), "%s/src/worktrees/x", og);
+	CHECK(r && !protect_is_admin_dir(r, p));
 	protect_free(r);
 	policy_release(&cfg);
 }
