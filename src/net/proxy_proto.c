@@ -166,23 +166,32 @@ static void http_head(struct proxy *px, struct proxy_conn *p)
 }
 
 /*
- * Whether a tunnel's first bytes (not TLS) are HTTP's: a request line, a
- * method and a space, with " HTTP/" in it (1.x, or HTTP/2's preface). 1
- * yes, 0 no, -1 not known yet (a method so far, the line not whole). A
+ * Whether a tunnel's first bytes (not TLS) are HTTP's: after any empty
+ * lines (servers skip them), a line with no control byte holding "HTTP/"
+ * (a request line of any method, any case; HTTP/2's preface). 1 yes, 0 no
+ * (a control byte no request line holds: a binary protocol, or a line
+ * without "HTTP/"), -1 not known yet: text that may still become one,
+ * waited for (within the handshake's time). A
  * line that fills the buffer is taken as HTTP's, for its parser to refuse:
  * never a tunnel for a request whose Host comes after it.
  */
 static int http_first_line(const char *b, size_t len, bool full)
 {
 	size_t i = 0;
-	while (i < len && b[i] >= 'A' && b[i] <= 'Z')
+	while (i < len && (b[i] == '\r' || b[i] == '\n'))
 		i++;
-	if (i < len && (i == 0 || b[i] != ' '))
-		return 0;
-	const char *nl = i < len ? memchr(b, '\n', len) : NULL;
-	if (!nl)
+	size_t start = i;
+	for (; i < len && b[i] != '\n'; i++) {
+		unsigned char c = (unsigned char)b[i];
+		if (c < 0x20 && c != '\t' && c != '\r')
+			return 0;
+	}
+	if (i == len)
 		return full ? 1 : -1;
-	return memmem(b, (size_t)(nl - b), " HTTP/", 6) != NULL;
+	for (size_t k = start; k + 5 <= i; k++)
+		if (strncasecmp(b + k, "HTTP/", 5) == 0)
+			return 1;
+	return 0;
 }
 
 static void tls_peek(struct proxy *px, struct proxy_conn *p)

@@ -372,11 +372,14 @@ static int via_connect(struct tproxy *tp, const char *target, const char *extra,
 	return code;
 }
 
+/* msg and a newline there and back (a tunnel waits for a text's first line) */
 static bool echoes(int fd, const char *msg)
 {
-	char buf[4096];
-	puts_(fd, msg);
-	return get(fd, buf, sizeof(buf), strlen(msg), NULL) == strlen(msg) && strcmp(buf, msg) == 0;
+	char buf[4096], line[4096];
+	snprintf(line, sizeof(line), "%s\n", msg);
+	puts_(fd, line);
+	return get(fd, buf, sizeof(buf), strlen(line), NULL) == strlen(line) &&
+	       strcmp(buf, line) == 0;
 }
 
 static size_t hello(uint8_t *out, const char *sni, size_t slen)
@@ -429,8 +432,8 @@ static void test_connect(struct tproxy *tp)
 	CHECK(echoes(fd, "ping through a tunnel"));
 	close(fd);
 	ev = event_wait(tp, "\"reached\"", "\"name\":\"echo.test\"");
-	CHECK_HAS(ev, "\"up\":21");
-	CHECK_HAS(ev, "\"down\":21");
+	CHECK_HAS(ev, "\"up\":22");
+	CHECK_HAS(ev, "\"down\":22");
 	CHECK_HAS(ev, "\"addr\":\"127.0.0.1\"");
 
 	/* case and a trailing dot are the same name */
@@ -574,7 +577,22 @@ static void test_sni(struct tproxy *tp)
 	CHECK(closed(fd));
 	close(fd);
 	CHECK(via_connect(tp, t, NULL, &fd) == 200);
-	CHECK(echoes(fd, "SSH-2.0-OpenSSH_9.2\r\n"));
+	CHECK(echoes(fd, "SSH-2.0-OpenSSH_9.2\r"));
+	close(fd);
+	/* what servers take for a request line too: an empty line first, any case, a dash */
+	static const char *const lines[] = {"\r\nGET /f HTTP/1.1", "get /f HTTP/1.1",
+					    "M-SEARCH * HTTP/1.1", "GET /\xff HTTP/1.1"};
+	for (size_t i = 0; i < sizeof(lines) / sizeof(*lines); i++) {
+		CHECK(via_connect(tp, t, NULL, &fd) == 200);
+		snprintf(req, sizeof(req), "%s\r\nHost: evil.example\r\n\r\n", lines[i]);
+		puts_(fd, req);
+		CHECK(closed(fd));
+		close(fd);
+	}
+	/* a binary protocol (a length first: a NUL) is a tunnel at once */
+	CHECK(via_connect(tp, t, NULL, &fd) == 200);
+	put(fd, "\0\0\0\x08\x04\xd2\x16\x2f", 8);
+	CHECK(get(fd, back, sizeof(back), 8, NULL) == 8 && memcmp(back, "\0\0\0\x08", 4) == 0);
 	close(fd);
 }
 
@@ -740,7 +758,7 @@ static void test_socks(struct tproxy *tp)
 	CHECK(reply[0] == 5 && reply[1] == 0);
 	CHECK(echoes(fd, "socks ping"));
 	close(fd);
-	CHECK(event_wait(tp, "\"reached\"", "\"up\":10") != NULL);
+	CHECK(event_wait(tp, "\"reached\"", "\"up\":11") != NULL);
 	/* not listed: 0x02 */
 	fd = socks(tp, greet, sizeof(greet), r, socks_name(r, 1, "other.test", 10, echo_port),
 		   reply);
@@ -1104,11 +1122,11 @@ static void test_many(struct tproxy *tp)
 	CHECK(ok == N);
 	ok = 0;
 	for (int i = 0; i < N; i++) {
-		snprintf(req, sizeof(req), "conn %d", i);
+		snprintf(req, sizeof(req), "conn %d\n", i);
 		puts_(fds[i], req);
 	}
 	for (int i = 0; i < N; i++) {
-		snprintf(req, sizeof(req), "conn %d", i);
+		snprintf(req, sizeof(req), "conn %d\n", i);
 		if (get(fds[i], buf, sizeof(buf), strlen(req), NULL) == strlen(req) &&
 		    strcmp(buf, req) == 0)
 			ok++;
