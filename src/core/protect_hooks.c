@@ -331,6 +331,49 @@ static bool rule_on(const struct protect_record *r, const char *name)
  * from the checkout), and those its submodules' configs name; the files
  * the configs include into included. 0 or -errno.
  */
+/*
+ * The tops of the checkout's linked worktrees (each .git/worktrees/NAME/
+ * gitdir names the worktree's .git file), into tops: a relative
+ * core.hooksPath is taken from the top of the worktree git runs in, so a
+ * worktree anywhere (W/.worktrees/feat) has a hooks folder of its own.
+ * Bounded by listed, with the submodules' folders.
+ */
+static int worktree_tops(int root, const char *nest, size_t *listed, struct strv *tops)
+{
+	char rel[PATH_MAX];
+	snprintf(rel, sizeof(rel), "%s%s.git/worktrees", nest ? nest : "", nest ? "/" : "");
+	const char *base;
+	int dfd = protect_walk(root, rel, &base);
+	int wfd = dfd >= 0 ? openat(dfd, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	struct path_dir d;
+	int rc = 0;
+	if (wfd >= 0 && path_dir_open(&d, wfd, ".") == 0) {
+		struct path_entry e;
+		while (rc == 0 && *listed < MODULES_LISTED && path_dir_next(&d, &e)) {
+			++*listed;
+			char p[NAME_MAX + 16], *text = NULL, top[PATH_MAX];
+			size_t len = 0;
+			snprintf(p, sizeof(p), "%s/gitdir", e.name);
+			int fd = openat(wfd, p, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0 && path_read_fd(fd, PATH_MAX, &text, &len) == 0) {
+				text[strcspn(text, "\r\n")] = '\0';
+				if (text[0] == '/' && path_parent(text, top, sizeof(top)) &&
+				    strv_find(tops, top) < 0)
+					rc = strv_push(tops, top);
+			}
+			if (fd >= 0)
+				close(fd);
+			free(text);
+		}
+		path_dir_close(&d);
+	}
+	if (wfd >= 0)
+		close(wfd);
+	if (dfd >= 0)
+		close(dfd);
+	return rc;
+}
+
 static int checkout_hooks(struct protect_record *r, size_t g, const char *nest, bool hooks_on,
 			  const struct strv *global, struct strv *included, size_t *listed)
 {
@@ -348,12 +391,21 @@ static int checkout_hooks(struct protect_record *r, size_t g, const char *nest, 
 			rc = hooks_paths_in(r, fds[c], dirs[c], 0, &files, &own, included);
 		else if (fds[c] >= 0)
 			close(fds[c]);
-	/* the repository's own wins over a global value taken from the checkout */
-	for (size_t i = 0; rc == 0 && hooks_on && i < global->n && checkout; i++)
-		if (!own.n || global->v[i][0] == '/' || global->v[i][0] == '~')
-			rc = add_hooks_path(r, global->v[i], co);
-	for (size_t i = 0; rc == 0 && hooks_on && i < own.n; i++)
-		rc = add_hooks_path(r, own.v[i], co);
+	/* the checkout's top and its worktrees': a relative value is taken from each */
+	struct strv tops = STRV_INIT;
+	if (rc == 0)
+		rc = strv_push(&tops, co);
+	if (rc == 0 && hooks_on && root >= 0)
+		rc = worktree_tops(root, nest, listed, &tops);
+	for (size_t t = 0; rc == 0 && t < tops.n; t++) {
+		/* the repository's own wins over a global value taken from the checkout */
+		for (size_t i = 0; rc == 0 && hooks_on && i < global->n && checkout; i++)
+			if (!own.n || global->v[i][0] == '/' || global->v[i][0] == '~')
+				rc = add_hooks_path(r, global->v[i], tops.v[t]);
+		for (size_t i = 0; rc == 0 && hooks_on && i < own.n; i++)
+			rc = add_hooks_path(r, own.v[i], tops.v[t]);
+	}
+	strv_release(&tops);
 	strv_release(&own);
 	/* its submodules' gitdirs: the folders their configs name */
 	char mrel[PATH_MAX], mabs[PATH_MAX * 2];

@@ -695,6 +695,20 @@ static void module_hooks(void)
 		CHECK(protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
 	}
 	protect_free(r);
+	/* a worktree deeper down takes the repository's relative hooks path from its top */
+	put("sm/.git/config", "[core]\n\thooksPath = .githooks\n", 0644);
+	dir("sm/.git/worktrees/feat");
+	char gd[400];
+	snprintf(gd, sizeof(gd), "%s/.worktrees/feat/.git\n", sm);
+	put("sm/.git/worktrees/feat/gitdir", gd, 0644);
+	r = protect_record(&cfg, roots, 1, NULL, &err);
+	snprintf(p, sizeof(p), "%s/.worktrees/feat/.githooks/pre-commit", sm);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
+	snprintf(p, sizeof(p), "%s/.githooks/pre-commit", sm);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
+	snprintf(p, sizeof(p), "%s/.worktrees/feat/src.c", sm);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	protect_free(r);
 	policy_release(&cfg);
 }
 
