@@ -45,7 +45,7 @@
 /* refusals for a missing or wrong secret written one by one; the rest only counted */
 #define PROXY_AUTH_EVENTS 16
 /* hosts reached kept apart in a list (the proxy's past its budget, the report's) */
-#define PROXY_MAX_REACHED 256
+#define PROXY_MAX_REACHED 1024
 
 /* A host reached (its name, port and address), summed over its connections. */
 struct proxy_reached {
