@@ -414,12 +414,24 @@ static void try_gitdirs(const struct query *q)
 	}
 }
 
+/* The set's names (not a gitdir's: those are matched at any depth) at the top of checkout co. */
+static void try_names_in(const struct query *q, const char *co)
+{
+	for (size_t k = 0; k < protect_nrules; k++) {
+		const struct protect_rule *pr = &protect_rules[k];
+		char pat[PATH_MAX * 2];
+		if (pr->gitdir || pr->home || pr->kind == PROTECT_GITDIR || q->r->off[k])
+			continue;
+		snprintf(pat, sizeof(pat), "%s/%s", co, pr->name);
+		try(pat, false, pr, q->rel, q->how, false, q->hit);
+	}
+}
+
 /*
- * The set's names (not a gitdir's: those are matched at any depth) at the
- * top of each checkout one level down that was there before the step (a
- * workspace of clones: the person commits in W/a, and husky runs
- * W/a/.husky/pre-commit). Such a checkout's folder is then not moved or
- * removed, as its .git is not.
+ * The set's names at the top of each checkout one level down that was
+ * there before the step (a workspace of clones: the person commits in
+ * W/a, and husky runs W/a/.husky/pre-commit). Such a checkout's folder is
+ * then not moved or removed, as its .git is not.
  */
 static void try_nested_names(const struct query *q)
 {
@@ -429,16 +441,8 @@ static void try_nested_names(const struct query *q)
 		char nbuf[PATH_MAX * 2];
 		const char *n = protect_entry(r->nested.v[i], &g);
 		n = n && g == q->g ? as_asked(q, n, nbuf, sizeof(nbuf)) : NULL;
-		if (!n || !near(n, q->rel, q->how))
-			continue; /* most calls: nothing of this checkout's */
-		for (size_t k = 0; k < protect_nrules; k++) {
-			const struct protect_rule *pr = &protect_rules[k];
-			char pat[PATH_MAX];
-			if (pr->gitdir || pr->home || pr->kind == PROTECT_GITDIR || r->off[k] ||
-			    snprintf(pat, sizeof(pat), "%s/%s", n, pr->name) >= (int)sizeof(pat))
-				continue;
-			try(pat, false, pr, q->rel, q->how, false, q->hit);
-		}
+		if (n && near(n, q->rel, q->how)) /* most calls: nothing of this checkout's */
+			try_names_in(q, n);
 	}
 }
 
@@ -478,17 +482,8 @@ static void try_deep_names(const struct query *q)
 			snprintf(prefix, sizeof(prefix), "%.*s", (int)(c - 1 - rel), rel);
 			snprintf(dotgit, sizeof(dotgit), "%s/.git", prefix);
 			if (!made_by_step(q, dotgit) &&
-			    q->probe->checkout(q->probe->ctx, (unsigned)(ncomp - 1 - k))) {
-				for (size_t i = 0; i < protect_nrules; i++) {
-					const struct protect_rule *pr = &protect_rules[i];
-					char pat[PATH_MAX * 2];
-					if (pr->gitdir || pr->home || pr->kind == PROTECT_GITDIR ||
-					    q->r->off[i])
-						continue;
-					snprintf(pat, sizeof(pat), "%s/%s", prefix, pr->name);
-					try(pat, false, pr, rel, q->how, false, q->hit);
-				}
-			}
+			    q->probe->checkout(q->probe->ctx, (unsigned)(ncomp - 1 - k)))
+				try_names_in(q, prefix);
 		}
 		c += len;
 		c += *c == '/';
