@@ -166,32 +166,29 @@ static void http_head(struct proxy *px, struct proxy_conn *p)
 }
 
 /*
- * Whether a tunnel's first bytes (not TLS) are HTTP's: after any empty
- * lines (servers skip them), a line with no control byte holding "HTTP/"
- * (a request line of any method, any case; HTTP/2's preface). 1 yes, 0 no
- * (a control byte no request line holds: a binary protocol, or a line
- * without "HTTP/"), -1 not known yet: text that may still become one,
- * waited for (within the handshake's time). A
- * line that fills the buffer is taken as HTTP's, for its parser to refuse:
- * never a tunnel for a request whose Host comes after it.
+ * Whether a tunnel's first bytes (not TLS) are HTTP's: a first line (after
+ * any empty ones, which servers skip) holding "HTTP/", in any case and
+ * whatever else it holds (a server may take a control byte for a space, or
+ * keep it in the path). 1 yes, 0 no, -1 not known yet: text is waited for
+ * to its line's end (within the handshake's time). A binary protocol opens
+ * with a length (a NUL among its first four bytes, which no request line
+ * begins with): a tunnel at once. A line that fills the buffer is taken as
+ * HTTP's, for its parser to refuse: never a tunnel for a request whose
+ * Host comes after it.
  */
 static int http_first_line(const char *b, size_t len, bool full)
 {
+	if (memchr(b, '\0', len < 4 ? len : 4))
+		return 0;
 	size_t i = 0;
 	while (i < len && (b[i] == '\r' || b[i] == '\n'))
 		i++;
-	size_t start = i;
-	for (; i < len && b[i] != '\n'; i++) {
-		unsigned char c = (unsigned char)b[i];
-		if (c < 0x20 && c != '\t' && c != '\r')
-			return 0;
-	}
-	if (i == len)
-		return full ? 1 : -1;
-	for (size_t k = start; k + 5 <= i; k++)
+	const char *nl = memchr(b + i, '\n', len - i);
+	size_t end = nl ? (size_t)(nl - b) : len;
+	for (size_t k = i; k + 5 <= end; k++)
 		if (strncasecmp(b + k, "HTTP/", 5) == 0)
 			return 1;
-	return 0;
+	return nl ? 0 : full ? 1 : -1;
 }
 
 static void tls_peek(struct proxy *px, struct proxy_conn *p)

@@ -581,7 +581,9 @@ static void test_sni(struct tproxy *tp)
 	close(fd);
 	/* what servers take for a request line too: an empty line first, any case, a dash */
 	static const char *const lines[] = {"\r\nGET /f HTTP/1.1", "get /f HTTP/1.1",
-					    "M-SEARCH * HTTP/1.1", "GET /\xff HTTP/1.1"};
+					    "M-SEARCH * HTTP/1.1", "GET /\xff HTTP/1.1",
+					    "GET /x HTTP/1.1\x0b", "GET\x0b/x\x0bHTTP/1.1",
+					    "GET /\x01 HTTP/1.1",  "GET /\x1f HTTP/1.1"};
 	for (size_t i = 0; i < sizeof(lines) / sizeof(*lines); i++) {
 		CHECK(via_connect(tp, t, NULL, &fd) == 200);
 		snprintf(req, sizeof(req), "%s\r\nHost: evil.example\r\n\r\n", lines[i]);
