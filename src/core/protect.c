@@ -781,6 +781,13 @@ struct protect_record *protect_record(const struct stepbox_config *cfg, const ch
 		r->verbosity = cfg->verbosity;
 		rc = say_broad(r);
 	}
+	/* the clock file times are taken from (Linux: the coarse one, a tick behind) */
+#ifdef CLOCK_REALTIME_COARSE
+	if (rc == 0 && clock_gettime(CLOCK_REALTIME_COARSE, &r->start) < 0)
+#else
+	if (rc == 0 && clock_gettime(CLOCK_REALTIME, &r->start) < 0)
+#endif
+		rc = -errno;
 	if (rc == 0)
 		rc = protect_scan(r, &r->before, false);
 	if (rc < 0) {

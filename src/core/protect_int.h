@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "protect.h"
 #include "strv.h"
@@ -70,6 +71,8 @@ struct protect_record {
 	struct strv nested;
 	/* the bare repositories there (NAME.git holding HEAD): gitdirs, "GRANT\tNAME" */
 	struct strv bare;
+	/* when the record was made: what a gitdir the step pointed at held, unchanged since */
+	struct timespec start;
 	struct finding *f;
 	size_t nf, capf;
 	char *quarantine; /* this run's folder, once made */

@@ -274,6 +274,16 @@ size_t protect_check(struct protect_record *r, const char *quarantine, bool quie
 		const struct item *b = before_of(r, a);
 		if (b && same_state(&a->st, &b->st))
 			continue;
+		/*
+		 * In a gitdir a .git file of the step's names, what was there
+		 * before the step, unchanged (its ctime, which no call sets back,
+		 * older than the record): the person's, never moved
+		 */
+		if (a->made && !b &&
+		    (a->st.st_ctim.tv_sec < r->start.tv_sec ||
+		     (a->st.st_ctim.tv_sec == r->start.tv_sec &&
+		      a->st.st_ctim.tv_nsec < r->start.tv_nsec)))
+			continue;
 		char *why = judge(a, b);
 		if (!why)
 			continue;

@@ -726,6 +726,13 @@ static void dotgits(void)
 	dir("dg/evil");
 	dir("dg/evil/hooks");
 	dir("dg/wtgd");
+	/* the person's checkout, whose gitdir a .git file of the step's will name */
+	dir("dg/b");
+	dir("dg/b/.git");
+	dir("dg/b/.git/hooks");
+	put("dg/b/.git/config", "[core]\n\tfsmonitor = the-persons-own\n", 0644);
+	put("dg/b/.git/hooks/pre-push", "#!/bin/sh\ngit lfs pre-push\n", 0755);
+	usleep(20000); /* older than the record by more than the file clock's tick */
 	char w[300], q[300], p[400];
 	snprintf(w, sizeof(w), "%s/dg", top);
 	snprintf(q, sizeof(q), "%s/q", top);
@@ -782,8 +789,14 @@ static void dotgits(void)
 	CHECK(protect_note_removed(r, p) == 0);
 	snprintf(p, sizeof(p), "%s/m2/.git/config", w);
 	CHECK(protect_match(r, p, PROTECT_REMOVE).verdict == PROTECT_REFUSED);
+	snprintf(p, sizeof(p), "%s/y/.git", w);
+	CHECK(protect_note_gitdir(r, p) == 0);
+	dir("dg/y");
+	put("dg/y/.git", "gitdir: ../b/.git\n", 0644);
 	CHECK(protect_check(r, q, true) == 2); /* the hook, and m2's config where it went */
 	CHECK(!exists("dg/m2/.git/config"));
+	/* what the gitdir it named held before the step, unchanged: never moved */
+	CHECK(exists("dg/b/.git/config") && exists("dg/b/.git/hooks/pre-push"));
 	CHECK(!exists("dg/evil/hooks/pre-commit") && exists("dg/evil/hooks/pre-push.sample"));
 	CHECK(exists("dg/docs/.git") && exists("dg/wt/.git") && exists("dg/wtgd/commondir"));
 	protect_free(r);
