@@ -529,6 +529,23 @@ int protect_profile_paths(const struct stepbox_config *cfg, const char *const *w
 		if (!off)
 			rc = strv_push(i < nhooks ? &out->hooks : &out->files, r.extra.v[i]);
 	}
+	/* a grant's .git that is a link (git follows it): the gitdir's hooks and config */
+	for (size_t g = 0; rc == 0 && g < r.roots.n; g++) {
+		char p[PATH_MAX], *gd;
+		struct stat st;
+		snprintf(p, sizeof(p), "%s/.git", strcmp(r.roots.v[g], "/") ? r.roots.v[g] : "");
+		if (lstat(p, &st) < 0 || !S_ISLNK(st.st_mode) || !(gd = realpath(p, NULL)))
+			continue;
+		char *h = rule_on(&r, ".git/hooks") ? strv_fmt("%s/hooks", gd) : NULL;
+		char *c = rule_on(&r, ".git/config") ? strv_fmt("%s/config", gd) : NULL;
+		free(gd);
+		if (h)
+			rc = strv_push_owned(&out->hooks, h);
+		if (c && rc == 0)
+			rc = strv_push_owned(&out->files, c);
+		else
+			free(c);
+	}
 	/* a bare repository one level down: its hooks (but samples) and its config */
 	for (size_t i = 0; rc == 0 && i < r.bare.n; i++) {
 		size_t g;

@@ -1,7 +1,9 @@
 /*
- * protect_int.h: what protect.c (the set, the record), protect_git.c (git's
- * files read) and protect_net.c (the judgement after the step, the
- * quarantine) share. Nothing outside the protect module includes it.
+ * protect_int.h: what protect.c (the set, the record), protect_scan.c (the
+ * record's look at each grant), protect_git.c (git's files read),
+ * protect_hooks.c (checkouts and their hooks paths), protect_match.c (the
+ * live layer's question) and protect_net.c (the judgement after the step,
+ * the quarantine) share. Nothing outside the protect module includes it.
  */
 #ifndef STEPBOX_PROTECT_INT_H
 #define STEPBOX_PROTECT_INT_H
@@ -104,7 +106,7 @@ const struct protect_rule *protect_rule_named(const char *name);
  */
 const char *protect_entry(const char *e, size_t *g);
 
-/* protect.c: the scan of every grant into list (after: the before's gitdirs too). */
+/* protect_scan.c: the scan of every grant into list (after: the before's gitdirs too). */
 /*
  * unprotect u removes the entry name (a default's or a protected_paths
  * one): u names it, a folder above it, or a glob matching it. The live

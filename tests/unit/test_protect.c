@@ -591,6 +591,34 @@ static void other_gitdirs(void)
 	policy_release(&cfg);
 }
 
+/* The grant's .git a link to a gitdir elsewhere in it: git follows it, so does the record. */
+static void linked_dotgit(void)
+{
+	dir("sl");
+	dir("sl/store");
+	dir("sl/store/gd");
+	dir("sl/store/gd/hooks");
+	put("sl/store/gd/HEAD", "ref: refs/heads/main\n", 0644);
+	put("sl/store/gd/config", "[core]\n", 0644);
+	char sl[300], p[400];
+	snprintf(sl, sizeof(sl), "%s/sl", top);
+	snprintf(p, sizeof(p), "%s/sl/.git", top);
+	CHECK(symlink("store/gd", p) == 0);
+	const char *roots[] = {sl};
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	struct stepbox_err err = {0};
+	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
+	snprintf(p, sizeof(p), "%s/store/gd/hooks/pre-commit", sl);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
+	snprintf(p, sizeof(p), "%s/store/gd/config", sl);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
+	snprintf(p, sizeof(p), "%s/store/gd/index", sl);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	protect_free(r);
+	policy_release(&cfg);
+}
+
 /* A probe answering that the folder up levels above the name's is a checkout, for one up. */
 static bool checkout_at(void *ctx, unsigned up)
 {
@@ -820,6 +848,7 @@ int main(void)
 	module_hooks();
 	deep_names();
 	other_gitdirs();
+	linked_dotgit();
 	dotgits();
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
