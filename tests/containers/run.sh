@@ -63,9 +63,14 @@ matrix() {
 	shift
 	for user in 0 65534; do
 		"${engine[@]}" --user "$user" -e SB=/opt/sb/stepbox -e "SETTING=$name, uid $user" \
-			-e "AUTO=$auto" -e "SUP=$sup" -e "CAUSE=$cause" "$@" /opt/sb/inside.sh 2>&1 |
-			grep -E '^(ok|not ok|skip|#)'
-		[ "${PIPESTATUS[0]}" = 0 ] || notok "[$name, uid $user] the container ran"
+			-e "AUTO=$auto" -e "SUP=$sup" -e "CAUSE=$cause" "$@" /opt/sb/inside.sh \
+			>"$runroot/out" 2>&1
+		local rc=$?
+		grep -E '^(ok|not ok|skip|#)' "$runroot/out"
+		# what the engine said when it did not run it whole
+		local said=()
+		mapfile -t said < <(grep -vE '^(ok|not ok|skip|#)' "$runroot/out" | tail -5)
+		[ "$rc" = 0 ] || notok "[$name, uid $user] the container ran (exit $rc)" "${said[@]}"
 	done
 }
 
