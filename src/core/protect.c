@@ -332,6 +332,7 @@ void protect_free(struct protect_record *r)
 	strv_release(&r->made);
 	strv_release(&r->nested);
 	strv_release(&r->bare);
+	free(r->created.v);
 	free(r->xrules);
 	free(r->xoff);
 	free(r->off);

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -141,16 +142,25 @@ struct protect_hit protect_match(const struct protect_record *r, const char *abs
 /*
  * What protect_match_at may ask of the file system, where the caller holds
  * the folder of abs's last name: whether the folder up levels above it
- * holds a .git (a checkout deeper than those recorded, or not recorded,
- * whose top holds the set's names as a grant's does; fail closed: true).
+ * holds name (its stat in *st; "." the folder itself), 0 or -errno. Asked
+ * where the record cannot say: a .git there (a checkout whose top holds
+ * the set's names as a grant's does), HEAD and objects there (a gitdir no
+ * .git names: a bare clone, a separate gitdir). Fail closed: a folder the
+ * caller cannot reach answers 0, a zeroed *st.
  */
 struct protect_probe {
-	bool (*checkout)(void *ctx, unsigned up);
+	int (*look)(void *ctx, unsigned up, const char *name, struct stat *st);
 	void *ctx;
 };
-/* protect_match, and the set's names at the top of any checkout the probe finds. */
+/* protect_match, and the names of any checkout and gitdir the probe finds. */
 struct protect_hit protect_match_at(const struct protect_record *r, const char *abs,
 				    enum protect_change how, const struct protect_probe *probe);
+/*
+ * A folder the live layer made for the step (dev, ino): a gitdir the probe
+ * finds there is the step's own (a test's git init --bare, removed at its
+ * end). 0 or -ENOMEM.
+ */
+int protect_note_created(struct protect_record *r, dev_t dev, ino_t ino);
 /*
  * A git config the live layer let be made at abs (JUDGED): its gitdir is
  * judged after the step with the gitdirs recorded before it (hooks and the

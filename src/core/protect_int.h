@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -75,6 +76,11 @@ struct protect_record {
 	struct strv bare;
 	/* when the record was made: what a gitdir the step pointed at held, unchanged since */
 	struct timespec start;
+	/* the folders the step made (protect_note_created): dev and inode, hashed */
+	struct {
+		uint64_t (*v)[2];
+		size_t n, cap;
+	} created;
 	struct finding *f;
 	size_t nf, capf;
 	char *quarantine; /* this run's folder, once made */

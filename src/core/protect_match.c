@@ -318,8 +318,18 @@ static bool made_by_step(const struct query *q, const char *gd)
 	return false;
 }
 
+static void try_gitdir_as(const struct query *q, const char *gd, bool known);
+static void try_probed_gitdirs(const struct query *q);
+static bool was_created(const struct protect_record *r, const struct stat *st);
+
 /* The rules relative to a gitdir (".git/..."), against the gitdir gd. */
 static void try_gitdir(const struct query *q, const char *gd)
+{
+	try_gitdir_as(q, gd, false);
+}
+
+/* ... known: a gitdir that was there before the step, though the record does not hold it. */
+static void try_gitdir_as(const struct query *q, const char *gd, bool known)
 {
 	const struct protect_record *r = q->r;
 	const char *rel = q->rel;
@@ -328,7 +338,7 @@ static void try_gitdir(const struct query *q, const char *gd)
 		return; /* most calls: nothing of this gitdir's */
 	if (how == PROTECT_REMOVE && (made_by_step(q, gd) || made_by_step(q, rel)))
 		return; /* the step's own clone, or its worktree's or submodule's folder, removed */
-	bool fresh = !recorded(q, gd);
+	bool fresh = !known && !recorded(q, gd);
 	for (size_t i = 0; i < protect_nrules; i++) {
 		const struct protect_rule *pr = &protect_rules[i];
 		if (!pr->gitdir || r->off[i])
@@ -388,6 +398,8 @@ static void try_nested_dotgit(const struct query *q)
 static void try_gitdirs(const struct query *q)
 {
 	const char *rel = q->rel;
+	if (q->probe)
+		try_probed_gitdirs(q);
 	try_gitdir(q, ".git");
 	try_nested_dotgit(q);
 	/* a checkout's .git at any depth (a clone in the workdir): by name, never a walk */
@@ -481,9 +493,72 @@ static void try_deep_names(const struct query *q)
 			char prefix[PATH_MAX], dotgit[PATH_MAX + 8];
 			snprintf(prefix, sizeof(prefix), "%.*s", (int)(c - 1 - rel), rel);
 			snprintf(dotgit, sizeof(dotgit), "%s/.git", prefix);
+			struct stat st;
 			if (!made_by_step(q, dotgit) &&
-			    q->probe->checkout(q->probe->ctx, (unsigned)(ncomp - 1 - k)))
+			    q->probe->look(q->probe->ctx, (unsigned)(ncomp - 1 - k), ".git", &st) ==
+				    0)
 				try_names_in(q, prefix);
+		}
+		c += len;
+		c += *c == '/';
+	}
+}
+
+/*
+ * Whether the component c (len bytes) at index k of ncomp may be a gitdir's
+ * own name of the set: hooks/ or modules/ at any depth, config, commondir,
+ * config.worktree as the last, info followed by attributes last, worktrees
+ * followed by a name and config.worktree last.
+ */
+static bool gitdir_name_at(const char *c, size_t len, size_t k, size_t ncomp)
+{
+	static const struct {
+		const char *name;
+		unsigned from_end; /* 0: anywhere; n: at the n-th component from the end */
+	} names[] = {{"hooks", 0},           {"modules", 0}, {"config", 1},   {"commondir", 1},
+		     {"config.worktree", 1}, {"info", 2},    {"worktrees", 3}};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i].name) == len && memcmp(names[i].name, c, len) == 0 &&
+		    (!names[i].from_end || ncomp - k == names[i].from_end))
+			return true;
+	return false;
+}
+
+/*
+ * A gitdir no .git names, below the grant's top (a bare clone with its
+ * worktrees, the .bare layout, a --separate-git-dir clone, a link to a
+ * gitdir): where a component of rel may be one of a gitdir's names, whether
+ * the folder above it holds HEAD and objects (or commondir: a worktree's),
+ * as git tells a gitdir; one the step made (its folder's inode made live)
+ * is its own, any other the person's.
+ */
+static void try_probed_gitdirs(const struct query *q)
+{
+	const char *rel = q->rel;
+	size_t ncomp = 1;
+	for (const char *c = rel; *c; c++)
+		ncomp += *c == '/';
+	size_t k = 0;
+	for (const char *c = rel; *c; k++) {
+		size_t len = strcspn(c, "/");
+		size_t plen = k > 0 ? (size_t)(c - 1 - rel) : 0;
+		/* a prefix ending in .git is matched by its name (try_gitdirs) */
+		bool named = plen >= 4 && memcmp(rel + plen - 4, ".git", 4) == 0 &&
+			     (plen == 4 || rel[plen - 5] == '/');
+		if (k > 0 && !named && gitdir_name_at(c, len, k, ncomp)) {
+			unsigned up = (unsigned)(ncomp - 1 - k);
+			struct stat st;
+			char prefix[PATH_MAX];
+			snprintf(prefix, sizeof(prefix), "%.*s", (int)plen, rel);
+			if (q->probe->look(q->probe->ctx, up, "HEAD", &st) == 0 &&
+			    (q->probe->look(q->probe->ctx, up, "objects", &st) == 0 ||
+			     q->probe->look(q->probe->ctx, up, "commondir", &st) == 0) &&
+			    q->probe->look(q->probe->ctx, up, ".", &st) == 0) {
+				/* the step's: what it holds removed, nothing that runs made */
+				bool mine = was_created(q->r, &st);
+				if (!(mine && q->how == PROTECT_REMOVE))
+					try_gitdir_as(q, prefix, !mine);
+			}
 		}
 		c += len;
 		c += *c == '/';
@@ -610,6 +685,50 @@ static int note_in_grants(struct protect_record *r, struct strv *list, const cha
 int protect_note_gitdir(struct protect_record *r, const char *abs)
 {
 	return r ? note_in_grants(r, &r->made, abs) : -EINVAL;
+}
+
+/* The slot of (dev, ino) in the created set: where it is, or the empty one it would take. */
+static size_t created_slot(const struct protect_record *r, uint64_t dev, uint64_t ino)
+{
+	size_t mask = r->created.cap - 1;
+	size_t i = (size_t)((ino * 0x9e3779b97f4a7c15ULL) ^ dev) & mask;
+	while (r->created.v[i][1] && !(r->created.v[i][0] == dev && r->created.v[i][1] == ino))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static bool was_created(const struct protect_record *r, const struct stat *st)
+{
+	return r->created.n && st->st_ino &&
+	       r->created.v[created_slot(r, st->st_dev, st->st_ino)][1] == st->st_ino;
+}
+
+int protect_note_created(struct protect_record *r, dev_t dev, ino_t ino)
+{
+	if (!r || !ino)
+		return 0;
+	if (2 * (r->created.n + 1) > r->created.cap) { /* at most half full */
+		size_t cap = r->created.cap ? 2 * r->created.cap : 64;
+		uint64_t(*old)[2] = r->created.v;
+		size_t oldcap = r->created.cap;
+		if (!(r->created.v = calloc(cap, sizeof(*r->created.v)))) {
+			r->created.v = old;
+			return -ENOMEM;
+		}
+		r->created.cap = cap;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i][1])
+				memcpy(r->created.v[created_slot(r, old[i][0], old[i][1])], old[i],
+				       sizeof(old[i]));
+		free(old);
+	}
+	size_t i = created_slot(r, (uint64_t)dev, (uint64_t)ino);
+	if (!r->created.v[i][1]) {
+		r->created.v[i][0] = (uint64_t)dev;
+		r->created.v[i][1] = (uint64_t)ino;
+		r->created.n++;
+	}
+	return 0;
 }
 
 bool protect_is_admin_dir(const struct protect_record *r, const char *abs)

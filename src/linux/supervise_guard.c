@@ -128,32 +128,31 @@ static bool dots(const char *name)
 }
 
 /*
- * Whether the folder up levels above the pinned folder fd holds a .git:
- * reached by "..", from the folder the call will be made in, never by a
- * path the step could change meanwhile. Fail closed: true.
+ * Whether the folder up levels above the pinned folder fd holds name (its
+ * stat in *st): reached by "..", from the folder the call will be made
+ * in, never by a path the step could change meanwhile. 0 or -errno; fail
+ * closed: a folder not reached (ctx NULL: none to look from) answers 0.
  */
-static bool checkout_above(void *ctx, unsigned up)
+static int look_above(void *ctx, unsigned up, const char *name, struct stat *st)
 {
+	memset(st, 0, sizeof(*st));
+	if (!ctx)
+		return 0; /* no folder to look from */
 	int fd = *(const int *)ctx, cur = fd;
 	for (unsigned i = 0; i < up; i++) {
 		int next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (cur != fd)
 			close(cur);
 		if (next < 0)
-			return true;
+			return 0;
 		cur = next;
 	}
-	struct stat st;
-	bool yes = fstatat(cur, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
+	int r = fstatat(cur, name, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
+	if (r < 0 && r != -ENOENT && r != -ENOTDIR)
+		r = 0;
 	if (cur != fd)
 		close(cur);
-	return yes;
-}
-
-static bool always(void *ctx, unsigned up)
-{
-	(void)ctx, (void)up;
-	return true;
+	return r;
 }
 
 /*
@@ -173,8 +172,7 @@ struct protect_hit sup_match_object(struct call *c, int obj, const char *where,
 	bool same = fd >= 0 && fstat(obj, &a) == 0 &&
 		    fstatat(fd, pl.name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
 		    a.st_dev == b.st_dev;
-	const struct protect_probe probe = same ? (struct protect_probe){checkout_above, &fd}
-						: (struct protect_probe){always, NULL};
+	const struct protect_probe probe = {look_above, same ? &fd : NULL};
 	struct protect_hit h = protect_match_at(c->s->prot, where, how, &probe);
 	if (fd >= 0)
 		close(fd);
@@ -185,7 +183,7 @@ struct protect_hit sup_match_object(struct call *c, int obj, const char *where,
 static struct protect_hit match(struct call *c, const struct place *pl, enum protect_change how)
 {
 	int dir = pl->dir;
-	const struct protect_probe probe = {checkout_above, &dir};
+	const struct protect_probe probe = {look_above, &dir};
 	return protect_match_at(c->s->prot, pl->abs, how, dir >= 0 ? &probe : NULL);
 }
 
@@ -698,6 +696,11 @@ static int guard_one(struct call *c, const struct shape *sh, const char *path)
 		if (r == 0 && how == PROTECT_MKDIR && pl.known &&
 		    (is_dotgit(pl.name) || protect_is_admin_dir(c->s->prot, pl.abs)))
 			protect_note_gitdir(c->s->prot, pl.abs);
+		/* a folder of the step's: a gitdir found there later is its own */
+		struct stat made;
+		if (r == 0 && how == PROTECT_MKDIR &&
+		    fstatat(pl.dir, pl.name, &made, AT_SYMLINK_NOFOLLOW) == 0)
+			protect_note_created(c->s->prot, made.st_dev, made.st_ino);
 		if (r == 0 && how == PROTECT_REMOVE && pl.known)
 			protect_note_removed(c->s->prot, pl.abs);
 	}

@@ -261,6 +261,23 @@ run_sb run -- sh -c 'for f in d1/d2/repo/.husky/pre-commit d1/d2/repo/.envrc d1/
 	ok "a checkout three levels down: its names refused, its hook not linked or moved; controls made" ||
 	notok "a checkout three levels down: its names refused" "rc=$RC $OUT"
 
+# gitdirs no .git names, deeper than one level down: a bare clone, the .bare
+# worktree layout; a bare repository the step makes is its own to fill and remove
+setup
+mkdir -p "$T/w/src/proj" && git clone -q --bare "$T/w" "$T/w/src/repo.git" &&
+	git clone -q --bare "$T/w" "$T/w/src/proj/.bare" && echo "gitdir: ./.bare" >"$T/w/src/proj/.git" ||
+	notok "deep gitdirs set up"
+run_sb run -- sh -c 'for f in src/repo.git/hooks/pre-receive src/repo.git/config \
+		src/proj/.bare/hooks/pre-commit src/proj/.bare/config; do
+		(echo "touch marker" >>"$f") 2>/dev/null && echo "$f written"
+	done
+	git init -q --bare own.git && printf "#!/bin/sh\n" >own.git/hooks/x 2>/dev/null && echo own-hook
+	git init -q --bare own.git && rm -rf own.git && echo ctl-ok'
+[ "$OUT" = ctl-ok ] && ! grep -q marker "$T/w/src/repo.git/config" &&
+	[ ! -e "$T/w/src/repo.git/hooks/pre-receive" ] && [ ! -e "$T/w/own.git" ] &&
+	ok "a bare clone and a .bare two levels down: hooks and config refused; the step's own made and removed" ||
+	notok "a bare clone and a .bare two levels down: hooks and config refused" "rc=$RC $OUT"
+
 # ... in a submodule two levels down (husky there: its config names .husky/_,
 # taken from the submodule's worktree), the person committing in it after
 setup
@@ -424,8 +441,8 @@ run_sb run -- sh -c 'git clone -q . tmpc && rm -rf tmpc && echo removed; rm -rf 
 
 # a checkout in a folder of the grant: its .git moved away and back with a
 # hook made meanwhile, or a folder with a hook moved in as a .git; a .git
-# file made naming a gitdir of the step's with a hook (caught after the
-# step: rc 123). The person's git outside runs nothing; the controls: a
+# file made naming a gitdir of the step's with a hook, made before the
+# folder was a gitdir (caught after the step: rc 123). The person's git outside runs nothing; the controls: a
 # worktree added, a clone made and removed.
 find "$T/w" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
 (cd "$T/w" && git init -q && echo a >f && git add f && git commit -qm i && mkdir a &&
@@ -433,7 +450,8 @@ find "$T/w" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
 run_sb run -- sh -c 'mv a/.git a/gd 2>/dev/null && echo moved-away
 	mkdir -p tg/hooks && printf "#!/bin/sh\ntouch '"$M"'\n" >tg/hooks/pre-commit && chmod +x tg/hooks/pre-commit
 	mkdir -p n && mv tg n/.git 2>/dev/null && echo moved-in
-	mkdir -p ev/hooks ev/objects ev/refs && echo "ref: refs/heads/main" >ev/HEAD && cp tg/hooks/pre-commit ev/hooks/
+	mkdir -p ev/hooks && cp tg/hooks/pre-commit ev/hooks/ && mkdir -p ev/objects ev/refs &&
+		echo "ref: refs/heads/main" >ev/HEAD
 	mkdir d && echo "gitdir: ../ev" >d/.git && echo made-dotgit
 	git worktree add -q wt 2>/dev/null && echo worktree
 	git clone -q a c && rm -rf c && echo clone-removed'

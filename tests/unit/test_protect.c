@@ -619,10 +619,78 @@ static void linked_dotgit(void)
 	policy_release(&cfg);
 }
 
-/* A probe answering that the folder up levels above the name's is a checkout, for one up. */
-static bool checkout_at(void *ctx, unsigned up)
+/*
+ * A stand-in probe: the folder checkout levels above the name's holds a
+ * .git, the one gitdir levels above is a gitdir (HEAD, objects), whose
+ * folder is inode ino; nothing else is there.
+ */
+struct fake_fs {
+	int checkout, gitdir;
+	ino_t ino;
+};
+
+static int fake_look(void *ctx, unsigned up, const char *name, struct stat *st)
 {
-	return (int)up == *(const int *)ctx;
+	const struct fake_fs *f = ctx;
+	memset(st, 0, sizeof(*st));
+	bool here = strcmp(name, ".git") == 0 ? (int)up == f->checkout
+		    : strcmp(name, "HEAD") == 0 || strcmp(name, "objects") == 0 ||
+				    strcmp(name, ".") == 0
+			    ? (int)up == f->gitdir
+			    : false;
+	st->st_dev = 1;
+	st->st_ino = f->ino;
+	return here ? 0 : -ENOENT;
+}
+
+/* A probe answering that the folder up levels above the name's is a checkout, for one up. */
+static int checkout_at(void *ctx, unsigned up, const char *name, struct stat *st)
+{
+	struct fake_fs f = {*(const int *)ctx, -1, 7};
+	return fake_look(&f, up, name, st);
+}
+
+/*
+ * A gitdir no .git names, deeper than the record looks (W/src/repo.git, a
+ * bare clone; W/src/proj/.bare): found by the probe, held as the person's;
+ * one whose folder the step made is its own (a test's git init --bare).
+ */
+static void probed_gitdirs(void)
+{
+	dir("pg");
+	char pg[300], p[400];
+	snprintf(pg, sizeof(pg), "%s/pg", top);
+	const char *roots[] = {pg};
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	struct stepbox_err err = {0};
+	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
+	CHECK(r != NULL);
+	struct fake_fs at1 = {-1, 1, 42}, at0 = {-1, 0, 42}, none = {-1, -1, 42};
+	const struct protect_probe hooks = {fake_look, &at1}, top_ = {fake_look, &at0},
+				   nothing = {fake_look, &none};
+	snprintf(p, sizeof(p), "%s/src/repo.git/hooks/pre-commit", pg);
+	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &hooks).verdict == PROTECT_REFUSED);
+	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &nothing).verdict == PROTECT_FREE);
+	snprintf(p, sizeof(p), "%s/src/proj/.bare/config", pg);
+	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &top_).verdict == PROTECT_REFUSED);
+	CHECK(r && protect_match_at(r, p, PROTECT_REMOVE, &top_).verdict == PROTECT_REFUSED);
+	snprintf(p, sizeof(p), "%s/src/proj/.bare/objects/ab", pg); /* not a name of the set */
+	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &top_).verdict == PROTECT_FREE);
+	snprintf(p, sizeof(p), "%s/app/config/settings.py", pg); /* config not last */
+	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &hooks).verdict == PROTECT_FREE);
+	/* the step's own: its folder made live */
+	CHECK(r && protect_note_created(r, 1, 42) == 0);
+	snprintf(p, sizeof(p), "%s/src/proj/.bare/config", pg);
+	CHECK(r && protect_match_at(r, p, PROTECT_REMOVE, &top_).verdict == PROTECT_FREE);
+	for (ino_t i = 100; i < 400; i++) /* the set grows, and still finds it */
+		CHECK(r && protect_note_created(r, 1, i) == 0);
+	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &top_).verdict == PROTECT_JUDGED);
+	snprintf(p, sizeof(p), "%s/src/proj/.bare/hooks/post-receive", pg); /* nothing that runs */
+	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &hooks).verdict == PROTECT_REFUSED);
+	CHECK(r && protect_match_at(r, p, PROTECT_REMOVE, &hooks).verdict == PROTECT_FREE);
+	protect_free(r);
+	policy_release(&cfg);
 }
 
 /*
@@ -849,6 +917,7 @@ int main(void)
 	deep_names();
 	other_gitdirs();
 	linked_dotgit();
+	probed_gitdirs();
 	dotgits();
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
