@@ -565,6 +565,29 @@ static void try_probed_gitdirs(const struct query *q)
 	}
 }
 
+/*
+ * A folder moved away or removed that holds a checkout of the person's (a
+ * .git the step did not make, in a folder it did not make): refused at any
+ * depth, as one level down, so that a clone of the step's is never put at
+ * a checkout's name (mv src/a src/a.old; git clone ... src/a). What holds
+ * one further down is not looked for (that would be a walk).
+ */
+static void try_moved_checkout(const struct query *q)
+{
+	const char *base = strrchr(q->rel, '/');
+	base = base ? base + 1 : q->rel;
+	char dotgit[NAME_MAX + 8], full[PATH_MAX + 8];
+	struct stat st, dir;
+	const struct protect_rule *dg = protect_rule_named(".git");
+	if (q->how != PROTECT_REMOVE || !*base || !dg || q->r->off[dg - protect_rules] ||
+	    snprintf(dotgit, sizeof(dotgit), "%s/.git", base) >= (int)sizeof(dotgit))
+		return;
+	snprintf(full, sizeof(full), "%s/.git", q->rel);
+	if (q->probe->look(q->probe->ctx, 0, dotgit, &st) == 0 && !made_by_step(q, full) &&
+	    !(q->probe->look(q->probe->ctx, 0, base, &dir) == 0 && was_created(q->r, &dir)))
+		raise_to(q->hit, PROTECT_REFUSED, dg);
+}
+
 /* The set's other names, HOME's where g holds it, and the policy's, against rel. */
 static void try_names(const struct query *q)
 {
@@ -592,8 +615,10 @@ static void try_names(const struct query *q)
 		try(pr->home && hrel ? pat : pr->name, false, pr, rel, q->how, false, q->hit);
 	}
 	try_nested_names(q);
-	if (q->probe)
+	if (q->probe) {
 		try_deep_names(q);
+		try_moved_checkout(q);
+	}
 	for (size_t i = 0; i < r->extra.n; i++) {
 		const char *p = r->extra.v[i];
 		if (r->xoff[i])

@@ -261,6 +261,16 @@ run_sb run -- sh -c 'for f in d1/d2/repo/.husky/pre-commit d1/d2/repo/.envrc d1/
 	ok "a checkout three levels down: its names refused, its hook not linked or moved; controls made" ||
 	notok "a checkout three levels down: its names refused" "rc=$RC $OUT"
 
+# a checkout deeper down is not moved away for a clone of the step's to take
+# its name; one the step cloned there moves and goes
+setup
+git init -q "$T/w/src/a" || notok "a deep checkout set up"
+run_sb run -- sh -c 'mv src/a src/a.old 2>/dev/null && echo moved
+	git clone -q src/a src/mine && mv src/mine src/mine2 && rm -rf src/mine2 && echo ctl-ok'
+[ "$OUT" = ctl-ok ] && [ -d "$T/w/src/a/.git" ] &&
+	ok "a checkout two levels down not moved away; a clone of the step's moved and removed" ||
+	notok "a checkout two levels down not moved away" "rc=$RC $OUT"
+
 # gitdirs no .git names, deeper than one level down: a bare clone, the .bare
 # worktree layout; a bare repository the step makes is its own to fill and remove
 setup
@@ -470,8 +480,10 @@ find "$T/w" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
 (cd "$T/w" && git init -q && mkdir -p d/x && git -C d/x init -q a) || exit 1
 run_sb run -- sh -c 'mkdir -p ev/.git/objects ev/.git/refs && echo "ref: refs/heads/main" >ev/.git/HEAD
 	printf "[core]\n\tfsmonitor = \"touch '"$M"'; false\"\n" >ev/.git/config && mv ev sub && echo moved
-	mkdir -p s/.git && rmdir s/.git s && mv d/x/a s && { rm s/.git/config 2>/dev/null || echo kept; }
-	mv s d/x/a; git init -q c1 && mv c1 c2 && rm -rf c2 && echo control'
+	mkdir -p s/.git && rmdir s/.git s
+	if mv d/x/a s 2>/dev/null; then rm s/.git/config 2>/dev/null || echo kept; mv s d/x/a
+	else echo kept; fi # the checkout not moved at all: held the more
+	git init -q c1 && mv c1 c2 && rm -rf c2 && echo control'
 (cd "$T/w/sub" && git status >/dev/null 2>&1; cd "$T/w/d/x/a" && git status >/dev/null 2>&1)
 [ "$OUT" = "$(printf 'moved\nkept\ncontrol')" ] && [ "$RC" = 123 ] && [ ! -e "$M" ] &&
 	[ -f "$T/w/d/x/a/.git/config" ] && [ ! -e "$T/w/sub/.git/config" ] &&
@@ -495,9 +507,13 @@ os.makedirs("s"); open("s/.git", "w").write("gitdir: ../clean\n")
 open("f", "w").write("gitdir: ../gd\n"); open("g", "w").write("g"); open("h", "w").write("h")
 print("dotgit", xchg("f", "s/.git"), "plain", xchg("g", "h"))
 PY
-run_sb run -r "$T/xchg.py" -- sh -c 'python3 "$1"; git init -q own && mv p/repo own/.git/r &&
-	{ rm own/.git/r/.git/hooks/pre-commit 2>/dev/null || echo hook-kept; } && rm own/.git/r/ctl && echo ctl-removed' sh "$T/xchg.py"
-[ "$OUT" = "$(printf 'dotgit 13 plain 0\nhook-kept\nctl-removed')" ] && [ -f "$T/w/own/.git/r/.git/hooks/pre-commit" ] &&
+run_sb run -r "$T/xchg.py" -- sh -c 'python3 "$1"; git init -q own
+	if mv p/repo own/.git/r 2>/dev/null; then
+		{ rm own/.git/r/.git/hooks/pre-commit 2>/dev/null || echo hook-kept; } &&
+			rm own/.git/r/ctl && echo ctl-removed
+	else echo hook-kept; rm p/repo/ctl && echo ctl-removed; fi' sh "$T/xchg.py"
+[ "$OUT" = "$(printf 'dotgit 13 plain 0\nhook-kept\nctl-removed')" ] &&
+	{ [ -f "$T/w/own/.git/r/.git/hooks/pre-commit" ] || [ -f "$T/w/p/repo/.git/hooks/pre-commit" ]; } &&
 	ok "a .git is never exchanged; a checkout moved into the step's gitdir keeps its hooks" ||
 	notok "a .git is never exchanged; a checkout moved into the step's gitdir keeps its hooks" "rc=$RC $OUT" "$(head -3 "$T/out/err")"
 

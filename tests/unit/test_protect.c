@@ -643,6 +643,16 @@ static int fake_look(void *ctx, unsigned up, const char *name, struct stat *st)
 	return here ? 0 : -ENOENT;
 }
 
+/* A stand-in probe: in the name's folder, "a" is a folder (inode 9) holding a .git. */
+static int holds_a(void *ctx, unsigned up, const char *name, struct stat *st)
+{
+	(void)ctx;
+	memset(st, 0, sizeof(*st));
+	st->st_dev = 1;
+	st->st_ino = 9;
+	return up == 0 && (strcmp(name, "a/.git") == 0 || strcmp(name, "a") == 0) ? 0 : -ENOENT;
+}
+
 /* A probe answering that the folder up levels above the name's is a checkout, for one up. */
 static int checkout_at(void *ctx, unsigned up, const char *name, struct stat *st)
 {
@@ -722,6 +732,17 @@ static void deep_names(void)
 	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &at1).verdict == PROTECT_FREE);
 	snprintf(p, sizeof(p), "%s/x/y/repo/.husky", dn); /* moved away from the checkout */
 	CHECK(r && protect_match_at(r, p, PROTECT_REMOVE, &at0).verdict == PROTECT_REFUSED);
+	/* a folder holding a checkout is not moved away, at any depth (the control: one that
+	 * holds none); one the step made is its own */
+	const struct protect_probe a_holds = {holds_a, NULL};
+	snprintf(p, sizeof(p), "%s/x/y/a", dn);
+	CHECK(r && protect_match_at(r, p, PROTECT_REMOVE, &a_holds).verdict == PROTECT_REFUSED);
+	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &a_holds).verdict == PROTECT_FREE);
+	snprintf(p, sizeof(p), "%s/x/y/b", dn);
+	CHECK(r && protect_match_at(r, p, PROTECT_REMOVE, &a_holds).verdict == PROTECT_FREE);
+	CHECK(r && protect_note_created(r, 1, 9) == 0);
+	snprintf(p, sizeof(p), "%s/x/y/a", dn);
+	CHECK(r && protect_match_at(r, p, PROTECT_REMOVE, &a_holds).verdict == PROTECT_FREE);
 	/* a checkout the step made is its own */
 	snprintf(p, sizeof(p), "%s/x/y/repo/.git", dn);
 	CHECK(r && protect_note_gitdir(r, p) == 0);
