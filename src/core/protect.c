@@ -332,6 +332,8 @@ void protect_free(struct protect_record *r)
 	strv_release(&r->made);
 	strv_release(&r->nested);
 	strv_release(&r->bare);
+	strv_release(&r->hooks_rel);
+	strv_release(&r->worktrees);
 	free(r->created.v);
 	free(r->xrules);
 	free(r->xoff);

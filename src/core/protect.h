@@ -174,6 +174,12 @@ int protect_note_made(struct protect_record *r, const char *abs);
  */
 int protect_note_gitdir(struct protect_record *r, const char *abs);
 /*
+ * A .git file the live layer made for the step at abs (git worktree add):
+ * its folder's top takes the person's relative hooks paths, live. 0 or
+ * -errno.
+ */
+int protect_note_worktree(struct protect_record *r, const char *abs);
+/*
  * Whether abs, a folder made, is a gitdir's submodule or worktree folder
  * (its parent a gitdir's modules/ or worktrees/): one the step made is its
  * own as a .git it made is (git worktree add, then remove).

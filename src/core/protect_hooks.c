@@ -391,6 +391,15 @@ static int checkout_hooks(struct protect_record *r, size_t g, const char *nest, 
 			rc = hooks_paths_in(r, fds[c], dirs[c], 0, &files, &own, included);
 		else if (fds[c] >= 0)
 			close(fds[c]);
+	/* a relative value of the grant's own, for the worktrees the step adds */
+	for (size_t i = 0; rc == 0 && hooks_on && !nest && i < own.n; i++) {
+		const char *v = own.v[i];
+		char *e = v[0] != '/' && v[0] != '~' && !strstr(v, "..")
+				  ? strv_fmt("%zu\t%s", g, v + 2 * (v[0] == '.' && v[1] == '/'))
+				  : NULL;
+		if (e)
+			rc = strv_push_owned(&r->hooks_rel, e);
+	}
 	/* the checkout's top and its worktrees': a relative value is taken from each */
 	struct strv tops = STRV_INIT;
 	if (rc == 0)

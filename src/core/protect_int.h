@@ -74,6 +74,14 @@ struct protect_record {
 	struct strv nested;
 	/* the bare repositories there (NAME.git holding HEAD): gitdirs, "GRANT\tNAME" */
 	struct strv bare;
+	/*
+	 * The relative core.hooksPath values of each grant's own checkout
+	 * ("GRANT\tVALUE"), and the tops of the worktrees the step adds
+	 * ("GRANT\tREL"): git takes such a value from the top of the worktree
+	 * it runs in, so a worktree the step adds has the person's hooks
+	 * folder too (protect_note_worktree).
+	 */
+	struct strv hooks_rel, worktrees;
 	/* when the record was made: what a gitdir the step pointed at held, unchanged since */
 	struct timespec start;
 	/* the folders the step made (protect_note_created): dev and inode, hashed */

@@ -588,6 +588,29 @@ static void try_moved_checkout(const struct query *q)
 		raise_to(q->hit, PROTECT_REFUSED, dg);
 }
 
+/* The person's relative hooks paths at the top of each worktree the step added. */
+static void try_added_worktrees(const struct query *q)
+{
+	const struct protect_record *r = q->r;
+	const struct protect_rule *hooks = protect_rule_named(".git/hooks");
+	for (size_t i = 0; hooks && !r->off[hooks - protect_rules] && i < r->worktrees.n; i++) {
+		size_t g, vg;
+		char tbuf[PATH_MAX * 2];
+		const char *top = protect_entry(r->worktrees.v[i], &g);
+		top = top && g == q->g ? as_asked(q, top, tbuf, sizeof(tbuf)) : NULL;
+		if (!top || !near(top, q->rel, q->how))
+			continue;
+		for (size_t k = 0; k < r->hooks_rel.n; k++) {
+			const char *v = protect_entry(r->hooks_rel.v[k], &vg);
+			char pat[PATH_MAX * 3], vbuf[PATH_MAX * 2];
+			if (v && vg == q->g &&
+			    snprintf(pat, sizeof(pat), "%s/%s", top,
+				     as_asked(q, v, vbuf, sizeof(vbuf))) < (int)sizeof(pat))
+				try(pat, false, hooks, q->rel, q->how, false, q->hit);
+		}
+	}
+}
+
 /* The set's other names, HOME's where g holds it, and the policy's, against rel. */
 static void try_names(const struct query *q)
 {
@@ -615,6 +638,7 @@ static void try_names(const struct query *q)
 		try(pr->home && hrel ? pat : pr->name, false, pr, rel, q->how, false, q->hit);
 	}
 	try_nested_names(q);
+	try_added_worktrees(q);
 	if (q->probe) {
 		try_deep_names(q);
 		try_moved_checkout(q);
@@ -710,6 +734,14 @@ static int note_in_grants(struct protect_record *r, struct strv *list, const cha
 int protect_note_gitdir(struct protect_record *r, const char *abs)
 {
 	return r ? note_in_grants(r, &r->made, abs) : -EINVAL;
+}
+
+int protect_note_worktree(struct protect_record *r, const char *abs)
+{
+	char top[PATH_MAX];
+	if (!r || !r->hooks_rel.n)
+		return 0;
+	return path_parent(abs, top, sizeof(top)) ? note_in_grants(r, &r->worktrees, top) : 0;
 }
 
 /* The slot of (dev, ino) in the created set: where it is, or the empty one it would take. */

@@ -412,7 +412,8 @@ static int make_new(struct call *c, uint64_t dirfd, const char *path, int flags,
 		 * gitdir it names.
 		 */
 		if (r == 0 && v == PROTECT_JUDGED &&
-		    (is_dotgit(pl->name) ? protect_note_gitdir(c->s->prot, pl->abs)
+		    (is_dotgit(pl->name) ? protect_note_gitdir(c->s->prot, pl->abs) |
+						   protect_note_worktree(c->s->prot, pl->abs)
 					 : protect_note_made(c->s->prot, pl->abs)) < 0) {
 			close(j.fd);
 			r = -ENOMEM;

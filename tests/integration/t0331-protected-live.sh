@@ -208,6 +208,16 @@ want="ctl-ok"
 (cd "$T/w" && echo b >>f && git commit -qam person2 && git status >/dev/null)
 [ ! -e "$M" ] && ok "the person's git commit with core.hooksPath outside runs nothing of the step's" ||
 	notok "the person's git commit with core.hooksPath outside runs nothing of the step's"
+# ... in a worktree the step adds: git takes the relative value from its top
+setup
+git -C "$T/w" config core.hooksPath .githooks
+run_sb run -- sh -c 'git worktree add -q .worktrees/new 2>/dev/null && mkdir -p .worktrees/new/.githooks &&
+	{ printf "#!/bin/sh\ntouch '"$M"'\n" >.worktrees/new/.githooks/pre-commit 2>/dev/null && echo planted; }
+	echo x >.worktrees/new/ctl && echo ctl-ok'
+[ "$OUT" = ctl-ok ] && [ ! -e "$T/w/.worktrees/new/.githooks/pre-commit" ] &&
+	ok "core.hooksPath in a worktree the step adds: its hook refused; a control made" ||
+	notok "core.hooksPath in a worktree the step adds: its hook refused" "rc=$RC $OUT"
+
 # ... named through a link (.githooks -> tools/hooks): the link may not be
 # pointed elsewhere, nor the folder above the target moved
 setup

@@ -825,6 +825,17 @@ static void module_hooks(void)
 	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
 	snprintf(p, sizeof(p), "%s/.worktrees/feat/src.c", sm);
 	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	/* ... and one the step adds (its .git file made live), not a clone it makes */
+	snprintf(p, sizeof(p), "%s/.worktrees/new/.git", sm);
+	CHECK(r && protect_note_gitdir(r, p) == 0 && protect_note_worktree(r, p) == 0);
+	snprintf(p, sizeof(p), "%s/.worktrees/new/.githooks/pre-commit", sm);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_REFUSED);
+	snprintf(p, sizeof(p), "%s/.worktrees/new/ctl", sm);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
+	snprintf(p, sizeof(p), "%s/clone/.git", sm);
+	CHECK(r && protect_note_gitdir(r, p) == 0);
+	snprintf(p, sizeof(p), "%s/clone/.githooks/pre-commit", sm);
+	CHECK(r && protect_match(r, p, PROTECT_MAKE).verdict == PROTECT_FREE);
 	protect_free(r);
 	policy_release(&cfg);
 }
