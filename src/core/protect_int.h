@@ -2,8 +2,9 @@
  * protect_int.h: what protect.c (the set, the record), protect_scan.c (the
  * record's look at each grant), protect_git.c (git's files read),
  * protect_hooks.c (checkouts and their hooks paths), protect_match.c (the
- * live layer's question) and protect_net.c (the judgement after the step,
- * the quarantine) share. Nothing outside the protect module includes it.
+ * live layer's question), protect_note.c (what the live layer tells the
+ * record) and protect_net.c (the judgement after the step, the quarantine)
+ * share. Nothing outside the protect module includes it.
  */
 #ifndef STEPBOX_PROTECT_INT_H
 #define STEPBOX_PROTECT_INT_H
@@ -111,6 +112,14 @@ int protect_git_values(const char *text, size_t len, const char *section, bool s
  */
 int protect_note_nested(struct protect_record *r);
 int protect_add_hooks_paths(struct protect_record *r, size_t *hooks, size_t *incs);
+
+/*
+ * rel at or beneath pat (glob: pat's components fnmatch globs): what is
+ * left of rel below pat ("" for pat itself), or NULL. (protect_match.c)
+ */
+const char *protect_beneath(const char *pat, bool glob, const char *rel);
+/* Whether the folder st is one the step made, noted live (protect_note.c). */
+bool protect_was_created(const struct protect_record *r, const struct stat *st);
 
 /* The default rule named name (protect.c), or NULL. */
 const struct protect_rule *protect_rule_named(const char *name);
