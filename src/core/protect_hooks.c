@@ -515,6 +515,19 @@ static int nested_gitdir(const struct protect_record *r, const char *e, struct s
 	return rc;
 }
 
+/* A gitdir no .git names (gd, absolute): its hooks folder (but samples) and its config. */
+static int gitdir_paths(const struct protect_record *r, const char *gd, struct protect_profile *out)
+{
+	char *h = rule_on(r, ".git/hooks") ? strv_fmt("%s/hooks", gd) : NULL;
+	char *c = rule_on(r, ".git/config") ? strv_fmt("%s/config", gd) : NULL;
+	int rc = h ? strv_push_owned(&out->hooks, h) : 0;
+	if (c && rc == 0)
+		rc = strv_push_owned(&out->files, c);
+	else
+		free(c);
+	return rc;
+}
+
 int protect_profile_paths(const struct stepbox_config *cfg, const char *const *write, size_t n,
 			  const char *home, struct protect_profile *out)
 {
@@ -545,31 +558,18 @@ int protect_profile_paths(const struct stepbox_config *cfg, const char *const *w
 		snprintf(p, sizeof(p), "%s/.git", strcmp(r.roots.v[g], "/") ? r.roots.v[g] : "");
 		if (lstat(p, &st) < 0 || !S_ISLNK(st.st_mode) || !(gd = realpath(p, NULL)))
 			continue;
-		char *h = rule_on(&r, ".git/hooks") ? strv_fmt("%s/hooks", gd) : NULL;
-		char *c = rule_on(&r, ".git/config") ? strv_fmt("%s/config", gd) : NULL;
+		rc = gitdir_paths(&r, gd, out);
 		free(gd);
-		if (h)
-			rc = strv_push_owned(&out->hooks, h);
-		if (c && rc == 0)
-			rc = strv_push_owned(&out->files, c);
-		else
-			free(c);
 	}
-	/* a bare repository one level down: its hooks (but samples) and its config */
+	/* a bare repository one level down */
 	for (size_t i = 0; rc == 0 && i < r.bare.n; i++) {
 		size_t g;
 		const char *rel = protect_entry(r.bare.v[i], &g);
-		const char *top = rel && strcmp(r.roots.v[g], "/") ? r.roots.v[g] : "";
-		char *h =
-			rel && rule_on(&r, ".git/hooks") ? strv_fmt("%s/%s/hooks", top, rel) : NULL;
-		char *c = rel && rule_on(&r, ".git/config") ? strv_fmt("%s/%s/config", top, rel)
-							    : NULL;
-		if (h)
-			rc = strv_push_owned(&out->hooks, h);
-		if (c && rc == 0)
-			rc = strv_push_owned(&out->files, c);
-		else
-			free(c);
+		char *gd =
+			rel ? strv_fmt("%s/%s", strcmp(r.roots.v[g], "/") ? r.roots.v[g] : "", rel)
+			    : NULL;
+		rc = gd ? gitdir_paths(&r, gd, out) : rel ? -ENOMEM : 0;
+		free(gd);
 	}
 	for (size_t i = 0; rc == 0 && i < r.nested.n; i++) {
 		size_t g;

@@ -471,6 +471,15 @@ static bool starts_a_name(const char *c, size_t len)
 	return false;
 }
 
+/* How many components rel has. */
+static size_t components(const char *rel)
+{
+	size_t n = 1;
+	for (const char *c = rel; *c; c++)
+		n += *c == '/';
+	return n;
+}
+
 /*
  * The set's names at the top of a checkout deeper than those recorded (a
  * GOPATH-style W/github.com/org/repo, or one past the listing's bound),
@@ -481,10 +490,7 @@ static bool starts_a_name(const char *c, size_t len)
 static void try_deep_names(const struct query *q)
 {
 	const char *rel = q->rel;
-	size_t ncomp = 1;
-	for (const char *c = rel; *c; c++)
-		ncomp += *c == '/';
-	size_t k = 0;
+	size_t ncomp = components(rel), k = 0;
 	for (const char *c = rel; *c; k++) {
 		size_t len = strcspn(c, "/");
 		/* most components: not a name of the set, or at the grant's top */
@@ -534,10 +540,7 @@ static bool gitdir_name_at(const char *c, size_t len, size_t k, size_t ncomp)
 static void try_probed_gitdirs(const struct query *q)
 {
 	const char *rel = q->rel;
-	size_t ncomp = 1;
-	for (const char *c = rel; *c; c++)
-		ncomp += *c == '/';
-	size_t k = 0;
+	size_t ncomp = components(rel), k = 0;
 	for (const char *c = rel; *c; k++) {
 		size_t len = strcspn(c, "/");
 		size_t plen = k > 0 ? (size_t)(c - 1 - rel) : 0;
