@@ -587,6 +587,7 @@ int protect_profile_paths(const struct stepbox_config *cfg, const char *const *w
 	strv_release(&r.extra);
 	strv_release(&r.nested);
 	strv_release(&r.bare);
+	strv_release(&r.hooks_rel);
 	free(r.off);
 	return rc;
 }
