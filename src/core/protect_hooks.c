@@ -515,6 +515,16 @@ static int nested_gitdir(const struct protect_record *r, const char *e, struct s
 	return rc;
 }
 
+/* The absolute path of a "GRANT\tREL" entry of the record's lists: to free, or NULL. */
+static char *entry_abs(const struct protect_record *r, const char *e)
+{
+	size_t g;
+	const char *rel = protect_entry(e, &g);
+	return rel && g < r->roots.n
+		       ? strv_fmt("%s/%s", strcmp(r->roots.v[g], "/") ? r->roots.v[g] : "", rel)
+		       : NULL;
+}
+
 /* A gitdir no .git names (gd, absolute): its hooks folder (but samples) and its config. */
 static int gitdir_paths(const struct protect_record *r, const char *gd, struct protect_profile *out)
 {
@@ -563,23 +573,15 @@ int protect_profile_paths(const struct stepbox_config *cfg, const char *const *w
 	}
 	/* a bare repository one level down */
 	for (size_t i = 0; rc == 0 && i < r.bare.n; i++) {
-		size_t g;
-		const char *rel = protect_entry(r.bare.v[i], &g);
-		char *gd =
-			rel ? strv_fmt("%s/%s", strcmp(r.roots.v[g], "/") ? r.roots.v[g] : "", rel)
-			    : NULL;
-		rc = gd ? gitdir_paths(&r, gd, out) : rel ? -ENOMEM : 0;
+		char *gd = entry_abs(&r, r.bare.v[i]);
+		rc = gd ? gitdir_paths(&r, gd, out) : -ENOMEM;
 		free(gd);
 	}
 	for (size_t i = 0; rc == 0 && i < r.nested.n; i++) {
-		size_t g;
-		const char *rel = protect_entry(r.nested.v[i], &g);
-		char *co =
-			rel ? strv_fmt("%s/%s", strcmp(r.roots.v[g], "/") ? r.roots.v[g] : "", rel)
-			    : NULL;
-		rc = nested_gitdir(&r, r.nested.v[i], &out->files);
-		if (rc == 0 && rel)
-			rc = co ? strv_push_owned(&out->checkouts, co) : -ENOMEM;
+		char *co = entry_abs(&r, r.nested.v[i]);
+		rc = co ? nested_gitdir(&r, r.nested.v[i], &out->files) : -ENOMEM;
+		if (rc == 0)
+			rc = strv_push_owned(&out->checkouts, co);
 		else
 			free(co);
 	}
