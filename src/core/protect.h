@@ -151,6 +151,8 @@ struct protect_hit protect_match(const struct protect_record *r, const char *abs
 struct protect_probe {
 	int (*look)(void *ctx, unsigned up, const char *name, struct stat *st);
 	void *ctx;
+	/* the folder name in the caller's, opened to be listed (not followed): fd or -errno */
+	int (*open_dir)(void *ctx, const char *name);
 };
 /* protect_match, and the names of any checkout and gitdir the probe finds. */
 struct protect_hit protect_match_at(const struct protect_record *r, const char *abs,

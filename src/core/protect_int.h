@@ -118,6 +118,18 @@ int protect_add_hooks_paths(struct protect_record *r, size_t *hooks, size_t *inc
  * left of rel below pat ("" for pat itself), or NULL. (protect_match.c)
  */
 const char *protect_beneath(const char *pat, bool glob, const char *rel);
+/*
+ * Whether the folder fd (owned, closed here) at rel holds, at any depth, a
+ * .git that mine does not call the step's (its path from the grant, its
+ * lstat) or a folder holding HEAD and objects (or commondir); a folder mine
+ * calls the step's (dotgit false) is not entered. 1 it does, 0 it does not,
+ * -E2BIG past budget entries or PROTECT_HOLDS_DEPTH folders down, -errno.
+ */
+#define PROTECT_HOLDS_DEPTH 64
+#define PROTECT_HOLDS_MAX 100000 /* entries */
+typedef bool protect_mine_fn(const char *rel, const struct stat *st, bool dotgit, void *arg);
+int protect_holds_person(int fd, const char *rel, size_t budget, protect_mine_fn *mine, void *arg);
+
 /* Whether the folder st is one the step made, noted live (protect_note.c). */
 bool protect_was_created(const struct protect_record *r, const struct stat *st);
 

@@ -567,12 +567,20 @@ static void try_probed_gitdirs(const struct query *q)
 	}
 }
 
+/* protect_holds_person's: a .git or folder of the step's (q: the query). */
+static bool step_made(const char *rel, const struct stat *st, bool dotgit, void *arg)
+{
+	const struct query *q = arg;
+	return protect_was_created(q->r, st) || (dotgit && made_by_step(q, rel));
+}
+
 /*
- * A folder moved away or removed that holds a checkout of the person's (a
- * .git the step did not make, in a folder it did not make): refused at any
- * depth, as one level down, so that a clone of the step's is never put at
- * a checkout's name (mv src/a src/a.old; git clone ... src/a). What holds
- * one further down is not looked for (that would be a walk).
+ * A folder moved away or removed that holds a checkout or a gitdir of the
+ * person's (a .git the step did not make, in a folder it did not make), at
+ * any depth: refused, so that a clone of the step's is never put at a
+ * checkout's name (mv src src.old; git clone ... src/a/repo). A folder the
+ * step made holds none (every folder moved meets this) and is not looked
+ * into; one too big to look through is refused too.
  */
 static void try_moved_checkout(const struct query *q)
 {
@@ -585,8 +593,20 @@ static void try_moved_checkout(const struct query *q)
 	    snprintf(dotgit, sizeof(dotgit), "%s/.git", base) >= (int)sizeof(dotgit))
 		return;
 	snprintf(full, sizeof(full), "%s/.git", q->rel);
+	bool mine = q->probe->look(q->probe->ctx, 0, base, &dir) == 0 &&
+		    protect_was_created(q->r, &dir);
 	if (q->probe->look(q->probe->ctx, 0, dotgit, &st) == 0 && !made_by_step(q, full) &&
-	    !(q->probe->look(q->probe->ctx, 0, base, &dir) == 0 && protect_was_created(q->r, &dir)))
+	    !mine) {
+		raise_to(q->hit, PROTECT_REFUSED, dg);
+		return;
+	}
+	/* the walk looks at the file system: asked once, not for each spelling */
+	if (q->fold || mine || !S_ISDIR(dir.st_mode) || !q->probe->open_dir)
+		return;
+	int fd = q->probe->open_dir(q->probe->ctx, base);
+	int held = fd < 0 ? fd : protect_holds_person(fd, q->rel, PROTECT_HOLDS_MAX, step_made,
+						      (void *)q);
+	if (held != 0 && held != -ENOENT && held != -ENOTDIR)
 		raise_to(q->hit, PROTECT_REFUSED, dg);
 }
 

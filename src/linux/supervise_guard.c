@@ -155,6 +155,15 @@ static int look_above(void *ctx, unsigned up, const char *name, struct stat *st)
 	return r;
 }
 
+/* The folder name in the pinned folder ctx, to be listed: fd or -errno. */
+static int open_below(void *ctx, const char *name)
+{
+	if (!ctx)
+		return -EBADF; /* fail closed: no folder to look from */
+	int fd = openat(*(const int *)ctx, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 /*
  * What a change of the file obj holds (one that exists: linked, truncated,
  * reopened, chmod'ed) meets, at where, its path: the probe from its folder,
@@ -172,7 +181,7 @@ struct protect_hit sup_match_object(struct call *c, int obj, const char *where,
 	bool same = fd >= 0 && fstat(obj, &a) == 0 &&
 		    fstatat(fd, pl.name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
 		    a.st_dev == b.st_dev;
-	const struct protect_probe probe = {look_above, same ? &fd : NULL};
+	const struct protect_probe probe = {look_above, same ? &fd : NULL, open_below};
 	struct protect_hit h = protect_match_at(c->s->prot, where, how, &probe);
 	if (fd >= 0)
 		close(fd);
@@ -183,7 +192,7 @@ struct protect_hit sup_match_object(struct call *c, int obj, const char *where,
 static struct protect_hit match(struct call *c, const struct place *pl, enum protect_change how)
 {
 	int dir = pl->dir;
-	const struct protect_probe probe = {look_above, &dir};
+	const struct protect_probe probe = {look_above, &dir, open_below};
 	return protect_match_at(c->s->prot, pl->abs, how, dir >= 0 ? &probe : NULL);
 }
 

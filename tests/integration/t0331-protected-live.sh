@@ -281,6 +281,24 @@ run_sb run -- sh -c 'mv src/a src/a.old 2>/dev/null && echo moved
 	ok "a checkout two levels down not moved away; a clone of the step's moved and removed" ||
 	notok "a checkout two levels down not moved away" "rc=$RC $OUT"
 
+# ... nor a folder further up that holds one (a checkout or a bare clone, at
+# any depth) for a clone of the step's at the old path; the controls: a
+# folder that holds none, a folder the step made holding its own clone
+setup
+git init -q "$T/w/top/mid/deep/repo" && mkdir -p "$T/w/bare/x" "$T/w/plain/p/q" &&
+	git init -q --bare "$T/w/bare/x/r.git" && echo p >"$T/w/plain/p/q/f" ||
+	notok "checkouts further down set up"
+run_sb run -- sh -c 'mv top top.old 2>/dev/null && echo moved-top
+	mv top/mid m2 2>/dev/null && echo moved-mid
+	rm -rf top 2>/dev/null; [ -d top/mid/deep/repo/.git ] || echo removed
+	mv bare bare.old 2>/dev/null && echo moved-bare
+	mv plain plain2 && mkdir -p made/in && git init -q made/in/r && mv made made2 &&
+	rm -rf made2 && echo ctl-ok'
+[ "$OUT" = ctl-ok ] && [ -d "$T/w/top/mid/deep/repo/.git" ] && [ -f "$T/w/bare/x/r.git/HEAD" ] &&
+	[ -f "$T/w/plain2/p/q/f" ] &&
+	ok "a folder holding a checkout or a bare clone at any depth not moved away; controls moved" ||
+	notok "a folder holding a checkout or a bare clone at any depth not moved away" "rc=$RC $OUT"
+
 # gitdirs no .git names, deeper than one level down: a bare clone, the .bare
 # worktree layout; a bare repository the step makes is its own to fill and remove
 setup

@@ -677,8 +677,8 @@ static void probed_gitdirs(void)
 	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
 	CHECK(r != NULL);
 	struct fake_fs at1 = {-1, 1, 42}, at0 = {-1, 0, 42}, none = {-1, -1, 42};
-	const struct protect_probe hooks = {fake_look, &at1}, top_ = {fake_look, &at0},
-				   nothing = {fake_look, &none};
+	const struct protect_probe hooks = {fake_look, &at1, NULL}, top_ = {fake_look, &at0, NULL},
+				   nothing = {fake_look, &none, NULL};
 	snprintf(p, sizeof(p), "%s/src/repo.git/hooks/pre-commit", pg);
 	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &hooks).verdict == PROTECT_REFUSED);
 	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &nothing).verdict == PROTECT_FREE);
@@ -720,8 +720,8 @@ static void deep_names(void)
 	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
 	CHECK(r != NULL);
 	int one = 1, zero = 0, none = -1;
-	const struct protect_probe at1 = {checkout_at, &one}, at0 = {checkout_at, &zero},
-				   never = {checkout_at, &none};
+	const struct protect_probe at1 = {checkout_at, &one, NULL}, at0 = {checkout_at, &zero, NULL},
+				   never = {checkout_at, &none, NULL};
 	snprintf(p, sizeof(p), "%s/x/y/repo/.husky/pre-commit", dn);
 	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &at1).verdict == PROTECT_REFUSED);
 	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &never).verdict == PROTECT_FREE);
@@ -734,7 +734,7 @@ static void deep_names(void)
 	CHECK(r && protect_match_at(r, p, PROTECT_REMOVE, &at0).verdict == PROTECT_REFUSED);
 	/* a folder holding a checkout is not moved away, at any depth (the control: one that
 	 * holds none); one the step made is its own */
-	const struct protect_probe a_holds = {holds_a, NULL};
+	const struct protect_probe a_holds = {holds_a, NULL, NULL};
 	snprintf(p, sizeof(p), "%s/x/y/a", dn);
 	CHECK(r && protect_match_at(r, p, PROTECT_REMOVE, &a_holds).verdict == PROTECT_REFUSED);
 	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &a_holds).verdict == PROTECT_FREE);
@@ -748,6 +748,80 @@ static void deep_names(void)
 	CHECK(r && protect_note_gitdir(r, p) == 0);
 	snprintf(p, sizeof(p), "%s/x/y/repo/.husky/pre-commit", dn);
 	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &at1).verdict == PROTECT_FREE);
+	protect_free(r);
+	policy_release(&cfg);
+}
+
+/* A probe of the real file system, from the pinned folder ctx (up 0 only). */
+static int real_look(void *ctx, unsigned up, const char *name, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (up)
+		return 0;
+	return fstatat(*(const int *)ctx, name, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
+}
+
+static int real_open(void *ctx, const char *name)
+{
+	int fd = openat(*(const int *)ctx, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* What moving hp/NAME away meets (the folder hp pinned, as the supervisor pins it). */
+static enum protect_verdict move_away(const struct protect_record *r, const char *name)
+{
+	char p[400];
+	snprintf(p, sizeof(p), "%s/hp", top);
+	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	const struct protect_probe probe = {real_look, &fd, real_open};
+	snprintf(p, sizeof(p), "%s/hp/%s", top, name);
+	enum protect_verdict v = protect_match_at(r, p, PROTECT_REMOVE, &probe).verdict;
+	close(fd);
+	return v;
+}
+
+/*
+ * A folder holding a checkout or a gitdir of the person's at any depth is
+ * not moved away (a clone of the step's would take its name); one holding
+ * none is, and one the step made is never looked into.
+ */
+static void holds_person(void)
+{
+	static const char *const dirs[] = {
+		"hp",	      "hp/a",	       "hp/a/b",	"hp/a/b/repo",	   "hp/a/b/repo/.git",
+		"hp/c",	      "hp/c/x",	       "hp/c/x/y",	"hp/d",		   "hp/d/e",
+		"hp/d/e/r.git", "hp/d/e/r.git/objects", "hp/f",	"hp/f/g",	   "hp/f/g/.git",
+		"hp/w",	      "hp/w/wt"};
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		dir(dirs[i]);
+	put("hp/c/x/y/file", "x", 0644);
+	put("hp/d/e/r.git/HEAD", "ref: refs/heads/main\n", 0644);
+	put("hp/w/wt/.git", "gitdir: /elsewhere\n", 0644);
+	char hp[300];
+	snprintf(hp, sizeof(hp), "%s/hp", top);
+	const char *roots[] = {hp};
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	struct stepbox_err err = {0};
+	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
+	CHECK(r != NULL);
+	CHECK(r && move_away(r, "a") == PROTECT_REFUSED);    /* a/b/repo/.git */
+	CHECK(r && move_away(r, "c") == PROTECT_FREE);       /* the control: none in it */
+	CHECK(r && move_away(r, "c/x/y/file") == PROTECT_FREE);
+	CHECK(r && move_away(r, "d") == PROTECT_REFUSED);    /* a bare clone, HEAD and objects */
+	CHECK(r && move_away(r, "w") == PROTECT_REFUSED);    /* a worktree's .git file */
+	CHECK(r && move_away(r, "f") == PROTECT_REFUSED);
+	/* the step made f/g (its inode noted live): f holds only what the step made */
+	char p[400];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/hp/f/g", top);
+	CHECK(stat(p, &st) == 0 && r && protect_note_created(r, st.st_dev, st.st_ino) == 0);
+	CHECK(r && move_away(r, "f") == PROTECT_FREE);
+	/* a .git the step made, noted by its path */
+	snprintf(p, sizeof(p), "%s/hp/w/wt/.git", top);
+	CHECK(r && protect_note_gitdir(r, p) == 0);
+	CHECK(r && move_away(r, "w") == PROTECT_FREE);
+	/* unprotect .git: nothing held */
 	protect_free(r);
 	policy_release(&cfg);
 }
@@ -947,6 +1021,7 @@ int main(void)
 	nested();
 	module_hooks();
 	deep_names();
+	holds_person();
 	other_gitdirs();
 	linked_dotgit();
 	probed_gitdirs();

@@ -1,0 +1,122 @@
+/*
+ * protect_holds: whether a folder the step would move away or remove holds,
+ * at any depth, a checkout or a gitdir of the person's. Moved away, its
+ * name is free for a clone of the step's (mv W/src W/old; git clone evil
+ * W/src/a/b/repo), and the person's next git command there would run what
+ * that clone holds. Every such move meets this walk, so a folder that holds
+ * one can never be brought where a walk has already been; a folder the step
+ * made (its inode noted live) holds none and is not walked.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "protect_int.h"
+
+/* One folder being listed: its listing, where its path ends, what it holds. */
+struct frame {
+	DIR *d;
+	size_t len;
+	bool head, objects;
+};
+
+struct walk {
+	struct frame stack[PROTECT_HOLDS_DEPTH];
+	int depth;
+	char path[PATH_MAX];
+	size_t left; /* entries that may still be read */
+	protect_mine_fn *mine;
+	void *arg;
+};
+
+static void pop(struct walk *w)
+{
+	closedir(w->stack[--w->depth].d);
+	if (w->depth)
+		w->path[w->stack[w->depth - 1].len] = '\0';
+}
+
+/* Enter the folder fd (owned) as name, beneath the folder on top: 0 or -errno. */
+static int push(struct walk *w, int fd, const char *name)
+{
+	size_t at = w->depth ? w->stack[w->depth - 1].len : 0;
+	int n = w->depth ? snprintf(w->path + at, sizeof(w->path) - at, "/%s", name) : 0;
+	DIR *d = w->depth >= PROTECT_HOLDS_DEPTH || n < 0 || (size_t)n >= sizeof(w->path) - at
+			 ? NULL
+			 : fdopendir(fd);
+	if (!d) {
+		close(fd);
+		w->path[at] = '\0';
+		return -E2BIG; /* deeper than the walk goes: fail closed */
+	}
+	w->stack[w->depth++] = (struct frame){d, at + (size_t)n, false, false};
+	return 0;
+}
+
+/* One entry of the folder on top: 1 a person's .git, 0 on, -errno. */
+static int entry(struct walk *w, const struct dirent *e)
+{
+	struct frame *f = &w->stack[w->depth - 1];
+	const char *name = e->d_name;
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return 0;
+	if (w->left-- == 0)
+		return -E2BIG;
+	f->head |= strcmp(name, "HEAD") == 0;
+	f->objects |= strcmp(name, "objects") == 0 || strcmp(name, "commondir") == 0;
+	bool dotgit = strcmp(name, ".git") == 0;
+	if (!dotgit && e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
+		return 0;
+	struct stat st;
+	int dfd = dirfd(f->d);
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno; /* gone meanwhile: nothing there */
+	char rel[PATH_MAX];
+	if (snprintf(rel, sizeof(rel), "%s/%s", w->path, name) >= (int)sizeof(rel))
+		return -E2BIG;
+	if (dotgit)
+		return w->mine(rel, &st, true, w->arg) ? 0 : 1;
+	if (!S_ISDIR(st.st_mode) || w->mine(rel, &st, false, w->arg))
+		return 0;
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return push(w, fd, name);
+}
+
+int protect_holds_person(int fd, const char *rel, size_t budget, protect_mine_fn *mine, void *arg)
+{
+	static __thread struct walk w; /* PATH_MAX and the stack: not on a thread's stack */
+	memset(&w, 0, sizeof(w));
+	w.left = budget;
+	w.mine = mine;
+	w.arg = arg;
+	if (snprintf(w.path, sizeof(w.path), "%s", rel) >= (int)sizeof(w.path)) {
+		close(fd);
+		return -E2BIG;
+	}
+	int r = push(&w, fd, "");
+	w.stack[0].len = strlen(w.path);
+	while (r == 0 && w.depth > 0) {
+		struct frame *f = &w.stack[w.depth - 1];
+		errno = 0;
+		const struct dirent *e = readdir(f->d);
+		if (e) {
+			r = entry(&w, e);
+		} else if (errno) {
+			r = -errno;
+		} else if (f->head && f->objects) {
+			r = 1; /* a gitdir no .git names, in a folder the step did not make */
+		} else {
+			pop(&w);
+		}
+	}
+	while (w.depth > 0)
+		pop(&w);
+	return r;
+}
