@@ -595,8 +595,7 @@ static void try_moved_checkout(const struct query *q)
 	snprintf(full, sizeof(full), "%s/.git", q->rel);
 	bool mine = q->probe->look(q->probe->ctx, 0, base, &dir) == 0 &&
 		    protect_was_created(q->r, &dir);
-	if (q->probe->look(q->probe->ctx, 0, dotgit, &st) == 0 && !made_by_step(q, full) &&
-	    !mine) {
+	if (q->probe->look(q->probe->ctx, 0, dotgit, &st) == 0 && !made_by_step(q, full) && !mine) {
 		raise_to(q->hit, PROTECT_REFUSED, dg);
 		return;
 	}
@@ -604,8 +603,9 @@ static void try_moved_checkout(const struct query *q)
 	if (q->fold || mine || !S_ISDIR(dir.st_mode) || !q->probe->open_dir)
 		return;
 	int fd = q->probe->open_dir(q->probe->ctx, base);
-	int held = fd < 0 ? fd : protect_holds_person(fd, q->rel, PROTECT_HOLDS_MAX, step_made,
-						      (void *)q);
+	int held =
+		fd < 0 ? fd
+		       : protect_holds_person(fd, q->rel, PROTECT_HOLDS_MAX, step_made, (void *)q);
 	if (held != 0 && held != -ENOENT && held != -ENOTDIR)
 		raise_to(q->hit, PROTECT_REFUSED, dg);
 }

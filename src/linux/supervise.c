@@ -74,6 +74,8 @@ void sup_unref(struct supervisor *s)
 
 void sup_respond(const struct call *c, long val, int errnum)
 {
+	if (c->answered)
+		return;
 	struct seccomp_notif_resp resp;
 	memset(&resp, 0, sizeof(resp));
 	resp.id = c->req->id;
@@ -82,6 +84,28 @@ void sup_respond(const struct call *c, long val, int errnum)
 	/* ENOENT: the step gave up waiting (it was killed); nothing to tell */
 	while (ioctl(c->s->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno == EINTR)
 		;
+}
+
+#ifndef SECCOMP_ADDFD_FLAG_SEND
+#define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
+#endif
+
+int sup_hand_fd(struct call *c, int fd, int flags)
+{
+	struct seccomp_notif_addfd add = {
+		.id = c->req->id,
+		.flags = c->s->no_addfd_send ? 0 : SECCOMP_ADDFD_FLAG_SEND,
+		.srcfd = (uint32_t)fd,
+		.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0,
+	};
+	int newfd = ioctl(c->s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	if (newfd < 0 && errno == EINVAL && add.flags) {
+		c->s->no_addfd_send = true; /* an older kernel: the answer sent apart */
+		add.flags = 0;
+		newfd = ioctl(c->s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	}
+	c->answered = newfd >= 0 && add.flags;
+	return newfd < 0 ? -errno : newfd;
 }
 
 bool sup_beneath_any(const struct strv *dirs, const char *path)

@@ -477,15 +477,9 @@ void sup_serve_shm(struct call *c)
 			sup_respond(c, 0, errno);
 			return;
 		}
-		struct seccomp_notif_addfd add = {
-			.id = c->req->id,
-			.srcfd = (uint32_t)fd,
-			.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0,
-		};
-		int newfd = ioctl(c->s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
-		int e = errno;
+		int newfd = sup_hand_fd(c, fd, flags);
 		close(fd);
-		sup_respond(c, newfd, newfd < 0 ? e : 0);
+		sup_respond(c, newfd, newfd < 0 ? -newfd : 0);
 		return;
 	}
 	if (((two && n1 && n2) || (!two && n1)) && shm_nested(c, two ? p2 : p1))

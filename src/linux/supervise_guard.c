@@ -238,17 +238,6 @@ static void landlock_refused(struct call *c, int r, enum denial_op op, const str
 
 /* ---- open ---------------------------------------------------------------- */
 
-static int hand_fd(struct call *c, int fd, int flags)
-{
-	struct seccomp_notif_addfd add = {
-		.id = c->req->id,
-		.srcfd = (uint32_t)fd,
-		.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0,
-	};
-	int newfd = ioctl(c->s->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
-	return newfd < 0 ? -errno : newfd;
-}
-
 /* A file that exists, opened again from our O_PATH fd: Landlock judges its path. */
 static int reopen(struct call *c, int obj, int flags, struct job *j)
 {
@@ -881,7 +870,7 @@ void sup_serve_guard_read(struct call *c, const char *p1_read, const char *p2_re
 		r = guard_open(c, dir_arg(a, sh->dir), p1, flags, mode, 0);
 		if (r >= 0) {
 			int fd = r;
-			val = r = hand_fd(c, fd, flags);
+			val = r = sup_hand_fd(c, fd, flags);
 			close(fd);
 		}
 	} else if (!placed(c, p1)) {

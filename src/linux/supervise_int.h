@@ -85,9 +85,10 @@ struct supervisor {
 	bool nested_broken;        /* ... one not laid: what is made for the step is refused */
 	struct sockaddr_storage resolvers[4]; /* own_netns: stepbox's resolver, reached there */
 	size_t nresolvers;
-	bool no_getfd; /* pidfd_getfd refused: connects re-made, nothing sent for the step */
-	int diag;      /* with it: sock_diag in the step's network namespace (dispatcher only) */
-	bool broken;   /* its credentials could not be narrowed: refuse everything */
+	bool no_getfd;      /* pidfd_getfd refused: connects re-made, nothing sent for the step */
+	bool no_addfd_send; /* SECCOMP_ADDFD_FLAG_SEND refused (before Linux 5.14) */
+	int diag;    /* with it: sock_diag in the step's network namespace (dispatcher only) */
+	bool broken; /* its credentials could not be narrowed: refuse everything */
 	int net_ruleset;
 	struct policy_ports ports[2]; /* a port list's, connect and bind (net_ruleset's) */
 	bool port_list;
@@ -132,6 +133,7 @@ struct call {
 	pid_t tgid;
 	struct keeper *fsk; /* in a nested domain's line: the keeper its file calls are made by */
 	unsigned noted;     /* denials noted for it (sup_note_denial) */
+	bool answered;      /* sup_hand_fd answered it: sup_respond says nothing more */
 };
 
 /* supervise.c */
@@ -140,6 +142,12 @@ struct call {
 void sup_unref(struct supervisor *s);
 /* Answer the call: val, or the error errnum when it is not 0. */
 void sup_respond(const struct call *c, long val, int errnum);
+/*
+ * Put our fd into the step as the call's result, and answer it in the same
+ * ioctl where the kernel can (SECCOMP_ADDFD_FLAG_SEND): the step's new fd
+ * number, or -errno.
+ */
+int sup_hand_fd(struct call *c, int fd, int flags);
 /* Keep a refusal for --explain and the report (path NULL: a TCP port). */
 void sup_note_denial(struct call *c, enum denial_op op, const char *path, int port);
 /*

@@ -720,7 +720,8 @@ static void deep_names(void)
 	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
 	CHECK(r != NULL);
 	int one = 1, zero = 0, none = -1;
-	const struct protect_probe at1 = {checkout_at, &one, NULL}, at0 = {checkout_at, &zero, NULL},
+	const struct protect_probe at1 = {checkout_at, &one, NULL},
+				   at0 = {checkout_at, &zero, NULL},
 				   never = {checkout_at, &none, NULL};
 	snprintf(p, sizeof(p), "%s/x/y/repo/.husky/pre-commit", dn);
 	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &at1).verdict == PROTECT_REFUSED);
@@ -787,11 +788,23 @@ static enum protect_verdict move_away(const struct protect_record *r, const char
  */
 static void holds_person(void)
 {
-	static const char *const dirs[] = {
-		"hp",	      "hp/a",	       "hp/a/b",	"hp/a/b/repo",	   "hp/a/b/repo/.git",
-		"hp/c",	      "hp/c/x",	       "hp/c/x/y",	"hp/d",		   "hp/d/e",
-		"hp/d/e/r.git", "hp/d/e/r.git/objects", "hp/f",	"hp/f/g",	   "hp/f/g/.git",
-		"hp/w",	      "hp/w/wt"};
+	static const char *const dirs[] = {"hp",
+					   "hp/a",
+					   "hp/a/b",
+					   "hp/a/b/repo",
+					   "hp/a/b/repo/.git",
+					   "hp/c",
+					   "hp/c/x",
+					   "hp/c/x/y",
+					   "hp/d",
+					   "hp/d/e",
+					   "hp/d/e/r.git",
+					   "hp/d/e/r.git/objects",
+					   "hp/f",
+					   "hp/f/g",
+					   "hp/f/g/.git",
+					   "hp/w",
+					   "hp/w/wt"};
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		dir(dirs[i]);
 	put("hp/c/x/y/file", "x", 0644);
@@ -805,11 +818,11 @@ static void holds_person(void)
 	struct stepbox_err err = {0};
 	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
 	CHECK(r != NULL);
-	CHECK(r && move_away(r, "a") == PROTECT_REFUSED);    /* a/b/repo/.git */
-	CHECK(r && move_away(r, "c") == PROTECT_FREE);       /* the control: none in it */
+	CHECK(r && move_away(r, "a") == PROTECT_REFUSED); /* a/b/repo/.git */
+	CHECK(r && move_away(r, "c") == PROTECT_FREE);    /* the control: none in it */
 	CHECK(r && move_away(r, "c/x/y/file") == PROTECT_FREE);
-	CHECK(r && move_away(r, "d") == PROTECT_REFUSED);    /* a bare clone, HEAD and objects */
-	CHECK(r && move_away(r, "w") == PROTECT_REFUSED);    /* a worktree's .git file */
+	CHECK(r && move_away(r, "d") == PROTECT_REFUSED); /* a bare clone, HEAD and objects */
+	CHECK(r && move_away(r, "w") == PROTECT_REFUSED); /* a worktree's .git file */
 	CHECK(r && move_away(r, "f") == PROTECT_REFUSED);
 	/* the step made f/g (its inode noted live): f holds only what the step made */
 	char p[400];
