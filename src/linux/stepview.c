@@ -35,31 +35,85 @@
 
 int stepview_open(struct stepview *v, int listener, uint64_t id, pid_t tid)
 {
-	*v = (struct stepview){listener, id, -1, tid, -1, -1, -1, -1};
+	*v = (struct stepview){listener, id, -1, false, tid, -1, -1, -1, -1};
 	return 0;
+}
+
+/*
+ * The pidfds a thread keeps (the dispatcher: stepview_keep_pidfds), by tid:
+ * each a round trip's pidfd_open and proof saved on every later call of the
+ * same thread that copies an fd (a tar's fchown, fchmod and futimens of
+ * each file). Only the thread that keeps them uses them; another is given
+ * a copy of its own (stepview_own_pidfd).
+ */
+#define KEPT_PIDFDS 64
+static __thread struct {
+	bool on;
+	pid_t tid[KEPT_PIDFDS];
+	int fd[KEPT_PIDFDS];
+} kept;
+
+void stepview_keep_pidfds(bool on)
+{
+	for (size_t i = 0; i < KEPT_PIDFDS; i++) {
+		if (kept.tid[i] > 0)
+			close(kept.fd[i]);
+		kept.tid[i] = 0;
+	}
+	kept.on = on;
+}
+
+/*
+ * A pidfd of the thread tid, or of its process where tid is the process's
+ * own (*named: either names tid alone while it lives); before Linux 6.9 one
+ * of another thread's process (its leader), which may outlive tid.
+ */
+static int open_pidfd(pid_t tid, bool *named)
+{
+	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	if (fd < 0)
+		fd = (int)syscall(SYS_pidfd_open, tid, 0);
+	*named = fd >= 0;
+	if (fd >= 0)
+		return fd;
+	/* before Linux 6.9 a pidfd names a process: the thread's leader */
+	pid_t tgid = -1;
+	char p[64], line[128];
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)tid);
+	FILE *f = fopen(p, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "Tgid:", 5) == 0)
+			tgid = (pid_t)strtol(line + 5, NULL, 10);
+	if (f)
+		fclose(f);
+	return tgid > 0 ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1;
+}
+
+/* A kept pidfd found dead (ESRCH): forgotten, so that the next call opens one. */
+static void forget_pidfd(struct stepview *v)
+{
+	size_t i = (size_t)v->tid % KEPT_PIDFDS;
+	if (!v->pidfd_kept || kept.tid[i] != v->tid || kept.fd[i] != v->pidfd)
+		return;
+	close(kept.fd[i]);
+	kept.tid[i] = 0;
+	v->pidfd = -1;
+	v->pidfd_kept = false;
 }
 
 int stepview_pidfd(struct stepview *v)
 {
 	if (v->pidfd >= 0)
 		return v->pidfd;
-	pid_t tid = v->tid;
-	v->pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-	if (v->pidfd < 0)
-		v->pidfd = (int)syscall(SYS_pidfd_open, tid, 0);
-	if (v->pidfd < 0) {
-		/* before Linux 6.9 a pidfd names a process: the thread's leader */
-		pid_t tgid = -1;
-		char p[64], line[128];
-		snprintf(p, sizeof(p), "/proc/%d/status", (int)tid);
-		FILE *f = fopen(p, "re");
-		while (f && fgets(line, sizeof(line), f))
-			if (strncmp(line, "Tgid:", 5) == 0)
-				tgid = (pid_t)strtol(line + 5, NULL, 10);
-		if (f)
-			fclose(f);
-		v->pidfd = tgid > 0 ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1;
+	size_t i = (size_t)v->tid % KEPT_PIDFDS;
+	if (kept.on && kept.tid[i] == v->tid) {
+		/* opened for this tid, proven its then: the same thread while it lives */
+		v->pidfd = kept.fd[i];
+		v->pidfd_kept = true;
+		return v->pidfd;
 	}
+	bool named;
+	v->pidfd = open_pidfd(v->tid, &named);
 	if (v->pidfd < 0)
 		return -ESRCH;
 	/* the call still waits: the pid was the caller's when the pidfd was made */
@@ -68,11 +122,34 @@ int stepview_pidfd(struct stepview *v)
 		v->pidfd = -1;
 		return -ESRCH;
 	}
+	if (kept.on && named) {
+		if (kept.tid[i] > 0)
+			close(kept.fd[i]);
+		kept.tid[i] = v->tid;
+		kept.fd[i] = v->pidfd;
+		v->pidfd_kept = true;
+	}
 	return v->pidfd;
+}
+
+int stepview_own_pidfd(struct stepview *v)
+{
+	if (v->pidfd_kept) {
+		v->pidfd = -1; /* the cache's may be a dead thread's: one opened and proven now */
+		v->pidfd_kept = false;
+	}
+	bool on = kept.on;
+	kept.on = false;
+	int fd = stepview_pidfd(v);
+	kept.on = on;
+	return fd;
 }
 
 void stepview_close(struct stepview *v)
 {
+	if (v->pidfd_kept)
+		v->pidfd = -1; /* the cache's */
+	v->pidfd_kept = false;
 	int *fds[] = {&v->pidfd, &v->root, &v->cwd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
@@ -162,6 +239,12 @@ int stepview_fd(struct stepview *v, uint64_t fd)
 	if (pidfd < 0)
 		return pidfd;
 	int r = (int)syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
+	if (r < 0 && errno == ESRCH && v->pidfd_kept) {
+		forget_pidfd(v); /* kept for a thread since gone: the tid's new owner's */
+		if ((pidfd = stepview_pidfd(v)) < 0)
+			return pidfd;
+		r = (int)syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
+	}
 	if (r < 0)
 		return -errno;
 	if (!stepview_waiting(v)) {

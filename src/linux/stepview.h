@@ -17,6 +17,7 @@ struct stepview {
 	int listener;         /* the supervisor's listener: proves the call still waits */
 	uint64_t id;          /* the notification */
 	int pidfd;            /* the calling thread's process (stepview_pidfd), or -1 */
+	bool pidfd_kept;      /* pidfd is the thread's cache's (stepview_keep_pidfds): not ours */
 	pid_t tid;            /* the calling thread, in our PID namespace */
 	long ns_tgid, ns_tid; /* the same in the step's PID namespace (its /proc/self), or -1 */
 	int root, cwd;        /* its root and cwd, opened once for the call's walks, or -1 */
@@ -34,7 +35,16 @@ int stepview_open(struct stepview *v, int listener, uint64_t id, pid_t tid);
  * waiting after. Borrowed (closed by stepview_close), or -ESRCH.
  */
 int stepview_pidfd(struct stepview *v);
+/* The same, opened for this call alone: v's own, for another thread to use. */
+int stepview_own_pidfd(struct stepview *v);
 void stepview_close(struct stepview *v);
+/*
+ * Keep the pidfds this thread opens, by tid, for the calls that follow
+ * (on), or close them all (off). A thread's tid names it alone while it
+ * lives: a pidfd kept for one that has died answers ESRCH, and is opened
+ * again for the tid's new owner.
+ */
+void stepview_keep_pidfds(bool on);
 
 /* Whether the step still waits for the answer to its call. */
 bool stepview_waiting(const struct stepview *v);

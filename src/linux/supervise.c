@@ -158,13 +158,22 @@ bool sup_write_mount(const struct supervisor *s, int fd)
  * was given as stdout) and everything under Landlock alone by path, as the
  * host sees it: the step renames nothing outside its write grants there.
  */
-bool sup_allowed_place(const struct call *c, int fd, const char *path, bool unix_too)
+int sup_mount_says(const struct call *c, int fd, bool unix_too)
 {
 	const struct supervisor *s = c->s;
 	int id = s->by_mount ? mount_id(fd) : -1;
-	if (s->by_mount && has_id(s->all_mnt, s->nall_mnt, id))
-		return has_id(s->write_mnt, s->nwrite_mnt, id) ||
-		       (unix_too && has_id(s->unix_mnt, s->nunix_mnt, id));
+	if (!s->by_mount || !has_id(s->all_mnt, s->nall_mnt, id))
+		return -1;
+	return has_id(s->write_mnt, s->nwrite_mnt, id) ||
+	       (unix_too && has_id(s->unix_mnt, s->nunix_mnt, id));
+}
+
+bool sup_allowed_place(const struct call *c, int fd, const char *path, bool unix_too)
+{
+	const struct supervisor *s = c->s;
+	int says = sup_mount_says(c, fd, unix_too);
+	if (says >= 0)
+		return says;
 	/* not the namespace's: a host file the step was given (fds 0-2), by host path */
 	return sup_beneath_any(&s->write, path) ||
 	       (unix_too && sup_beneath_any(&s->unix_dirs, path));
@@ -397,6 +406,7 @@ static void *dispatch(void *arg)
 	struct supervisor *s = arg;
 	if (sup_drop_caps() < 0)
 		s->broken = true; /* fail closed: every call refused */
+	stepview_keep_pidfds(true);
 	for (;;) {
 		struct pollfd p[2] = {{s->listener, POLLIN, 0}, {s->stop[0], POLLIN, 0}};
 		if (poll(p, 2, -1) < 0) {
@@ -419,6 +429,7 @@ static void *dispatch(void *arg)
 		}
 		serve(s, req);
 	}
+	stepview_keep_pidfds(false);
 	sup_performer_stop(s);
 	sup_nested_stop(s);
 	close(s->listener);

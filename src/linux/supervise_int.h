@@ -165,6 +165,12 @@ bool sup_beneath_any(const struct strv *dirs, const char *path);
 /* Whether the object fd (at path) lies where the step may write (or, unix_too, connect). */
 bool sup_allowed_place(const struct call *c, int fd, const char *path, bool unix_too);
 /*
+ * sup_allowed_place's answer by fd's mount alone, under the namespaces: 1
+ * allowed, 0 not; -1 where its mount cannot say (Landlock alone, a host
+ * file the step was given), which sup_allowed_place asks by path.
+ */
+int sup_mount_says(const struct call *c, int fd, bool unix_too);
+/*
  * Under the namespaces: whether the folder fd lies on a write grant's mount
  * (read-write, nodev) or the step's private tmpfs.
  */

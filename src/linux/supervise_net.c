@@ -699,7 +699,7 @@ static struct net_op *net_op_new(struct call *c, int nr, const uint64_t *a)
 		sup_respond(c, 0, ENOMEM);
 		return NULL;
 	}
-	stepview_pidfd(&c->v); /* a SIGPIPE is sent through it, from the worker */
+	stepview_own_pidfd(&c->v); /* a SIGPIPE is sent through it, from the worker */
 	op->c = *c;
 	op->sock = -1;
 	op->mem = -1;

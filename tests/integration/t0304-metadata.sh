@@ -197,3 +197,50 @@ setid=$(find "$T/w" -perm /6000 -type f)
 grep -q "set a set-user-ID or set-group-ID bit on '$T/w/sf' (3 times): never allowed" "$T/out/err" &&
 	grep -q "set a set-user-ID or set-group-ID bit on 'sc1'" "$T/out/err" &&
 	ok "explain names the set-id refusals as the sandbox's" || notok "explain names the set-id refusals as the sandbox's" "$ERR"
+
+# fd-form metadata from many threads and processes, each on its own file at
+# the same fd number (the supervisor keeps a pidfd per thread: each call must
+# reach its own caller's fd, never another's), beside an fd of a file
+# outside the grants given to each (refused every time)
+echo keep >"$T/r/outside" && chmod 644 "$T/r/outside"
+cat >"$T/w/fdmeta.py" <<'PY'
+import os, sys, threading
+outside = sys.argv[1]
+def work(tag, n):
+    bad = 0
+    for i in range(n):
+        p = "fm-%s-%d" % (tag, i)
+        fd = os.open(p, os.O_CREAT | os.O_WRONLY, 0o644)
+        os.fchmod(fd, 0o600)
+        os.utime(fd, (1000000 + i, 1000000 + i))
+        os.close(fd)
+        fd = os.open(outside, os.O_RDONLY)
+        try:
+            os.fchmod(fd, 0o666)
+            bad += 1
+        except PermissionError:
+            pass
+        os.close(fd)
+    return bad
+bad = [0]
+def thread(k):
+    bad[0] += work("t%d" % k, 20)
+ts = [threading.Thread(target=thread, args=(k,)) for k in range(8)]
+for t in ts: t.start()
+for t in ts: t.join()
+for k in range(20):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(1 if work("p%d" % k, 5) else 0)
+    _, st = os.waitpid(pid, 0)
+    bad[0] += os.waitstatus_to_exitcode(st)
+print("outside-changed=%d" % bad[0])
+PY
+chmod 644 "$T/w/fdmeta.py"
+run_sb run -r "$T/r" -- /usr/bin/python3 fdmeta.py "$T/r/outside"
+modes=$(cd "$T/w" && stat -c '%a %Y' fm-* | sort | uniq -c | awk '{print $2}' | sort -u | tr '\n' ' ')
+n=$(cd "$T/w" && find . -name 'fm-*' -perm 600 | wc -l)
+[ "$OUT" = "outside-changed=0" ] && [ "$n" = 260 ] && [ "$modes" = "600 " ] &&
+	[ "$(stat -c %a "$T/r/outside")" = 644 ] &&
+	ok "fd-form metadata from 8 threads and 20 processes: each reached its own file, none outside" ||
+	notok "fd-form metadata from 8 threads and 20 processes: each reached its own file" "rc=$RC $OUT n=$n modes=$modes"
