@@ -304,18 +304,24 @@ out:
 	return why;
 }
 
-char *protect_git_link(const char *content, const char *dir)
+bool protect_git_path(const char *content, size_t len, size_t skip, char *out, size_t cap)
 {
-	if (strncmp(content, "gitdir:", 7) != 0)
-		return NULL;
-	const char *p = content + 7;
-	p += strspn(p, " \t");
-	size_t len = strcspn(p, "\r\n");
+	while (len > skip && (content[len - 1] == '\n' || content[len - 1] == '\r'))
+		len--;
+	size_t n = len > skip ? strnlen(content + skip, len - skip) : 0;
+	if (n == 0 || n >= cap)
+		return false;
+	memcpy(out, content + skip, n);
+	out[n] = '\0';
+	return true;
+}
+
+char *protect_git_link(const char *content, size_t len, const char *dir)
+{
 	char target[PATH_MAX], full[PATH_MAX];
-	if (len == 0 || len >= sizeof(target))
+	if (len < 8 || memcmp(content, "gitdir: ", 8) != 0 ||
+	    !protect_git_path(content, len, 8, target, sizeof(target)))
 		return NULL;
-	memcpy(target, p, len);
-	target[len] = '\0';
 	return protect_resolve(dir, target, full, sizeof(full));
 }
 

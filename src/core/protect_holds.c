@@ -1,5 +1,6 @@
 /*
- * protect_holds: whether a folder the step would move away or remove holds,
+ * protect_holds: what a folder holds that the live layer must ask the file
+ * system for. Whether a folder the step would move away or remove holds,
  * at any depth, a checkout or a gitdir of the person's. Moved away, its
  * name is free for a clone of the step's (mv W/src W/old; git clone evil
  * W/src/a/b/repo), and the person's next git command there would run what
@@ -12,10 +13,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "path.h"
 #include "protect_int.h"
 
 /* One folder being listed: its listing, where its path ends, what it holds. */
@@ -58,6 +61,16 @@ static int push(struct walk *w, int fd, const char *name)
 	return 0;
 }
 
+bool protect_link_holds(int dirfd, const char *name)
+{
+	char dotgit[NAME_MAX + 16], head[NAME_MAX + 16];
+	struct stat st;
+	if (snprintf(dotgit, sizeof(dotgit), "%s/.git", name) >= (int)sizeof(dotgit) ||
+	    snprintf(head, sizeof(head), "%s/HEAD", name) >= (int)sizeof(head))
+		return true; /* fail closed */
+	return fstatat(dirfd, dotgit, &st, 0) == 0 || fstatat(dirfd, head, &st, 0) == 0;
+}
+
 /* One entry of the folder on top: 1 a person's .git, 0 on, -errno. */
 static int entry(struct walk *w, const struct dirent *e)
 {
@@ -70,7 +83,7 @@ static int entry(struct walk *w, const struct dirent *e)
 	f->head |= strcmp(name, "HEAD") == 0;
 	f->objects |= strcmp(name, "objects") == 0 || strcmp(name, "commondir") == 0;
 	bool dotgit = strcmp(name, ".git") == 0;
-	if (!dotgit && e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
+	if (!dotgit && e->d_type != DT_DIR && e->d_type != DT_LNK && e->d_type != DT_UNKNOWN)
 		return 0;
 	struct stat st;
 	int dfd = dirfd(f->d);
@@ -81,6 +94,8 @@ static int entry(struct walk *w, const struct dirent *e)
 		return -E2BIG;
 	if (dotgit)
 		return w->mine(rel, &st, true, w->arg) ? 0 : 1;
+	if (S_ISLNK(st.st_mode))
+		return protect_link_holds(dfd, name) ? 1 : 0;
 	if (!S_ISDIR(st.st_mode) || w->mine(rel, &st, false, w->arg))
 		return 0;
 	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -119,4 +134,54 @@ int protect_holds_person(int fd, const char *rel, size_t budget, protect_mine_fn
 	while (w.depth > 0)
 		pop(&w);
 	return r;
+}
+
+/* Whether the git config name in dirfd holds a key that runs (unread: it does). */
+static bool config_runs(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return errno != ENOENT;
+	char *text = NULL, *why = NULL;
+	size_t len = 0;
+	bool runs = path_read_fd(fd, PROTECT_MAX_CONTENT, &text, &len) < 0 ||
+		    (why = protect_git_runs(NULL, text, len)) != NULL;
+	free(why);
+	free(text);
+	close(fd);
+	return runs;
+}
+
+/* Whether dirfd's hooks folder holds a hook (anything but git's samples). */
+static bool hooks_run(int dirfd)
+{
+	int fd = openat(dirfd, "hooks", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT && errno != ENOTDIR;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return true;
+	}
+	bool runs = false;
+	const struct dirent *e;
+	while (!runs && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		runs = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+		       !(n > 7 && strcmp(e->d_name + n - 7, ".sample") == 0);
+	}
+	closedir(d);
+	return runs;
+}
+
+const char *protect_folder_runs(int dirfd)
+{
+	struct stat st;
+	if (config_runs(dirfd, "config") || config_runs(dirfd, "config.worktree"))
+		return ".git/config";
+	if (hooks_run(dirfd))
+		return ".git/hooks";
+	if (fstatat(dirfd, "info/attributes", &st, 0) == 0 || errno != ENOENT)
+		return ".git/info/attributes";
+	return NULL;
 }

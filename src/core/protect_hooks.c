@@ -216,7 +216,7 @@ static size_t checkout_configs(int root, const char *rel, const char *co, int *f
 		}
 	} else if (fd >= 0 && S_ISREG(st.st_mode) &&
 		   path_read_fd(fd, PATH_MAX + 16, &text, &len) == 0 &&
-		   (gd = protect_git_link(text, co))) {
+		   (gd = protect_git_link(text, len, co))) {
 		static const char *const names[] = {"config", "config.worktree"};
 		for (size_t i = 0; i < 2; i++) {
 			char p[PATH_MAX + 32];
@@ -228,11 +228,10 @@ static size_t checkout_configs(int root, const char *rel, const char *co, int *f
 		snprintf(cd, sizeof(cd), "%s/commondir", gd);
 		int cfd = open(cd, ro);
 		size_t clen = 0;
-		if (cfd >= 0 && path_read_fd(cfd, PATH_MAX, &common_text, &clen) == 0) {
-			common_text[strcspn(common_text, "\r\n")] = '\0';
-			char buf[PATH_MAX];
-			common = protect_resolve(gd, common_text, buf, sizeof(buf));
-		}
+		char line[PATH_MAX], buf[PATH_MAX];
+		if (cfd >= 0 && path_read_fd(cfd, PATH_MAX, &common_text, &clen) == 0 &&
+		    protect_git_path(common_text, clen, 0, line, sizeof(line)))
+			common = protect_resolve(gd, line, buf, sizeof(buf));
 		if (common && strlen(common) < PATH_MAX - 8) {
 			char p[PATH_MAX + 8];
 			snprintf(dirs[n], PATH_MAX, "%s", common);

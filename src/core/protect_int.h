@@ -125,6 +125,18 @@ const char *protect_beneath(const char *pat, bool glob, const char *rel);
  * calls the step's (dotgit false) is not entered. 1 it does, 0 it does not,
  * -E2BIG past budget entries or PROTECT_HOLDS_DEPTH folders down, -errno.
  */
+/*
+ * What the folder dirfd, about to become a gitdir, holds that git would run
+ * (a config's key, a hook, attributes that pick a filter): the rule's name
+ * (".git/config"...), or NULL. Unread counts as running.
+ */
+const char *protect_folder_runs(int dirfd);
+/*
+ * Whether the symlink name in dirfd leads to a checkout or a gitdir (a .git
+ * or a HEAD there, followed as git follows it): a person's path to one,
+ * which protect_holds_person does not walk through.
+ */
+bool protect_link_holds(int dirfd, const char *name);
 #define PROTECT_HOLDS_DEPTH 64
 #define PROTECT_HOLDS_MAX 100000 /* entries */
 typedef bool protect_mine_fn(const char *rel, const struct stat *st, bool dotgit, void *arg);
@@ -160,10 +172,18 @@ void protect_items_release(struct item_list *l);
 
 /* protect_git.c */
 /*
- * The gitdir a .git file names ("gitdir: X"), canonical (git follows links
- * there), relative to dir (the .git file's folder): a string to free, or NULL.
+ * A path as git reads one from a file of len bytes (a .git file, after its
+ * "gitdir: "; commondir): from skip to the end, the last line ends cut
+ * (CR, LF), then up to a NUL; newlines and spaces inside kept. Into out;
+ * false when empty or too long.
  */
-char *protect_git_link(const char *content, const char *dir);
+bool protect_git_path(const char *content, size_t len, size_t skip, char *out, size_t cap);
+/*
+ * The gitdir a .git file of len bytes names ("gitdir: X", as git reads it),
+ * canonical (git follows links there), relative to dir (the .git file's
+ * folder): a string to free, or NULL.
+ */
+char *protect_git_link(const char *content, size_t len, const char *dir);
 
 /* dir/target (or target, absolute) resolved as git does, links and all; to free, or NULL. */
 char *protect_resolve(const char *dir, const char *target, char *buf, size_t cap);

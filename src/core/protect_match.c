@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -600,7 +601,18 @@ static void try_moved_checkout(const struct query *q)
 		return;
 	}
 	/* the walk looks at the file system: asked once, not for each spelling */
-	if (q->fold || mine || !S_ISDIR(dir.st_mode) || !q->probe->open_dir)
+	if (q->fold || mine || !q->probe->open_dir)
+		return;
+	if (S_ISLNK(dir.st_mode)) {
+		/* a link that leads to a checkout or a gitdir: the person's path to it */
+		int at = q->probe->open_dir(q->probe->ctx, ".");
+		if (at < 0 || protect_link_holds(at, base))
+			raise_to(q->hit, PROTECT_REFUSED, dg);
+		if (at >= 0)
+			close(at);
+		return;
+	}
+	if (!S_ISDIR(dir.st_mode))
 		return;
 	int fd = q->probe->open_dir(q->probe->ctx, base);
 	int held =
@@ -608,6 +620,61 @@ static void try_moved_checkout(const struct query *q)
 		       : protect_holds_person(fd, q->rel, PROTECT_HOLDS_MAX, step_made, (void *)q);
 	if (held != 0 && held != -ENOENT && held != -ENOTDIR)
 		raise_to(q->hit, PROTECT_REFUSED, dg);
+}
+
+/* Whether component k from the end of rel (0: the last) is name, as asked (case folded). */
+static bool component_is(const char *rel, unsigned k, const char *name)
+{
+	const char *end = rel + strlen(rel);
+	for (;; k--) {
+		const char *start = end;
+		while (start > rel && start[-1] != '/')
+			start--;
+		if (k == 0)
+			return (size_t)(end - start) == strlen(name) &&
+			       strncasecmp(start, name, strlen(name)) == 0;
+		if (start == rel)
+			return false;
+		end = start - 1;
+	}
+}
+
+/*
+ * A folder made a gitdir by the name made or moved in: HEAD, objects or
+ * refs, the last of the three git asks of a gitdir. Refused where the
+ * folder already holds what git would run there (config and hooks first,
+ * HEAD last, gave a folder of the person's checkout a fsmonitor that git
+ * status there ran; git's own init and clone make nothing that runs). A
+ * commondir, which makes a gitdir of another folder's, is git's only in a
+ * worktrees/NAME folder.
+ */
+static void try_becomes_gitdir(const struct query *q)
+{
+	static const char *const signs[] = {"HEAD", "objects", "refs"};
+	if (q->fold || q->how == PROTECT_REMOVE)
+		return;
+	if (component_is(q->rel, 0, "commondir")) {
+		const struct protect_rule *cd = protect_rule_named(".git/commondir");
+		if (cd && !q->r->off[cd - protect_rules] && !component_is(q->rel, 2, "worktrees"))
+			raise_to(q->hit, PROTECT_REFUSED, cd);
+		return;
+	}
+	size_t k = 0;
+	while (k < 3 && !component_is(q->rel, 0, signs[k]))
+		k++;
+	struct stat st;
+	for (size_t i = 0; k < 3 && i < 3; i++)
+		if (i != k && q->probe->look(q->probe->ctx, 0, signs[i], &st) != 0)
+			return; /* not a gitdir yet */
+	if (k == 3)
+		return;
+	int fd = q->probe->open_dir ? q->probe->open_dir(q->probe->ctx, ".") : -EBADF;
+	const char *rule = fd >= 0 ? protect_folder_runs(fd) : ".git/config"; /* fail closed */
+	if (fd >= 0)
+		close(fd);
+	const struct protect_rule *pr = rule ? protect_rule_named(rule) : NULL;
+	if (pr && !q->r->off[pr - protect_rules])
+		raise_to(q->hit, PROTECT_REFUSED, pr);
 }
 
 /* The person's relative hooks paths at the top of each worktree the step added. */
@@ -664,6 +731,7 @@ static void try_names(const struct query *q)
 	if (q->probe) {
 		try_deep_names(q);
 		try_moved_checkout(q);
+		try_becomes_gitdir(q);
 	}
 	for (size_t i = 0; i < r->extra.n; i++) {
 		const char *p = r->extra.v[i];

@@ -213,17 +213,11 @@ static int follow(struct scan *s, size_t g, const char *rel, const char *to, int
 	char dir[PATH_MAX];
 	if (!path_parent(it->path, dir, sizeof(dir)))
 		return 0;
-	char *gd = to ? protect_git_link(it->content, dir) : NULL;
-	if (!to && it->len < PATH_MAX) {
-		/* commondir: one line, a path relative to the gitdir */
-		char line[PATH_MAX];
-		snprintf(line, sizeof(line), "%.*s", (int)strcspn(it->content, "\r\n"),
-			 it->content);
-		if (line[0]) {
-			char full[PATH_MAX];
-			gd = protect_resolve(dir, line, full, sizeof(full));
-		}
-	}
+	char *gd = to ? protect_git_link(it->content, it->len, dir) : NULL;
+	char line[PATH_MAX], full[PATH_MAX];
+	/* commondir: a path relative to the gitdir, as git reads it */
+	if (!to && protect_git_path(it->content, it->len, 0, line, sizeof(line)))
+		gd = protect_resolve(dir, line, full, sizeof(full));
 	const char *grel = NULL;
 	long gg = gd ? grant_of(s->r, gd, &grel) : -1;
 	int r = gg >= 0 ? scan_gitdir(s, (size_t)gg, grel, depth + 1) : 0;

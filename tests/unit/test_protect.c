@@ -55,6 +55,40 @@ static char *slurp(const char *rel)
 	return buf;
 }
 
+/*
+ * A path in a .git file or commondir read as git reads it (setup.c): after
+ * "gitdir: " to the end, the trailing CR and LF cut, then up to a NUL; a
+ * newline or a second space inside is part of the name.
+ */
+static void git_paths(void)
+{
+	static const struct {
+		const char *text;
+		size_t len, skip;
+		const char *want; /* NULL: none */
+	} cases[] = {
+		{"gitdir: .g\nx\n", 13, 8, ".g\nx"}, {"gitdir:  .g", 11, 8, " .g"},
+		{"gitdir: a\r\n\r\n", 13, 8, "a"},   {"gitdir: a\0b\n", 12, 8, "a"},
+		{"gitdir: \n", 9, 8, NULL},          {"../common\n", 10, 0, "../common"},
+		{"../c\nd\n", 7, 0, "../c\nd"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char out[64];
+		bool got = protect_git_path(cases[i].text, cases[i].len, cases[i].skip, out,
+					    sizeof(out));
+		CHECK(got == (cases[i].want != NULL) && (!got || strcmp(out, cases[i].want) == 0));
+	}
+	/* git takes "gitdir: " with one space, nothing else */
+	dir("gl");
+	dir("gl/.g\nx");
+	char gl[300];
+	snprintf(gl, sizeof(gl), "%s/gl", top);
+	char *gd = protect_git_link("gitdir: .g\nx\n", 13, gl);
+	CHECK(gd && strstr(gd, "/gl/.g\nx") != NULL);
+	free(gd);
+	CHECK(protect_git_link("gitdir:\t.g\nx", 12, gl) == NULL);
+}
+
 static void config_keys(void)
 {
 	char *w;
@@ -839,6 +873,59 @@ static void holds_person(void)
 	policy_release(&cfg);
 }
 
+/* What making name in hp/sub meets (the folder pinned, as the supervisor pins it). */
+static enum protect_verdict make_in(const struct protect_record *r, const char *sub,
+				    const char *name)
+{
+	char p[400];
+	snprintf(p, sizeof(p), "%s/hp/%s", top, sub);
+	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	const struct protect_probe probe = {real_look, &fd, real_open};
+	snprintf(p, sizeof(p), "%s/hp/%s/%s", top, sub, name);
+	enum protect_verdict v = protect_match_at(r, p, PROTECT_MAKE, &probe).verdict;
+	close(fd);
+	return v;
+}
+
+/*
+ * A folder made a gitdir last (config and a hook first, then HEAD): refused
+ * where it holds what git would run; git's own order and content (samples,
+ * a config of plain keys) made; commondir only in worktrees/NAME.
+ */
+static void becomes_gitdir(void)
+{
+	static const char *const dirs[] = {
+		"hp",         "hp/bg",   "hp/bg/hooks",    "hp/bg/objects",
+		"hp/bg/refs", "hp/ok",   "hp/ok/hooks",    "hp/ok/objects",
+		"hp/ok/refs", "hp/half", "hp/half/objects"};
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		dir(dirs[i]);
+	put("hp/bg/config", "[core]\n\tfsmonitor = touch x\n", 0644);
+	put("hp/ok/config", "[core]\n\tbare = true\n", 0644);
+	put("hp/ok/hooks/pre-commit.sample", "#!/bin/sh\n", 0755);
+	put("hp/half/config", "[core]\n\tfsmonitor = touch x\n", 0644);
+	char hp[300];
+	snprintf(hp, sizeof(hp), "%s/hp", top);
+	const char *roots[] = {hp};
+	struct stepbox_config cfg;
+	policy_init(&cfg);
+	struct stepbox_err err = {0};
+	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
+	CHECK(r != NULL);
+	CHECK(r && make_in(r, "bg", "HEAD") == PROTECT_REFUSED);
+	CHECK(r && make_in(r, "bg", "head") == PROTECT_REFUSED); /* a case-folding file system */
+	CHECK(r && make_in(r, "ok", "HEAD") == PROTECT_FREE);    /* the control: git's own */
+	CHECK(r && make_in(r, "half", "HEAD") == PROTECT_FREE);  /* no refs: no gitdir yet */
+	put("hp/ok/hooks/pre-commit", "#!/bin/sh\n", 0755);
+	CHECK(r && make_in(r, "ok", "HEAD") == PROTECT_REFUSED); /* a hook there first */
+	CHECK(r && make_in(r, "ok", "commondir") == PROTECT_REFUSED);
+	dir("hp/ok/worktrees");
+	dir("hp/ok/worktrees/wt");
+	CHECK(r && make_in(r, "ok/worktrees/wt", "commondir") == PROTECT_FREE);
+	protect_free(r);
+	policy_release(&cfg);
+}
+
 /*
  * The hooks paths git reads in a submodule (its gitdir's config, found
  * through .git/modules/, its worktree by core.worktree, at any depth; one
@@ -1035,6 +1122,8 @@ int main(void)
 	module_hooks();
 	deep_names();
 	holds_person();
+	becomes_gitdir();
+	git_paths();
 	other_gitdirs();
 	linked_dotgit();
 	probed_gitdirs();
