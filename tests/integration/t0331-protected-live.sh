@@ -299,6 +299,57 @@ run_sb run -- sh -c 'mv top top.old 2>/dev/null && echo moved-top
 	ok "a folder holding a checkout or a bare clone at any depth not moved away; controls moved" ||
 	notok "a folder holding a checkout or a bare clone at any depth not moved away" "rc=$RC $OUT"
 
+# a folder of the person's made a gitdir, its config and hook first and its
+# HEAD last (git tries a folder as a bare gitdir before looking for the .git
+# above it): the HEAD refused, the person's git status and commit there run
+# nothing; the control: git's own order (git init --bare) in a folder of the
+# step's, and a folder that never becomes one
+setup
+mkdir -p "$T/w/src" && echo s >"$T/w/src/f" || notok "a source folder set up"
+run_sb run -- sh -c 'cd src && mkdir hooks && printf "#!/bin/sh\ntouch '"$M"'\n" >hooks/pre-commit &&
+	chmod +x hooks/pre-commit &&
+	printf "[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = \"touch '"$M"'; false\"\n" >config &&
+	mkdir objects refs || exit 1
+	echo "ref: refs/heads/master" >HEAD 2>/dev/null && echo head-made
+	cd .. && git init -q --bare mine.git && mkdir -p plain/objects plain/refs && echo x >plain/HEAD &&
+	echo ctl-ok'
+(cd "$T/w/src" && git status >/dev/null 2>&1; echo y >>f; git add f >/dev/null 2>&1
+	git commit -qm x >/dev/null 2>&1)
+[ "$OUT" = ctl-ok ] && [ ! -e "$M" ] && [ ! -e "$T/w/src/HEAD" ] &&
+	ok "a folder made a gitdir with its hook and config first: its HEAD refused, nothing ran; controls made" ||
+	notok "a folder made a gitdir with its hook and config first: its HEAD refused" "rc=$RC $OUT" "$(ls -a "$T/w/src")"
+rm -f "$M"
+
+# a symlink that is the person's path to a checkout elsewhere in the grant:
+# its folder not moved away for a gitdir of the step's to take the path
+setup
+git init -q "$T/w/real/repo" && mkdir -p "$T/w/top" && ln -s ../real/repo "$T/w/top/repo" &&
+	mkdir -p "$T/w/other" && ln -s ../real "$T/w/other/plain" || notok "a symlink to a checkout set up"
+run_sb run -- sh -c 'rm top/repo 2>/dev/null && echo removed-link
+	mv top top.old 2>/dev/null && echo moved-top
+	mv other other2 && echo ctl-ok'
+[ "$OUT" = ctl-ok ] && [ -L "$T/w/top/repo" ] &&
+	ok "a folder holding a symlink to a checkout not moved away; one holding a link to none moved" ||
+	notok "a folder holding a symlink to a checkout not moved away" "rc=$RC $OUT"
+
+# a .git file read as git reads it: "gitdir: .g<newline>x" names the folder
+# ".g\nx" (only the last line end cut), an uninitialised submodule's folder
+# given one of the step's, its config with a fsmonitor made first: the
+# person's git status in the checkout runs nothing
+setup
+rm -rf "$T/libsrc" && git init -q "$T/libsrc" && (cd "$T/libsrc" && echo l >l && git add l &&
+	git commit -qm lib) && (cd "$T/w" &&
+	git -c protocol.file.allow=always submodule add -q "$T/libsrc" lib >/dev/null 2>&1 &&
+	git commit -qm sub && git submodule deinit -q -f lib) || notok "an uninitialised submodule set up"
+run_sb run -- sh -c 'cd lib && G=".g
+x" && mkdir -p "$G" && printf "[core]\n\tbare = false\n\tfsmonitor = \"touch '"$M"'; false\"\n" >"$G/config"
+	mkdir -p "$G/objects" "$G/refs" && echo "ref: refs/heads/master" >"$G/HEAD" 2>/dev/null
+	printf "gitdir: .g\nx\n" >.git && echo written'
+(cd "$T/w" && git status >/dev/null 2>&1)
+[ ! -e "$M" ] && ok "a .git file naming a folder with a newline in its name: judged as git reads it, nothing ran" ||
+	notok "a .git file naming a folder with a newline in its name: judged as git reads it" "rc=$RC $OUT"
+rm -f "$M"
+
 # gitdirs no .git names, deeper than one level down: a bare clone, the .bare
 # worktree layout; a bare repository the step makes is its own to fill and remove
 setup
