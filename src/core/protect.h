@@ -151,16 +151,24 @@ struct protect_hit protect_match(const struct protect_record *r, const char *abs
 struct protect_probe {
 	int (*look)(void *ctx, unsigned up, const char *name, struct stat *st);
 	void *ctx;
-	/* the folder name in the caller's, opened to be listed (not followed): fd or -errno */
-	int (*open_dir)(void *ctx, const char *name);
+	/* the folder name in the caller's, opened to be listed (a link followed only
+	 * where follow says): fd or -errno */
+	int (*open_dir)(void *ctx, const char *name, bool follow);
 };
+/*
+ * The probe of the folder *dirfd (an O_PATH fd the caller pinned and keeps
+ * open), reached upward by ".." and never by a path; NULL: none, which
+ * answers as failing closed. (protect_holds.c)
+ */
+struct protect_probe protect_probe_from(const int *dirfd);
 /* protect_match, and the names of any checkout and gitdir the probe finds. */
 struct protect_hit protect_match_at(const struct protect_record *r, const char *abs,
 				    enum protect_change how, const struct protect_probe *probe);
 /*
- * A folder the live layer made for the step (dev, ino): a gitdir the probe
- * finds there is the step's own (a test's git init --bare, removed at its
- * end). 0 or -ENOMEM.
+ * A folder or a symlink the live layer made for the step (dev, ino): a
+ * gitdir the probe finds there is the step's own (a test's git init
+ * --bare, removed at its end), and such a link is no path of the person's.
+ * 0 or -ENOMEM.
  */
 int protect_note_created(struct protect_record *r, dev_t dev, ino_t ino);
 /*

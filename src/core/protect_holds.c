@@ -1,11 +1,10 @@
 /*
  * protect_holds: what a folder holds that the live layer must ask the file
- * system for. Whether a folder the step would move away or remove holds,
- * at any depth, a checkout or a gitdir of the person's. Moved away, its
- * name is free for a clone of the step's (mv W/src W/old; git clone evil
- * W/src/a/b/repo), and the person's next git command there would run what
- * that clone holds. Every such move meets this walk, so a folder that holds
- * one can never be brought where a walk has already been; a folder the step
+ * system for (the probe, from a folder the caller pinned). Whether a folder the step would move
+ * away or remove holds, at any depth, a checkout or a gitdir of the person's. Moved away, its name
+ * is free for a clone of the step's (mv W/src W/old; git clone evil W/src/a/b/repo), and the
+ * person's next git command there would run what that clone holds. Every such move meets this walk,
+ * so a folder that holds one can never be brought where a walk has already been; a folder the step
  * made (its inode noted live) holds none and is not walked.
  */
 #include <dirent.h>
@@ -20,6 +19,49 @@
 
 #include "path.h"
 #include "protect_int.h"
+
+/*
+ * Whether the folder up levels above the pinned folder fd holds name (its
+ * stat in *st): reached by "..", from the folder the call will be made
+ * in, never by a path the step could change meanwhile. 0 or -errno; fail
+ * closed: a folder not reached (ctx NULL: none to look from) answers 0.
+ */
+static int look_above(void *ctx, unsigned up, const char *name, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!ctx)
+		return 0; /* no folder to look from */
+	int fd = *(const int *)ctx, cur = fd;
+	for (unsigned i = 0; i < up; i++) {
+		int next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (cur != fd)
+			close(cur);
+		if (next < 0)
+			return 0;
+		cur = next;
+	}
+	int r = fstatat(cur, name, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
+	if (r < 0 && r != -ENOENT && r != -ENOTDIR)
+		r = 0;
+	if (cur != fd)
+		close(cur);
+	return r;
+}
+
+/* The folder name in the pinned folder ctx, to be listed: an fd or -errno. */
+static int open_below(void *ctx, const char *name, bool follow)
+{
+	if (!ctx)
+		return -EBADF; /* fail closed: no folder to look from */
+	int fd = openat(*(const int *)ctx, name,
+			O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+	return fd < 0 ? -errno : fd;
+}
+
+struct protect_probe protect_probe_from(const int *dirfd)
+{
+	return (struct protect_probe){look_above, (void *)dirfd, open_below};
+}
 
 /* One folder being listed: its listing, where its path ends, what it holds. */
 struct frame {

@@ -603,22 +603,30 @@ static void try_moved_checkout(const struct query *q)
 	/* the walk looks at the file system: asked once, not for each spelling */
 	if (q->fold || mine || !q->probe->open_dir)
 		return;
-	if (S_ISLNK(dir.st_mode)) {
-		/* a link that leads to a checkout or a gitdir: the person's path to it */
-		int at = q->probe->open_dir(q->probe->ctx, ".");
-		if (at < 0 || protect_link_holds(at, base))
-			raise_to(q->hit, PROTECT_REFUSED, dg);
+	/*
+	 * A link is the person's path to what it leads to: a checkout there, or
+	 * further down (link -> real, the checkout at real/a/repo), is listed
+	 * through it.
+	 */
+	bool link = S_ISLNK(dir.st_mode);
+	if (link) {
+		int at = q->probe->open_dir(q->probe->ctx, ".", false);
+		bool leads = at < 0 || protect_link_holds(at, base);
 		if (at >= 0)
 			close(at);
-		return;
+		if (leads) {
+			raise_to(q->hit, PROTECT_REFUSED, dg);
+			return;
+		}
 	}
-	if (!S_ISDIR(dir.st_mode))
+	if (!link && !S_ISDIR(dir.st_mode))
 		return;
-	int fd = q->probe->open_dir(q->probe->ctx, base);
+	int fd = q->probe->open_dir(q->probe->ctx, base, link);
 	int held =
 		fd < 0 ? fd
 		       : protect_holds_person(fd, q->rel, PROTECT_HOLDS_MAX, step_made, (void *)q);
-	if (held != 0 && held != -ENOENT && held != -ENOTDIR)
+	/* a link to nothing or to a file leads nowhere */
+	if (held != 0 && held != -ENOENT && held != -ENOTDIR && !(link && held == -ELOOP))
 		raise_to(q->hit, PROTECT_REFUSED, dg);
 }
 
@@ -668,7 +676,7 @@ static void try_becomes_gitdir(const struct query *q)
 			return; /* not a gitdir yet */
 	if (k == 3)
 		return;
-	int fd = q->probe->open_dir ? q->probe->open_dir(q->probe->ctx, ".") : -EBADF;
+	int fd = q->probe->open_dir ? q->probe->open_dir(q->probe->ctx, ".", false) : -EBADF;
 	const char *rule = fd >= 0 ? protect_folder_runs(fd) : ".git/config"; /* fail closed */
 	if (fd >= 0)
 		close(fd);

@@ -128,43 +128,6 @@ static bool dots(const char *name)
 }
 
 /*
- * Whether the folder up levels above the pinned folder fd holds name (its
- * stat in *st): reached by "..", from the folder the call will be made
- * in, never by a path the step could change meanwhile. 0 or -errno; fail
- * closed: a folder not reached (ctx NULL: none to look from) answers 0.
- */
-static int look_above(void *ctx, unsigned up, const char *name, struct stat *st)
-{
-	memset(st, 0, sizeof(*st));
-	if (!ctx)
-		return 0; /* no folder to look from */
-	int fd = *(const int *)ctx, cur = fd;
-	for (unsigned i = 0; i < up; i++) {
-		int next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (cur != fd)
-			close(cur);
-		if (next < 0)
-			return 0;
-		cur = next;
-	}
-	int r = fstatat(cur, name, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
-	if (r < 0 && r != -ENOENT && r != -ENOTDIR)
-		r = 0;
-	if (cur != fd)
-		close(cur);
-	return r;
-}
-
-/* The folder name in the pinned folder ctx, to be listed: fd or -errno. */
-static int open_below(void *ctx, const char *name)
-{
-	if (!ctx)
-		return -EBADF; /* fail closed: no folder to look from */
-	int fd = openat(*(const int *)ctx, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-/*
  * What a change of the file obj holds (one that exists: linked, truncated,
  * reopened, chmod'ed) meets, at where, its path: the probe from its folder,
  * where that folder still holds it under its name (else fail closed).
@@ -181,7 +144,7 @@ struct protect_hit sup_match_object(struct call *c, int obj, const char *where,
 	bool same = fd >= 0 && fstat(obj, &a) == 0 &&
 		    fstatat(fd, pl.name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
 		    a.st_dev == b.st_dev;
-	const struct protect_probe probe = {look_above, same ? &fd : NULL, open_below};
+	const struct protect_probe probe = protect_probe_from(same ? &fd : NULL);
 	struct protect_hit h = protect_match_at(c->s->prot, where, how, &probe);
 	if (fd >= 0)
 		close(fd);
@@ -192,7 +155,7 @@ struct protect_hit sup_match_object(struct call *c, int obj, const char *where,
 static struct protect_hit match(struct call *c, const struct place *pl, enum protect_change how)
 {
 	int dir = pl->dir;
-	const struct protect_probe probe = {look_above, &dir, open_below};
+	const struct protect_probe probe = protect_probe_from(&dir);
 	return protect_match_at(c->s->prot, pl->abs, how, dir >= 0 ? &probe : NULL);
 }
 
@@ -519,6 +482,11 @@ static int guard_rename(struct call *c, struct place *from, struct place *to, un
 	}
 	if (refused(c, to, in))
 		return -EACCES;
+	/* a link replaced (ln -sfn) is a link removed: the person's path to a checkout */
+	struct stat old;
+	if (!swap && to->known && fstatat(to->dir, to->name, &old, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(old.st_mode) && refused(c, to, PROTECT_REMOVE))
+		return -EACCES;
 	/*
 	 * A file checked may be swapped for a folder before it moves, where a
 	 * folder would be refused: the object moved is checked after, and a
@@ -695,9 +663,13 @@ static int guard_one(struct call *c, const struct shape *sh, const char *path)
 		if (r == 0 && how == PROTECT_MKDIR && pl.known &&
 		    (is_dotgit(pl.name) || protect_is_admin_dir(c->s->prot, pl.abs)))
 			protect_note_gitdir(c->s->prot, pl.abs);
-		/* a folder of the step's: a gitdir found there later is its own */
+		/*
+		 * A folder of the step's: a gitdir found there later is its own; a
+		 * link of the step's: no path of the person's, removed or replaced.
+		 */
 		struct stat made;
-		if (r == 0 && how == PROTECT_MKDIR &&
+		bool link = nr == SYS_symlink || nr == SYS_symlinkat;
+		if (r == 0 && (how == PROTECT_MKDIR || link) &&
 		    fstatat(pl.dir, pl.name, &made, AT_SYMLINK_NOFOLLOW) == 0)
 			protect_note_created(c->s->prot, made.st_dev, made.st_ino);
 		if (r == 0 && how == PROTECT_REMOVE && pl.known)

@@ -320,17 +320,24 @@ run_sb run -- sh -c 'cd src && mkdir hooks && printf "#!/bin/sh\ntouch '"$M"'\n"
 	notok "a folder made a gitdir with its hook and config first: its HEAD refused" "rc=$RC $OUT" "$(ls -a "$T/w/src")"
 rm -f "$M"
 
-# a symlink that is the person's path to a checkout elsewhere in the grant:
-# its folder not moved away for a gitdir of the step's to take the path
+# a symlink that is the person's path to a checkout elsewhere in the grant
+# (there, or further down): not removed or replaced, its folder not moved
+# away, for a gitdir of the step's to take the path; the controls: a link
+# to none, a link of the step's to one removed after it was replaced
 setup
 git init -q "$T/w/real/repo" && mkdir -p "$T/w/top" && ln -s ../real/repo "$T/w/top/repo" &&
 	mkdir -p "$T/w/other" && ln -s ../real "$T/w/other/plain" || notok "a symlink to a checkout set up"
+mkdir -p "$T/w/real2/a" && git init -q "$T/w/real2/a/repo" && ln -s real2 "$T/w/link" &&
+	ln -s real2 "$T/w/link2" || notok "a symlink to a folder holding a checkout set up"
 run_sb run -- sh -c 'rm top/repo 2>/dev/null && echo removed-link
 	mv top top.old 2>/dev/null && echo moved-top
-	mv other other2 && echo ctl-ok'
-[ "$OUT" = ctl-ok ] && [ -L "$T/w/top/repo" ] &&
-	ok "a folder holding a symlink to a checkout not moved away; one holding a link to none moved" ||
-	notok "a folder holding a symlink to a checkout not moved away" "rc=$RC $OUT"
+	rm link 2>/dev/null && echo removed-deep-link
+	ln -sfn other link2 2>/dev/null && echo replaced-link
+	mv other other2 && ln -s other2 mine && ln -sfn real2 mine && rm mine && echo ctl-ok'
+[ "$OUT" = ctl-ok ] && [ -L "$T/w/top/repo" ] && [ "$(readlink "$T/w/link")" = real2 ] &&
+	[ "$(readlink "$T/w/link2")" = real2 ] &&
+	ok "symlinks to checkouts, and their folders, not removed, replaced or moved away; controls made" ||
+	notok "symlinks to checkouts, and their folders, not removed, replaced or moved away" "rc=$RC $OUT"
 
 # a .git file read as git reads it: "gitdir: .g<newline>x" names the folder
 # ".g\nx" (only the last line end cut), an uninitialised submodule's folder

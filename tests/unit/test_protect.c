@@ -787,28 +787,13 @@ static void deep_names(void)
 	policy_release(&cfg);
 }
 
-/* A probe of the real file system, from the pinned folder ctx (up 0 only). */
-static int real_look(void *ctx, unsigned up, const char *name, struct stat *st)
-{
-	memset(st, 0, sizeof(*st));
-	if (up)
-		return 0;
-	return fstatat(*(const int *)ctx, name, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
-}
-
-static int real_open(void *ctx, const char *name)
-{
-	int fd = openat(*(const int *)ctx, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
 /* What moving hp/NAME away meets (the folder hp pinned, as the supervisor pins it). */
 static enum protect_verdict move_away(const struct protect_record *r, const char *name)
 {
 	char p[400];
 	snprintf(p, sizeof(p), "%s/hp", top);
 	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	const struct protect_probe probe = {real_look, &fd, real_open};
+	const struct protect_probe probe = protect_probe_from(&fd);
 	snprintf(p, sizeof(p), "%s/hp/%s", top, name);
 	enum protect_verdict v = protect_match_at(r, p, PROTECT_REMOVE, &probe).verdict;
 	close(fd);
@@ -880,7 +865,7 @@ static enum protect_verdict make_in(const struct protect_record *r, const char *
 	char p[400];
 	snprintf(p, sizeof(p), "%s/hp/%s", top, sub);
 	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	const struct protect_probe probe = {real_look, &fd, real_open};
+	const struct protect_probe probe = protect_probe_from(&fd);
 	snprintf(p, sizeof(p), "%s/hp/%s/%s", top, sub, name);
 	enum protect_verdict v = protect_match_at(r, p, PROTECT_MAKE, &probe).verdict;
 	close(fd);
