@@ -171,12 +171,22 @@ struct protect_hit protect_match_at(const struct protect_record *r, const char *
  * 0 or -ENOMEM.
  */
 int protect_note_created(struct protect_record *r, dev_t dev, ino_t ino);
+
 /*
  * A git config the live layer let be made at abs (JUDGED): its gitdir is
  * judged after the step with the gitdirs recorded before it (hooks and the
  * config's keys). 0 or -errno.
  */
 int protect_note_made(struct protect_record *r, const char *abs);
+/*
+ * The name (its path abs) made or moved into the folder dirfd: where it is
+ * the last of HEAD, objects and refs that made a folder of the person's a
+ * gitdir (nothing ran there then: protect_match), the folder is judged
+ * after the step as a gitdir the step made, its hooks and its config's
+ * keys, for what the live layer cannot see (an fd kept on its config).
+ * 0 or -errno.
+ */
+int protect_note_sign(struct protect_record *r, int dirfd, const char *name, const char *abs);
 /*
  * A .git folder the live layer made for the step at abs (git init, a
  * clone): what it holds may be removed (a clone made and removed in one

@@ -105,12 +105,14 @@ static int push(struct walk *w, int fd, const char *name)
 
 bool protect_link_holds(int dirfd, const char *name)
 {
-	char dotgit[NAME_MAX + 16], head[NAME_MAX + 16];
+	char dotgit[NAME_MAX + 16], head[NAME_MAX + 16], objects[NAME_MAX + 16];
 	struct stat st;
 	if (snprintf(dotgit, sizeof(dotgit), "%s/.git", name) >= (int)sizeof(dotgit) ||
-	    snprintf(head, sizeof(head), "%s/HEAD", name) >= (int)sizeof(head))
+	    snprintf(head, sizeof(head), "%s/HEAD", name) >= (int)sizeof(head) ||
+	    snprintf(objects, sizeof(objects), "%s/objects", name) >= (int)sizeof(objects))
 		return true; /* fail closed */
-	return fstatat(dirfd, dotgit, &st, 0) == 0 || fstatat(dirfd, head, &st, 0) == 0;
+	return fstatat(dirfd, dotgit, &st, 0) == 0 ||
+	       (fstatat(dirfd, head, &st, 0) == 0 && fstatat(dirfd, objects, &st, 0) == 0);
 }
 
 /* One entry of the folder on top: 1 a person's .git, 0 on, -errno. */
@@ -178,10 +180,18 @@ int protect_holds_person(int fd, const char *rel, size_t budget, protect_mine_fn
 	return r;
 }
 
-/* Whether the git config name in dirfd holds a key that runs (unread: it does). */
+/*
+ * Whether the git config name in dirfd holds a key that runs (unread: it
+ * does), or may come to hold one unseen: a link (written at its target), a
+ * file with a second name (written by that one).
+ */
 static bool config_runs(int dirfd, const char *name)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (!S_ISREG(st.st_mode) || st.st_nlink > 1))
+		return true;
+	int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return errno != ENOENT;
 	char *text = NULL, *why = NULL;
@@ -194,10 +204,10 @@ static bool config_runs(int dirfd, const char *name)
 	return runs;
 }
 
-/* Whether dirfd's hooks folder holds a hook (anything but git's samples). */
+/* Whether dirfd's hooks folder holds a hook (anything but git's samples), or is a link. */
 static bool hooks_run(int dirfd)
 {
-	int fd = openat(dirfd, "hooks", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(dirfd, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno != ENOENT && errno != ENOTDIR;
 	DIR *d = fdopendir(fd);

@@ -132,9 +132,9 @@ const char *protect_beneath(const char *pat, bool glob, const char *rel);
  */
 const char *protect_folder_runs(int dirfd);
 /*
- * Whether the symlink name in dirfd leads to a checkout or a gitdir (a .git
- * or a HEAD there, followed as git follows it): a person's path to one,
- * which protect_holds_person does not walk through.
+ * Whether the symlink name in dirfd leads to a checkout or a gitdir (a
+ * .git, or HEAD beside objects, there; followed as git follows it): a
+ * person's path to one, which protect_holds_person does not walk through.
  */
 bool protect_link_holds(int dirfd, const char *name);
 #define PROTECT_HOLDS_DEPTH 64
@@ -142,11 +142,10 @@ bool protect_link_holds(int dirfd, const char *name);
 typedef bool protect_mine_fn(const char *rel, const struct stat *st, bool dotgit, void *arg);
 int protect_holds_person(int fd, const char *rel, size_t budget, protect_mine_fn *mine, void *arg);
 
-/* Whether the folder st is one the step made, noted live (protect_note.c). */
-bool protect_was_created(const struct protect_record *r, const struct stat *st);
-
 /* The default rule named name (protect.c), or NULL. */
 const struct protect_rule *protect_rule_named(const char *name);
+/* Whether the folder (or link) st is one the step made, noted live (protect_note.c). */
+bool protect_was_created(const struct protect_record *r, const struct stat *st);
 /*
  * An entry of the record's "GRANT\tREL" lists (gitdirs, made, nested): its
  * REL, its grant in *g; NULL for one that is not such an entry. (protect.c)

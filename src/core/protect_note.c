@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -232,4 +233,18 @@ bool protect_inode(const struct protect_record *r, dev_t dev, ino_t ino, const c
 		return true;
 	}
 	return false;
+}
+
+int protect_note_sign(struct protect_record *r, int dirfd, const char *name, const char *abs)
+{
+	static const char *const signs[] = {"HEAD", "objects", "refs"};
+	struct stat st;
+	/* not a folder of the step's: its own (a clone's .git, git init --bare) */
+	bool sign = false, all = r && fstat(dirfd, &st) == 0 && !protect_was_created(r, &st);
+	for (size_t i = 0; i < 3; i++) {
+		size_t n = strlen(signs[i]);
+		sign |= strncasecmp(name, signs[i], n) == 0 && (!name[n] || name[n] == '/');
+		all = all && fstatat(dirfd, signs[i], &st, 0) == 0;
+	}
+	return sign && all ? protect_note_made(r, abs) : 0;
 }

@@ -199,6 +199,12 @@ static void landlock_refused(struct call *c, int r, enum denial_op op, const str
 		sup_note_denial(c, op, path, -1);
 }
 
+/* A name made or moved in: the folder it may have made a gitdir noted (protect_note_sign). */
+static int note_gitdir_made(struct call *c, const struct place *pl)
+{
+	return pl->known ? protect_note_sign(c->s->prot, pl->dir, pl->name, pl->abs) : 0;
+}
+
 /* ---- open ---------------------------------------------------------------- */
 
 /* A file that exists, opened again from our O_PATH fd: Landlock judges its path. */
@@ -367,6 +373,10 @@ static int make_new(struct call *c, uint64_t dirfd, const char *path, int flags,
 					   : guard_open(c, dirfd, path, flags, mode, links + 1);
 		}
 		landlock_refused(c, r, OP_CREATE, pl, NULL);
+		if (r == 0 && note_gitdir_made(c, pl) < 0) {
+			close(j.fd);
+			r = -ENOMEM;
+		}
 		/*
 		 * A new gitdir's config, made in place: its gitdir judged after
 		 * the step; a .git file made (a worktree's, a submodule's): the
@@ -504,6 +514,8 @@ static int guard_rename(struct call *c, struct place *from, struct place *to, un
 	int r = sup_perform_names(c, sup_job_call, &j, from->dir, from->known ? from->where : NULL,
 				  to->dir, to->known ? to->where : NULL);
 	landlock_refused(c, r, OP_RENAME, to, NULL);
+	if (r == 0 && note_gitdir_made(c, to) < 0)
+		r = -ENOMEM;
 	if (r == 0 && pinned && !swap &&
 	    (fstatat(to->dir, to->name, &after, AT_SYMLINK_NOFOLLOW) < 0 ||
 	     after.st_ino != before.st_ino || after.st_dev != before.st_dev) &&
@@ -565,6 +577,8 @@ static int guard_link(struct call *c, uint64_t olddir, const char *old, struct p
 	if (r == 0) {
 		r = sup_perform(c, sup_job_call, &j);
 		landlock_refused(c, r, OP_LINK, to, NULL);
+		if (r == 0 && note_gitdir_made(c, to) < 0)
+			r = -ENOMEM;
 	}
 	close(obj);
 	return r;
@@ -659,6 +673,8 @@ static int guard_one(struct call *c, const struct shape *sh, const char *path)
 			 : sup_perform_names(c, sup_job_call, &j, pl.dir,
 					     pl.known ? pl.where : NULL, -1, NULL);
 		landlock_refused(c, r, how == PROTECT_REMOVE ? OP_DELETE : OP_CREATE, &pl, NULL);
+		if (r == 0 && how != PROTECT_REMOVE && note_gitdir_made(c, &pl) < 0)
+			r = -ENOMEM;
 		/* a gitdir of the step's own (git init, a clone): it may remove what it holds */
 		if (r == 0 && how == PROTECT_MKDIR && pl.known &&
 		    (is_dotgit(pl.name) || protect_is_admin_dir(c->s->prot, pl.abs)))

@@ -320,6 +320,34 @@ run_sb run -- sh -c 'cd src && mkdir hooks && printf "#!/bin/sh\ntouch '"$M"'\n"
 	notok "a folder made a gitdir with its hook and config first: its HEAD refused" "rc=$RC $OUT" "$(ls -a "$T/w/src")"
 rm -f "$M"
 
+# ... nor through what the live layer cannot see once it is one: a config
+# that is a link (written at its target), a hooks folder that is a link, an
+# fd kept on its config (each made a gitdir the right way, then written):
+# refused where it can be told, else judged after the step and moved aside;
+# the person's git status and commit there run nothing
+for how in link hooklink fd; do
+	setup
+	mkdir -p "$T/w/src" && echo s >"$T/w/src/f" || notok "a source folder set up"
+	run_sb run -- sh -c 'cd src && case '"$how"' in
+	link) echo "[core]" >../.cfg && ln -s ../.cfg config ;;
+	hooklink) mkdir ../.h && ln -s ../.h hooks && printf "[core]\n\tworktree = ..\n" >config ;;
+	fd) exec 3>config ;;
+	esac
+	mkdir objects refs && echo "ref: refs/heads/master" >HEAD 2>/dev/null || exit 0
+	fsm="[core]\n\tworktree = ..\n\tfsmonitor = \"touch '"$M"'; false\"\n"
+	case '"$how"' in
+	link) printf "$fsm" >../.cfg ;;
+	hooklink) printf "#!/bin/sh\ntouch '"$M"'\n" >../.h/pre-commit && chmod +x ../.h/pre-commit ;;
+	fd) printf "$fsm" >&3 ;;
+	esac
+	echo written'
+	(cd "$T/w/src" && git status >/dev/null 2>&1; echo y >>f; git add f >/dev/null 2>&1
+		git commit -qm x >/dev/null 2>&1)
+	[ ! -e "$M" ] && ok "a gitdir made the right way, then written unseen ($how): nothing ran" ||
+		notok "a gitdir made the right way, then written unseen ($how): nothing ran" "rc=$RC $OUT"
+	rm -f "$M"
+done
+
 # a symlink that is the person's path to a checkout elsewhere in the grant
 # (there, or further down): not removed or replaced, its folder not moved
 # away, for a gitdir of the step's to take the path; the controls: a link
