@@ -330,11 +330,12 @@ for how in link hooklink fd; do
 	mkdir -p "$T/w/src" && echo s >"$T/w/src/f" || notok "a source folder set up"
 	run_sb run -- sh -c 'cd src && case '"$how"' in
 	link) echo "[core]" >../.cfg && ln -s ../.cfg config ;;
-	hooklink) mkdir ../.h && ln -s ../.h hooks && printf "[core]\n\tworktree = ..\n" >config ;;
+	hooklink) mkdir ../.h && ln -s ../.h hooks &&
+		printf "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n" >config ;;
 	fd) exec 3>config ;;
 	esac
 	mkdir objects refs && echo "ref: refs/heads/master" >HEAD 2>/dev/null || exit 0
-	fsm="[core]\n\tworktree = ..\n\tfsmonitor = \"touch '"$M"'; false\"\n"
+	fsm="[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = \"touch '"$M"'; false\"\n"
 	case '"$how"' in
 	link) printf "$fsm" >../.cfg ;;
 	hooklink) printf "#!/bin/sh\ntouch '"$M"'\n" >../.h/pre-commit && chmod +x ../.h/pre-commit ;;
