@@ -180,11 +180,12 @@ int protect_note_created(struct protect_record *r, dev_t dev, ino_t ino);
 int protect_note_made(struct protect_record *r, const char *abs);
 /*
  * The name (its path abs) made or moved into the folder dirfd: where it is
- * the last of HEAD, objects and refs that made a folder of the person's a
- * gitdir (nothing ran there then: protect_match), the folder is judged
- * after the step as a gitdir the step made, its hooks and its config's
- * keys, for what the live layer cannot see (an fd kept on its config).
- * 0 or -errno.
+ * the last of HEAD, objects and refs that made the folder a gitdir
+ * (nothing ran there then: protect_match), the folder is judged after the
+ * step, its hooks and its config's keys, for what the live layer cannot
+ * see (an fd kept on its config): as a gitdir of the person's (a folder
+ * the step did not make) or of the step's (one it made, which it may
+ * fill with what does not run and remove). 0 or -errno.
  */
 int protect_note_sign(struct protect_record *r, int dirfd, const char *name, const char *abs);
 /*

@@ -238,13 +238,24 @@ bool protect_inode(const struct protect_record *r, dev_t dev, ino_t ino, const c
 int protect_note_sign(struct protect_record *r, int dirfd, const char *name, const char *abs)
 {
 	static const char *const signs[] = {"HEAD", "objects", "refs"};
-	struct stat st;
-	/* not a folder of the step's: its own (a clone's .git, git init --bare) */
-	bool sign = false, all = r && fstat(dirfd, &st) == 0 && !protect_was_created(r, &st);
+	struct stat st, dir;
+	bool sign = false, all = r && fstat(dirfd, &dir) == 0;
 	for (size_t i = 0; i < 3; i++) {
 		size_t n = strlen(signs[i]);
 		sign |= strncasecmp(name, signs[i], n) == 0 && (!name[n] || name[n] == '/');
-		all = all && fstatat(dirfd, signs[i], &st, 0) == 0;
+		/* a link there counts, dangling or not: what it leads to may come later */
+		all = all && fstatat(dirfd, signs[i], &st, AT_SYMLINK_NOFOLLOW) == 0;
 	}
-	return sign && all ? protect_note_made(r, abs) : 0;
+	if (!sign || !all)
+		return 0;
+	/*
+	 * A folder of the step's is its own gitdir (git init --bare, a clone's
+	 * .git): removable, judged after the step as the step's. It may stand
+	 * at a path of the person's (src moved away and made again), so it is
+	 * judged all the same.
+	 */
+	char gd[PATH_MAX];
+	if (!protect_was_created(r, &dir))
+		return protect_note_made(r, abs);
+	return path_parent(abs, gd, sizeof(gd)) ? protect_note_gitdir(r, gd) : 0;
 }

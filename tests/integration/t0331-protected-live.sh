@@ -322,10 +322,12 @@ rm -f "$M"
 
 # ... nor through what the live layer cannot see once it is one: a config
 # that is a link (written at its target), a hooks folder that is a link, an
-# fd kept on its config (each made a gitdir the right way, then written):
+# fd kept on its config (also in a folder the step made again at the
+# person's path, and where refs is a link to nothing yet, the folder it
+# names made after) (each made a gitdir the right way, then written):
 # refused where it can be told, else judged after the step and moved aside;
 # the person's git status and commit there run nothing
-for how in link hooklink fd; do
+for how in link hooklink fd remade danglingrefs; do
 	setup
 	mkdir -p "$T/w/src" && echo s >"$T/w/src/f" || notok "a source folder set up"
 	run_sb run -- sh -c 'cd src && case '"$how"' in
@@ -333,13 +335,17 @@ for how in link hooklink fd; do
 	hooklink) mkdir ../.h && ln -s ../.h hooks &&
 		printf "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n" >config ;;
 	fd) exec 3>config ;;
+	remade) cd .. && mv src src.old && mkdir src && cd src && exec 3>config ;;
+	danglingrefs) exec 3>config && ln -s ../.r refs ;;
 	esac
-	mkdir objects refs && echo "ref: refs/heads/master" >HEAD 2>/dev/null || exit 0
+	[ -L refs ] || mkdir refs
+	mkdir objects && echo "ref: refs/heads/master" >HEAD 2>/dev/null || exit 0
+	[ -L refs ] && mkdir ../.r
 	fsm="[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = \"touch '"$M"'; false\"\n"
 	case '"$how"' in
 	link) printf "$fsm" >../.cfg ;;
 	hooklink) printf "#!/bin/sh\ntouch '"$M"'\n" >../.h/pre-commit && chmod +x ../.h/pre-commit ;;
-	fd) printf "$fsm" >&3 ;;
+	*) printf "$fsm" >&3 ;;
 	esac
 	echo written'
 	(cd "$T/w/src" && git status >/dev/null 2>&1; echo y >>f; git add f >/dev/null 2>&1
