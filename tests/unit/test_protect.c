@@ -787,6 +787,20 @@ static void deep_names(void)
 	policy_release(&cfg);
 }
 
+/* The record of the write grant top/sub, made with the default policy (cfg released by the caller).
+ */
+static struct protect_record *record_of(const char *sub, struct stepbox_config *cfg)
+{
+	char root[300];
+	snprintf(root, sizeof(root), "%s/%s", top, sub);
+	const char *roots[] = {root};
+	policy_init(cfg);
+	struct stepbox_err err = {0};
+	struct protect_record *r = protect_record(cfg, roots, 1, NULL, &err);
+	CHECK(r != NULL);
+	return r;
+}
+
 /* What moving hp/NAME away meets (the folder hp pinned, as the supervisor pins it). */
 static enum protect_verdict move_away(const struct protect_record *r, const char *name)
 {
@@ -829,14 +843,8 @@ static void holds_person(void)
 	put("hp/c/x/y/file", "x", 0644);
 	put("hp/d/e/r.git/HEAD", "ref: refs/heads/main\n", 0644);
 	put("hp/w/wt/.git", "gitdir: /elsewhere\n", 0644);
-	char hp[300];
-	snprintf(hp, sizeof(hp), "%s/hp", top);
-	const char *roots[] = {hp};
 	struct stepbox_config cfg;
-	policy_init(&cfg);
-	struct stepbox_err err = {0};
-	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
-	CHECK(r != NULL);
+	struct protect_record *r = record_of("hp", &cfg);
 	CHECK(r && move_away(r, "a") == PROTECT_REFUSED); /* a/b/repo/.git */
 	CHECK(r && move_away(r, "c") == PROTECT_FREE);    /* the control: none in it */
 	CHECK(r && move_away(r, "c/x/y/file") == PROTECT_FREE);
@@ -853,7 +861,6 @@ static void holds_person(void)
 	snprintf(p, sizeof(p), "%s/hp/w/wt/.git", top);
 	CHECK(r && protect_note_gitdir(r, p) == 0);
 	CHECK(r && move_away(r, "w") == PROTECT_FREE);
-	/* unprotect .git: nothing held */
 	protect_free(r);
 	policy_release(&cfg);
 }
@@ -889,14 +896,8 @@ static void becomes_gitdir(void)
 	put("hp/ok/config", "[core]\n\tbare = true\n", 0644);
 	put("hp/ok/hooks/pre-commit.sample", "#!/bin/sh\n", 0755);
 	put("hp/half/config", "[core]\n\tfsmonitor = touch x\n", 0644);
-	char hp[300];
-	snprintf(hp, sizeof(hp), "%s/hp", top);
-	const char *roots[] = {hp};
 	struct stepbox_config cfg;
-	policy_init(&cfg);
-	struct stepbox_err err = {0};
-	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
-	CHECK(r != NULL);
+	struct protect_record *r = record_of("hp", &cfg);
 	CHECK(r && make_in(r, "bg", "HEAD") == PROTECT_REFUSED);
 	CHECK(r && make_in(r, "bg", "head") == PROTECT_REFUSED); /* a case-folding file system */
 	CHECK(r && make_in(r, "ok", "HEAD") == PROTECT_FREE);    /* the control: git's own */
