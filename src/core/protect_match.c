@@ -670,12 +670,12 @@ static void try_becomes_gitdir(const struct query *q)
 	size_t k = 0;
 	while (k < 3 && !component_is(q->rel, 0, signs[k]))
 		k++;
-	struct stat st;
-	for (size_t i = 0; k < 3 && i < 3; i++)
-		if (i != k && q->probe->look(q->probe->ctx, 0, signs[i], &st) != 0)
-			return; /* not a gitdir yet */
 	if (k == 3)
 		return;
+	struct stat st;
+	for (size_t i = 0; i < 3; i++)
+		if (i != k && q->probe->look(q->probe->ctx, 0, signs[i], &st) != 0)
+			return; /* not a gitdir yet */
 	int fd = q->probe->open_dir ? q->probe->open_dir(q->probe->ctx, ".", false) : -EBADF;
 	const char *rule = fd >= 0 ? protect_folder_runs(fd) : ".git/config"; /* fail closed */
 	if (fd >= 0)
