@@ -72,6 +72,21 @@ struct scan {
 	bool made;        /* looking at what the step made (scan_made) */
 };
 
+/*
+ * The folder rel of grant g ("": the grant's own folder) opened to be
+ * listed, reached one real folder at a time: 0 or -errno.
+ */
+static int list_folder(const struct scan *s, size_t g, const char *rel, struct path_dir *d)
+{
+	const char *base = ".";
+	int dfd = *rel ? protect_walk(s->roots[g], rel, &base) : dup(s->roots[g]);
+	if (dfd < 0)
+		return *rel ? dfd : -errno;
+	int r = path_dir_open(d, dfd, base);
+	close(dfd);
+	return r;
+}
+
 static bool wants_content(enum item_kind k, const char *rel)
 {
 	size_t n = strlen(rel);
@@ -154,16 +169,11 @@ static int add_item(struct scan *s, size_t g, const char *rel, const struct prot
 static int add_entries(struct scan *s, size_t g, const char *rel, const struct protect_rule *rule,
 		       enum item_kind kind, int depth)
 {
-	const char *base;
-	int dfd = depth < PROTECT_MAX_DEPTH ? protect_walk(s->roots[g], rel, &base) : -ELOOP;
-	if (dfd < 0)
-		return 0;
 	struct path_dir d;
-	int r = path_dir_open(&d, dfd, base);
-	close(dfd);
-	if (r < 0)
+	if (depth >= PROTECT_MAX_DEPTH || list_folder(s, g, rel, &d) < 0)
 		return 0;
 	struct path_entry e;
+	int r = 0;
 	while (r >= 0 && path_dir_next(&d, &e)) {
 		char *sub = strv_fmt("%s/%s", rel, e.name);
 		size_t at = 0;
@@ -262,18 +272,12 @@ static int scan_gitdir(struct scan *s, size_t g, const char *rel, int depth)
 static int scan_modules(struct scan *s, size_t g, const char *rel, const struct protect_rule *pr,
 			int depth)
 {
-	const char *base;
-	int dfd = protect_walk(s->roots[g], rel, &base);
-	if (dfd < 0)
-		return 0;
 	struct path_dir d;
-	int r = path_dir_open(&d, dfd, base);
-	close(dfd);
-	if (r < 0)
+	if (list_folder(s, g, rel, &d) < 0)
 		return 0;
 	bool modules = strcmp(pr->name, ".git/modules") == 0;
 	struct path_entry e;
-	r = 0;
+	int r = 0;
 	while (r >= 0 && path_dir_next(&d, &e)) {
 		if (e.type != DT_DIR && e.type != DT_UNKNOWN)
 			continue;
@@ -327,19 +331,11 @@ static int expand(struct scan *s, size_t g, const char *prefix, const char *rest
 		return 0;
 	memcpy(comp, rest, len);
 	comp[len] = '\0';
-	int dfd = *prefix ? -1 : dup(s->roots[g]);
-	const char *base = ".";
-	if (*prefix)
-		dfd = protect_walk(s->roots[g], prefix, &base);
-	if (dfd < 0)
-		return 0;
 	struct path_dir d;
-	int r = path_dir_open(&d, dfd, base);
-	close(dfd);
-	if (r < 0)
+	if (list_folder(s, g, prefix, &d) < 0)
 		return 0;
 	struct path_entry e;
-	r = 0;
+	int r = 0;
 	while (r >= 0 && path_dir_next(&d, &e)) {
 		if (fnmatch(comp, e.name, FNM_PERIOD) != 0)
 			continue;
