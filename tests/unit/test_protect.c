@@ -33,6 +33,17 @@ static void dir(const char *rel)
 	mkdir(p, 0755);
 }
 
+/* The record of the write grant root, made with the default policy (cfg released by the caller). */
+static struct protect_record *record_at(const char *root, struct stepbox_config *cfg)
+{
+	const char *roots[] = {root};
+	policy_init(cfg);
+	struct stepbox_err err = {0};
+	struct protect_record *r = protect_record(cfg, roots, 1, NULL, &err);
+	CHECK(r != NULL);
+	return r;
+}
+
 static bool exists(const char *rel)
 {
 	char p[512];
@@ -592,12 +603,8 @@ static void other_gitdirs(void)
 	put("og/push.git/HEAD", "ref: refs/heads/main\n", 0644);
 	char og[300], p[400];
 	snprintf(og, sizeof(og), "%s/og", top);
-	const char *roots[] = {og};
 	struct stepbox_config cfg;
-	policy_init(&cfg);
-	struct stepbox_err err = {0};
-	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
-	CHECK(r != NULL);
+	struct protect_record *r = record_at(og, &cfg);
 	static const char *const held[] = {"repo.git/hooks/pre-commit",    "repo.git/config",
 					   "repos/a.git/hooks/pre-commit", "repos/a.git/config",
 					   "push.git/hooks/post-receive",  "push.git/config"};
@@ -704,12 +711,8 @@ static void probed_gitdirs(void)
 	dir("pg");
 	char pg[300], p[400];
 	snprintf(pg, sizeof(pg), "%s/pg", top);
-	const char *roots[] = {pg};
 	struct stepbox_config cfg;
-	policy_init(&cfg);
-	struct stepbox_err err = {0};
-	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
-	CHECK(r != NULL);
+	struct protect_record *r = record_at(pg, &cfg);
 	struct fake_fs at1 = {-1, 1, 42}, at0 = {-1, 0, 42}, none = {-1, -1, 42};
 	const struct protect_probe hooks = {fake_look, &at1, NULL}, top_ = {fake_look, &at0, NULL},
 				   nothing = {fake_look, &none, NULL};
@@ -747,12 +750,8 @@ static void deep_names(void)
 	dir("dn");
 	char dn[300], p[400];
 	snprintf(dn, sizeof(dn), "%s/dn", top);
-	const char *roots[] = {dn};
 	struct stepbox_config cfg;
-	policy_init(&cfg);
-	struct stepbox_err err = {0};
-	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
-	CHECK(r != NULL);
+	struct protect_record *r = record_at(dn, &cfg);
 	int one = 1, zero = 0, none = -1;
 	const struct protect_probe at1 = {checkout_at, &one, NULL},
 				   at0 = {checkout_at, &zero, NULL},
@@ -785,20 +784,6 @@ static void deep_names(void)
 	CHECK(r && protect_match_at(r, p, PROTECT_MAKE, &at1).verdict == PROTECT_FREE);
 	protect_free(r);
 	policy_release(&cfg);
-}
-
-/* The record of the write grant top/sub, made with the default policy (cfg released by the caller).
- */
-static struct protect_record *record_of(const char *sub, struct stepbox_config *cfg)
-{
-	char root[300];
-	snprintf(root, sizeof(root), "%s/%s", top, sub);
-	const char *roots[] = {root};
-	policy_init(cfg);
-	struct stepbox_err err = {0};
-	struct protect_record *r = protect_record(cfg, roots, 1, NULL, &err);
-	CHECK(r != NULL);
-	return r;
 }
 
 /* What moving hp/NAME away meets (the folder hp pinned, as the supervisor pins it). */
@@ -843,8 +828,10 @@ static void holds_person(void)
 	put("hp/c/x/y/file", "x", 0644);
 	put("hp/d/e/r.git/HEAD", "ref: refs/heads/main\n", 0644);
 	put("hp/w/wt/.git", "gitdir: /elsewhere\n", 0644);
+	char hp[300];
+	snprintf(hp, sizeof(hp), "%s/hp", top);
 	struct stepbox_config cfg;
-	struct protect_record *r = record_of("hp", &cfg);
+	struct protect_record *r = record_at(hp, &cfg);
 	CHECK(r && move_away(r, "a") == PROTECT_REFUSED); /* a/b/repo/.git */
 	CHECK(r && move_away(r, "c") == PROTECT_FREE);    /* the control: none in it */
 	CHECK(r && move_away(r, "c/x/y/file") == PROTECT_FREE);
@@ -896,8 +883,10 @@ static void becomes_gitdir(void)
 	put("hp/ok/config", "[core]\n\tbare = true\n", 0644);
 	put("hp/ok/hooks/pre-commit.sample", "#!/bin/sh\n", 0755);
 	put("hp/half/config", "[core]\n\tfsmonitor = touch x\n", 0644);
+	char hp[300];
+	snprintf(hp, sizeof(hp), "%s/hp", top);
 	struct stepbox_config cfg;
-	struct protect_record *r = record_of("hp", &cfg);
+	struct protect_record *r = record_at(hp, &cfg);
 	CHECK(r && make_in(r, "bg", "HEAD") == PROTECT_REFUSED);
 	CHECK(r && make_in(r, "bg", "head") == PROTECT_REFUSED); /* a case-folding file system */
 	CHECK(r && make_in(r, "ok", "HEAD") == PROTECT_FREE);    /* the control: git's own */
@@ -1024,12 +1013,8 @@ static void dotgits(void)
 	char w[300], q[300], p[400];
 	snprintf(w, sizeof(w), "%s/dg", top);
 	snprintf(q, sizeof(q), "%s/q", top);
-	const char *roots[] = {w};
 	struct stepbox_config cfg;
-	policy_init(&cfg);
-	struct stepbox_err err = {0};
-	struct protect_record *r = protect_record(&cfg, roots, 1, NULL, &err);
-	CHECK(r != NULL);
+	struct protect_record *r = record_at(w, &cfg);
 	snprintf(p, sizeof(p), "%s/a/.git", w);
 	CHECK(protect_match(r, p, PROTECT_REMOVE).verdict == PROTECT_REFUSED); /* moved away */
 	CHECK(protect_match(r, p, PROTECT_MOVE_DIR_IN).verdict == PROTECT_REFUSED);
